@@ -1,0 +1,223 @@
+//===- Elementwise.cpp - ONNX elementwise ops -> graph --------------------===//
+//
+// Unary and binary arithmetic, activations, Where, Cast, Identity, Dropout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+
+using namespace mlir;
+namespace ampc::onnx_to_graph {
+namespace {
+
+constexpr int64_t kMin = 11, kMax = 17;
+
+template <typename OpTy>
+Handler unaryFloat() {
+  return [](NodeBinder &n) -> FailureOr<SmallVector<Value>> {
+    auto x = n.required(0, "X");
+    if (failed(x) || failed(n.requireFloat(*x, "input X")))
+      return failure();
+    return results(n.create1<OpTy>(*x));
+  };
+}
+
+template <typename OpTy>
+Handler unaryNumeric() {
+  return [](NodeBinder &n) -> FailureOr<SmallVector<Value>> {
+    auto x = n.required(0, "X");
+    if (failed(x))
+      return failure();
+    return results(n.create1<OpTy>(*x));
+  };
+}
+
+template <typename OpTy>
+Handler binary() {
+  return [](NodeBinder &n) -> FailureOr<SmallVector<Value>> {
+    auto a = n.required(0, "A"), b = n.required(1, "B");
+    if (failed(a) || failed(b))
+      return failure();
+    return results(n.create1<OpTy>({*a, *b}));
+  };
+}
+
+FailureOr<SmallVector<Value>> convertPow(NodeBinder &n) {
+  auto x = n.required(0, "X"), y = n.required(1, "Y");
+  if (failed(x) || failed(y) || failed(n.requireFloat(*x, "base X")))
+    return failure();
+  // ONNX lets the exponent have its own type; the graph op computes in the
+  // base's type.
+  Value exponent = n.castTo(*y, n.typeOf(*x).getElementType());
+  return results(n.create1<graph::PowOp>({*x, exponent}));
+}
+
+FailureOr<SmallVector<Value>> convertLeakyRelu(NodeBinder &n) {
+  auto x = n.required(0, "X");
+  if (failed(x) || failed(n.requireFloat(*x, "input X")))
+    return failure();
+  return results(n.create1<graph::LeakyReluOp>(
+      *x, {n.named("alpha", n.b.getF64FloatAttr(n.floatAttr("alpha", 0.01)))}));
+}
+
+FailureOr<SmallVector<Value>> convertGelu(NodeBinder &n) {
+  auto x = n.required(0, "X");
+  if (failed(x) || failed(n.requireFloat(*x, "input X")))
+    return failure();
+  std::string approx = n.strAttr("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return n.error() << "approximate must be \"none\" or \"tanh\", got \""
+                     << approx << "\"",
+           failure();
+  return results(n.create1<graph::GeluOp>(
+      *x, {n.named("approximate", n.b.getStringAttr(approx))}));
+}
+
+FailureOr<SmallVector<Value>> convertClip(NodeBinder &n) {
+  auto x = n.required(0, "input");
+  if (failed(x))
+    return failure();
+  SmallVector<NamedAttribute> attrs;
+  const char *names[] = {"min", "max"};
+  for (int i = 0; i < 2; ++i) {
+    Value bound = n.input(1 + i);
+    if (!bound)
+      continue;
+    std::optional<double> v = n.constFloat(bound);
+    if (!v)
+      return n.error() << names[i]
+                       << " must be a constant scalar (ampc folds it into "
+                          "the op)",
+             failure();
+    attrs.push_back(n.named(names[i], n.b.getF64FloatAttr(*v)));
+  }
+  return results(n.create1<graph::ClipOp>(*x, attrs));
+}
+
+FailureOr<SmallVector<Value>> convertWhere(NodeBinder &n) {
+  auto c = n.required(0, "condition"), x = n.required(1, "X"),
+       y = n.required(2, "Y");
+  if (failed(c) || failed(x) || failed(y))
+    return failure();
+  return results(n.create1<graph::WhereOp>({*c, *x, *y}));
+}
+
+/// ONNX TensorProto::DataType -> element type, or null.
+Type onnxDtype(int64_t dtype, Builder &b) {
+  switch (dtype) {
+  case 1:
+    return b.getF32Type();
+  case 10:
+    return b.getF16Type();
+  case 16:
+    return b.getBF16Type();
+  case 11:
+    return b.getF64Type();
+  case 7:
+    return b.getI64Type();
+  case 6:
+    return b.getI32Type();
+  case 9:
+    return b.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+
+FailureOr<SmallVector<Value>> convertCast(NodeBinder &n) {
+  auto x = n.required(0, "input");
+  if (failed(x))
+    return failure();
+  std::optional<int64_t> to = n.intAttr("to");
+  if (!to)
+    return n.error() << "missing attribute 'to'", failure();
+  Type elem = onnxDtype(*to, n.b);
+  if (!elem)
+    return n.error() << "cast to ONNX dtype " << *to
+                     << " is not supported (supported: FLOAT, FLOAT16, "
+                        "BFLOAT16, DOUBLE, INT64, INT32, BOOL)",
+           failure();
+  if (n.typeOf(*x).getElementType() == elem)
+    return SmallVector<Value>{*x};
+  auto op = n.createTyped<graph::CastOp>(n.typeOf(*x).clone(elem), *x);
+  if (failed(op))
+    return failure();
+  return SmallVector<Value>{n.foldResult(*op)};
+}
+
+FailureOr<SmallVector<Value>> convertIdentity(NodeBinder &n) {
+  auto x = n.required(0, "input");
+  if (failed(x))
+    return failure();
+  return SmallVector<Value>{*x};
+}
+
+FailureOr<SmallVector<Value>> convertDropout(NodeBinder &n) {
+  auto x = n.required(0, "data");
+  if (failed(x) || failed(n.requireFloat(*x, "data")))
+    return failure();
+  double ratio = 0.5;
+  bool training = n.defaultTrainingMode();
+  if (n.opset() < 12) {
+    ratio = n.floatAttr("ratio", 0.5);
+  } else {
+    if (Value r = n.input(1)) {
+      std::optional<double> v = n.constFloat(r);
+      if (!v)
+        return n.error() << "ratio must be a constant scalar", failure();
+      ratio = *v;
+    }
+    training = false;
+    if (Value t = n.input(2)) {
+      std::optional<double> v = n.constFloat(t);
+      if (!v)
+        return n.error() << "training_mode must be a constant scalar",
+               failure();
+      training = *v != 0;
+    }
+  }
+  if (!(ratio >= 0 && ratio < 1))
+    return n.error() << "ratio must be in [0, 1), got " << ratio, failure();
+  bool maskUsed = n.numOutputs() > 1 && !n.node.getResult(1).use_empty();
+  if (!training && !maskUsed)
+    return SmallVector<Value>{*x};
+  auto op = n.create<graph::DropoutOp>(
+      *x, {n.named("ratio", n.b.getF64FloatAttr(ratio)),
+           n.named("training", n.b.getBoolAttr(training)),
+           n.named("seed", n.b.getI64IntegerAttr(n.intAttr("seed", 0)))});
+  if (failed(op))
+    return failure();
+  return SmallVector<Value>{(*op)->getResult(0), (*op)->getResult(1)};
+}
+
+} // namespace
+
+void populateElementwiseHandlers(HandlerTable &t) {
+  addHandler(t, "Relu", kMin, kMax, unaryFloat<graph::ReluOp>());
+  addHandler(t, "Tanh", kMin, kMax, unaryFloat<graph::TanhOp>());
+  addHandler(t, "Sigmoid", kMin, kMax, unaryFloat<graph::SigmoidOp>());
+  addHandler(t, "Erf", kMin, kMax, unaryFloat<graph::ErfOp>());
+  addHandler(t, "Exp", kMin, kMax, unaryFloat<graph::ExpOp>());
+  addHandler(t, "Log", kMin, kMax, unaryFloat<graph::LogOp>());
+  addHandler(t, "Sqrt", kMin, kMax, unaryFloat<graph::SqrtOp>());
+  addHandler(t, "Reciprocal", kMin, kMax, unaryFloat<graph::ReciprocalOp>());
+  addHandler(t, "Neg", kMin, kMax, unaryNumeric<graph::NegOp>());
+  addHandler(t, "Abs", kMin, kMax, unaryNumeric<graph::AbsOp>());
+  addHandler(t, "LeakyRelu", kMin, kMax, convertLeakyRelu);
+  // Gelu entered the default domain at opset 20; exporters targeting older
+  // opsets emit it in com.microsoft.
+  addHandler(t, "Gelu", 20, 20, convertGelu);
+  addHandler(t, "com.microsoft::Gelu", 1, 1, convertGelu);
+  addHandler(t, "Clip", kMin, kMax, convertClip);
+  addHandler(t, "Add", kMin, kMax, binary<graph::AddOp>());
+  addHandler(t, "Sub", kMin, kMax, binary<graph::SubOp>());
+  addHandler(t, "Mul", kMin, kMax, binary<graph::MulOp>());
+  addHandler(t, "Div", kMin, kMax, binary<graph::DivOp>());
+  addHandler(t, "Pow", kMin, kMax, convertPow);
+  addHandler(t, "Where", kMin, kMax, convertWhere);
+  addHandler(t, "Cast", kMin, kMax, convertCast);
+  addHandler(t, "Identity", kMin, kMax, convertIdentity);
+  addHandler(t, "Dropout", kMin, kMax, convertDropout);
+}
+
+} // namespace ampc::onnx_to_graph

@@ -1,0 +1,192 @@
+//===- NodeBinder.cpp - operand/attribute access for ONNX handlers --------===//
+//
+// See NodeBinder.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+namespace ampc::onnx_to_graph {
+
+InFlightDiagnostic NodeBinder::error() {
+  StringRef name = node.getNodeName();
+  auto diag = mlir::emitError(loc);
+  diag << "node '" << name << "' (";
+  if (node.getDomain() && !node.getDomain()->empty())
+    diag << *node.getDomain() << "::";
+  diag << node.getOpType() << ", opset " << node.getOpset() << "): ";
+  return diag;
+}
+
+FailureOr<Value> NodeBinder::required(unsigned i, StringRef what) {
+  if (Value v = input(i))
+    return v;
+  return error() << "missing required input #" << i << " (" << what << ")",
+         failure();
+}
+
+LogicalResult NodeBinder::requireFloat(Value v, StringRef what) {
+  Type e = typeOf(v).getElementType();
+  if (isa<FloatType>(e))
+    return success();
+  return error() << what << " has element type " << e
+                 << ", expected a float type (f32, f16, bf16, f64)";
+}
+
+LogicalResult NodeBinder::atMostOutputs(unsigned n) {
+  for (unsigned i = n; i < node.getNumResults(); ++i)
+    if (!node.getResult(i).use_empty())
+      return error() << "output #" << i
+                     << " is used, but ampc produces only the first " << n
+                     << " output(s) of this op";
+  return success();
+}
+
+std::optional<int64_t> NodeBinder::intAttr(StringRef name) {
+  if (auto a = dyn_cast_or_null<IntegerAttr>(attr(name)))
+    return a.getInt();
+  return std::nullopt;
+}
+
+int64_t NodeBinder::intAttr(StringRef name, int64_t dflt) {
+  return intAttr(name).value_or(dflt);
+}
+
+double NodeBinder::floatAttr(StringRef name, double dflt) {
+  if (auto a = dyn_cast_or_null<FloatAttr>(attr(name)))
+    return a.getValueAsDouble();
+  if (auto a = dyn_cast_or_null<IntegerAttr>(attr(name)))
+    return static_cast<double>(a.getInt());
+  return dflt;
+}
+
+std::string NodeBinder::strAttr(StringRef name, StringRef dflt) {
+  if (auto a = dyn_cast_or_null<StringAttr>(attr(name)))
+    return a.str();
+  return dflt.str();
+}
+
+std::optional<SmallVector<int64_t>> NodeBinder::intsAttr(StringRef name) {
+  if (auto a = dyn_cast_or_null<DenseI64ArrayAttr>(attr(name)))
+    return SmallVector<int64_t>(a.asArrayRef());
+  if (auto a = dyn_cast_or_null<IntegerAttr>(attr(name)))
+    return SmallVector<int64_t>{a.getInt()};
+  return std::nullopt;
+}
+
+/// Integer values of a constant attribute, inline or resource.
+static std::optional<SmallVector<int64_t>> intValues(Attribute a) {
+  if (auto d = dyn_cast_or_null<DenseIntElementsAttr>(a)) {
+    SmallVector<int64_t> out;
+    for (const APInt &v : d.getValues<APInt>())
+      out.push_back(v.getBitWidth() == 1 ? v.getZExtValue() : v.getSExtValue());
+    return out;
+  }
+  if (auto r = dyn_cast_or_null<DenseI64ResourceElementsAttr>(a))
+    if (auto data = r.tryGetAsArrayRef())
+      return SmallVector<int64_t>(data->begin(), data->end());
+  if (auto r = dyn_cast_or_null<DenseI32ResourceElementsAttr>(a))
+    if (auto data = r.tryGetAsArrayRef())
+      return SmallVector<int64_t>(data->begin(), data->end());
+  return std::nullopt;
+}
+
+FailureOr<SmallVector<int64_t>> NodeBinder::constInts(unsigned i,
+                                                      StringRef what) {
+  Value v = input(i);
+  if (!v)
+    return error() << "missing input #" << i << " (" << what << ")",
+           failure();
+  Attribute a;
+  if (!matchPattern(v, m_Constant(&a)))
+    return error() << "input #" << i << " (" << what
+                   << ") must be a compile-time constant: ampc compiles "
+                      "static shapes",
+           failure();
+  if (auto values = intValues(a))
+    return *values;
+  return error() << "input #" << i << " (" << what
+                 << ") must be an integer tensor, got " << v.getType(),
+         failure();
+}
+
+std::optional<double> NodeBinder::constFloat(Value v) {
+  Attribute a;
+  if (!v || !matchPattern(v, m_Constant(&a)))
+    return std::nullopt;
+  auto d = dyn_cast<DenseElementsAttr>(a);
+  if (!d || d.getNumElements() != 1)
+    return std::nullopt;
+  if (isa<FloatType>(d.getElementType()))
+    return (*d.getValues<APFloat>().begin()).convertToDouble();
+  return static_cast<double>((*d.getValues<APInt>().begin()).getSExtValue());
+}
+
+FailureOr<Operation *> NodeBinder::finish(OperationState &state) {
+  Operation *op = b.create(state);
+  // Types were inferred (or given) but the op's own invariants, such as
+  // operand type constraints, are checked here so the node is named.
+  std::string message;
+  {
+    ScopedDiagnosticHandler capture(b.getContext(), [&](Diagnostic &d) {
+      if (message.empty())
+        message = d.str();
+      return success();
+    });
+    if (succeeded(verify(op, /*verifyRecursively=*/false)))
+      return op;
+  }
+  op->erase();
+  return error() << message, failure();
+}
+
+Value NodeBinder::foldResult(Operation *op) {
+  SmallVector<OpFoldResult> folded;
+  if (op->getNumResults() != 1 || failed(op->fold(folded)) ||
+      folded.size() != 1)
+    return op->getResult(0);
+  Value v;
+  if (auto attr = dyn_cast<Attribute>(folded[0])) {
+    auto elements = dyn_cast<ElementsAttr>(attr);
+    if (!elements || elements.getType() != op->getResult(0).getType())
+      return op->getResult(0);
+    v = constant(elements);
+  } else {
+    v = cast<Value>(folded[0]);
+  }
+  op->erase();
+  return v;
+}
+
+Value NodeBinder::constant(Attribute value) {
+  return graph::ConstantOp::create(b, loc, cast<ElementsAttr>(value));
+}
+
+Value NodeBinder::reshape(Value v, ArrayRef<int64_t> shape) {
+  auto t = typeOf(v);
+  if (t.getShape() == shape)
+    return v;
+  auto op = graph::ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), v);
+  return foldResult(op);
+}
+
+Value NodeBinder::castTo(Value v, Type elementType) {
+  auto t = typeOf(v);
+  if (t.getElementType() == elementType)
+    return v;
+  auto op = graph::CastOp::create(b, loc, t.clone(elementType), v);
+  return foldResult(op);
+}
+
+void addHandler(HandlerTable &table, StringRef opType, int64_t minOpset,
+                int64_t maxOpset, Handler handler) {
+  table[opType].push_back({minOpset, maxOpset, std::move(handler)});
+}
+
+} // namespace ampc::onnx_to_graph

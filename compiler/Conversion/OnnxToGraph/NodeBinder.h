@@ -1,0 +1,180 @@
+//===- NodeBinder.h - operand/attribute access for ONNX handlers -*- C++ -*-===//
+//
+// What a handler sees of one onnx.node: its converted inputs, its
+// attributes with ONNX defaults, constant inputs read as values, and a way
+// to create graph ops whose result types are inferred, with every failure
+// reported once, prefixed by the node's name, op type and opset.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMPC_COMPILER_CONVERSION_ONNXTOGRAPH_NODEBINDER_H
+#define AMPC_COMPILER_CONVERSION_ONNXTOGRAPH_NODEBINDER_H
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Onnx/OnnxOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <optional>
+
+namespace ampc::onnx_to_graph {
+
+class NodeBinder {
+public:
+  NodeBinder(onnx::NodeOp node, mlir::OpBuilder &builder,
+             llvm::SmallVector<mlir::Value> inputs, bool trainingMode)
+      : node(node), b(builder), loc(node.getLoc()),
+        inputs(std::move(inputs)), trainingMode(trainingMode) {}
+
+  onnx::NodeOp node;
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+
+  int64_t opset() { return node.getOpset(); }
+  bool defaultTrainingMode() const { return trainingMode; }
+
+  /// Emits an error on the node: "node 'N' (Op, opset K): ...".
+  mlir::InFlightDiagnostic error();
+
+  // Inputs. A missing optional input (absent or onnx.none) is null.
+  unsigned numInputs() { return inputs.size(); }
+  unsigned numOutputs() { return node.getNumResults(); }
+  mlir::Value input(unsigned i) { return i < inputs.size() ? inputs[i] : nullptr; }
+  /// A required input: error if missing.
+  mlir::FailureOr<mlir::Value> required(unsigned i, llvm::StringRef what);
+  mlir::RankedTensorType typeOf(mlir::Value v) {
+    return llvm::cast<mlir::RankedTensorType>(v.getType());
+  }
+  /// Error unless `v` has a float element type.
+  mlir::LogicalResult requireFloat(mlir::Value v, llvm::StringRef what);
+  /// Error if the node has more than `n` outputs that are used.
+  mlir::LogicalResult atMostOutputs(unsigned n);
+
+  // Attributes, with the ONNX default when absent.
+  int64_t intAttr(llvm::StringRef name, int64_t dflt);
+  std::optional<int64_t> intAttr(llvm::StringRef name);
+  double floatAttr(llvm::StringRef name, double dflt);
+  std::string strAttr(llvm::StringRef name, llvm::StringRef dflt);
+  std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name);
+  mlir::Attribute attr(llvm::StringRef name) {
+    return node.getAttrs().get(name);
+  }
+
+  /// The values of a constant integer input (from an initializer, a
+  /// Constant node or a folded shape computation); error if not constant.
+  mlir::FailureOr<llvm::SmallVector<int64_t>> constInts(unsigned i,
+                                                        llvm::StringRef what);
+  /// The values of a constant float scalar input, or std::nullopt.
+  std::optional<double> constFloat(mlir::Value v);
+
+  /// Creates a graph op with inferred result types; on a type or shape
+  /// error reports it on the node and returns failure.
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Operation *>
+  create(mlir::ValueRange operands,
+         llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    mlir::OperationState state(loc, OpTy::getOperationName());
+    state.addOperands(operands);
+    state.addAttributes(attrs);
+    // Inference reads attributes through the adaptor, which expects the
+    // defaults that op creation would add.
+    state.name.populateDefaultAttrs(state.attributes);
+    llvm::SmallVector<mlir::Type> types;
+    std::string message;
+    {
+      mlir::ScopedDiagnosticHandler capture(
+          b.getContext(), [&](mlir::Diagnostic &d) {
+            if (message.empty())
+              message = d.str();
+            return mlir::success();
+          });
+      if (mlir::failed(OpTy::inferReturnTypes(
+              b.getContext(), loc, state.operands,
+              state.attributes.getDictionary(b.getContext()),
+              state.getRawProperties(), state.regions, types))) {
+        if (message.empty())
+          message = "cannot infer the result types of " +
+                    OpTy::getOperationName().str();
+        return error() << message, mlir::failure();
+      }
+    }
+    state.addTypes(types);
+    return finish(state);
+  }
+  /// Same, with explicit result types (ops without type inference).
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Operation *>
+  createTyped(mlir::TypeRange types, mlir::ValueRange operands,
+              llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    mlir::OperationState state(loc, OpTy::getOperationName());
+    state.addOperands(operands);
+    state.addAttributes(attrs);
+    state.addTypes(types);
+    return finish(state);
+  }
+  /// Single-result op; folds to a constant when its operands are constant
+  /// (shape computations).
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Value>
+  create1(mlir::ValueRange operands,
+          llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    auto op = create<OpTy>(operands, attrs);
+    if (mlir::failed(op))
+      return mlir::failure();
+    return foldResult(*op);
+  }
+
+  mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  mlir::Value constant(mlir::Attribute value);
+  mlir::Value castTo(mlir::Value v, mlir::Type elementType);
+
+  mlir::NamedAttribute named(llvm::StringRef name, mlir::Attribute a) {
+    return b.getNamedAttr(name, a);
+  }
+
+  /// Replaces a single-result op by its folded value if it folds.
+  mlir::Value foldResult(mlir::Operation *op);
+
+private:
+  mlir::FailureOr<mlir::Operation *> finish(mlir::OperationState &state);
+
+  llvm::SmallVector<mlir::Value> inputs;
+  bool trainingMode;
+};
+
+/// A handler converts one node; it returns one value per node output
+/// (null for outputs it does not produce, which must then be unused).
+using Handler =
+    std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(NodeBinder &)>;
+
+/// Handlers keyed by "domain::OpType" (domain empty for ai.onnx), each with
+/// the opset range it implements.
+struct HandlerEntry {
+  int64_t minOpset, maxOpset;
+  Handler handler;
+};
+using HandlerTable = llvm::StringMap<llvm::SmallVector<HandlerEntry, 2>>;
+
+void addHandler(HandlerTable &table, llvm::StringRef opType, int64_t minOpset,
+                int64_t maxOpset, Handler handler);
+
+void populateElementwiseHandlers(HandlerTable &table);
+void populateContractionHandlers(HandlerTable &table);
+void populateNormalizationHandlers(HandlerTable &table);
+void populateReductionHandlers(HandlerTable &table);
+void populateShapeHandlers(HandlerTable &table);
+
+/// Ops a handler emits for one ONNX result.
+inline mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+results(mlir::FailureOr<mlir::Value> v) {
+  if (mlir::failed(v))
+    return mlir::failure();
+  return llvm::SmallVector<mlir::Value>{*v};
+}
+
+} // namespace ampc::onnx_to_graph
+
+#endif // AMPC_COMPILER_CONVERSION_ONNXTOGRAPH_NODEBINDER_H

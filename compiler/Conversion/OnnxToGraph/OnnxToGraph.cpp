@@ -1,0 +1,217 @@
+//===- OnnxToGraph.cpp - the convert-onnx-to-graph pass -------------------===//
+//
+// Drives the conversion of @forward: turns graph inputs and initializers
+// into named, static-shape arguments (integer initializers into constants),
+// converts each onnx.node with the handler registered for its op type and
+// opset, and checks each result against the type ONNX itself inferred.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace ampc {
+#define GEN_PASS_DEF_CONVERTONNXTOGRAPHPASS
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace ampc
+
+using namespace mlir;
+using namespace ampc;
+using namespace ampc::onnx_to_graph;
+
+namespace {
+
+const HandlerTable &handlers() {
+  static const HandlerTable table = [] {
+    HandlerTable t;
+    populateElementwiseHandlers(t);
+    populateContractionHandlers(t);
+    populateNormalizationHandlers(t);
+    populateReductionHandlers(t);
+    populateShapeHandlers(t);
+    return t;
+  }();
+  return table;
+}
+
+bool isSupportedElement(Type t) {
+  return t.isF32() || t.isF16() || t.isBF16() || t.isF64() ||
+         t.isInteger(64) || t.isInteger(32) || t.isInteger(1);
+}
+
+struct ConvertOnnxToGraphPass
+    : ampc::impl::ConvertOnnxToGraphPassBase<ConvertOnnxToGraphPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>("forward");
+    if (!func) {
+      module.emitError("no @forward function to convert (is this an "
+                       "imported ONNX model?)");
+      return signalPassFailure();
+    }
+    if (failed(convertArguments(func)) || failed(convertNodes(func)))
+      return signalPassFailure();
+    finishSignature(func);
+  }
+
+  LogicalResult convertArguments(func::FuncOp func);
+  LogicalResult convertNodes(func::FuncOp func);
+  LogicalResult convertNode(ampc::onnx::NodeOp node, OpBuilder &b);
+  void finishSignature(func::FuncOp func);
+};
+
+LogicalResult ConvertOnnxToGraphPass::convertArguments(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  llvm::StringSet<> toFreeze;
+  for (const std::string &name : freeze)
+    toFreeze.insert(name);
+  llvm::StringSet<> initializers;
+  llvm::BitVector erase(body.getNumArguments());
+  for (BlockArgument arg : body.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    auto init = func.getArgAttrOfType<ElementsAttr>(i, "onnx.initializer");
+    std::string what = name ? "'" + name.str() + "'" : "#" + std::to_string(i);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape())
+      return func.emitError() << "argument " << what << " has type "
+                              << arg.getType()
+                              << "; ampc compiles static shapes (import with "
+                                 "--shape NAME=d0,d1,...)";
+    if (!isSupportedElement(type.getElementType()))
+      return func.emitError() << "argument " << what << " has element type "
+                              << type.getElementType()
+                              << ", which ampc does not support";
+    if (init) {
+      initializers.insert(name.getValue());
+      if (!isa<FloatType>(type.getElementType())) {
+        // Integer initializers are shapes, axes or indices: constants.
+        arg.replaceAllUsesWith(
+            graph::ConstantOp::create(b, func.getLoc(), init));
+        erase.set(i);
+        continue;
+      }
+    }
+    SmallVector<NamedAttribute> attrs;
+    if (name)
+      attrs.push_back(b.getNamedAttr(graph::kNameAttr, name));
+    if (init) {
+      attrs.push_back(b.getNamedAttr(graph::kInitAttr, init));
+      attrs.push_back(b.getNamedAttr(
+          graph::kTrainableAttr,
+          b.getBoolAttr(!toFreeze.contains(name.getValue()))));
+    }
+    func.setArgAttrs(i, b.getDictionaryAttr(attrs));
+  }
+  for (const std::string &name : freeze)
+    if (!initializers.contains(name)) {
+      std::string list;
+      for (const auto &n : initializers)
+        list += (list.empty() ? "'" : ", '") + n.getKey().str() + "'";
+      return func.emitError() << "freeze names '" << name
+                              << "', which is not an initializer of the "
+                                 "model (initializers: "
+                              << list << ")";
+    }
+  if (failed(func.eraseArguments(erase)))
+    return func.emitError("cannot remove the integer initializer arguments");
+  return success();
+}
+
+LogicalResult ConvertOnnxToGraphPass::convertNode(ampc::onnx::NodeOp node,
+                                                  OpBuilder &b) {
+  std::string key = node.getOpType().str();
+  StringRef domain = node.getDomain().value_or("");
+  if (!domain.empty() && domain != "ai.onnx")
+    key = domain.str() + "::" + key;
+  SmallVector<Value> inputs;
+  for (Value v : node.getInputs())
+    inputs.push_back(isa<NoneType>(v.getType()) ? Value() : v);
+  b.setInsertionPoint(node);
+  NodeBinder binder(node, b, inputs, trainingMode);
+
+  auto found = handlers().find(key);
+  if (found == handlers().end())
+    return binder.error() << "no conversion for ONNX op '" << node.getOpType()
+                          << "' in domain '"
+                          << (domain.empty() ? "ai.onnx" : domain)
+                          << "': ampc does not support this op";
+  const HandlerEntry *entry = nullptr;
+  for (const HandlerEntry &e : found->second)
+    if (node.getOpset() >= e.minOpset && node.getOpset() <= e.maxOpset)
+      entry = &e;
+  if (!entry) {
+    auto diag = binder.error() << "opset " << node.getOpset()
+                               << " is not supported for this op (ampc "
+                                  "supports opsets";
+    for (const HandlerEntry &e : found->second)
+      diag << " " << e.minOpset << " to " << e.maxOpset;
+    return diag << ")";
+  }
+  for (Value v : inputs)
+    if (v && !isa<RankedTensorType>(v.getType()))
+      return binder.error() << "input of type " << v.getType()
+                            << " was not converted";
+
+  FailureOr<SmallVector<Value>> outs = entry->handler(binder);
+  if (failed(outs))
+    return failure();
+  for (auto [i, result] : llvm::enumerate(node.getResults())) {
+    Value repl = i < outs->size() ? (*outs)[i] : Value();
+    if (!repl) {
+      if (!result.use_empty())
+        return binder.error() << "output #" << i
+                              << " is used, but ampc does not produce it";
+      continue;
+    }
+    // ONNX's own shape inference typed this result; a disagreement means
+    // the model or this conversion is wrong, so stop here with both types.
+    if (auto onnxType = dyn_cast<RankedTensorType>(result.getType()))
+      if (onnxType.hasStaticShape() && onnxType != repl.getType())
+        return binder.error() << "output #" << i << " has type "
+                              << repl.getType()
+                              << " but the model declares " << onnxType;
+    result.replaceAllUsesWith(repl);
+  }
+  node.erase();
+  return success();
+}
+
+LogicalResult ConvertOnnxToGraphPass::convertNodes(func::FuncOp func) {
+  OpBuilder b(func.getContext());
+  for (Operation &op :
+       llvm::make_early_inc_range(func.getBody().front().getOperations())) {
+    if (auto node = dyn_cast<ampc::onnx::NodeOp>(op))
+      if (failed(convertNode(node, b)))
+        return failure();
+  }
+  for (Operation &op :
+       llvm::make_early_inc_range(func.getBody().front().getOperations()))
+    if (isa<ampc::onnx::NoneOp>(op)) {
+      if (!op.use_empty())
+        return op.emitError("onnx.none is still used after conversion");
+      op.erase();
+    }
+  return success();
+}
+
+void ConvertOnnxToGraphPass::finishSignature(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  func.setType(FunctionType::get(func.getContext(),
+                                 func.getBody().front().getArgumentTypes(),
+                                 ret.getOperandTypes()));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (auto name = func.getResultAttrOfType<StringAttr>(i, "onnx.name")) {
+      func.removeResultAttr(i, StringAttr::get(func.getContext(), "onnx.name"));
+      func.setResultAttr(i, graph::kNameAttr, name);
+    }
+}
+
+} // namespace

@@ -1,0 +1,149 @@
+//===- Reduction.cpp - ONNX reductions, softmax and losses -> graph -------===//
+//
+// Reductions (axes as attribute or, for ReduceSum from opset 13, as input),
+// Softmax/LogSoftmax (2-D coercion before opset 13), and the fused losses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+
+using namespace mlir;
+namespace ampc::onnx_to_graph {
+namespace {
+
+constexpr int64_t kMin = 11, kMax = 17;
+
+template <typename OpTy>
+FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
+  auto x = n.required(0, "data");
+  if (failed(x))
+    return failure();
+  int64_t rank = n.typeOf(*x).getRank();
+  SmallVector<int64_t> axes;
+  bool axesFromInput =
+      OpTy::getOperationName() == graph::ReduceSumOp::getOperationName() &&
+      n.opset() >= 13;
+  if (axesFromInput) {
+    if (n.input(1)) {
+      auto a = n.constInts(1, "axes");
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+  } else if (auto a = n.intsAttr("axes")) {
+    axes = *a;
+  }
+  if (axes.empty()) {
+    if (axesFromInput && n.intAttr("noop_with_empty_axes", 0))
+      return SmallVector<Value>{*x};
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  for (int64_t &a : axes) {
+    if (a < -rank || a >= rank)
+      return n.error() << "axis " << a << " is out of range for rank "
+                       << rank,
+             failure();
+    if (a < 0)
+      a += rank;
+  }
+  llvm::sort(axes);
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    return n.error() << "axes contain a repeated axis", failure();
+  if (rank == 0)
+    return SmallVector<Value>{*x};
+  return results(n.create1<OpTy>(
+      *x, {n.named("axes", n.b.getDenseI64ArrayAttr(axes)),
+           n.named("keepdims", n.b.getBoolAttr(n.intAttr("keepdims", 1)))}));
+}
+
+template <typename OpTy>
+FailureOr<SmallVector<Value>> convertSoftmax(NodeBinder &n) {
+  auto x = n.required(0, "input");
+  if (failed(x) || failed(n.requireFloat(*x, "input")))
+    return failure();
+  auto type = n.typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t axis = n.intAttr("axis", n.opset() >= 13 ? -1 : 1);
+  if (axis < -rank || axis >= rank || rank == 0)
+    return n.error() << "axis " << axis << " is out of range for rank "
+                     << rank,
+           failure();
+  if (axis < 0)
+    axis += rank;
+  if (n.opset() >= 13 || axis == rank - 1)
+    return results(
+        n.create1<OpTy>(*x, {n.named("axis", n.b.getI64IntegerAttr(axis))}));
+  // Before opset 13 the input is coerced to 2-D at `axis` and normalized
+  // over all the trailing dimensions together.
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= type.getDimSize(i);
+  Value flat = n.reshape(*x, {outer, inner});
+  auto y = n.create1<OpTy>(flat, {n.named("axis", n.b.getI64IntegerAttr(1))});
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{n.reshape(*y, type.getShape())};
+}
+
+SmallVector<NamedAttribute> lossAttrs(NodeBinder &n, bool &ok) {
+  SmallVector<NamedAttribute> attrs;
+  std::string reduction = n.strAttr("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean") {
+    n.error() << "reduction must be none, sum or mean, got \"" << reduction
+              << "\"";
+    ok = false;
+  }
+  attrs.push_back(n.named("reduction", n.b.getStringAttr(reduction)));
+  if (auto ii = n.intAttr("ignore_index"))
+    attrs.push_back(n.named("ignore_index", n.b.getI64IntegerAttr(*ii)));
+  return attrs;
+}
+
+FailureOr<SmallVector<Value>> convertSoftmaxCrossEntropy(NodeBinder &n) {
+  auto scores = n.required(0, "scores"), labels = n.required(1, "labels");
+  if (failed(scores) || failed(labels) ||
+      failed(n.requireFloat(*scores, "scores")))
+    return failure();
+  bool ok = true;
+  auto attrs = lossAttrs(n, ok);
+  if (!ok)
+    return failure();
+  SmallVector<Value> operands{*scores, *labels};
+  if (Value w = n.input(2))
+    operands.push_back(w);
+  auto op = n.create<graph::SoftmaxCrossEntropyOp>(operands, attrs);
+  if (failed(op))
+    return failure();
+  return SmallVector<Value>((*op)->getResults());
+}
+
+FailureOr<SmallVector<Value>> convertNll(NodeBinder &n) {
+  auto input = n.required(0, "input"), target = n.required(1, "target");
+  if (failed(input) || failed(target) ||
+      failed(n.requireFloat(*input, "input")))
+    return failure();
+  bool ok = true;
+  auto attrs = lossAttrs(n, ok);
+  if (!ok)
+    return failure();
+  SmallVector<Value> operands{*input, *target};
+  if (Value w = n.input(2))
+    operands.push_back(w);
+  return results(n.create1<graph::NllLossOp>(operands, attrs));
+}
+
+} // namespace
+
+void populateReductionHandlers(HandlerTable &t) {
+  addHandler(t, "ReduceSum", kMin, kMax, convertReduce<graph::ReduceSumOp>);
+  addHandler(t, "ReduceMean", kMin, kMax, convertReduce<graph::ReduceMeanOp>);
+  addHandler(t, "ReduceMax", kMin, kMax, convertReduce<graph::ReduceMaxOp>);
+  addHandler(t, "Softmax", kMin, kMax, convertSoftmax<graph::SoftmaxOp>);
+  addHandler(t, "LogSoftmax", kMin, kMax, convertSoftmax<graph::LogSoftmaxOp>);
+  addHandler(t, "SoftmaxCrossEntropyLoss", 12, kMax,
+             convertSoftmaxCrossEntropy);
+  addHandler(t, "NegativeLogLikelihoodLoss", 12, kMax, convertNll);
+}
+
+} // namespace ampc::onnx_to_graph

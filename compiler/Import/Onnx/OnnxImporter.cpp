@@ -1,0 +1,576 @@
+//===- OnnxImporter.cpp - ONNX protobuf -> onnx dialect -------------------===//
+//
+// Walks a ModelProto and emits the onnx dialect. This is the only
+// translation unit that includes ONNX's headers and the only one built with
+// exceptions: ONNX's checker and shape inference throw, and every exception
+// is caught here and turned into a diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/OnnxImporter.h"
+#include "dialects/Onnx/OnnxOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <exception>
+
+using namespace mlir;
+namespace pb = ::onnx;
+
+namespace ampc {
+namespace {
+
+/// Above this many bytes, tensor data becomes a dense resource (not uniqued,
+/// printed once at the end of the module) instead of an inline attribute.
+constexpr size_t kInlineTensorBytes = 256;
+
+const char *dtypeName(int dtype) {
+  if (pb::TensorProto_DataType_IsValid(dtype))
+    return pb::TensorProto_DataType_Name(
+               static_cast<pb::TensorProto_DataType>(dtype))
+        .c_str();
+  return "UNKNOWN";
+}
+
+/// ONNX element type -> MLIR, or null for the types ampc does not support.
+Type elementType(int dtype, MLIRContext *ctx) {
+  Builder b(ctx);
+  switch (dtype) {
+  case pb::TensorProto::FLOAT:
+    return b.getF32Type();
+  case pb::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case pb::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case pb::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case pb::TensorProto::INT64:
+    return b.getI64Type();
+  case pb::TensorProto::INT32:
+    return b.getI32Type();
+  case pb::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+
+constexpr const char *kSupportedTypes =
+    "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, BOOL";
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, StringRef fileName,
+           const OnnxImportOptions &options)
+      : ctx(ctx), b(ctx), options(options), fileName(fileName.str()),
+        fileLoc(FileLineColLoc::get(ctx, fileName, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run(StringRef bytes);
+
+private:
+  InFlightDiagnostic error() { return emitError(fileLoc); }
+  Location nodeLoc(const pb::NodeProto &node, size_t index);
+  std::string nodeDesc(const pb::NodeProto &node, size_t index);
+
+  LogicalResult applyShapeOverrides(pb::GraphProto &graph);
+  Type valueType(const pb::TypeProto &type);
+  FailureOr<Type> inputType(const pb::ValueInfoProto &info);
+  FailureOr<ElementsAttr> tensorAttr(const pb::TensorProto &t,
+                                     StringRef what);
+  FailureOr<std::string> tensorBytes(const pb::TensorProto &t,
+                                     StringRef what, size_t elemBytes,
+                                     int64_t count);
+  FailureOr<NamedAttribute> attribute(const pb::AttributeProto &a,
+                                      StringRef where);
+  LogicalResult emitGraph(const pb::ModelProto &model, ModuleOp module);
+
+  MLIRContext *ctx;
+  Builder b;
+  const OnnxImportOptions &options;
+  std::string fileName;
+  Location fileLoc;
+  llvm::StringMap<Type> valueInfo;
+  unsigned blobCounter = 0;
+};
+
+Location Importer::nodeLoc(const pb::NodeProto &node, size_t index) {
+  std::string name =
+      node.name().empty() ? node.op_type() + "#" + std::to_string(index)
+                          : node.name();
+  return NameLoc::get(b.getStringAttr(name), fileLoc);
+}
+
+std::string Importer::nodeDesc(const pb::NodeProto &node, size_t index) {
+  std::string s = "node ";
+  s += node.name().empty() ? "#" + std::to_string(index)
+                           : "'" + node.name() + "'";
+  s += " (" + node.op_type() + ")";
+  return s;
+}
+
+Type Importer::valueType(const pb::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return onnx::UnknownType::get(ctx);
+  const auto &tt = type.tensor_type();
+  Type elem = elementType(tt.elem_type(), ctx);
+  if (!elem)
+    return onnx::UnknownType::get(ctx);
+  if (!tt.has_shape())
+    return UnrankedTensorType::get(elem);
+  SmallVector<int64_t> dims;
+  for (const auto &d : tt.shape().dim())
+    dims.push_back(d.has_dim_value() && d.dim_value() >= 0
+                       ? d.dim_value()
+                       : ShapedType::kDynamic);
+  return RankedTensorType::get(dims, elem);
+}
+
+FailureOr<Type> Importer::inputType(const pb::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type())
+    return error() << "graph input '" << info.name()
+                   << "' is not a tensor (sequences, maps and optionals are "
+                      "not supported)",
+           failure();
+  const auto &tt = info.type().tensor_type();
+  if (!elementType(tt.elem_type(), ctx))
+    return error() << "graph input '" << info.name() << "' has dtype "
+                   << dtypeName(tt.elem_type())
+                   << ", which ampc does not support (supported: "
+                   << kSupportedTypes << ")",
+           failure();
+  if (!tt.has_shape())
+    return error() << "graph input '" << info.name()
+                   << "' has no shape; give it with --shape " << info.name()
+                   << "=d0,d1,...",
+           failure();
+  for (auto [i, d] : llvm::enumerate(tt.shape().dim())) {
+    if (d.has_dim_value() && d.dim_value() >= 0)
+      continue;
+    std::string sym = d.has_dim_param() ? " ('" + d.dim_param() + "')" : "";
+    return error() << "graph input '" << info.name()
+                   << "' has dynamic dimension " << i << sym
+                   << "; ampc compiles static shapes: give it with --shape "
+                   << info.name() << "=d0,d1,...",
+           failure();
+  }
+  return valueType(info.type());
+}
+
+LogicalResult Importer::applyShapeOverrides(pb::GraphProto &graph) {
+  for (const auto &[name, dims] : options.shapes) {
+    pb::ValueInfoProto *found = nullptr;
+    for (auto &in : *graph.mutable_input())
+      if (in.name() == name)
+        found = &in;
+    if (!found) {
+      std::string names;
+      for (const auto &in : graph.input())
+        names += (names.empty() ? "'" : ", '") + in.name() + "'";
+      return error() << "--shape names '" << name
+                     << "', which is not a graph input (inputs: " << names
+                     << ")";
+    }
+    auto *tt = found->mutable_type()->mutable_tensor_type();
+    if (tt->has_shape() && tt->shape().dim_size() !=
+                               static_cast<int>(dims.size()))
+      return error() << "--shape gives " << dims.size()
+                     << " dimensions for input '" << name
+                     << "', which has rank " << tt->shape().dim_size();
+    tt->mutable_shape()->clear_dim();
+    for (int64_t d : dims)
+      tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  return success();
+}
+
+FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
+                                             StringRef what, size_t elemBytes,
+                                             int64_t count) {
+  size_t want = static_cast<size_t>(count) * elemBytes;
+  std::string out;
+  if (t.data_location() == pb::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &kv : t.external_data()) {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::atoll(kv.value().c_str());
+      else if (kv.key() == "length")
+        length = std::atoll(kv.value().c_str());
+    }
+    if (location.empty() || llvm::sys::path::is_absolute(location) ||
+        StringRef(location).contains(".."))
+      return error() << what << ": external data location '" << location
+                     << "' must be a relative path inside the model's "
+                        "directory",
+             failure();
+    SmallString<256> path(options.modelDir);
+    llvm::sys::path::append(path, location);
+    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+    if (!buf)
+      return error() << what << ": cannot read external data file '" << path
+                     << "': " << buf.getError().message(),
+             failure();
+    if (length < 0)
+      length = static_cast<int64_t>((*buf)->getBufferSize()) - offset;
+    if (offset < 0 || length < 0 ||
+        static_cast<uint64_t>(offset + length) > (*buf)->getBufferSize())
+      return error() << what << ": external data range [" << offset << ", "
+                     << offset + length << ") is outside '" << path << "' ("
+                     << (*buf)->getBufferSize() << " bytes)",
+             failure();
+    out.assign((*buf)->getBufferStart() + offset, length);
+  } else if (t.has_raw_data()) {
+    out = t.raw_data();
+  } else {
+    auto put = [&](const void *p, size_t n) {
+      out.append(static_cast<const char *>(p), n);
+    };
+    switch (t.data_type()) {
+    case pb::TensorProto::FLOAT:
+      for (float v : t.float_data())
+        put(&v, 4);
+      break;
+    case pb::TensorProto::DOUBLE:
+      for (double v : t.double_data())
+        put(&v, 8);
+      break;
+    case pb::TensorProto::INT64:
+      for (int64_t v : t.int64_data())
+        put(&v, 8);
+      break;
+    case pb::TensorProto::INT32:
+      for (int32_t v : t.int32_data())
+        put(&v, 4);
+      break;
+    case pb::TensorProto::FLOAT16:
+    case pb::TensorProto::BFLOAT16:
+      for (int32_t v : t.int32_data()) {
+        uint16_t h = static_cast<uint16_t>(v);
+        put(&h, 2);
+      }
+      break;
+    case pb::TensorProto::BOOL:
+      for (int32_t v : t.int32_data()) {
+        char c = v != 0;
+        put(&c, 1);
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  if (out.size() != want)
+    return error() << what << ": holds " << out.size() << " bytes of data, "
+                   << "expected " << want << " for " << count << " elements of "
+                   << dtypeName(t.data_type()),
+           failure();
+  return out;
+}
+
+FailureOr<ElementsAttr> Importer::tensorAttr(const pb::TensorProto &t,
+                                             StringRef what) {
+  Type elem = elementType(t.data_type(), ctx);
+  if (!elem)
+    return error() << what << " has dtype " << dtypeName(t.data_type())
+                   << ", which ampc does not support (supported: "
+                   << kSupportedTypes << ")",
+           failure();
+  SmallVector<int64_t> dims;
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || (d != 0 && count > (int64_t(1) << 40) / d))
+      return error() << what << " has invalid or oversized dimensions",
+             failure();
+    dims.push_back(d);
+    count *= d;
+  }
+  auto type = RankedTensorType::get(dims, elem);
+  size_t elemBytes = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
+  FailureOr<std::string> data = tensorBytes(t, what, elemBytes, count);
+  if (failed(data))
+    return failure();
+  if (elem.isInteger(1)) {
+    SmallVector<bool> values;
+    for (char c : *data)
+      values.push_back(c != 0);
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
+  }
+  if (data->size() <= kInlineTensorBytes)
+    return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(data->data(), data->size())));
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(data->data(), data->size()), alignof(uint64_t));
+  std::string key = "onnx_tensor_" + std::to_string(blobCounter++);
+  return cast<ElementsAttr>(
+      DenseResourceElementsAttr::get(type, key, std::move(blob)));
+}
+
+FailureOr<NamedAttribute> Importer::attribute(const pb::AttributeProto &a,
+                                              StringRef where) {
+  StringAttr name = b.getStringAttr(a.name());
+  switch (a.type()) {
+  case pb::AttributeProto::FLOAT:
+    return NamedAttribute(name, b.getF32FloatAttr(a.f()));
+  case pb::AttributeProto::INT:
+    return NamedAttribute(name, b.getI64IntegerAttr(a.i()));
+  case pb::AttributeProto::STRING:
+    return NamedAttribute(name, b.getStringAttr(a.s()));
+  case pb::AttributeProto::FLOATS:
+    return NamedAttribute(
+        name, b.getDenseF32ArrayAttr(
+                  SmallVector<float>(a.floats().begin(), a.floats().end())));
+  case pb::AttributeProto::INTS:
+    return NamedAttribute(
+        name, b.getDenseI64ArrayAttr(
+                  SmallVector<int64_t>(a.ints().begin(), a.ints().end())));
+  case pb::AttributeProto::STRINGS: {
+    SmallVector<Attribute> strs;
+    for (const auto &s : a.strings())
+      strs.push_back(b.getStringAttr(s));
+    return NamedAttribute(name, b.getArrayAttr(strs));
+  }
+  case pb::AttributeProto::TENSOR: {
+    auto t = tensorAttr(a.t(), (where + " attribute '" + a.name() + "'").str());
+    if (failed(t))
+      return failure();
+    return NamedAttribute(name, *t);
+  }
+  default:
+    return error() << where << ": attribute '" << a.name() << "' is of kind "
+                   << pb::AttributeProto_AttributeType_Name(a.type())
+                   << ", which ampc does not support (subgraphs, sparse "
+                      "tensors and type attributes have no graph form)",
+           failure();
+  }
+}
+
+LogicalResult Importer::emitGraph(const pb::ModelProto &model,
+                                  ModuleOp module) {
+  const pb::GraphProto &graph = model.graph();
+  llvm::StringMap<int64_t> opsets;
+  for (const auto &o : model.opset_import())
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  if (!opsets.count(""))
+    return error() << "model imports no version of the default ONNX domain";
+
+  for (const auto &vi : graph.value_info())
+    valueInfo[vi.name()] = valueType(vi.type());
+  for (const auto &vi : graph.output())
+    valueInfo[vi.name()] = valueType(vi.type());
+
+  // Arguments: graph inputs that are not initializers, then initializers.
+  llvm::StringMap<const pb::TensorProto *> initializers;
+  for (const auto &init : graph.initializer()) {
+    if (init.name().empty())
+      return error() << "an initializer has no name";
+    if (!initializers.try_emplace(init.name(), &init).second)
+      return error() << "initializer '" << init.name()
+                     << "' is defined twice";
+  }
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<std::string> argNames;
+  for (const auto &in : graph.input()) {
+    if (initializers.count(in.name()))
+      continue;
+    FailureOr<Type> t = inputType(in);
+    if (failed(t))
+      return failure();
+    argTypes.push_back(*t);
+    argNames.push_back(in.name());
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("onnx.name", b.getStringAttr(in.name()))));
+  }
+  for (const auto &init : graph.initializer()) {
+    auto data = tensorAttr(init, ("initializer '" + init.name() + "'"));
+    if (failed(data))
+      return failure();
+    argTypes.push_back(data->getType());
+    argNames.push_back(init.name());
+    argAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("onnx.name", b.getStringAttr(init.name())),
+         b.getNamedAttr("onnx.initializer", *data)}));
+  }
+
+  OpBuilder ob(ctx);
+  ob.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(ob, fileLoc, "forward",
+                                   ob.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  ob.setInsertionPointToStart(body);
+  llvm::StringMap<Value> values;
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values[name] = body->getArgument(i);
+    func.setArgAttrs(i, argAttrs[i]);
+  }
+
+  Value none;
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    Location loc = nodeLoc(node, index);
+    std::string desc = nodeDesc(node, index);
+    std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    auto opset = opsets.find(domain);
+    if (opset == opsets.end())
+      return error() << desc << " uses domain '" << domain
+                     << "', which the model does not import";
+    SmallVector<Value> inputs;
+    for (const std::string &in : node.input()) {
+      if (in.empty()) {
+        if (!none)
+          none = onnx::NoneOp::create(ob, fileLoc, ob.getNoneType());
+        inputs.push_back(none);
+        continue;
+      }
+      auto it = values.find(in);
+      if (it == values.end())
+        return error() << desc << ": input '" << in
+                       << "' is neither a graph input, an initializer nor "
+                          "the output of an earlier node",
+               failure();
+      inputs.push_back(it->second);
+    }
+    SmallVector<Type> resultTypes;
+    for (const std::string &out : node.output()) {
+      auto it = valueInfo.find(out);
+      resultTypes.push_back(it == valueInfo.end() ? onnx::UnknownType::get(ctx)
+                                                  : it->second);
+    }
+    SmallVector<NamedAttribute> attrs;
+    for (const auto &a : node.attribute()) {
+      auto attr = attribute(a, desc);
+      if (failed(attr))
+        return failure();
+      attrs.push_back(*attr);
+    }
+    auto op = onnx::NodeOp::create(
+        ob, loc, resultTypes, inputs, b.getStringAttr(node.op_type()),
+        domain.empty() ? StringAttr() : b.getStringAttr(domain),
+        b.getI64IntegerAttr(opset->second), b.getDictionaryAttr(attrs));
+    for (auto [i, out] : llvm::enumerate(node.output()))
+      if (!out.empty())
+        values[out] = op.getResult(i);
+  }
+
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (const auto &out : graph.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end())
+      return error() << "graph output '" << out.name()
+                     << "' is produced by no node, input or initializer";
+    results.push_back(it->second);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("onnx.name", b.getStringAttr(out.name()))));
+  }
+  func::ReturnOp::create(ob, fileLoc, results);
+  func.setType(ob.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, attrs] : llvm::enumerate(resultAttrs))
+    func.setResultAttrs(i, attrs);
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
+  pb::ModelProto model;
+  if (bytes.empty()) {
+    error() << "file is empty, not an ONNX model";
+    return nullptr;
+  }
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error() << "not a valid ONNX model: the protobuf does not parse (is the "
+               "file truncated, corrupt or not ONNX?)";
+    return nullptr;
+  }
+  if (!model.has_graph() || model.ir_version() <= 0 ||
+      model.opset_import_size() == 0) {
+    error() << "not a valid ONNX model: "
+            << (!model.has_graph()        ? "it has no graph"
+                : model.ir_version() <= 0 ? "it has no IR version"
+                                          : "it imports no opset");
+    return nullptr;
+  }
+  if (failed(applyShapeOverrides(*model.mutable_graph())))
+    return nullptr;
+  try {
+    if (options.checkModel)
+      pb::checker::check_model(model);
+  } catch (const std::exception &e) {
+    std::string msg = e.what();
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
+      msg.pop_back();
+    error() << "ONNX checker rejected the model: " << msg;
+    return nullptr;
+  }
+  try {
+    pb::ShapeInferenceOptions inferOpts(/*check_type_val=*/false,
+                                            /*strict_mode_val=*/0,
+                                            /*data_prop_val=*/true);
+    pb::shape_inference::InferShapes(model, pb::OpSchemaRegistry::Instance(),
+                                         inferOpts);
+  } catch (const std::exception &e) {
+    // Types of node results are only a hint: convert-onnx-to-graph computes
+    // them itself and reports mismatches with the node's name.
+    emitWarning(fileLoc) << "ONNX shape inference stopped: " << e.what();
+  }
+
+  OwningOpRef<ModuleOp> module(ModuleOp::create(fileLoc));
+  SmallVector<NamedAttribute> attrs{
+      b.getNamedAttr("onnx.ir_version", b.getI64IntegerAttr(model.ir_version()))};
+  if (!model.producer_name().empty())
+    attrs.push_back(b.getNamedAttr("onnx.producer",
+                                   b.getStringAttr(model.producer_name())));
+  (*module)->setAttrs(attrs);
+  if (failed(emitGraph(model, *module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+bool parseShapeSpec(StringRef spec,
+                    std::pair<std::string, std::vector<int64_t>> &out,
+                    std::string &error) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || !spec.contains('=')) {
+    error = "--shape '" + spec.str() + "' is not of the form NAME=d0,d1,...";
+    return false;
+  }
+  out.first = name.str();
+  out.second.clear();
+  SmallVector<StringRef> parts;
+  if (!dims.empty())
+    dims.split(parts, ',');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.trim().getAsInteger(10, d) || d < 0) {
+      error = "--shape '" + spec.str() + "': '" + p.str() +
+              "' is not a non-negative integer";
+      return false;
+    }
+    out.second.push_back(d);
+  }
+  return true;
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(StringRef bytes, StringRef fileName,
+                                      MLIRContext *context,
+                                      const OnnxImportOptions &options) {
+  context->loadDialect<onnx::OnnxDialect, func::FuncDialect>();
+  Importer importer(context, fileName, options);
+  return importer.run(bytes);
+}
+
+} // namespace ampc

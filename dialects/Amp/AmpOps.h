@@ -1,0 +1,22 @@
+//===- AmpOps.h - the amp dialect -------------------------------*- C++ -*-===//
+//
+// Declarations of the amp dialect (see AmpOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMPC_DIALECTS_AMP_AMPOPS_H
+#define AMPC_DIALECTS_AMP_AMPOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/Amp/AmpDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Amp/AmpOps.h.inc"
+
+#endif // AMPC_DIALECTS_AMP_AMPOPS_H

@@ -1,0 +1,113 @@
+//===- AmpOps.td - the amp dialect -------------------------*- tablegen -*-===//
+//
+// The mixed-precision machinery: casts placed by amp-auto-cast, and the loss
+// scaling ops that amp-loss-scale puts in the training step. Everything a
+// step needs to decide about overflow is here, as values, so it runs on the
+// device with no host synchronisation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMPC_DIALECTS_AMP_AMPOPS_TD
+#define AMPC_DIALECTS_AMP_AMPOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Amp_Dialect : Dialect {
+  let name = "amp";
+  let cppNamespace = "::ampc::amp";
+  let summary = "automatic mixed precision: casts and loss scaling";
+}
+
+class Amp_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Amp_Dialect, mnemonic, traits>;
+
+def Amp_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16, F64]>;
+def Amp_F32Scalar : 0DTensorOf<[F32]>;
+def Amp_I64Scalar : 0DTensorOf<[I64]>;
+def Amp_BoolScalar : 0DTensorOf<[I1]>;
+
+def Amp_CastOp : Amp_Op<"cast", [Pure]> {
+  let summary = "a precision change placed by the AMP pass";
+  let description = [{
+    Distinct from `graph.cast` (a cast the model wrote) so that the AMP
+    passes may move, share and fold it. Rounds to nearest even.
+
+    ```mlir
+    %h = amp.cast %x : tensor<64x256xf32> to tensor<64x256xf16>
+    ```
+  }];
+  let arguments = (ins Amp_FloatTensor:$input);
+  let results = (outs Amp_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasVerifier = 1;
+}
+
+def Amp_ScaleLossOp : Amp_Op<"scale_loss", [Pure, AllTypesMatch<["loss", "scale", "scaled"]>]> {
+  let summary = "loss * scale: the seed of the scaled backward pass";
+  let arguments = (ins Amp_F32Scalar:$loss, Amp_F32Scalar:$scale);
+  let results = (outs Amp_F32Scalar:$scaled);
+  let assemblyFormat = "$loss `,` $scale attr-dict `:` type($loss)";
+}
+
+def Amp_UnscaleAndCheckOp
+    : Amp_Op<"unscale_and_check", [Pure]> {
+  let summary = "multiplies every gradient by 1/scale and detects inf/NaN";
+  let description = [{
+    One fused op over all gradients: `unscaled[i] = grads[i] / scale`, and
+    `found_inf` is true if any element of any gradient (before or after
+    unscaling) is inf or NaN. The runtime runs it as one multi-tensor launch.
+  }];
+  let arguments = (ins Variadic<Amp_FloatTensor>:$grads, Amp_F32Scalar:$scale);
+  let results = (outs Variadic<Amp_FloatTensor>:$unscaled,
+                 Amp_BoolScalar:$found_inf);
+  let assemblyFormat = [{
+    `(` $grads `)` `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Amp_UpdateScaleOp : Amp_Op<"update_scale", [Pure]> {
+  let summary = "the dynamic loss-scale state machine";
+  let description = [{
+    On overflow: good_steps = 0, bad_steps += 1, and when bad_steps reaches
+    `decr_every_n` the scale is multiplied by `backoff` (not below
+    `min_scale`) and bad_steps reset. On a clean step: bad_steps = 0,
+    good_steps += 1, and when good_steps reaches `growth_interval` the scale
+    is multiplied by `growth` (not above `max_scale`) and good_steps reset.
+  }];
+  let arguments = (ins Amp_F32Scalar:$scale, Amp_I64Scalar:$good_steps,
+                   Amp_I64Scalar:$bad_steps, Amp_BoolScalar:$found_inf,
+                   F64Attr:$growth, F64Attr:$backoff,
+                   I64Attr:$growth_interval, I64Attr:$decr_every_n,
+                   F64Attr:$min_scale, F64Attr:$max_scale);
+  let results = (outs Amp_F32Scalar:$new_scale, Amp_I64Scalar:$new_good_steps,
+                 Amp_I64Scalar:$new_bad_steps);
+  let assemblyFormat = [{
+    $scale `,` $good_steps `,` $bad_steps `,` $found_inf attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Amp_GuardUpdateOp
+    : Amp_Op<"guard_update", [Pure, AttrSizedOperandSegments]> {
+  let summary = "keeps the old state when the step overflowed";
+  let description = [{
+    `results[i] = found_inf ? old[i] : new[i]`, bit for bit: this is how a
+    skipped step leaves weights and optimizer state unchanged.
+  }];
+  let arguments = (ins Amp_BoolScalar:$found_inf,
+                   Variadic<AnyRankedTensor>:$updated,
+                   Variadic<AnyRankedTensor>:$old);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $found_inf `,` `(` $updated `)` `,` `(` $old `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // AMPC_DIALECTS_AMP_AMPOPS_TD

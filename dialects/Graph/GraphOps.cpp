@@ -1,0 +1,566 @@
+//===- GraphOps.cpp - the graph dialect -----------------------------------===//
+//
+// Type inference and verifiers of the graph ops. Shapes come from
+// ShapeInference.h; element-type rules live here. Every message names the
+// op and the operands that disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/ShapeInference.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace ampc::graph;
+namespace sh = ampc::shape;
+
+#include "dialects/Graph/GraphDialect.cpp.inc"
+
+void GraphDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Graph/GraphOps.cpp.inc"
+      >();
+}
+
+Operation *GraphDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult fail(std::optional<Location> loc, StringRef op,
+                   const Twine &msg) {
+  return emitOptionalError(loc, "'", op, "' op ", msg.str());
+}
+
+RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
+  return RankedTensorType::get(shape, elementType);
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<ShapedType>(v.getType()).getShape();
+}
+
+Type elemOf(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
+
+/// All present values share one element type.
+LogicalResult sameElementType(std::optional<Location> loc, StringRef op,
+                              ArrayRef<std::pair<StringRef, Value>> values) {
+  Type first;
+  StringRef firstName;
+  for (auto [name, v] : values) {
+    if (!v)
+      continue;
+    if (!first) {
+      first = elemOf(v);
+      firstName = name;
+      continue;
+    }
+    if (elemOf(v) != first) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << name << " has element type " << elemOf(v) << " but " << firstName
+         << " has " << first;
+      return fail(loc, op, os.str());
+    }
+  }
+  return success();
+}
+
+/// Shape rule result -> inferred type, or the rule's error.
+LogicalResult infer(std::optional<Location> loc, StringRef op,
+                    const std::optional<sh::Shape> &shape,
+                    const std::string &error, Type elementType,
+                    SmallVectorImpl<Type> &types) {
+  if (!shape)
+    return fail(loc, op, error);
+  types.push_back(tensorOf(*shape, elementType));
+  return success();
+}
+
+/// The per-channel operands of a normalization are 1-D of size `c`.
+LogicalResult checkChannelVector(std::optional<Location> loc, StringRef op,
+                                 StringRef name, Value v, int64_t c) {
+  ArrayRef<int64_t> s = shapeOf(v);
+  if (s.size() != 1 || s[0] != c)
+    return fail(loc, op,
+                name + " must have shape [" + Twine(c) + "], got " +
+                    sh::str(s));
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult ClipOp::verify() {
+  if (getMin() && getMax() && getMin()->convertToDouble() >
+                                  getMax()->convertToDouble())
+    return emitOpError("min ") << getMin()->convertToDouble()
+                               << " is greater than max "
+                               << getMax()->convertToDouble();
+  return success();
+}
+
+static LogicalResult inferBinary(std::optional<Location> loc, StringRef op,
+                                 Value lhs, Value rhs,
+                                 SmallVectorImpl<Type> &types) {
+  if (failed(sameElementType(loc, op, {{"lhs", lhs}, {"rhs", rhs}})))
+    return failure();
+  std::string error;
+  return infer(loc, op, sh::broadcast(shapeOf(lhs), shapeOf(rhs), error),
+               error, elemOf(lhs), types);
+}
+
+#define AMPC_BINARY_INFER(OP)                                                  \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferBinary(loc, getOperationName(), adaptor.getLhs(),              \
+                       adaptor.getRhs(), types);                               \
+  }
+AMPC_BINARY_INFER(AddOp)
+AMPC_BINARY_INFER(SubOp)
+AMPC_BINARY_INFER(MulOp)
+AMPC_BINARY_INFER(DivOp)
+AMPC_BINARY_INFER(PowOp)
+#undef AMPC_BINARY_INFER
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  StringRef op = getOperationName();
+  if (failed(sameElementType(loc, op,
+                             {{"x", adaptor.getX()}, {"y", adaptor.getY()}})))
+    return failure();
+  std::string error;
+  auto xy = sh::broadcast(shapeOf(adaptor.getX()), shapeOf(adaptor.getY()),
+                          error);
+  if (!xy)
+    return fail(loc, op, error);
+  return infer(loc, op, sh::broadcast(shapeOf(adaptor.getCondition()), *xy,
+                                      error),
+               error, elemOf(adaptor.getX()), types);
+}
+
+LogicalResult CastOp::verify() {
+  if (shapeOf(getInput()) != shapeOf(getOutput()))
+    return emitOpError("changes the shape from ")
+           << getInput().getType() << " to " << getOutput().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions, convolution, pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef op = getOperationName();
+  if (failed(sameElementType(
+          loc, op, {{"lhs", adaptor.getLhs()}, {"rhs", adaptor.getRhs()}})))
+    return failure();
+  std::string error;
+  return infer(loc, op,
+               sh::matmul(shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()),
+                          error),
+               error, elemOf(adaptor.getLhs()), types);
+}
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  StringRef op = getOperationName();
+  if (failed(sameElementType(loc, op,
+                             {{"a", adaptor.getA()},
+                              {"b", adaptor.getB()},
+                              {"c", adaptor.getC()}})))
+    return failure();
+  std::optional<ArrayRef<int64_t>> c;
+  if (adaptor.getC())
+    c = shapeOf(adaptor.getC());
+  std::string error;
+  return infer(loc, op,
+               sh::gemm(shapeOf(adaptor.getA()), shapeOf(adaptor.getB()), c,
+                        adaptor.getTransA(), adaptor.getTransB(), error),
+               error, elemOf(adaptor.getA()), types);
+}
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef op = getOperationName();
+  if (failed(sameElementType(loc, op,
+                             {{"input", adaptor.getInput()},
+                              {"filter", adaptor.getFilter()},
+                              {"bias", adaptor.getBias()}})))
+    return failure();
+  std::string error;
+  auto shape = sh::conv2d(shapeOf(adaptor.getInput()),
+                          shapeOf(adaptor.getFilter()), adaptor.getStrides(),
+                          adaptor.getPads(), adaptor.getDilations(),
+                          adaptor.getGroup(), error);
+  if (shape && adaptor.getBias() &&
+      failed(checkChannelVector(loc, op, "bias", adaptor.getBias(),
+                                (*shape)[1])))
+    return failure();
+  return infer(loc, op, shape, error, elemOf(adaptor.getInput()), types);
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  std::string error;
+  return infer(loc, getOperationName(),
+               sh::pool2d(shapeOf(adaptor.getInput()),
+                          adaptor.getKernelShape(), adaptor.getStrides(),
+                          adaptor.getPads(), adaptor.getDilations(),
+                          adaptor.getCeilMode(), error),
+               error, elemOf(adaptor.getInput()), types);
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  std::string error;
+  int64_t ones[] = {1, 1};
+  return infer(loc, getOperationName(),
+               sh::pool2d(shapeOf(adaptor.getInput()),
+                          adaptor.getKernelShape(), adaptor.getStrides(),
+                          adaptor.getPads(), ones, adaptor.getCeilMode(),
+                          error),
+               error, elemOf(adaptor.getInput()), types);
+}
+
+LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
+  if (in.size() < 3)
+    return fail(loc, getOperationName(),
+                "expects [N, C, spatial...] of rank >= 3, got " +
+                    sh::str(in));
+  sh::Shape out(in.begin(), in.end());
+  std::fill(out.begin() + 2, out.end(), 1);
+  types.push_back(tensorOf(out, elemOf(adaptor.getInput())));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, softmax, losses
+//===----------------------------------------------------------------------===//
+
+#define AMPC_REDUCE_INFER(OP)                                                  \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    if (adaptor.getAxes().empty())                                             \
+      return fail(loc, getOperationName(), "has no axes");                     \
+    std::string error;                                                         \
+    return infer(loc, getOperationName(),                                      \
+                 sh::reduce(shapeOf(adaptor.getInput()), adaptor.getAxes(),    \
+                            adaptor.getKeepdims(), error),                     \
+                 error, elemOf(adaptor.getInput()), types);                    \
+  }
+AMPC_REDUCE_INFER(ReduceSumOp)
+AMPC_REDUCE_INFER(ReduceMeanOp)
+AMPC_REDUCE_INFER(ReduceMaxOp)
+#undef AMPC_REDUCE_INFER
+
+template <typename OpTy>
+static LogicalResult verifySoftmaxAxis(OpTy op) {
+  int64_t rank = cast<ShapedType>(op.getInput().getType()).getRank();
+  if (op.getAxis() < 0 || op.getAxis() >= rank)
+    return op.emitOpError("axis ")
+           << op.getAxis() << " is out of range [0, " << rank << ")";
+  return success();
+}
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+
+/// Shared by the two losses: input [N, C, d...], target [N, d...],
+/// weight [C].
+static LogicalResult inferLoss(std::optional<Location> loc, StringRef op,
+                               Value input, Value target, Value weight,
+                               StringRef reduction,
+                               SmallVectorImpl<Type> &types) {
+  ArrayRef<int64_t> in = shapeOf(input), tg = shapeOf(target);
+  if (in.size() < 2)
+    return fail(loc, op,
+                "expects input [N, C, d...] of rank >= 2, got " + sh::str(in));
+  sh::Shape expected{in[0]};
+  expected.append(in.begin() + 2, in.end());
+  if (ArrayRef<int64_t>(expected) != tg)
+    return fail(loc, op,
+                "target " + sh::str(tg) + " must have shape " +
+                    sh::str(expected) + " for input " + sh::str(in));
+  if (weight) {
+    if (elemOf(weight) != elemOf(input))
+      return fail(loc, op, "weight element type differs from the input's");
+    if (failed(checkChannelVector(loc, op, "weight", weight, in[1])))
+      return failure();
+  }
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return fail(loc, op,
+                "reduction must be none, sum or mean, got \"" + reduction +
+                    "\"");
+  types.push_back(reduction == "none" ? tensorOf(expected, elemOf(input))
+                                      : tensorOf({}, elemOf(input)));
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(inferLoss(loc, getOperationName(), adaptor.getScores(),
+                       adaptor.getLabels(), adaptor.getWeights(),
+                       adaptor.getReduction(), types)))
+    return failure();
+  types.push_back(adaptor.getScores().getType());
+  return success();
+}
+
+LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferLoss(loc, getOperationName(), adaptor.getInput(),
+                   adaptor.getTarget(), adaptor.getWeight(),
+                   adaptor.getReduction(), types);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkBatchNorm(std::optional<Location> loc, StringRef op,
+                                    Value input, ArrayRef<Value> stats,
+                                    double epsilon) {
+  static const char *names[] = {"scale", "bias", "mean", "var"};
+  ArrayRef<int64_t> in = shapeOf(input);
+  if (in.size() < 2)
+    return fail(loc, op,
+                "expects input [N, C, ...] of rank >= 2, got " + sh::str(in));
+  for (auto [i, v] : llvm::enumerate(stats)) {
+    if (failed(checkChannelVector(loc, op, names[i], v, in[1])))
+      return failure();
+    if (elemOf(v) != elemOf(stats[0]))
+      return fail(loc, op,
+                  Twine(names[i]) + " element type differs from scale's");
+  }
+  if (!(epsilon >= 0))
+    return fail(loc, op, "epsilon must be >= 0, got " + std::to_string(epsilon));
+  return success();
+}
+
+LogicalResult BatchNormInferenceOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(checkBatchNorm(loc, getOperationName(), adaptor.getInput(),
+                            {adaptor.getScale(), adaptor.getBias(),
+                             adaptor.getMean(), adaptor.getVar()},
+                            adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult BatchNormTrainingOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(checkBatchNorm(loc, getOperationName(), adaptor.getInput(),
+                            {adaptor.getScale(), adaptor.getBias(),
+                             adaptor.getRunningMean(),
+                             adaptor.getRunningVar()},
+                            adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  double momentum = adaptor.getMomentum().convertToDouble();
+  if (!(momentum >= 0 && momentum <= 1))
+    return fail(loc, getOperationName(),
+                "momentum must be in [0, 1], got " + std::to_string(momentum));
+  types.push_back(adaptor.getInput().getType());
+  for (int i = 0; i < 4; ++i)
+    types.push_back(adaptor.getRunningMean().getType());
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  StringRef op = getOperationName();
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+    return fail(loc, op,
+                "axis " + Twine(axis) + " is out of range [0, " +
+                    Twine(in.size()) + ")");
+  ArrayRef<int64_t> normalized = in.drop_front(axis);
+  for (auto [name, v] : {std::pair<StringRef, Value>{"scale", adaptor.getScale()},
+                         {"bias", adaptor.getBias()}}) {
+    if (!v)
+      continue;
+    if (!sh::broadcastsTo(shapeOf(v), normalized))
+      return fail(loc, op,
+                  name + " " + sh::str(shapeOf(v)) +
+                      " does not broadcast to the normalized shape " +
+                      sh::str(normalized));
+  }
+  if (failed(sameElementType(
+          loc, op, {{"scale", adaptor.getScale()}, {"bias", adaptor.getBias()}})))
+    return failure();
+  types.push_back(adaptor.getInput().getType());
+  sh::Shape stat(in.begin(), in.end());
+  std::fill(stat.begin() + axis, stat.end(), 1);
+  Type statType = elemOf(adaptor.getInput()).isF64()
+                      ? Type(Float64Type::get(ctx))
+                      : Type(Float32Type::get(ctx));
+  types.push_back(tensorOf(stat, statType));
+  types.push_back(tensorOf(stat, statType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement and constants
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<ShapedType>(getInput().getType());
+  auto out = cast<ShapedType>(getOutput().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("changes the element type from ")
+           << in.getElementType() << " to " << out.getElementType();
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("has ")
+           << in.getNumElements() << " input elements " << in << " but "
+           << out.getNumElements() << " result elements " << out;
+  return success();
+}
+
+LogicalResult BroadcastToOp::verify() {
+  auto in = cast<ShapedType>(getInput().getType());
+  auto out = cast<ShapedType>(getOutput().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("changes the element type from ")
+           << in.getElementType() << " to " << out.getElementType();
+  if (!sh::broadcastsTo(in.getShape(), out.getShape()))
+    return emitOpError("input ")
+           << in << " does not broadcast to " << out;
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  std::string error;
+  return infer(loc, getOperationName(),
+               sh::transpose(shapeOf(adaptor.getInput()), adaptor.getPerm(),
+                             error),
+               error, elemOf(adaptor.getInput()), types);
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  StringRef op = getOperationName();
+  if (adaptor.getInputs().empty())
+    return fail(loc, op, "needs at least one input");
+  SmallVector<sh::Shape> shapes;
+  for (Value v : adaptor.getInputs()) {
+    if (elemOf(v) != elemOf(adaptor.getInputs()[0]))
+      return fail(loc, op, "inputs have different element types");
+    shapes.emplace_back(shapeOf(v));
+  }
+  std::string error;
+  return infer(loc, op, sh::concat(shapes, adaptor.getAxis(), error), error,
+               elemOf(adaptor.getInputs()[0]), types);
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  std::string error;
+  return infer(loc, getOperationName(),
+               sh::slice(shapeOf(adaptor.getInput()), adaptor.getStarts(),
+                         adaptor.getEnds(), adaptor.getSteps(), error),
+               error, elemOf(adaptor.getInput()), types);
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  std::string error;
+  return infer(loc, getOperationName(),
+               sh::gather(shapeOf(adaptor.getData()),
+                          shapeOf(adaptor.getIndices()), adaptor.getAxis(),
+                          error),
+               error, elemOf(adaptor.getData()), types);
+}
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getInput().getType());
+  types.push_back(tensorOf(shapeOf(adaptor.getInput()),
+                           IntegerType::get(ctx, 1)));
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0 && ratio < 1))
+    return emitOpError("ratio must be in [0, 1), got ") << ratio;
+  return success();
+}
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  auto value = adaptor.getValue();
+  if (!value)
+    return fail(loc, getOperationName(), "has no value");
+  types.push_back(value.getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+#define GET_OP_CLASSES
+#include "dialects/Graph/GraphOps.cpp.inc"

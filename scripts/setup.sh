@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything ampc needs to build and test on Debian 12, from Debian's
+# archive. Idempotent: when every package is present it does no network work.
+# CUDA is optional: it is detected (nvcc on PATH or /usr/local/cuda), never
+# installed here.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  cmake ninja-build ccache lld-22 clang-22 g++ pkg-config
+  # libraries that LLVM's exported CMake targets name
+  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libcurl4-openssl-dev libz3-dev libpfm4-dev
+  # LLVM/MLIR 22 (brings lit and FileCheck via llvm-22-tools)
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # ONNX import: protobuf and ONNX's headers, schema and checker
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  # tests and runtime
+  googletest libgtest-dev libopenblas-dev libopenblas0-pthread
+  dataset-fashion-mnist
+  # python tooling and peers
+  python3-onnx python3-numpy python3-torch
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#PACKAGES[@]} packages present"
+fi
+
+if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "setup: CUDA toolkit found ($(command -v nvcc || echo /usr/local/cuda/bin/nvcc))"
+else
+  echo "setup: no CUDA toolkit; the CUDA backend will not be built"
+fi

@@ -1,0 +1,29 @@
+# lit configuration of the ampc test suites (test/ mirrors the source tree).
+import os
+
+import lit.formats
+
+config.name = "ampc"
+config.test_format = lit.formats.ShTest(not lit_config.isWindows)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unittests"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ampc_obj_root, "test")
+
+tools = config.ampc_tools_dir
+llvm = config.llvm_tools_dir
+config.substitutions.append(("%amp-opt", os.path.join(tools, "amp-opt")))
+config.substitutions.append(("%amp-translate", os.path.join(tools, "amp-translate")))
+config.substitutions.append(("%models", config.shared_models))
+config.substitutions.append(("%onnx_node", os.path.join(config.onnx_testdata, "node")))
+config.substitutions.append(("%python", config.python_executable))
+for tool in ["FileCheck", "not", "count"]:
+    config.substitutions.append(
+        ("\\b" + tool + "\\b", os.path.join(llvm, tool)))
+
+if os.path.isdir(config.shared_models):
+    config.available_features.add("shared-models")
+if os.path.isdir(os.path.join(config.onnx_testdata, "node")):
+    config.available_features.add("onnx-testdata")
+
+config.environment["FILECHECK_OPTS"] = "--dump-input=fail"
