@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace ampc::graph;
@@ -561,6 +562,244 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Folding of small integer constants
+//===----------------------------------------------------------------------===//
+//
+// Shapes are static, so the shape arithmetic that exporters emit (Shape,
+// Gather, Concat, Reshape on i64) folds away at compile time. Only small
+// integer tensors fold: floats and large tensors are runtime data.
+
+namespace {
+constexpr int64_t kMaxFoldElements = 4096;
+
+std::optional<SmallVector<int64_t>> foldableInts(Attribute a) {
+  auto d = dyn_cast_or_null<DenseIntElementsAttr>(a);
+  if (!d || d.getNumElements() > kMaxFoldElements)
+    return std::nullopt;
+  SmallVector<int64_t> v;
+  for (const APInt &x : d.getValues<APInt>())
+    v.push_back(x.getBitWidth() == 1 ? x.getZExtValue() : x.getSExtValue());
+  return v;
+}
+
+/// The values as an attribute of `type`, or null if one does not fit.
+Attribute intsAttr(Type type, ArrayRef<int64_t> values) {
+  auto t = cast<ShapedType>(type);
+  if (!t.getElementType().isSignlessInteger())
+    return {};
+  unsigned w = t.getElementTypeBitWidth();
+  SmallVector<APInt> ap;
+  for (int64_t v : values) {
+    if (w == 1) {
+      ap.push_back(APInt(1, v != 0));
+      continue;
+    }
+    if (w < 64 && (v < -(int64_t(1) << (w - 1)) || v >= (int64_t(1) << (w - 1))))
+      return {};
+    ap.push_back(APInt(w, static_cast<uint64_t>(v), /*isSigned=*/true,
+                       /*implicitTrunc=*/true));
+  }
+  return DenseElementsAttr::get(t, ap);
+}
+
+/// Multi-index of element `flat` in `shape`.
+SmallVector<int64_t> unravel(int64_t flat, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> idx(shape.size());
+  for (int64_t i = shape.size() - 1; i >= 0; --i) {
+    idx[i] = shape[i] ? flat % shape[i] : 0;
+    flat = shape[i] ? flat / shape[i] : 0;
+  }
+  return idx;
+}
+
+int64_t ravel(ArrayRef<int64_t> idx, ArrayRef<int64_t> shape) {
+  int64_t flat = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    flat = flat * shape[i] + idx[i];
+  return flat;
+}
+
+/// Element of a right-aligned broadcast operand at output index `idx`.
+int64_t broadcastAt(ArrayRef<int64_t> values, ArrayRef<int64_t> shape,
+                    ArrayRef<int64_t> idx) {
+  size_t off = idx.size() - shape.size();
+  SmallVector<int64_t> in(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i)
+    in[i] = shape[i] == 1 ? 0 : idx[off + i];
+  return values[ravel(in, shape)];
+}
+
+template <typename Fn>
+OpFoldResult foldBinary(Operation *op, Attribute lhsAttr, Attribute rhsAttr,
+                        Fn fn) {
+  auto lhs = foldableInts(lhsAttr), rhs = foldableInts(rhsAttr);
+  if (!lhs || !rhs)
+    return {};
+  auto outType = cast<ShapedType>(op->getResult(0).getType());
+  ArrayRef<int64_t> ls = shapeOf(op->getOperand(0)),
+                    rs = shapeOf(op->getOperand(1));
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    std::optional<int64_t> v =
+        fn(broadcastAt(*lhs, ls, idx), broadcastAt(*rhs, rs, idx));
+    if (!v)
+      return {};
+    out.push_back(*v);
+  }
+  return intsAttr(outType, out);
+}
+} // namespace
+
+OpFoldResult AddOp::fold(FoldAdaptor a) {
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
+                      int64_t r;
+                      if (llvm::AddOverflow(x, y, r))
+                        return std::nullopt;
+                      return r;
+                    });
+}
+OpFoldResult SubOp::fold(FoldAdaptor a) {
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
+                      int64_t r;
+                      if (llvm::SubOverflow(x, y, r))
+                        return std::nullopt;
+                      return r;
+                    });
+}
+OpFoldResult MulOp::fold(FoldAdaptor a) {
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
+                      int64_t r;
+                      if (llvm::MulOverflow(x, y, r))
+                        return std::nullopt;
+                      return r;
+                    });
+}
+OpFoldResult DivOp::fold(FoldAdaptor a) {
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
+                      if (y == 0 || (x == INT64_MIN && y == -1))
+                        return std::nullopt;
+                      return x / y;
+                    });
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto d = dyn_cast_or_null<DenseElementsAttr>(a.getInput()))
+    if (d.getNumElements() <= kMaxFoldElements)
+      return d.reshape(cast<ShapedType>(getType()));
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = foldableInts(a.getInput());
+  if (!values)
+    return {};
+  auto outType = cast<ShapedType>(getType());
+  if (auto f = dyn_cast<FloatType>(outType.getElementType())) {
+    SmallVector<APFloat> out;
+    for (int64_t v : *values) {
+      APFloat x(f.getFloatSemantics());
+      x.convertFromAPInt(APInt(64, static_cast<uint64_t>(v), true), true,
+                         APFloat::rmNearestTiesToEven);
+      out.push_back(x);
+    }
+    return DenseElementsAttr::get(outType, out);
+  }
+  return intsAttr(outType, *values);
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = foldableInts(a.getInput());
+  auto outType = cast<ShapedType>(getType());
+  if (!values || outType.getNumElements() > kMaxFoldElements)
+    return {};
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i)
+    out.push_back(broadcastAt(*values, shapeOf(getInput()),
+                              unravel(i, outType.getShape())));
+  return intsAttr(outType, out);
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor a) {
+  if (getInputs().size() == 1)
+    return getInputs()[0];
+  SmallVector<SmallVector<int64_t>> inputs;
+  for (Attribute attr : a.getInputs()) {
+    auto v = foldableInts(attr);
+    if (!v)
+      return {};
+    inputs.push_back(*v);
+  }
+  auto outType = cast<ShapedType>(getType());
+  int64_t axis = getAxis();
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    for (auto [k, v] : llvm::enumerate(getInputs())) {
+      ArrayRef<int64_t> s = shapeOf(v);
+      if (idx[axis] < s[axis]) {
+        out.push_back(inputs[k][ravel(idx, s)]);
+        break;
+      }
+      idx[axis] -= s[axis];
+    }
+  }
+  return intsAttr(outType, out);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getSteps(), [](int64_t s) { return s == 1; }))
+    return getInput();
+  auto values = foldableInts(a.getInput());
+  if (!values)
+    return {};
+  auto outType = cast<ShapedType>(getType());
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    for (size_t d = 0; d < idx.size(); ++d)
+      idx[d] = getStarts()[d] + idx[d] * getSteps()[d];
+    out.push_back((*values)[ravel(idx, shapeOf(getInput()))]);
+  }
+  return intsAttr(outType, out);
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor a) {
+  auto data = foldableInts(a.getData()), indices = foldableInts(a.getIndices());
+  if (!data || !indices)
+    return {};
+  auto outType = cast<ShapedType>(getType());
+  ArrayRef<int64_t> ds = shapeOf(getData());
+  int64_t axis = getAxis(), rank = shapeOf(getIndices()).size();
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    SmallVector<int64_t> ii(idx.begin() + axis, idx.begin() + axis + rank);
+    int64_t k = (*indices)[ravel(ii, shapeOf(getIndices()))];
+    if (k < 0)
+      k += ds[axis];
+    if (k < 0 || k >= ds[axis])
+      return {}; // out of range: left for the kernel to report
+    SmallVector<int64_t> src(idx.begin(), idx.begin() + axis);
+    src.push_back(k);
+    src.append(idx.begin() + axis + rank, idx.end());
+    out.push_back((*data)[ravel(src, ds)]);
+  }
+  return intsAttr(outType, out);
+}
 
 #define GET_OP_CLASSES
 #include "dialects/Graph/GraphOps.cpp.inc"

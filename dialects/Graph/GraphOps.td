@@ -104,6 +104,7 @@ class Graph_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Graph_AddOp : Graph_BinaryOp<"add", "lhs + rhs", [Commutative]>;
@@ -113,6 +114,7 @@ def Graph_DivOp : Graph_BinaryOp<"div", "lhs / rhs (integer division truncates)"
 def Graph_PowOp : Graph_BinaryOp<"pow", "lhs ^ rhs"> {
   let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
   let results = (outs Graph_FloatTensor:$output);
+  let hasFolder = 0;
 }
 
 def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor]> {
@@ -136,6 +138,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
   let results = (outs Graph_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -371,6 +374,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
   let results = (outs Graph_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Graph_BroadcastToOp : Graph_Op<"broadcast_to", [Pure]> {
@@ -379,6 +383,7 @@ def Graph_BroadcastToOp : Graph_Op<"broadcast_to", [Pure]> {
   let results = (outs Graph_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
@@ -393,6 +398,7 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Graph_Tensor:$output);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
@@ -406,6 +412,7 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
                    DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
   let results = (outs Graph_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
@@ -420,6 +427,7 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $data `,` $indices attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Graph_DropoutOp : Graph_Op<"dropout", [InferTypeOpAdaptor]> {

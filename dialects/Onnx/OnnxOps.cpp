@@ -45,9 +45,9 @@ LogicalResult NodeOp::verify() {
   if (getOpset() < 1)
     return emitOpError("has opset version ") << getOpset() << ", expected >= 1";
   for (Value v : getInputs())
-    if (!isa<TensorType, NoneType>(v.getType()))
+    if (!isa<TensorType, NoneType, UnknownType>(v.getType()))
       return emitOpError("input of type ")
-             << v.getType() << " is neither a tensor nor none";
+             << v.getType() << " is neither a tensor, none nor !onnx.unknown";
   for (Type t : getOutputs().getTypes())
     if (!isa<TensorType, UnknownType>(t))
       return emitOpError("output of type ")

@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include <charconv>
 
 using namespace mlir;
 namespace ampc::onnx_to_graph {
@@ -58,8 +59,19 @@ int64_t NodeBinder::intAttr(StringRef name, int64_t dflt) {
 }
 
 double NodeBinder::floatAttr(StringRef name, double dflt) {
-  if (auto a = dyn_cast_or_null<FloatAttr>(attr(name)))
+  if (auto a = dyn_cast_or_null<FloatAttr>(attr(name))) {
+    // ONNX float attributes are f32; widen through the shortest decimal
+    // that round-trips, so alpha = 0.1 stays 0.1 rather than 0.100000001.
+    if (!a.getType().isF32())
+      return a.getValueAsDouble();
+    char text[32];
+    auto [end, ec] = std::to_chars(text, text + sizeof(text),
+                                   a.getValue().convertToFloat());
+    double d;
+    if (ec == std::errc() && !StringRef(text, end - text).getAsDouble(d))
+      return d;
     return a.getValueAsDouble();
+  }
   if (auto a = dyn_cast_or_null<IntegerAttr>(attr(name)))
     return static_cast<double>(a.getInt());
   return dflt;

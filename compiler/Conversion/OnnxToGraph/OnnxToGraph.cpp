@@ -199,6 +199,14 @@ LogicalResult ConvertOnnxToGraphPass::convertNodes(func::FuncOp func) {
         return op.emitError("onnx.none is still used after conversion");
       op.erase();
     }
+  // Constants folded into attributes (Clip bounds, Reshape shapes, ...)
+  // are left without users.
+  SmallVector<Operation *> dead;
+  for (Operation &op : llvm::reverse(func.getBody().front().getOperations()))
+    if (isa<graph::ConstantOp>(op) && op.use_empty())
+      dead.push_back(&op);
+  for (Operation *op : dead)
+    op->erase();
   return success();
 }
 

@@ -42,7 +42,7 @@ func.func @update_interval(%s: tensor<f32>, %g: tensor<i64>, %f: tensor<i1>) {
 
 func.func @scale_not_scalar(%l: tensor<2xf32>, %s: tensor<f32>) {
   // expected-error @+1 {{'amp.scale_loss' op operand #0 must be 0D tensor of 32-bit float values}}
-  %0 = amp.scale_loss %l, %s : tensor<2xf32>
+  %0 = "amp.scale_loss"(%l, %s) : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
   return
 }
 
