@@ -1,0 +1,64 @@
+// RUN: %amp-opt %s -split-input-file --convert-onnx-to-graph | FileCheck %s
+
+// ReduceSum takes axes as an input from opset 13; ReduceMean/Max as an
+// attribute through opset 17. No axes reduces everything.
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<2x3x4xf32> {onnx.name = "x"}) -> (tensor<2x1x1xf32>, tensor<3xf32>, tensor<f32>, tensor<2x3x4xf32>) {
+  %axes = onnx.node "Constant"() {value = dense<[-1, 1]> : tensor<2xi64>} opset 13 : () -> tensor<2xi64>
+  // CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x1x1xf32>
+  %0 = onnx.node "ReduceSum"(%x, %axes) {} opset 13 : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x1x1xf32>
+  // CHECK: graph.reduce_mean %{{.*}} {axes = array<i64: 0, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  %1 = onnx.node "ReduceMean"(%x) {axes = array<i64: 0, -1>, keepdims = 0 : i64} opset 13 : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  // CHECK: graph.reduce_max %{{.*}} {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
+  %2 = onnx.node "ReduceMax"(%x) {keepdims = 0 : i64} opset 13 : (tensor<2x3x4xf32>) -> tensor<f32>
+  // noop_with_empty_axes leaves the input alone.
+  %3 = onnx.node "ReduceSum"(%x) {noop_with_empty_axes = 1 : i64} opset 13 : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: return {{.*}}, %arg0
+  return %0, %1, %2, %3 : tensor<2x1x1xf32>, tensor<3xf32>, tensor<f32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Before opset 13 ReduceSum's axes are an attribute.
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}) -> tensor<2x1xf32> {
+  // CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %0 = onnx.node "ReduceSum"(%x) {axes = array<i64: 1>} opset 11 : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+// Softmax: opset 13 normalizes one axis (default -1).
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<2x3x4xf32> {onnx.name = "x"}) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  // CHECK: graph.softmax %{{.*}} {axis = 2 : i64} : tensor<2x3x4xf32>
+  %0 = onnx.node "Softmax"(%x) {} opset 13 : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: graph.log_softmax %{{.*}} {axis = 1 : i64} : tensor<2x3x4xf32>
+  %1 = onnx.node "LogSoftmax"(%x) {axis = 1 : i64} opset 13 : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0, %1 : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Before opset 13 the input is coerced to 2-D at axis (default 1) and the
+// trailing dimensions are normalized together.
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<2x3x4xf32> {onnx.name = "x"}) -> tensor<2x3x4xf32> {
+  // CHECK: %[[F:.*]] = graph.reshape %arg0 : tensor<2x3x4xf32> to tensor<2x12xf32>
+  // CHECK: %[[S:.*]] = graph.softmax %[[F]] {axis = 1 : i64} : tensor<2x12xf32>
+  // CHECK: graph.reshape %[[S]] : tensor<2x12xf32> to tensor<2x3x4xf32>
+  %0 = onnx.node "Softmax"(%x) {} opset 11 : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @forward
+func.func @forward(%s: tensor<4x10x3xf32> {onnx.name = "s"}, %l: tensor<4x3xi64> {onnx.name = "l"}, %w: tensor<10xf32> {onnx.name = "w"}) -> (tensor<4x3xf32>, tensor<4x10x3xf32>, tensor<f32>) {
+  // CHECK: %{{.*}}, %{{.*}} = graph.softmax_cross_entropy %arg0, %arg1, %arg2 {ignore_index = 2 : i64, reduction = "none"} : (tensor<4x10x3xf32>, tensor<4x3xi64>, tensor<10xf32>) -> (tensor<4x3xf32>, tensor<4x10x3xf32>)
+  %0:2 = onnx.node "SoftmaxCrossEntropyLoss"(%s, %l, %w) {ignore_index = 2 : i64, reduction = "none"} opset 13 : (tensor<4x10x3xf32>, tensor<4x3xi64>, tensor<10xf32>) -> (tensor<4x3xf32>, tensor<4x10x3xf32>)
+  // CHECK: graph.nll_loss %{{.*}}, %arg1 {reduction = "sum"} : (tensor<4x10x3xf32>, tensor<4x3xi64>) -> tensor<f32>
+  %1 = onnx.node "NegativeLogLikelihoodLoss"(%0#1, %l) {reduction = "sum"} opset 13 : (tensor<4x10x3xf32>, tensor<4x3xi64>) -> tensor<f32>
+  return %0#0, %0#1, %1 : tensor<4x3xf32>, tensor<4x10x3xf32>, tensor<f32>
+}
