@@ -17,7 +17,10 @@ namespace ampc::onnx_to_graph {
 InFlightDiagnostic NodeBinder::error() {
   StringRef name = node.getNodeName();
   auto diag = mlir::emitError(loc);
-  diag << "node '" << name << "' (";
+  diag << "node ";
+  if (!name.empty())
+    diag << "'" << name << "' ";
+  diag << "(";
   if (node.getDomain() && !node.getDomain()->empty())
     diag << *node.getDomain() << "::";
   diag << node.getOpType() << ", opset " << node.getOpset() << "): ";

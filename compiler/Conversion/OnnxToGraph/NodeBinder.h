@@ -84,22 +84,25 @@ public:
     state.name.populateDefaultAttrs(state.attributes);
     llvm::SmallVector<mlir::Type> types;
     std::string message;
+    bool inferred;
     {
+      // Captures the op's own message so it is reported once, on the node.
       mlir::ScopedDiagnosticHandler capture(
           b.getContext(), [&](mlir::Diagnostic &d) {
             if (message.empty())
               message = d.str();
             return mlir::success();
           });
-      if (mlir::failed(OpTy::inferReturnTypes(
-              b.getContext(), loc, state.operands,
-              state.attributes.getDictionary(b.getContext()),
-              state.getRawProperties(), state.regions, types))) {
-        if (message.empty())
-          message = "cannot infer the result types of " +
-                    OpTy::getOperationName().str();
-        return error() << message, mlir::failure();
-      }
+      inferred = mlir::succeeded(OpTy::inferReturnTypes(
+          b.getContext(), loc, state.operands,
+          state.attributes.getDictionary(b.getContext()),
+          state.getRawProperties(), state.regions, types));
+    }
+    if (!inferred) {
+      if (message.empty())
+        message = "cannot infer the result types of " +
+                  OpTy::getOperationName().str();
+      return error() << message, mlir::failure();
     }
     state.addTypes(types);
     return finish(state);

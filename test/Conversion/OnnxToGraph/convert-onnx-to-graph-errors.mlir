@@ -1,0 +1,120 @@
+// RUN: %amp-opt %s -split-input-file --convert-onnx-to-graph -verify-diagnostics
+
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (NonMaxSuppression, opset 13): no conversion for ONNX op 'NonMaxSuppression' in domain 'ai.onnx': ampc does not support this op}}
+  %0 = onnx.node "NonMaxSuppression"(%x) {} opset 13 : (tensor<4xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (com.acme::Swish, opset 1): no conversion for ONNX op 'Swish' in domain 'com.acme': ampc does not support this op}}
+  %0 = onnx.node "Swish"(%x) {} domain "com.acme" opset 1 : (tensor<4xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Relu, opset 9): opset 9 is not supported for this op (ampc supports opsets 11 to 17)}}
+  %0 = onnx.node "Relu"(%x) {} opset 9 : (tensor<4xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+// expected-error @+1 {{argument 'x' has type 'tensor<?x4xf32>'; ampc compiles static shapes (import with --shape NAME=d0,d1,...)}}
+func.func @forward(%x: tensor<?x4xf32> {onnx.name = "x"}) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @forward(%a: tensor<2x3xf32> {onnx.name = "a"}, %b: tensor<4x5xf32> {onnx.name = "b"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (MatMul, opset 13): 'graph.matmul' op contracting dimensions differ: [2, 3] has 3, [4, 5] has 4}}
+  %0 = onnx.node "MatMul"(%a, %b) {} opset 13 : (tensor<2x3xf32>, tensor<4x5xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%a: tensor<2x3xf32> {onnx.name = "a"}, %b: tensor<2x3xf16> {onnx.name = "b"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Add, opset 13): 'graph.add' op rhs has element type f16 but lhs has f32}}
+  %0 = onnx.node "Add"(%a, %b) {} opset 13 : (tensor<2x3xf32>, tensor<2x3xf16>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}, %s: tensor<2xi64> {onnx.name = "s"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Reshape, opset 13): input #1 (shape) must be a compile-time constant: ampc compiles static shapes}}
+  %0 = onnx.node "Reshape"(%x, %s) {} opset 13 : (tensor<2x3xf32>, tensor<2xi64>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  %s = onnx.node "Constant"() {value = dense<[4, 2]> : tensor<2xi64>} opset 13 : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Reshape, opset 13): cannot reshape 'tensor<2x3xf32>' (6 elements) to [4, 2] (8 elements)}}
+  %0 = onnx.node "Reshape"(%x, %s) {} opset 13 : (tensor<2x3xf32>, tensor<2xi64>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<3xi64> {onnx.name = "x"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Relu, opset 13): input X has element type 'i64', expected a float type (f32, f16, bf16, f64)}}
+  %0 = onnx.node "Relu"(%x) {} opset 13 : (tensor<3xi64>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<3xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Cast, opset 13): cast to ONNX dtype 2 is not supported (supported: FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, BOOL)}}
+  %0 = onnx.node "Cast"(%x) {to = 2 : i64} opset 13 : (tensor<3xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<1x1x4x4x4xf32> {onnx.name = "x"}, %w: tensor<1x1x2x2x2xf32> {onnx.name = "w"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Conv, opset 13): input 'tensor<1x1x4x4x4xf32>' must be 3-D (1-D spatial) or 4-D (2-D spatial); ampc has no 3-D convolution or pooling}}
+  %0 = onnx.node "Conv"(%x, %w) {} opset 13 : (tensor<1x1x4x4x4xf32>, tensor<1x1x2x2x2xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<1x1x4x4xf32> {onnx.name = "x"}) -> (!onnx.unknown, !onnx.unknown) {
+  // expected-error @+1 {{node (MaxPool, opset 12): output #1 is used, but ampc produces only the first 1 output(s) of this op}}
+  %0:2 = onnx.node "MaxPool"(%x) {kernel_shape = array<i64: 2, 2>} opset 12 : (tensor<1x1x4x4xf32>) -> (!onnx.unknown, !onnx.unknown)
+  return %0#0, %0#1 : !onnx.unknown, !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}) -> tensor<3x2xf32> {
+  // expected-error @+1 {{node (Relu, opset 13): output #0 has type 'tensor<2x3xf32>' but the model declares 'tensor<3x2xf32>'}}
+  %0 = onnx.node "Relu"(%x) {} opset 13 : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<4x10xf32> {onnx.name = "x"}, %l: tensor<4xi64> {onnx.name = "l"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (SoftmaxCrossEntropyLoss, opset 13): reduction must be none, sum or mean, got "avg"}}
+  %0 = onnx.node "SoftmaxCrossEntropyLoss"(%x, %l) {reduction = "avg"} opset 13 : (tensor<4x10xf32>, tensor<4xi64>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+// expected-error @+1 {{no @forward function to convert (is this an imported ONNX model?)}}
+module {
+  func.func @main() {
+    return
+  }
+}
