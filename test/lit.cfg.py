@@ -17,9 +17,9 @@ config.substitutions.append(("%amp-translate", os.path.join(tools, "amp-translat
 config.substitutions.append(("%models", config.shared_models))
 config.substitutions.append(("%onnx_node", os.path.join(config.onnx_testdata, "node")))
 config.substitutions.append(("%python", config.python_executable))
-for tool in ["FileCheck", "not", "count"]:
-    config.substitutions.append(
-        ("\\b" + tool + "\\b", os.path.join(llvm, tool)))
+# FileCheck, not and count come from LLVM's tool directory.
+config.environment["PATH"] = os.pathsep.join(
+    [llvm, tools, config.environment.get("PATH", os.environ["PATH"])])
 
 if os.path.isdir(config.shared_models):
     config.available_features.add("shared-models")
