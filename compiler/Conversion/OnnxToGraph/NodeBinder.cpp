@@ -51,6 +51,14 @@ LogicalResult NodeBinder::atMostOutputs(unsigned n) {
   return success();
 }
 
+FailureOr<int64_t> NodeBinder::axis(int64_t axis, int64_t rank,
+                                    bool inclusive) {
+  if (axis < -rank || axis > rank || (axis == rank && !inclusive))
+    return error() << "axis " << axis << " is out of range for rank " << rank,
+           failure();
+  return axis < 0 ? axis + rank : axis;
+}
+
 std::optional<int64_t> NodeBinder::intAttr(StringRef name) {
   if (auto a = dyn_cast_or_null<IntegerAttr>(attr(name)))
     return a.getInt();

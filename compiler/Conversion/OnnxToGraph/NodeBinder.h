@@ -53,6 +53,11 @@ public:
   /// Error if the node has more than `n` outputs that are used.
   mlir::LogicalResult atMostOutputs(unsigned n);
 
+  /// An ONNX axis in [-rank, rank) (or [-rank, rank] when `inclusive`)
+  /// made non-negative; error naming it otherwise.
+  mlir::FailureOr<int64_t> axis(int64_t axis, int64_t rank,
+                                bool inclusive = false);
+
   // Attributes, with the ONNX default when absent.
   int64_t intAttr(llvm::StringRef name, int64_t dflt);
   std::optional<int64_t> intAttr(llvm::StringRef name);

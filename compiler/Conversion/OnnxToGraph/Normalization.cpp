@@ -51,19 +51,15 @@ FailureOr<SmallVector<Value>> convertLayerNorm(NodeBinder &n) {
     return n.error() << "stash_type must be 1 (float): ampc computes layer "
                         "norm statistics in at least f32",
            failure();
-  std::string error;
-  int64_t rank = n.typeOf(*x).getRank();
-  int64_t axis = n.intAttr("axis", -1);
-  if (axis < -rank || axis >= rank)
-    return n.error() << "axis " << axis << " is out of range for rank "
-                     << rank,
-           failure();
+  auto axis = n.axis(n.intAttr("axis", -1), n.typeOf(*x).getRank());
+  if (failed(axis))
+    return failure();
   SmallVector<Value> operands{*x, *scale};
   if (Value bias = n.input(2))
     operands.push_back(bias);
   auto op = n.create<graph::LayerNormOp>(
       operands,
-      {n.named("axis", n.b.getI64IntegerAttr(axis < 0 ? axis + rank : axis)),
+      {n.named("axis", n.b.getI64IntegerAttr(*axis)),
        n.named("epsilon", n.b.getF64FloatAttr(n.floatAttr("epsilon", 1e-5)))});
   if (failed(op))
     return failure();

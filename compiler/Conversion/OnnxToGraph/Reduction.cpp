@@ -40,12 +40,10 @@ FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
       axes.push_back(i);
   }
   for (int64_t &a : axes) {
-    if (a < -rank || a >= rank)
-      return n.error() << "axis " << a << " is out of range for rank "
-                       << rank,
-             failure();
-    if (a < 0)
-      a += rank;
+    auto normalized = n.axis(a, rank);
+    if (failed(normalized))
+      return failure();
+    a = *normalized;
   }
   llvm::sort(axes);
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
@@ -64,13 +62,10 @@ FailureOr<SmallVector<Value>> convertSoftmax(NodeBinder &n) {
     return failure();
   auto type = n.typeOf(*x);
   int64_t rank = type.getRank();
-  int64_t axis = n.intAttr("axis", n.opset() >= 13 ? -1 : 1);
-  if (axis < -rank || axis >= rank || rank == 0)
-    return n.error() << "axis " << axis << " is out of range for rank "
-                     << rank,
-           failure();
-  if (axis < 0)
-    axis += rank;
+  auto axisOr = n.axis(n.intAttr("axis", n.opset() >= 13 ? -1 : 1), rank);
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   if (n.opset() >= 13 || axis == rank - 1)
     return results(
         n.create1<OpTy>(*x, {n.named("axis", n.b.getI64IntegerAttr(axis))}));

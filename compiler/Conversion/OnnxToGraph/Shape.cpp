@@ -22,10 +22,10 @@ constexpr int64_t kMin = 11, kMax = 17;
 LogicalResult normalizeAxes(NodeBinder &n, SmallVectorImpl<int64_t> &axes,
                             int64_t rank) {
   for (int64_t &a : axes) {
-    if (a < -rank || a >= rank)
-      return n.error() << "axis " << a << " is out of range for rank " << rank;
-    if (a < 0)
-      a += rank;
+    auto normalized = n.axis(a, rank);
+    if (failed(normalized))
+      return failure();
+    a = *normalized;
   }
   SmallVector<int64_t> sorted(axes.begin(), axes.end());
   llvm::sort(sorted);
@@ -104,13 +104,10 @@ FailureOr<SmallVector<Value>> convertFlatten(NodeBinder &n) {
     return failure();
   auto in = n.typeOf(*x);
   int64_t rank = in.getRank();
-  int64_t axis = n.intAttr("axis", 1);
-  if (axis < -rank || axis > rank)
-    return n.error() << "axis " << axis << " is out of range for rank "
-                     << rank,
-           failure();
-  if (axis < 0)
-    axis += rank;
+  auto axisOr = n.axis(n.intAttr("axis", 1), rank, /*inclusive=*/true);
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) *= in.getDimSize(i);
@@ -189,14 +186,11 @@ FailureOr<SmallVector<Value>> convertConcat(NodeBinder &n) {
   std::optional<int64_t> axis = n.intAttr("axis");
   if (!axis)
     return n.error() << "missing attribute 'axis'", failure();
-  int64_t rank = n.typeOf(inputs[0]).getRank();
-  if (*axis < -rank || *axis >= rank)
-    return n.error() << "axis " << *axis << " is out of range for rank "
-                     << rank,
-           failure();
-  int64_t a = *axis < 0 ? *axis + rank : *axis;
+  auto a = n.axis(*axis, n.typeOf(inputs[0]).getRank());
+  if (failed(a))
+    return failure();
   return results(n.create1<graph::ConcatOp>(
-      inputs, {n.named("axis", n.b.getI64IntegerAttr(a))}));
+      inputs, {n.named("axis", n.b.getI64IntegerAttr(*a))}));
 }
 
 /// A slice of `x` along one axis, every other dimension whole.
@@ -218,14 +212,10 @@ FailureOr<SmallVector<Value>> convertSplit(NodeBinder &n) {
   if (failed(x))
     return failure();
   auto in = n.typeOf(*x);
-  int64_t rank = in.getRank();
-  int64_t axis = n.intAttr("axis", 0);
-  if (axis < -rank || axis >= rank)
-    return n.error() << "axis " << axis << " is out of range for rank "
-                     << rank,
-           failure();
-  if (axis < 0)
-    axis += rank;
+  auto axisOr = n.axis(n.intAttr("axis", 0), in.getRank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   int64_t dim = in.getDimSize(axis);
   unsigned parts = n.numOutputs();
   SmallVector<int64_t> sizes;
@@ -333,16 +323,11 @@ FailureOr<SmallVector<Value>> convertGather(NodeBinder &n) {
   auto data = n.required(0, "data"), indices = n.required(1, "indices");
   if (failed(data) || failed(indices))
     return failure();
-  int64_t rank = n.typeOf(*data).getRank();
-  int64_t axis = n.intAttr("axis", 0);
-  if (axis < -rank || axis >= rank)
-    return n.error() << "axis " << axis << " is out of range for rank "
-                     << rank,
-           failure();
-  if (axis < 0)
-    axis += rank;
+  auto axis = n.axis(n.intAttr("axis", 0), n.typeOf(*data).getRank());
+  if (failed(axis))
+    return failure();
   return results(n.create1<graph::GatherOp>(
-      {*data, *indices}, {n.named("axis", n.b.getI64IntegerAttr(axis))}));
+      {*data, *indices}, {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
 }
 
 FailureOr<SmallVector<Value>> convertExpand(NodeBinder &n) {
