@@ -15,7 +15,6 @@ llvm = config.llvm_tools_dir
 config.substitutions.append(("%amp-opt", os.path.join(tools, "amp-opt")))
 config.substitutions.append(("%amp-translate", os.path.join(tools, "amp-translate")))
 config.substitutions.append(("%models", config.shared_models))
-config.substitutions.append(("%onnx_node", os.path.join(config.onnx_testdata, "node")))
 config.substitutions.append(("%python", config.python_executable))
 # FileCheck, not and count come from LLVM's tool directory.
 config.environment["PATH"] = os.pathsep.join(
@@ -23,7 +22,5 @@ config.environment["PATH"] = os.pathsep.join(
 
 if os.path.isdir(config.shared_models):
     config.available_features.add("shared-models")
-if os.path.isdir(os.path.join(config.onnx_testdata, "node")):
-    config.available_features.add("onnx-testdata")
 
 config.environment["FILECHECK_OPTS"] = "--dump-input=fail"

@@ -653,32 +653,27 @@ OpFoldResult foldBinary(Operation *op, Attribute lhsAttr, Attribute rhsAttr,
 }
 } // namespace
 
+/// x op y, or std::nullopt when it overflows int64 (LLVM's *Overflow
+/// helpers return non-zero on overflow).
+template <int64_t (*Op)(int64_t, int64_t, int64_t &)>
+static std::optional<int64_t> checked(int64_t x, int64_t y) {
+  int64_t r;
+  if (Op(x, y, r))
+    return std::nullopt;
+  return r;
+}
+
 OpFoldResult AddOp::fold(FoldAdaptor a) {
   return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
-                      int64_t r;
-                      if (llvm::AddOverflow(x, y, r))
-                        return std::nullopt;
-                      return r;
-                    });
+                    checked<llvm::AddOverflow<int64_t>>);
 }
 OpFoldResult SubOp::fold(FoldAdaptor a) {
   return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
-                      int64_t r;
-                      if (llvm::SubOverflow(x, y, r))
-                        return std::nullopt;
-                      return r;
-                    });
+                    checked<llvm::SubOverflow<int64_t>>);
 }
 OpFoldResult MulOp::fold(FoldAdaptor a) {
   return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
-                      int64_t r;
-                      if (llvm::MulOverflow(x, y, r))
-                        return std::nullopt;
-                      return r;
-                    });
+                    checked<llvm::MulOverflow<int64_t>>);
 }
 OpFoldResult DivOp::fold(FoldAdaptor a) {
   return foldBinary(*this, a.getLhs(), a.getRhs(),

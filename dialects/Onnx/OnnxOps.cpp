@@ -29,6 +29,29 @@ void OnnxDialect::initialize() {
       >();
 }
 
+Type ampc::onnx::elementTypeOf(int64_t dtype, MLIRContext *context) {
+  Builder b(context);
+  // Codes of onnx.proto's TensorProto::DataType.
+  switch (dtype) {
+  case 1:
+    return b.getF32Type();
+  case 10:
+    return b.getF16Type();
+  case 16:
+    return b.getBF16Type();
+  case 11:
+    return b.getF64Type();
+  case 7:
+    return b.getI64Type();
+  case 6:
+    return b.getI32Type();
+  case 9:
+    return b.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+
 StringRef NodeOp::getNodeName() {
   Location loc = getLoc();
   if (auto fused = dyn_cast<FusedLoc>(loc))

@@ -21,4 +21,15 @@
 #define GET_OP_CLASSES
 #include "dialects/Onnx/OnnxOps.h.inc"
 
+namespace ampc::onnx {
+/// The element type of an ONNX TensorProto::DataType code, or null for the
+/// codes ampc does not support (the importer and the Cast conversion share
+/// this one table).
+mlir::Type elementTypeOf(int64_t dtype, mlir::MLIRContext *context);
+
+/// The supported codes by ONNX name, for error messages.
+inline constexpr const char *kSupportedDtypes =
+    "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, BOOL";
+} // namespace ampc::onnx
+
 #endif // AMPC_DIALECTS_ONNX_ONNXOPS_H

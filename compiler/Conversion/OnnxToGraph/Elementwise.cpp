@@ -102,28 +102,6 @@ FailureOr<SmallVector<Value>> convertWhere(NodeBinder &n) {
   return results(n.create1<graph::WhereOp>({*c, *x, *y}));
 }
 
-/// ONNX TensorProto::DataType -> element type, or null.
-Type onnxDtype(int64_t dtype, Builder &b) {
-  switch (dtype) {
-  case 1:
-    return b.getF32Type();
-  case 10:
-    return b.getF16Type();
-  case 16:
-    return b.getBF16Type();
-  case 11:
-    return b.getF64Type();
-  case 7:
-    return b.getI64Type();
-  case 6:
-    return b.getI32Type();
-  case 9:
-    return b.getI1Type();
-  default:
-    return nullptr;
-  }
-}
-
 FailureOr<SmallVector<Value>> convertCast(NodeBinder &n) {
   auto x = n.required(0, "input");
   if (failed(x))
@@ -131,11 +109,11 @@ FailureOr<SmallVector<Value>> convertCast(NodeBinder &n) {
   std::optional<int64_t> to = n.intAttr("to");
   if (!to)
     return n.error() << "missing attribute 'to'", failure();
-  Type elem = onnxDtype(*to, n.b);
+  Type elem = onnx::elementTypeOf(*to, n.b.getContext());
   if (!elem)
     return n.error() << "cast to ONNX dtype " << *to
-                     << " is not supported (supported: FLOAT, FLOAT16, "
-                        "BFLOAT16, DOUBLE, INT64, INT32, BOOL)",
+                     << " is not supported (supported: "
+                     << onnx::kSupportedDtypes << ")",
            failure();
   if (n.typeOf(*x).getElementType() == elem)
     return SmallVector<Value>{*x};

@@ -59,6 +59,20 @@ FailureOr<int64_t> NodeBinder::axis(int64_t axis, int64_t rank,
   return axis < 0 ? axis + rank : axis;
 }
 
+LogicalResult NodeBinder::axes(SmallVectorImpl<int64_t> &axes, int64_t rank) {
+  for (int64_t &a : axes) {
+    auto normalized = axis(a, rank);
+    if (failed(normalized))
+      return failure();
+    a = *normalized;
+  }
+  SmallVector<int64_t> sorted(axes.begin(), axes.end());
+  llvm::sort(sorted);
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return error() << "axes contain a repeated axis";
+  return success();
+}
+
 std::optional<int64_t> NodeBinder::intAttr(StringRef name) {
   if (auto a = dyn_cast_or_null<IntegerAttr>(attr(name)))
     return a.getInt();

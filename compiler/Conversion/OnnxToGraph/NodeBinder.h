@@ -57,6 +57,10 @@ public:
   /// made non-negative; error naming it otherwise.
   mlir::FailureOr<int64_t> axis(int64_t axis, int64_t rank,
                                 bool inclusive = false);
+  /// Every axis of a list made non-negative; error on one out of range or
+  /// repeated. The order is kept.
+  mlir::LogicalResult axes(llvm::SmallVectorImpl<int64_t> &axes,
+                           int64_t rank);
 
   // Attributes, with the ONNX default when absent.
   int64_t intAttr(llvm::StringRef name, int64_t dflt);

@@ -13,16 +13,16 @@ namespace {
 
 constexpr int64_t kMin = 11, kMax = 17;
 
-template <typename OpTy>
+/// `axesInputFrom13`: the op takes its axes as an input from opset 13
+/// (ReduceSum; the others through opset 17 take an attribute).
+template <typename OpTy, bool axesInputFrom13>
 FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
   auto x = n.required(0, "data");
   if (failed(x))
     return failure();
   int64_t rank = n.typeOf(*x).getRank();
   SmallVector<int64_t> axes;
-  bool axesFromInput =
-      OpTy::getOperationName() == graph::ReduceSumOp::getOperationName() &&
-      n.opset() >= 13;
+  bool axesFromInput = axesInputFrom13 && n.opset() >= 13;
   if (axesFromInput) {
     if (n.input(1)) {
       auto a = n.constInts(1, "axes");
@@ -39,15 +39,9 @@ FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   }
-  for (int64_t &a : axes) {
-    auto normalized = n.axis(a, rank);
-    if (failed(normalized))
-      return failure();
-    a = *normalized;
-  }
+  if (failed(n.axes(axes, rank)))
+    return failure();
   llvm::sort(axes);
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-    return n.error() << "axes contain a repeated axis", failure();
   if (rank == 0)
     return SmallVector<Value>{*x};
   return results(n.create1<OpTy>(
@@ -131,9 +125,12 @@ FailureOr<SmallVector<Value>> convertNll(NodeBinder &n) {
 } // namespace
 
 void populateReductionHandlers(HandlerTable &t) {
-  addHandler(t, "ReduceSum", kMin, kMax, convertReduce<graph::ReduceSumOp>);
-  addHandler(t, "ReduceMean", kMin, kMax, convertReduce<graph::ReduceMeanOp>);
-  addHandler(t, "ReduceMax", kMin, kMax, convertReduce<graph::ReduceMaxOp>);
+  addHandler(t, "ReduceSum", kMin, kMax,
+             convertReduce<graph::ReduceSumOp, true>);
+  addHandler(t, "ReduceMean", kMin, kMax,
+             convertReduce<graph::ReduceMeanOp, false>);
+  addHandler(t, "ReduceMax", kMin, kMax,
+             convertReduce<graph::ReduceMaxOp, false>);
   addHandler(t, "Softmax", kMin, kMax, convertSoftmax<graph::SoftmaxOp>);
   addHandler(t, "LogSoftmax", kMin, kMax, convertSoftmax<graph::LogSoftmaxOp>);
   addHandler(t, "SoftmaxCrossEntropyLoss", 12, kMax,

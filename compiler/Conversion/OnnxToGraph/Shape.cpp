@@ -18,22 +18,6 @@ namespace {
 
 constexpr int64_t kMin = 11, kMax = 17;
 
-/// Normalizes axes against `rank`, rejecting out-of-range and repeats.
-LogicalResult normalizeAxes(NodeBinder &n, SmallVectorImpl<int64_t> &axes,
-                            int64_t rank) {
-  for (int64_t &a : axes) {
-    auto normalized = n.axis(a, rank);
-    if (failed(normalized))
-      return failure();
-    a = *normalized;
-  }
-  SmallVector<int64_t> sorted(axes.begin(), axes.end());
-  llvm::sort(sorted);
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    return n.error() << "axes contain a repeated axis";
-  return success();
-}
-
 /// Axes from the attribute (before opset 13) or the input at `index`.
 FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeBinder &n,
                                                       unsigned index) {
@@ -123,7 +107,7 @@ FailureOr<SmallVector<Value>> convertSqueeze(NodeBinder &n) {
   SmallVector<int64_t> axes;
   if (*axesOr) {
     axes = **axesOr;
-    if (failed(normalizeAxes(n, axes, in.getRank())))
+    if (failed(n.axes(axes, in.getRank())))
       return failure();
     for (int64_t a : axes)
       if (in.getDimSize(a) != 1)
@@ -152,7 +136,7 @@ FailureOr<SmallVector<Value>> convertUnsqueeze(NodeBinder &n) {
   auto in = n.typeOf(*x);
   SmallVector<int64_t> axes = **axesOr;
   int64_t outRank = in.getRank() + axes.size();
-  if (failed(normalizeAxes(n, axes, outRank)))
+  if (failed(n.axes(axes, outRank)))
     return failure();
   SmallVector<int64_t> shape;
   auto src = in.getShape().begin();
@@ -287,7 +271,7 @@ FailureOr<SmallVector<Value>> convertSlice(NodeBinder &n) {
     return n.error() << "starts, ends, axes and steps must have the same "
                         "length",
            failure();
-  if (failed(normalizeAxes(n, axes, rank)))
+  if (failed(n.axes(axes, rank)))
     return failure();
   SmallVector<int64_t> s(rank, 0), e(in.getShape()), st(rank, 1);
   for (auto [i, axis] : llvm::enumerate(axes)) {

@@ -43,32 +43,6 @@ const char *dtypeName(int dtype) {
   return "UNKNOWN";
 }
 
-/// ONNX element type -> MLIR, or null for the types ampc does not support.
-Type elementType(int dtype, MLIRContext *ctx) {
-  Builder b(ctx);
-  switch (dtype) {
-  case pb::TensorProto::FLOAT:
-    return b.getF32Type();
-  case pb::TensorProto::FLOAT16:
-    return b.getF16Type();
-  case pb::TensorProto::BFLOAT16:
-    return b.getBF16Type();
-  case pb::TensorProto::DOUBLE:
-    return b.getF64Type();
-  case pb::TensorProto::INT64:
-    return b.getI64Type();
-  case pb::TensorProto::INT32:
-    return b.getI32Type();
-  case pb::TensorProto::BOOL:
-    return b.getI1Type();
-  default:
-    return nullptr;
-  }
-}
-
-constexpr const char *kSupportedTypes =
-    "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, BOOL";
-
 class Importer {
 public:
   Importer(MLIRContext *ctx, StringRef fileName,
@@ -101,6 +75,8 @@ private:
   std::string fileName;
   Location fileLoc;
   llvm::StringMap<Type> valueInfo;
+  /// External data files by path: exporters put every tensor in one file.
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> externalFiles;
   unsigned blobCounter = 0;
 };
 
@@ -123,7 +99,7 @@ Type Importer::valueType(const pb::TypeProto &type) {
   if (!type.has_tensor_type())
     return onnx::UnknownType::get(ctx);
   const auto &tt = type.tensor_type();
-  Type elem = elementType(tt.elem_type(), ctx);
+  Type elem = onnx::elementTypeOf(tt.elem_type(), ctx);
   if (!elem)
     return onnx::UnknownType::get(ctx);
   if (!tt.has_shape())
@@ -143,11 +119,11 @@ FailureOr<Type> Importer::inputType(const pb::ValueInfoProto &info) {
                       "not supported)",
            failure();
   const auto &tt = info.type().tensor_type();
-  if (!elementType(tt.elem_type(), ctx))
+  if (!onnx::elementTypeOf(tt.elem_type(), ctx))
     return error() << "graph input '" << info.name() << "' has dtype "
                    << dtypeName(tt.elem_type())
                    << ", which ampc does not support (supported: "
-                   << kSupportedTypes << ")",
+                   << onnx::kSupportedDtypes << ")",
            failure();
   if (!tt.has_shape())
     return error() << "graph input '" << info.name()
@@ -218,20 +194,24 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
              failure();
     SmallString<256> path(options.modelDir);
     llvm::sys::path::append(path, location);
-    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-    if (!buf)
-      return error() << what << ": cannot read external data file '" << path
-                     << "': " << buf.getError().message(),
-             failure();
+    std::unique_ptr<llvm::MemoryBuffer> &buf = externalFiles[path];
+    if (!buf) {
+      auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+      if (!file)
+        return error() << what << ": cannot read external data file '"
+                       << path << "': " << file.getError().message(),
+               failure();
+      buf = std::move(*file);
+    }
     if (length < 0)
-      length = static_cast<int64_t>((*buf)->getBufferSize()) - offset;
+      length = static_cast<int64_t>(buf->getBufferSize()) - offset;
     if (offset < 0 || length < 0 ||
-        static_cast<uint64_t>(offset + length) > (*buf)->getBufferSize())
+        static_cast<uint64_t>(offset + length) > buf->getBufferSize())
       return error() << what << ": external data range [" << offset << ", "
                      << offset + length << ") is outside '" << path << "' ("
-                     << (*buf)->getBufferSize() << " bytes)",
+                     << buf->getBufferSize() << " bytes)",
              failure();
-    out.assign((*buf)->getBufferStart() + offset, length);
+    out.assign(buf->getBufferStart() + offset, length);
   } else if (t.has_raw_data()) {
     out = t.raw_data();
   } else {
@@ -282,11 +262,11 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
 
 FailureOr<ElementsAttr> Importer::tensorAttr(const pb::TensorProto &t,
                                              StringRef what) {
-  Type elem = elementType(t.data_type(), ctx);
+  Type elem = onnx::elementTypeOf(t.data_type(), ctx);
   if (!elem)
     return error() << what << " has dtype " << dtypeName(t.data_type())
                    << ", which ampc does not support (supported: "
-                   << kSupportedTypes << ")",
+                   << onnx::kSupportedDtypes << ")",
            failure();
   SmallVector<int64_t> dims;
   int64_t count = 1;
@@ -504,8 +484,17 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   }
   if (failed(applyShapeOverrides(*model.mutable_graph())))
     return nullptr;
+  bool externalData = llvm::any_of(model.graph().initializer(), [](auto &t) {
+    return t.data_location() == pb::TensorProto::EXTERNAL;
+  });
   try {
-    if (options.checkModel)
+    // ONNX 1.12 checks external data paths against the model's directory
+    // only when it reads the model from its path; in memory it uses the
+    // current directory. So a file with external data is checked by path
+    // (the --shape overrides do not matter to the checker).
+    if (options.checkModel && externalData && fileName != "-")
+      pb::checker::check_model(fileName);
+    else if (options.checkModel)
       pb::checker::check_model(model);
   } catch (const std::exception &e) {
     std::string msg = e.what();

@@ -32,11 +32,11 @@ func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}, %y: tensor<3xf32> {onn
   %12 = onnx.node "Sub"(%y, %11) {} opset 13 : (tensor<3xf32>, !onnx.unknown) -> !onnx.unknown
   // CHECK: graph.mul
   %13 = onnx.node "Mul"(%12, %12) {} opset 13 : (!onnx.unknown, !onnx.unknown) -> !onnx.unknown
-  // CHECK: graph.div
+  // CHECK: %[[DIV:.*]] = graph.div
   %14 = onnx.node "Div"(%13, %y) {} opset 13 : (!onnx.unknown, tensor<3xf32>) -> !onnx.unknown
   // Identity forwards its input.
   %15 = onnx.node "Identity"(%14) {} opset 13 : (!onnx.unknown) -> !onnx.unknown
-  // CHECK: return %{{.*}} : tensor<2x3xf32>
+  // CHECK: return %[[DIV]] : tensor<2x3xf32>
   return %15 : !onnx.unknown
 }
 // CHECK: #[[LOC]] = loc("relu_node")

@@ -63,3 +63,21 @@ save("short_initializer", helper.make_graph(
     [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])], [out_([2, 3])], [short]),
     check=False)
+
+# Two initializers stored in one external data file (read once), and a copy
+# whose second tensor points past the end of that file.
+w1 = numpy_helper.from_array(np.full((4, 3), 2.0, np.float32), "w1")
+w2 = numpy_helper.from_array(np.full((3, 5), 3.0, np.float32), "w2")
+ext = helper.make_model(helper.make_graph(
+    [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+     helper.make_node("MatMul", ["h", "w2"], ["y"], name="mm2")], "g",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])], [w1, w2]),
+    opset_imports=[helper.make_opsetid("", 13)])
+ext.ir_version = 8
+onnx.save_model(ext, os.path.join(out, "external.onnx"), save_as_external_data=True,
+                all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+for entry in ext.graph.initializer[1].external_data:
+    if entry.key == "offset":
+        entry.value = "1000000"
+onnx.save_model(ext, os.path.join(out, "external_range.onnx"))
