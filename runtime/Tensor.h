@@ -1,0 +1,70 @@
+//===- Tensor.h - tensor views and kernel attributes ----------------------===//
+//
+// What a kernel sees: typed views of arena memory and the attributes of the
+// graph op it implements. Nothing here owns memory or knows the Program
+// format, so kernels can be tested on their own.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_TENSOR_H
+#define AMPC_RUNTIME_TENSOR_H
+
+#include "runtime/DType.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ampc::rt {
+
+using Shape = std::vector<int64_t>;
+
+int64_t numElements(const Shape &shape);
+std::string str(const Shape &shape); // "[2, 3]"
+
+struct TensorView {
+  DType dtype = DType::F32;
+  Shape shape;
+  void *data = nullptr; // null while a kernel is only being checked
+
+  int64_t numElements() const { return rt::numElements(shape); }
+  size_t byteSize() const { return numElements() * sizeOf(dtype); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+  std::string typeStr() const; // "tensor<2x3xf32>"
+};
+
+struct AttrValue {
+  enum class Kind { Int, Float, String, Ints } kind = Kind::Int;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+};
+
+// The attributes of one graph op, as the compiler wrote them. Booleans are
+// Ints (0/1). An optional attribute the op did not set is absent.
+class Attrs {
+public:
+  void setInt(const std::string &k, int64_t v);
+  void setFloat(const std::string &k, double v);
+  void setString(const std::string &k, std::string v);
+  void setInts(const std::string &k, std::vector<int64_t> v);
+
+  bool has(const std::string &k) const { return map_.count(k) != 0; }
+  const AttrValue *find(const std::string &k) const;
+  // Getters fall back to the default when the attribute is absent; they do
+  // not check the kind (Program validation does: see runtime/Program.cpp).
+  int64_t getInt(const std::string &k, int64_t dflt = 0) const;
+  double getFloat(const std::string &k, double dflt = 0) const;
+  std::string getString(const std::string &k, std::string dflt = "") const;
+  std::vector<int64_t> getInts(const std::string &k) const;
+  const std::map<std::string, AttrValue> &all() const { return map_; }
+
+private:
+  std::map<std::string, AttrValue> map_;
+};
+
+} // namespace ampc::rt
+
+#endif // AMPC_RUNTIME_TENSOR_H

@@ -1,0 +1,67 @@
+//===- CpuKernels.h - the CPU backend's kernels ---------------------------===//
+//
+// One entry per graph op (by its name without the dialect prefix: "gemm",
+// "conv2d", ...) plus "fused": a chain of elementwise graph ops run as one
+// pass over memory. Every kernel can be checked without data (at Program
+// load time) and then run any number of times.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CPU_CPUKERNELS_H
+#define AMPC_RUNTIME_CPU_CPUKERNELS_H
+
+#include "runtime/Status.h"
+#include "runtime/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace ampc::rt::cpu {
+
+class ThreadPool;
+
+// One step of a fused elementwise kernel. Operand k refers to kernel input
+// `operands[k]` when >= 0, and to the result of step `-operands[k] - 1`
+// when < 0. Every step's result has the kernel output's shape and its own
+// dtype; inputs broadcast (numpy rules) to that shape. Intermediate results
+// are rounded to their dtype exactly as if they had been stored, so a fused
+// chain gives bit-identical results to the same ops run one by one.
+struct FusedStep {
+  std::string op; // "add", "relu", "cast", "where", ...
+  Attrs attrs;
+  std::vector<int> operands;
+  DType dtype = DType::F32;
+};
+
+struct OpCall {
+  std::string op;                  // graph op name, or "fused"
+  const Attrs *attrs = nullptr;    // never null
+  std::vector<TensorView> inputs;  // an absent optional input has rank -1:
+                                   // see `present`
+  std::vector<bool> present;       // one per input
+  std::vector<TensorView> outputs;
+  const std::vector<FusedStep> *steps = nullptr; // for "fused" only
+  // Dropout's random stream: the seed attribute is combined with this
+  // counter (the step number), so each step draws a fresh mask.
+  uint64_t rngCounter = 0;
+};
+
+struct CpuContext {
+  ThreadPool *pool = nullptr; // may be null: run on the calling thread
+};
+
+// Checks that the op exists and that its inputs, outputs, dtypes, shapes and
+// attributes are consistent. Data pointers are not looked at. The message
+// names the op and the mismatch.
+Status checkKernel(const OpCall &call);
+
+// Runs a call that passed checkKernel. Outputs never alias inputs, except
+// for "fused", whose output may be exactly one of its inputs (same address,
+// shape and dtype: the update is done in place).
+Status runKernel(const OpCall &call, CpuContext &ctx);
+
+// The op names this backend implements (for docs and for tests).
+std::vector<std::string> kernelNames();
+
+} // namespace ampc::rt::cpu
+
+#endif // AMPC_RUNTIME_CPU_CPUKERNELS_H
