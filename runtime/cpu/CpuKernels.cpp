@@ -1,0 +1,72 @@
+//===- CpuKernels.cpp - dispatch of CPU kernels by op name ----------------===//
+//
+// Looks a call's op up in the table the kernel families build, and puts the
+// op's name in front of every error its kernel reports.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/Registry.h"
+
+#include <algorithm>
+
+namespace ampc::rt::cpu {
+namespace {
+
+const std::vector<KernelEntry> &table() {
+  static const std::vector<KernelEntry> entries = [] {
+    std::vector<KernelEntry> v;
+    addElementwiseKernels(v);
+    addMovementKernels(v);
+    addContractionKernels(v);
+    addNormalizationKernels(v);
+    addReductionKernels(v);
+    std::sort(v.begin(), v.end(), [](const KernelEntry &a, const KernelEntry &b) {
+      return std::string_view(a.name) < std::string_view(b.name);
+    });
+    return v;
+  }();
+  return entries;
+}
+
+const KernelEntry *find(const std::string &op) {
+  const auto &t = table();
+  auto it = std::lower_bound(t.begin(), t.end(), op,
+                             [](const KernelEntry &e, const std::string &n) {
+                               return std::string_view(e.name) < n;
+                             });
+  if (it == t.end() || op != it->name)
+    return nullptr;
+  return &*it;
+}
+
+} // namespace
+
+Status checkKernel(const OpCall &call) {
+  const KernelEntry *e = find(call.op);
+  if (!e)
+    return Status::error("the CPU backend has no kernel for op '" + call.op +
+                         "'");
+  if (call.present.size() != call.inputs.size())
+    return Status::error("op '" + call.op + "': input presence list has " +
+                         std::to_string(call.present.size()) +
+                         " entries for " + std::to_string(call.inputs.size()) +
+                         " inputs");
+  return e->check(call).withContext("op '" + call.op + "'");
+}
+
+Status runKernel(const OpCall &call, CpuContext &ctx) {
+  const KernelEntry *e = find(call.op);
+  if (!e)
+    return Status::error("the CPU backend has no kernel for op '" + call.op +
+                         "'");
+  return e->run(call, ctx).withContext("op '" + call.op + "'");
+}
+
+std::vector<std::string> kernelNames() {
+  std::vector<std::string> names;
+  for (const KernelEntry &e : table())
+    names.push_back(e.name);
+  return names;
+}
+
+} // namespace ampc::rt::cpu

@@ -1,0 +1,31 @@
+//===- Registry.h - how kernel families join the CPU backend --------------===//
+//
+// Each family file (Elementwise.cpp, Movement.cpp, Contraction.cpp,
+// Normalization.cpp, Reduction.cpp) appends its entries; CpuKernels.cpp
+// dispatches by name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CPU_REGISTRY_H
+#define AMPC_RUNTIME_CPU_REGISTRY_H
+
+#include "runtime/cpu/CpuKernels.h"
+
+#include <vector>
+
+namespace ampc::rt::cpu {
+
+struct KernelEntry {
+  const char *name;
+  Status (*check)(const OpCall &);
+  Status (*run)(const OpCall &, CpuContext &);
+};
+
+void addElementwiseKernels(std::vector<KernelEntry> &out); // + "fused"
+void addMovementKernels(std::vector<KernelEntry> &out);
+void addContractionKernels(std::vector<KernelEntry> &out);
+void addNormalizationKernels(std::vector<KernelEntry> &out);
+void addReductionKernels(std::vector<KernelEntry> &out);
+
+} // namespace ampc::rt::cpu
+
+#endif // AMPC_RUNTIME_CPU_REGISTRY_H
