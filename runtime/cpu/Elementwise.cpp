@@ -1,0 +1,6 @@
+//===- Elementwise.cpp - CPU kernels (being written) -------------------------------===//
+#include "runtime/cpu/Registry.h"
+
+namespace ampc::rt::cpu {
+void addElementwiseKernels(std::vector<KernelEntry> &) {}
+} // namespace ampc::rt::cpu

@@ -1,0 +1,6 @@
+//===- Normalization.cpp - CPU kernels (being written) -------------------------------===//
+#include "runtime/cpu/Registry.h"
+
+namespace ampc::rt::cpu {
+void addNormalizationKernels(std::vector<KernelEntry> &) {}
+} // namespace ampc::rt::cpu

@@ -1,0 +1,94 @@
+//===- Parallel.cpp - thread pool -----------------------------------------===//
+#include "runtime/cpu/Parallel.h"
+
+#include <algorithm>
+
+namespace ampc::rt::cpu {
+
+ThreadPool::ThreadPool(unsigned threads) {
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 1; i < threads; ++i)
+    workers_.emplace_back([this, i] { workerLoop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread &t : workers_)
+    t.join();
+}
+
+static void piece(int64_t n, unsigned pieces, unsigned i, int64_t &b,
+                  int64_t &e) {
+  b = n * i / pieces;
+  e = n * (i + 1) / pieces;
+}
+
+void ThreadPool::run(int64_t n, const std::function<void(int64_t, int64_t)> &fn) {
+  unsigned pieces = static_cast<unsigned>(
+      std::min<int64_t>(n, static_cast<int64_t>(size())));
+  if (pieces <= 1) {
+    if (n > 0)
+      fn(0, n);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_ = &fn;
+    n_ = n;
+    pieces_ = pieces;
+    pending_ = pieces - 1;
+    ++generation_;
+  }
+  wake_.notify_all();
+  int64_t b, e;
+  piece(n, pieces, 0, b, e);
+  fn(b, e);
+  std::unique_lock<std::mutex> lock(mu_);
+  done_.wait(lock, [this] { return pending_ == 0; });
+  fn_ = nullptr;
+}
+
+void ThreadPool::workerLoop(unsigned index) {
+  uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(int64_t, int64_t)> *fn;
+    int64_t n;
+    unsigned pieces;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_)
+        return;
+      seen = generation_;
+      fn = fn_;
+      n = n_;
+      pieces = pieces_;
+    }
+    if (index < pieces) {
+      int64_t b, e;
+      piece(n, pieces, index, b, e);
+      (*fn)(b, e);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0)
+        done_.notify_all();
+    }
+  }
+}
+
+void parallelFor(const CpuContext &ctx, int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &fn) {
+  if (n <= 0)
+    return;
+  if (!ctx.pool || ctx.pool->size() == 1 || n < 2 * std::max<int64_t>(grain, 1)) {
+    fn(0, n);
+    return;
+  }
+  ctx.pool->run(n, fn);
+}
+
+} // namespace ampc::rt::cpu
