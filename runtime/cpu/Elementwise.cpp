@@ -1,6 +1,922 @@
-//===- Elementwise.cpp - CPU kernels (being written) -------------------------------===//
+//===- Elementwise.cpp - elementwise and fused elementwise CPU kernels ----===//
+//
+// Owns every elementwise graph op (unary math, binary arithmetic with numpy
+// broadcasting, where, cast) and "fused", a chain of them run in one pass
+// over memory. A standalone op runs as a one-step chain, so fused and
+// unfused results come from the same code and agree bit for bit.
+//
+// The interpreter walks the output in chunks: each kernel input's chunk is
+// loaded into a compute buffer (f32 for f32/f16/bf16, f64 for f64, int64 for
+// i64/i32/i1), every step runs over the chunk in a tight loop, and each
+// intermediate is rounded to its step dtype exactly as a store would round
+// it (through TypedIO), so fusing never changes a result.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
+#include "runtime/cpu/TypedIO.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string_view>
 
 namespace ampc::rt::cpu {
-void addElementwiseKernels(std::vector<KernelEntry> &) {}
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Op table and type rules
+//===----------------------------------------------------------------------===//
+
+enum class OpKind {
+  Relu,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Exp,
+  Log,
+  Sqrt,
+  Reciprocal,
+  Neg,
+  Abs,
+  Gelu,
+  LeakyRelu,
+  Clip,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Where,
+  Cast
+};
+
+// How an op's operand and result dtypes relate.
+enum class Sig { FloatUnary, NumUnary, NumBinary, FloatBinary, Where, Cast };
+
+struct OpInfo {
+  const char *name;
+  OpKind kind;
+  Sig sig;
+};
+
+constexpr OpInfo kOps[] = {
+    {"relu", OpKind::Relu, Sig::FloatUnary},
+    {"tanh", OpKind::Tanh, Sig::FloatUnary},
+    {"sigmoid", OpKind::Sigmoid, Sig::FloatUnary},
+    {"erf", OpKind::Erf, Sig::FloatUnary},
+    {"exp", OpKind::Exp, Sig::FloatUnary},
+    {"log", OpKind::Log, Sig::FloatUnary},
+    {"sqrt", OpKind::Sqrt, Sig::FloatUnary},
+    {"reciprocal", OpKind::Reciprocal, Sig::FloatUnary},
+    {"neg", OpKind::Neg, Sig::NumUnary},
+    {"abs", OpKind::Abs, Sig::NumUnary},
+    {"gelu", OpKind::Gelu, Sig::FloatUnary},
+    {"leaky_relu", OpKind::LeakyRelu, Sig::FloatUnary},
+    {"clip", OpKind::Clip, Sig::NumUnary},
+    {"add", OpKind::Add, Sig::NumBinary},
+    {"sub", OpKind::Sub, Sig::NumBinary},
+    {"mul", OpKind::Mul, Sig::NumBinary},
+    {"div", OpKind::Div, Sig::NumBinary},
+    {"pow", OpKind::Pow, Sig::FloatBinary},
+    {"where", OpKind::Where, Sig::Where},
+    {"cast", OpKind::Cast, Sig::Cast},
+};
+
+const OpInfo *findOp(std::string_view name) {
+  for (const OpInfo &o : kOps)
+    if (name == o.name)
+      return &o;
+  return nullptr;
+}
+
+int arity(Sig s) {
+  switch (s) {
+  case Sig::NumBinary:
+  case Sig::FloatBinary:
+    return 2;
+  case Sig::Where:
+    return 3;
+  default:
+    return 1;
+  }
+}
+
+const char *operandName(Sig s, int k) {
+  static const char *binary[] = {"lhs", "rhs"};
+  static const char *where[] = {"condition", "x", "y"};
+  switch (s) {
+  case Sig::NumBinary:
+  case Sig::FloatBinary:
+    return binary[k];
+  case Sig::Where:
+    return where[k];
+  default:
+    return "input";
+  }
+}
+
+// The compute domain of a dtype: what its values are held in while a chunk
+// is being computed.
+enum class Dom : uint8_t { F, D, I };
+Dom domOf(DType t) {
+  switch (t) {
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+    return Dom::F;
+  case DType::F64:
+    return Dom::D;
+  default:
+    return Dom::I;
+  }
+}
+
+std::string dt(DType t) { return std::string(name(t)); }
+
+Status checkTypes(const OpInfo &op, const std::vector<DType> &in, DType out) {
+  auto mismatch = [&](const char *what, DType got, DType want) {
+    return Status::error(std::string(what) + " has dtype " + dt(got) + " but " +
+                         dt(want) + " was expected");
+  };
+  switch (op.sig) {
+  case Sig::FloatUnary:
+  case Sig::NumUnary:
+    if (op.sig == Sig::FloatUnary ? !isFloat(in[0]) : in[0] == DType::I1)
+      return Status::error(std::string("input has dtype ") + dt(in[0]) +
+                           ", which the op does not accept (" +
+                           (op.sig == Sig::FloatUnary ? "float types only"
+                                                      : "numeric types only") +
+                           ")");
+    if (out != in[0])
+      return mismatch("output", out, in[0]);
+    return Status::ok();
+  case Sig::NumBinary:
+  case Sig::FloatBinary:
+    for (int k = 0; k < 2; ++k)
+      if (op.sig == Sig::FloatBinary ? !isFloat(in[k]) : in[k] == DType::I1)
+        return Status::error(
+            std::string(operandName(op.sig, k)) + " has dtype " + dt(in[k]) +
+            ", which the op does not accept (" +
+            (op.sig == Sig::FloatBinary ? "float types only"
+                                        : "numeric types only") +
+            ")");
+    if (in[1] != in[0])
+      return Status::error("lhs has dtype " + dt(in[0]) + " but rhs has " +
+                           dt(in[1]));
+    if (out != in[0])
+      return mismatch("output", out, in[0]);
+    return Status::ok();
+  case Sig::Where:
+    if (in[0] != DType::I1)
+      return mismatch("condition", in[0], DType::I1);
+    if (in[2] != in[1])
+      return Status::error("x has dtype " + dt(in[1]) + " but y has " +
+                           dt(in[2]));
+    if (out != in[1])
+      return mismatch("output", out, in[1]);
+    return Status::ok();
+  case Sig::Cast:
+    return Status::ok();
+  }
+  return Status::ok();
+}
+
+// Attribute values a step needs at run time, parsed once per call.
+struct StepParams {
+  bool geluTanh = false;
+  double alpha = 0.01;
+  bool hasMin = false, hasMax = false;
+  double min = 0, max = 0;
+};
+
+Status floatAttr(const Attrs &attrs, const char *key, bool &has, double &v) {
+  const AttrValue *a = attrs.find(key);
+  has = a != nullptr;
+  if (!a)
+    return Status::ok();
+  if (a->kind != AttrValue::Kind::Float)
+    return Status::error(std::string("attribute '") + key +
+                         "' must be a float");
+  v = a->f;
+  return Status::ok();
+}
+
+Status parseAttrs(const OpInfo &op, const Attrs &attrs, StepParams &p) {
+  switch (op.kind) {
+  case OpKind::Gelu: {
+    const AttrValue *a = attrs.find("approximate");
+    if (!a)
+      return Status::ok(); // TableGen default "none"
+    if (a->kind != AttrValue::Kind::String)
+      return Status::error("attribute 'approximate' must be a string");
+    if (a->s != "none" && a->s != "tanh")
+      return Status::error("attribute 'approximate' must be \"none\" or "
+                           "\"tanh\", got \"" +
+                           a->s + "\"");
+    p.geluTanh = a->s == "tanh";
+    return Status::ok();
+  }
+  case OpKind::LeakyRelu: {
+    bool has;
+    return floatAttr(attrs, "alpha", has, p.alpha);
+  }
+  case OpKind::Clip: {
+    AMPC_RETURN_IF_ERROR(floatAttr(attrs, "min", p.hasMin, p.min));
+    AMPC_RETURN_IF_ERROR(floatAttr(attrs, "max", p.hasMax, p.max));
+    if ((p.hasMin && std::isnan(p.min)) || (p.hasMax && std::isnan(p.max)))
+      return Status::error("clip bounds must not be NaN");
+    if (p.hasMin && p.hasMax && p.min > p.max)
+      return Status::error("attribute 'min' (" + std::to_string(p.min) +
+                           ") is greater than 'max' (" + std::to_string(p.max) +
+                           ")");
+    return Status::ok();
+  }
+  default:
+    return Status::ok();
+  }
+}
+
+bool broadcastShapes(const Shape &a, const Shape &b, Shape &out) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape r(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return false;
+    r[i] = da == 1 ? db : da;
+  }
+  out = std::move(r);
+  return true;
+}
+
+bool broadcastsTo(const Shape &from, const Shape &to) {
+  if (from.size() > to.size())
+    return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i])
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Plans
+//===----------------------------------------------------------------------===//
+
+struct PlanStep {
+  const OpInfo *op = nullptr;
+  StepParams params;
+  std::vector<int> operands; // >= 0: kernel input; < 0: step -k-1
+  DType dtype = DType::F32;
+};
+
+struct Plan {
+  std::vector<PlanStep> steps;
+};
+
+// Validates one step against the dtypes and shapes of what it reads.
+// `stepIndex` < 0 for a standalone op. Operand shapes and dtypes of earlier
+// steps are the output shape and the step dtype.
+Status checkStep(const OpCall &call, const std::string &opName,
+                 const Attrs &attrs, const std::vector<int> &operands,
+                 DType dtype, int stepIndex, const Plan &plan, PlanStep &out) {
+  const OpInfo *op = findOp(opName);
+  if (!op)
+    return Status::error("'" + opName + "' is not an elementwise op");
+  int n = arity(op->sig);
+  if (static_cast<int>(operands.size()) != n)
+    return Status::error("takes " + std::to_string(n) + " operand" +
+                         (n == 1 ? "" : "s") + ", got " +
+                         std::to_string(operands.size()));
+  const Shape &outShape = call.outputs[0].shape;
+  std::vector<DType> types;
+  Shape computed;
+  for (int k = 0; k < n; ++k) {
+    int ref = operands[k];
+    DType t;
+    Shape s;
+    if (ref >= 0) {
+      if (ref >= static_cast<int>(call.inputs.size()))
+        return Status::error(std::string(operandName(op->sig, k)) +
+                             " refers to kernel input " + std::to_string(ref) +
+                             " but there are " +
+                             std::to_string(call.inputs.size()) + " inputs");
+      if (!call.present[ref])
+        return Status::error(std::string(operandName(op->sig, k)) +
+                             " refers to kernel input " + std::to_string(ref) +
+                             ", which is absent");
+      t = call.inputs[ref].dtype;
+      s = call.inputs[ref].shape;
+    } else {
+      int src = -ref - 1;
+      if (stepIndex < 0 || src >= stepIndex)
+        return Status::error(std::string(operandName(op->sig, k)) +
+                             " refers to step " + std::to_string(src) +
+                             ", which is not computed before this step");
+      t = plan.steps[src].dtype;
+      s = outShape;
+    }
+    types.push_back(t);
+    if (k == 0) {
+      computed = s;
+    } else if (!broadcastShapes(computed, s, computed)) {
+      std::string names;
+      for (int j = 0; j <= k; ++j)
+        names += std::string(j ? ", " : "") + operandName(op->sig, j);
+      return Status::error("operand shapes do not broadcast (" + names + "; " +
+                           operandName(op->sig, k) + " has shape " + str(s) +
+                           ")");
+    }
+  }
+  AMPC_RETURN_IF_ERROR(checkTypes(*op, types, dtype));
+  if (computed != outShape)
+    return Status::error(
+        stepIndex < 0 ? "output 0 has shape " + str(outShape) +
+                            " but the op computes " + str(computed)
+                      : "computes shape " + str(computed) +
+                            " but every step must have the output shape " +
+                            str(outShape));
+  out.op = op;
+  out.operands = operands;
+  out.dtype = dtype;
+  return parseAttrs(*op, attrs, out.params);
+}
+
+Status buildPlan(const OpCall &call, Plan &plan) {
+  if (call.outputs.size() != 1)
+    return Status::error("expects 1 output, got " +
+                         std::to_string(call.outputs.size()));
+  if (call.op != "fused") {
+    const OpInfo *op = findOp(call.op);
+    int n = op ? arity(op->sig) : 0;
+    if (op && static_cast<int>(call.inputs.size()) != n)
+      return Status::error("expects " + std::to_string(n) + " input" +
+                           (n == 1 ? "" : "s") + ", got " +
+                           std::to_string(call.inputs.size()));
+    std::vector<int> operands;
+    for (int k = 0; k < n; ++k)
+      operands.push_back(k);
+    plan.steps.emplace_back();
+    return checkStep(call, call.op, *call.attrs, operands,
+                     call.outputs[0].dtype, -1, plan, plan.steps.back());
+  }
+  if (!call.steps || call.steps->empty())
+    return Status::error("has no steps");
+  const Shape &outShape = call.outputs[0].shape;
+  for (size_t k = 0; k < call.inputs.size(); ++k)
+    if (call.present[k] && !broadcastsTo(call.inputs[k].shape, outShape))
+      return Status::error("input " + std::to_string(k) + " of shape " +
+                           str(call.inputs[k].shape) +
+                           " does not broadcast to the output shape " +
+                           str(outShape));
+  const std::vector<FusedStep> &steps = *call.steps;
+  plan.steps.resize(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s)
+    AMPC_RETURN_IF_ERROR(checkStep(call, steps[s].op, steps[s].attrs,
+                                   steps[s].operands, steps[s].dtype,
+                                   static_cast<int>(s), plan, plan.steps[s])
+                             .withContext("step " + std::to_string(s) + " ('" +
+                                          steps[s].op + "')"));
+  if (steps.back().dtype != call.outputs[0].dtype)
+    return Status::error("the last step has dtype " + dt(steps.back().dtype) +
+                         " but output 0 has " + dt(call.outputs[0].dtype));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Step loops
+//===----------------------------------------------------------------------===//
+
+// Integer arithmetic wraps (two's complement) instead of being undefined.
+inline int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+inline int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) -
+                              static_cast<uint64_t>(b));
+}
+inline int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
+
+// A bound of clip for an integer dtype: the nearest value of the dtype
+// inside [min, max], so an integer result never leaves the bounds.
+int64_t intBound(double v, bool lower, DType t) {
+  double lo = t == DType::I32 ? -2147483648.0 : -9223372036854775808.0;
+  double hi = t == DType::I32 ? 2147483647.0 : 9223372036854775807.0;
+  v = lower ? std::ceil(v) : std::floor(v);
+  if (v <= lo)
+    return t == DType::I32 ? std::numeric_limits<int32_t>::min()
+                           : std::numeric_limits<int64_t>::min();
+  if (v >= hi)
+    return t == DType::I32 ? std::numeric_limits<int32_t>::max()
+                           : std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(v);
+}
+
+template <typename T>
+void floatUnary(OpKind k, const StepParams &p, const T *x, T *y, int64_t n) {
+  switch (k) {
+  case OpKind::Relu:
+    // NaN propagates; -0 and negatives give +0.
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = (x[i] > T(0) || x[i] != x[i]) ? x[i] : T(0);
+    return;
+  case OpKind::Tanh:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::tanh(x[i]);
+    return;
+  case OpKind::Sigmoid:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = T(1) / (T(1) + std::exp(-x[i]));
+    return;
+  case OpKind::Erf:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::erf(x[i]);
+    return;
+  case OpKind::Exp:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::exp(x[i]);
+    return;
+  case OpKind::Log:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::log(x[i]);
+    return;
+  case OpKind::Sqrt:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::sqrt(x[i]);
+    return;
+  case OpKind::Reciprocal:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = T(1) / x[i];
+    return;
+  case OpKind::Neg:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = -x[i];
+    return;
+  case OpKind::Abs:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::fabs(x[i]);
+    return;
+  case OpKind::Gelu:
+    if (p.geluTanh) {
+      // PyTorch / ONNX: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+      const T c = T(0.7978845608028654), a = T(0.044715);
+      for (int64_t i = 0; i < n; ++i) {
+        T v = x[i];
+        y[i] = T(0.5) * v * (T(1) + std::tanh(c * (v + a * v * v * v)));
+      }
+    } else {
+      const T r = T(0.7071067811865476);
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * r));
+    }
+    return;
+  case OpKind::LeakyRelu: {
+    const T a = static_cast<T>(p.alpha);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] >= T(0) ? x[i] : a * x[i];
+    return;
+  }
+  case OpKind::Clip: {
+    // NaN passes through (like torch.clamp); an absent bound is infinite.
+    const T lo =
+        p.hasMin ? static_cast<T>(p.min) : -std::numeric_limits<T>::infinity();
+    const T hi =
+        p.hasMax ? static_cast<T>(p.max) : std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < n; ++i) {
+      T v = x[i] < lo ? lo : x[i];
+      y[i] = v > hi ? hi : v;
+    }
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+void intUnary(OpKind k, const StepParams &p, DType t, const int64_t *x,
+              int64_t *y, int64_t n) {
+  switch (k) {
+  case OpKind::Neg:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = wrapSub(0, x[i]);
+    return;
+  case OpKind::Abs:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] < 0 ? wrapSub(0, x[i]) : x[i];
+    return;
+  case OpKind::Clip: {
+    const int64_t lo = p.hasMin ? intBound(p.min, true, t)
+                                : std::numeric_limits<int64_t>::min();
+    const int64_t hi = p.hasMax ? intBound(p.max, false, t)
+                                : std::numeric_limits<int64_t>::max();
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::min(std::max(x[i], lo), hi);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+template <typename T>
+void floatBinary(OpKind k, const T *a, const T *b, T *y, int64_t n) {
+  switch (k) {
+  case OpKind::Add:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = a[i] + b[i];
+    return;
+  case OpKind::Sub:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = a[i] - b[i];
+    return;
+  case OpKind::Mul:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = a[i] * b[i];
+    return;
+  case OpKind::Div:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = a[i] / b[i];
+    return;
+  case OpKind::Pow:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::pow(a[i], b[i]);
+    return;
+  default:
+    return;
+  }
+}
+
+// Returns false on an integer division by zero.
+bool intBinary(OpKind k, const int64_t *a, const int64_t *b, int64_t *y,
+               int64_t n) {
+  switch (k) {
+  case OpKind::Add:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = wrapAdd(a[i], b[i]);
+    return true;
+  case OpKind::Sub:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = wrapSub(a[i], b[i]);
+    return true;
+  case OpKind::Mul:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = wrapMul(a[i], b[i]);
+    return true;
+  case OpKind::Div:
+    for (int64_t i = 0; i < n; ++i) {
+      if (b[i] == 0)
+        return false;
+      // INT64_MIN / -1 wraps to INT64_MIN instead of trapping.
+      y[i] = b[i] == -1 ? wrapSub(0, a[i]) : a[i] / b[i];
+    }
+    return true;
+  default:
+    return true;
+  }
+}
+
+template <typename T>
+void select(const int64_t *c, const T *x, const T *y, T *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = c[i] ? x[i] : y[i];
+}
+
+//===----------------------------------------------------------------------===//
+// Loading inputs
+//===----------------------------------------------------------------------===//
+
+void loadDom(Dom d, const TensorView &t, int64_t off, int64_t n, void *buf) {
+  switch (d) {
+  case Dom::F:
+    return loadF32(t, off, n, static_cast<float *>(buf));
+  case Dom::D:
+    return loadF64(t, off, n, static_cast<double *>(buf));
+  case Dom::I:
+    return loadI64(t, off, n, static_cast<int64_t *>(buf));
+  }
+}
+
+void storeDom(Dom d, const void *buf, int64_t n, const TensorView &t,
+              int64_t off) {
+  switch (d) {
+  case Dom::F:
+    return storeF32(static_cast<const float *>(buf), n, t, off);
+  case Dom::D:
+    return storeF64(static_cast<const double *>(buf), n, t, off);
+  case Dom::I:
+    return storeI64(static_cast<const int64_t *>(buf), n, t, off);
+  }
+}
+
+// Copies element 0 of buf over elements [0, n).
+void splat(Dom d, void *buf, int64_t n) {
+  switch (d) {
+  case Dom::F: {
+    float *p = static_cast<float *>(buf);
+    std::fill(p + 1, p + n, p[0]);
+    return;
+  }
+  case Dom::D: {
+    double *p = static_cast<double *>(buf);
+    std::fill(p + 1, p + n, p[0]);
+    return;
+  }
+  case Dom::I: {
+    int64_t *p = static_cast<int64_t *>(buf);
+    std::fill(p + 1, p + n, p[0]);
+    return;
+  }
+  }
+}
+
+void *slot(void *base, Dom d, int64_t i) {
+  return static_cast<char *>(base) + i * (d == Dom::F ? 4 : 8);
+}
+
+// How one kernel input maps onto the output's element order.
+struct InputMap {
+  enum Mode { Unused, Direct, Contig, Splat, General } mode = Unused;
+  Dom dom = Dom::F;
+  // General: the output dims (size-1 dims dropped, runs that are contiguous
+  // in the input merged) and the input's element stride along each (0 where
+  // it broadcasts).
+  std::vector<int64_t> dims, strides;
+};
+
+InputMap mapInput(const TensorView &in, const Shape &out) {
+  InputMap m;
+  m.dom = domOf(in.dtype);
+  if (in.shape == out) {
+    // Compute buffers of these dtypes are the stored values themselves.
+    bool same = in.dtype == DType::F32 || in.dtype == DType::F64 ||
+                in.dtype == DType::I64;
+    m.mode = same ? InputMap::Direct : InputMap::Contig;
+    return m;
+  }
+  if (in.numElements() == 1) {
+    m.mode = InputMap::Splat;
+    return m;
+  }
+  m.mode = InputMap::General;
+  size_t r = out.size(), off = r - in.shape.size();
+  std::vector<int64_t> inStride(r, 0);
+  int64_t s = 1;
+  for (size_t i = r; i-- > off;) {
+    int64_t d = in.shape[i - off];
+    inStride[i] = d == 1 ? 0 : s;
+    s *= d;
+  }
+  for (size_t i = 0; i < r; ++i) {
+    if (out[i] == 1)
+      continue;
+    if (!m.dims.empty() &&
+        m.strides.back() == inStride[i] * out[i]) { // merge into previous
+      m.dims.back() *= out[i];
+      m.strides.back() = inStride[i];
+      continue;
+    }
+    m.dims.push_back(out[i]);
+    m.strides.push_back(inStride[i]);
+  }
+  return m;
+}
+
+// Loads output elements [c0, c0 + n) of a broadcast input into buf.
+void loadGeneral(const InputMap &m, const TensorView &t, int64_t c0, int64_t n,
+                 void *buf) {
+  size_t r = m.dims.size();
+  std::vector<int64_t> idx(r);
+  int64_t off = 0, rem = c0;
+  for (size_t d = r; d-- > 0;) {
+    idx[d] = rem % m.dims[d];
+    rem /= m.dims[d];
+    off += idx[d] * m.strides[d];
+  }
+  const int64_t inner = m.dims[r - 1], innerStride = m.strides[r - 1];
+  int64_t pos = 0;
+  while (pos < n) {
+    int64_t run = std::min(inner - idx[r - 1], n - pos);
+    void *dst = slot(buf, m.dom, pos);
+    if (innerStride == 1) {
+      loadDom(m.dom, t, off, run, dst);
+    } else if (innerStride == 0) {
+      loadDom(m.dom, t, off, 1, dst);
+      splat(m.dom, dst, run);
+    } else {
+      for (int64_t j = 0; j < run; ++j)
+        loadDom(m.dom, t, off + j * innerStride, 1, slot(dst, m.dom, j));
+    }
+    pos += run;
+    off += run * innerStride;
+    idx[r - 1] += run;
+    if (idx[r - 1] < inner)
+      continue;
+    off -= inner * innerStride;
+    idx[r - 1] = 0;
+    for (size_t d = r - 1; d-- > 0;) {
+      off += m.strides[d];
+      if (++idx[d] < m.dims[d])
+        break;
+      off -= m.dims[d] * m.strides[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The interpreter
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kChunk = 512;
+constexpr int64_t kGrainElements = 16384;
+
+// Rounds a chunk of step results to the step dtype, as a store and reload
+// would. f32, f64 and i64 need nothing.
+void roundTo(DType t, void *buf, int64_t n, void *tmp) {
+  if (t == DType::F32 || t == DType::F64 || t == DType::I64)
+    return;
+  TensorView v{t, Shape{n}, tmp};
+  Dom d = domOf(t);
+  storeDom(d, buf, n, v, 0);
+  loadDom(d, v, 0, n, buf);
+}
+
+Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
+  const TensorView &out = call.outputs[0];
+  const int64_t total = out.numElements();
+  if (total == 0)
+    return Status::ok();
+  const size_t numIn = call.inputs.size(), numSteps = plan.steps.size();
+  std::vector<InputMap> maps(numIn);
+  for (const PlanStep &s : plan.steps)
+    for (int ref : s.operands)
+      if (ref >= 0 && maps[ref].mode == InputMap::Unused)
+        maps[ref] = mapInput(call.inputs[ref], out.shape);
+
+  std::atomic<int> divByZeroStep{-1};
+  const int64_t numChunks = (total + kChunk - 1) / kChunk;
+  auto body = [&](int64_t cb, int64_t ce) {
+    // One 8-byte slot per element for every input, every step and a
+    // scratch buffer for rounding.
+    std::vector<int64_t> scratch((numIn + numSteps + 1) * kChunk);
+    auto bufOf = [&](size_t i) {
+      return static_cast<void *>(scratch.data() + i * kChunk);
+    };
+    void *tmp = bufOf(numIn + numSteps);
+    std::vector<const void *> vals(numIn + numSteps, nullptr);
+    for (int64_t c = cb; c < ce; ++c) {
+      if (divByZeroStep.load(std::memory_order_relaxed) >= 0)
+        return;
+      const int64_t c0 = c * kChunk, n = std::min(kChunk, total - c0);
+      // Load every input of this chunk before anything is stored, so an
+      // output that is one of the inputs is updated safely in place.
+      for (size_t k = 0; k < numIn; ++k) {
+        const InputMap &m = maps[k];
+        const TensorView &t = call.inputs[k];
+        switch (m.mode) {
+        case InputMap::Unused:
+          break;
+        case InputMap::Direct:
+          vals[k] = static_cast<const char *>(t.data) +
+                    c0 * static_cast<int64_t>(sizeOf(t.dtype));
+          break;
+        case InputMap::Contig:
+          loadDom(m.dom, t, c0, n, bufOf(k));
+          vals[k] = bufOf(k);
+          break;
+        case InputMap::Splat:
+          loadDom(m.dom, t, 0, 1, bufOf(k));
+          splat(m.dom, bufOf(k), n);
+          vals[k] = bufOf(k);
+          break;
+        case InputMap::General:
+          loadGeneral(m, t, c0, n, bufOf(k));
+          vals[k] = bufOf(k);
+          break;
+        }
+      }
+      for (size_t s = 0; s < numSteps; ++s) {
+        const PlanStep &st = plan.steps[s];
+        const bool last = s + 1 == numSteps;
+        const void *a[3] = {nullptr, nullptr, nullptr};
+        for (size_t j = 0; j < st.operands.size(); ++j) {
+          int ref = st.operands[j];
+          a[j] = vals[ref >= 0 ? ref : numIn + (-ref - 1)];
+        }
+        void *res = bufOf(numIn + s);
+        const Dom d = domOf(st.dtype);
+        const OpKind k = st.op->kind;
+        switch (st.op->sig) {
+        case Sig::FloatUnary:
+        case Sig::NumUnary:
+          if (d == Dom::F)
+            floatUnary(k, st.params, static_cast<const float *>(a[0]),
+                       static_cast<float *>(res), n);
+          else if (d == Dom::D)
+            floatUnary(k, st.params, static_cast<const double *>(a[0]),
+                       static_cast<double *>(res), n);
+          else
+            intUnary(k, st.params, st.dtype, static_cast<const int64_t *>(a[0]),
+                     static_cast<int64_t *>(res), n);
+          break;
+        case Sig::NumBinary:
+        case Sig::FloatBinary:
+          if (d == Dom::F)
+            floatBinary(k, static_cast<const float *>(a[0]),
+                        static_cast<const float *>(a[1]),
+                        static_cast<float *>(res), n);
+          else if (d == Dom::D)
+            floatBinary(k, static_cast<const double *>(a[0]),
+                        static_cast<const double *>(a[1]),
+                        static_cast<double *>(res), n);
+          else if (!intBinary(k, static_cast<const int64_t *>(a[0]),
+                              static_cast<const int64_t *>(a[1]),
+                              static_cast<int64_t *>(res), n)) {
+            int expected = -1;
+            divByZeroStep.compare_exchange_strong(expected,
+                                                  static_cast<int>(s));
+            return;
+          }
+          break;
+        case Sig::Where: {
+          const int64_t *cond = static_cast<const int64_t *>(a[0]);
+          if (d == Dom::F)
+            select(cond, static_cast<const float *>(a[1]),
+                   static_cast<const float *>(a[2]), static_cast<float *>(res),
+                   n);
+          else if (d == Dom::D)
+            select(cond, static_cast<const double *>(a[1]),
+                   static_cast<const double *>(a[2]),
+                   static_cast<double *>(res), n);
+          else
+            select(cond, static_cast<const int64_t *>(a[1]),
+                   static_cast<const int64_t *>(a[2]),
+                   static_cast<int64_t *>(res), n);
+          break;
+        }
+        case Sig::Cast: {
+          int ref = st.operands[0];
+          DType from =
+              ref >= 0 ? call.inputs[ref].dtype : plan.steps[-ref - 1].dtype;
+          if (last) { // store straight into the output: one rounding
+            storeDom(domOf(from), a[0], n, out, c0);
+            vals[numIn + s] = nullptr;
+            continue;
+          }
+          // Converting is storing in the target dtype and loading that.
+          TensorView v{st.dtype, Shape{n}, tmp};
+          storeDom(domOf(from), a[0], n, v, 0);
+          loadDom(d, v, 0, n, res);
+          vals[numIn + s] = res;
+          continue;
+        }
+        }
+        if (last)
+          storeDom(d, res, n, out, c0);
+        else
+          roundTo(st.dtype, res, n, tmp);
+        vals[numIn + s] = res;
+      }
+    }
+  };
+  parallelFor(ctx, numChunks, std::max<int64_t>(1, kGrainElements / kChunk),
+              body);
+  int bad = divByZeroStep.load();
+  if (bad >= 0)
+    return Status::error(
+        call.op == "fused"
+            ? "integer division by zero in step " + std::to_string(bad) +
+                  " ('div')"
+            : std::string("integer division by zero (rhs has a zero "
+                          "element)"));
+  return Status::ok();
+}
+
+Status checkElementwise(const OpCall &call) {
+  Plan plan;
+  return buildPlan(call, plan);
+}
+
+Status runElementwise(const OpCall &call, CpuContext &ctx) {
+  Plan plan;
+  AMPC_RETURN_IF_ERROR(buildPlan(call, plan));
+  return runPlan(call, plan, ctx);
+}
+
+} // namespace
+
+void addElementwiseKernels(std::vector<KernelEntry> &out) {
+  for (const OpInfo &o : kOps)
+    out.push_back({o.name, checkElementwise, runElementwise});
+  out.push_back({"fused", checkElementwise, runElementwise});
+}
+
 } // namespace ampc::rt::cpu

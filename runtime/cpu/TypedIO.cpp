@@ -27,12 +27,14 @@ template <typename To, typename From> To floatToInt(From v) {
   return static_cast<To>(v);
 }
 
-template <typename C> void loadAs(const TensorView &t, int64_t off, int64_t n, C *out) {
+template <typename C>
+void loadAs(const TensorView &t, int64_t off, int64_t n, C *out) {
   switch (t.dtype) {
   case DType::F32: {
     const float *p = at<float>(t, off);
     for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(p[i]);
+      out[i] = std::is_floating_point<C>::value ? static_cast<C>(p[i])
+                                                : floatToInt<C>(p[i]);
     return;
   }
   case DType::F64: {
@@ -81,6 +83,20 @@ template <typename C> void loadAs(const TensorView &t, int64_t off, int64_t n, C
   }
 }
 
+// An int64 as an f32 rounded to odd (truncated, with a sticky low bit), so
+// that rounding it once more to f16/bf16 gives the correctly rounded result
+// (rounding straight to f32 and then to 16 bits could round twice).
+inline float int64ToOddFloat(int64_t v) {
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (u < (uint64_t(1) << 24))
+    return static_cast<float>(v);
+  int shift = 64 - __builtin_clzll(u) - 24;
+  uint64_t m = u >> shift;
+  m |= (u & ((uint64_t(1) << shift) - 1)) != 0;
+  float f = std::ldexp(static_cast<float>(m), shift);
+  return v < 0 ? -f : f;
+}
+
 template <typename C>
 void storeFrom(const C *in, int64_t n, const TensorView &t, int64_t off) {
   switch (t.dtype) {
@@ -106,6 +122,10 @@ void storeFrom(const C *in, int64_t n, const TensorView &t, int64_t off) {
       // the f64 to odd f32 first (round-to-odd makes the second rounding
       // correct).
       for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_integral<C>::value) {
+          p[i] = floatToHalfBits(int64ToOddFloat(static_cast<int64_t>(in[i])));
+          continue;
+        }
         double d = static_cast<double>(in[i]);
         float f = static_cast<float>(d);
         if (std::isfinite(d) && static_cast<double>(f) != d) {
@@ -127,6 +147,11 @@ void storeFrom(const C *in, int64_t n, const TensorView &t, int64_t off) {
       floatToBFloat(in, p, n);
     } else {
       for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_integral<C>::value) {
+          p[i] =
+              floatToBFloatBits(int64ToOddFloat(static_cast<int64_t>(in[i])));
+          continue;
+        }
         double d = static_cast<double>(in[i]);
         float f = static_cast<float>(d);
         if (std::isfinite(d) && static_cast<double>(f) != d) {
@@ -185,7 +210,8 @@ void storeF32(const float *in, int64_t n, const TensorView &t, int64_t offset) {
 void loadF64(const TensorView &t, int64_t offset, int64_t n, double *out) {
   loadAs(t, offset, n, out);
 }
-void storeF64(const double *in, int64_t n, const TensorView &t, int64_t offset) {
+void storeF64(const double *in, int64_t n, const TensorView &t,
+              int64_t offset) {
   storeFrom(in, n, t, offset);
 }
 void loadI64(const TensorView &t, int64_t offset, int64_t n, int64_t *out) {
