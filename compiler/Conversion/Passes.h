@@ -8,6 +8,7 @@
 #define AMPC_COMPILER_CONVERSION_PASSES_H
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Rt/RtOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

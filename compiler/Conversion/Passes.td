@@ -53,4 +53,58 @@ def ConvertOnnxToGraphPass
                            "::mlir::func::FuncDialect"];
 }
 
+def ConvertGraphToRtPass : Pass<"convert-graph-to-rt", "mlir::ModuleOp"> {
+  let summary = "Chooses kernels, fuses elementwise chains and plans memory";
+  let description = [{
+    Lowers every function of graph ops to the rt dialect, the form a Program
+    is serialized from:
+
+    - graph inputs become `rt.input`, parameters (`graph.init`) become
+      `rt.param`, results become `rt.output` named as the graph outputs;
+    - each contraction, convolution, pooling, normalization, reduction or
+      data-movement op becomes one `rt.kernel` whose body is that op;
+    - chains of elementwise ops (activations, arithmetic, casts, where) with
+      one result shape become one `rt.kernel "fused"` when their
+      intermediate values have no use outside the chain;
+    - `graph.reshape` becomes `rt.view` (no launch, same bytes);
+    - every stored value gets a byte offset in one arena. Offsets are reused
+      once a value is dead (liveness over the op order), parameters keep
+      theirs for the whole program, and a fused kernel writes its result in
+      place over a same-typed input that dies there.
+
+    Before:
+    ```mlir
+    func.func @forward(%x: tensor<4xf32> {graph.name = "x"}) -> (tensor<4xf32> {graph.name = "y"}) {
+      %0 = graph.exp %x : tensor<4xf32>
+      %1 = graph.relu %0 : tensor<4xf32>
+      return %1 : tensor<4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @forward() attributes {rt.arena_size = 64 : i64} {
+      %0 = rt.input "x" at 0 : tensor<4xf32>
+      %1 = rt.kernel "fused" (%0) at [0] : (tensor<4xf32>) -> tensor<4xf32> {
+      ^bb0(%a: tensor<4xf32>):
+        %2 = graph.exp %a : tensor<4xf32>
+        %3 = graph.relu %2 : tensor<4xf32>
+        rt.yield %3 : tensor<4xf32>
+      }
+      rt.output "y" %1 : tensor<4xf32>
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Fuse chains of elementwise ops into one kernel">,
+    Option<"reuseMemory", "reuse-memory", "bool", /*default=*/"true",
+           "Reuse the arena memory of dead values; off gives every value "
+           "its own bytes (for debugging)">
+  ];
+  let dependentDialects = ["::ampc::rtir::RtDialect",
+                           "::ampc::graph::GraphDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // AMPC_COMPILER_CONVERSION_PASSES_TD

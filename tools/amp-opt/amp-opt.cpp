@@ -7,6 +7,8 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Amp/AmpOps.h"
+#include "dialects/Rt/RtOps.h"
+#include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
 
@@ -17,9 +19,11 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
-                  ampc::graph::GraphDialect, ampc::amp::AmpDialect>();
+                  ampc::graph::GraphDialect, ampc::amp::AmpDialect,
+                  ampc::rtir::RtDialect>();
   mlir::registerTransformsPasses();
   ampc::registerConversionPasses();
+  ampc::registerPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ampc optimizer driver\n", registry));
 }

@@ -68,6 +68,7 @@ private:
   FailureOr<NamedAttribute> attribute(const pb::AttributeProto &a,
                                       StringRef where);
   LogicalResult emitGraph(const pb::ModelProto &model, ModuleOp module);
+  LogicalResult applyBindings(pb::GraphProto &graph);
 
   MLIRContext *ctx;
   Builder b;
@@ -166,6 +167,57 @@ LogicalResult Importer::applyShapeOverrides(pb::GraphProto &graph) {
     tt->mutable_shape()->clear_dim();
     for (int64_t d : dims)
       tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  return success();
+}
+
+LogicalResult Importer::applyBindings(pb::GraphProto &graph) {
+  for (const OnnxBoundInput &bound : options.bindings) {
+    auto *inputs = graph.mutable_input();
+    auto it = llvm::find_if(*inputs, [&](const pb::ValueInfoProto &in) {
+      return in.name() == bound.name;
+    });
+    if (it == inputs->end()) {
+      std::string names;
+      for (const auto &in : graph.input())
+        names += (names.empty() ? "'" : ", '") + in.name() + "'";
+      return error() << "--bind names '" << bound.name
+                     << "', which is not a graph input (inputs: " << names
+                     << ")";
+    }
+    const auto &tt = it->type().tensor_type();
+    if (tt.elem_type() != bound.onnxDtype)
+      return error() << "--bind gives input '" << bound.name << "' dtype "
+                     << dtypeName(bound.onnxDtype) << ", but the model "
+                     << "declares " << dtypeName(tt.elem_type());
+    if (tt.has_shape()) {
+      bool ok = tt.shape().dim_size() == static_cast<int>(bound.dims.size());
+      for (int i = 0; ok && i < tt.shape().dim_size(); ++i)
+        ok = !tt.shape().dim(i).has_dim_value() ||
+             tt.shape().dim(i).dim_value() == bound.dims[i];
+      if (!ok)
+        return error() << "--bind gives input '" << bound.name
+                       << "' a value whose shape does not match the "
+                       << "model's declaration";
+    }
+    // A Constant node, not an initializer: initializers of older IR
+    // versions are also inputs, and float ones would become parameters.
+    pb::NodeProto node;
+    node.set_op_type("Constant");
+    node.set_name("bind:" + bound.name);
+    node.add_output(bound.name);
+    pb::AttributeProto *value = node.add_attribute();
+    value->set_name("value");
+    value->set_type(pb::AttributeProto::TENSOR);
+    pb::TensorProto *t = value->mutable_t();
+    t->set_data_type(bound.onnxDtype);
+    for (int64_t d : bound.dims)
+      t->add_dims(d);
+    t->set_raw_data(bound.rawData);
+    inputs->erase(it);
+    auto *nodes = graph.mutable_node();
+    nodes->Add(std::move(node));
+    std::rotate(nodes->begin(), nodes->end() - 1, nodes->end());
   }
   return success();
 }
@@ -482,7 +534,8 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
                                           : "it imports no opset");
     return nullptr;
   }
-  if (failed(applyShapeOverrides(*model.mutable_graph())))
+  if (failed(applyShapeOverrides(*model.mutable_graph())) ||
+      failed(applyBindings(*model.mutable_graph())))
     return nullptr;
   bool externalData = llvm::any_of(model.graph().initializer(), [](auto &t) {
     return t.data_location() == pb::TensorProto::EXTERNAL;

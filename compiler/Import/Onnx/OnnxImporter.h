@@ -22,11 +22,22 @@
 
 namespace ampc {
 
+/// A graph input whose value is known when compiling: it becomes a Constant
+/// node, so ops that need static values (shapes, axes, bounds) can use it.
+struct OnnxBoundInput {
+  std::string name;
+  int32_t onnxDtype = 0; // TensorProto.DataType
+  std::vector<int64_t> dims;
+  std::string rawData; // little-endian, as TensorProto.raw_data
+};
+
 struct OnnxImportOptions {
   /// Input shapes given by the user, by graph input name.
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   /// Run ONNX's checker on the model before importing it.
   bool checkModel = true;
+  /// Graph inputs to compile as constants (--bind).
+  std::vector<OnnxBoundInput> bindings;
   /// Directory that external tensor data is relative to.
   std::string modelDir = ".";
 };

@@ -1,0 +1,164 @@
+//===- GraphToRt.cpp - the convert-graph-to-rt pass -----------------------===//
+//
+// Turns a function of graph ops into kernel launches over a planned arena:
+// arguments become rt.input / rt.param, each non-elementwise op one
+// rt.kernel, each fusion group one "fused" rt.kernel, reshapes views, and
+// results rt.output. Fusion.cpp picks the groups and MemoryPlan.cpp the
+// offsets.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+
+#include "compiler/Conversion/GraphToRt/Fusion.h"
+#include "compiler/Conversion/GraphToRt/MemoryPlan.h"
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Rt/RtOps.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace ampc {
+#define GEN_PASS_DEF_CONVERTGRAPHTORTPASS
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace ampc
+
+using namespace mlir;
+
+namespace ampc {
+namespace {
+
+/// Builds one kernel at `ops.back()` that computes `ops` (in order) from
+/// the values they use that are defined outside them. Only the last op's
+/// results leave the kernel.
+rtir::KernelOp buildKernel(OpBuilder &b, StringRef kind,
+                           ArrayRef<Operation *> ops) {
+  Operation *root = ops.back();
+  llvm::SmallPtrSet<Operation *, 8> inside(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands())
+      if (!inside.count(v.getDefiningOp()))
+        inputs.insert(v);
+  b.setInsertionPoint(root);
+  auto kernel = rtir::KernelOp::create(
+      b, root->getLoc(), root->getResultTypes(), inputs.getArrayRef(),
+      b.getStringAttr(kind), b.getDenseI64ArrayAttr({}));
+  Block *body = new Block();
+  kernel.getBody().push_back(body);
+  IRMapping map;
+  for (Value in : inputs)
+    map.map(in, body->addArgument(in.getType(), in.getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  for (Operation *op : ops)
+    inner.clone(*op, map);
+  SmallVector<Value> yielded;
+  for (Value r : root->getResults())
+    yielded.push_back(map.lookup(r));
+  rtir::YieldOp::create(inner, root->getLoc(), yielded);
+  root->replaceAllUsesWith(kernel->getResults());
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return kernel;
+}
+
+/// Fused ops keep every location; a kernel of several ops is located at all
+/// of the ONNX nodes it computes.
+Location fusedLoc(ArrayRef<Operation *> ops) {
+  SmallVector<Location> locs;
+  for (Operation *op : ops)
+    locs.push_back(op->getLoc());
+  return FusedLoc::get(ops.front()->getContext(), locs);
+}
+
+LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
+  if (func.isExternal())
+    return success();
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("has ") << func.getBody().getBlocks().size()
+                                    << " blocks; convert-graph-to-rt needs one";
+  Block &block = func.getBody().front();
+  OpBuilder b(func.getContext());
+
+  // Arguments: graph inputs and parameters.
+  b.setInsertionPointToStart(&block);
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    BlockArgument arg = block.getArgument(i);
+    auto name = func.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
+    std::string nameStr =
+        name ? name.getValue().str() : "arg" + std::to_string(i);
+    Value v;
+    if (auto init = func.getArgAttrOfType<ElementsAttr>(i, graph::kInitAttr))
+      v = rtir::ParamOp::create(b, arg.getLoc(), arg.getType(), nameStr, 0,
+                                init);
+    else
+      v = rtir::InputOp::create(b, arg.getLoc(), arg.getType(), nameStr, 0);
+    arg.replaceAllUsesWith(v);
+  }
+
+  // Fusion groups first (they only look at elementwise ops), then one
+  // kernel per remaining compute op.
+  for (SmallVector<Operation *> &group : planFusion(block, fuse)) {
+    StringRef kind = group.size() == 1
+                         ? group.front()->getName().stripDialect()
+                         : StringRef("fused");
+    Location loc = group.size() == 1 ? group.front()->getLoc() : fusedLoc(group);
+    rtir::KernelOp k = buildKernel(b, kind, group);
+    k->setLoc(loc);
+  }
+  SmallVector<Operation *> rest;
+  for (Operation &op : block)
+    if (op.getDialect() && isa<graph::GraphDialect>(op.getDialect()) &&
+        !isa<graph::ConstantOp>(op))
+      rest.push_back(&op);
+  for (Operation *op : rest) {
+    if (auto reshape = dyn_cast<graph::ReshapeOp>(op)) {
+      b.setInsertionPoint(op);
+      auto view = rtir::ViewOp::create(b, op->getLoc(), reshape.getType(),
+                                       reshape.getInput());
+      reshape.replaceAllUsesWith(view.getOutput());
+      reshape.erase();
+      continue;
+    }
+    buildKernel(b, op->getName().stripDialect(), {op});
+  }
+
+  // Results.
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  b.setInsertionPoint(ret);
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, graph::kNameAttr);
+    rtir::OutputOp::create(b, ret.getLoc(),
+                           name ? name.getValue().str()
+                                : "output" + std::to_string(i),
+                           v);
+  }
+  func::ReturnOp::create(b, ret.getLoc());
+  ret.erase();
+  llvm::BitVector all(func.getNumArguments(), true);
+  if (failed(func.eraseArguments(all)))
+    return failure();
+  func.setType(FunctionType::get(func.getContext(), {}, {}));
+  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+
+  for (Operation &op : block)
+    if (!isa<rtir::InputOp, rtir::ParamOp, rtir::KernelOp, rtir::ViewOp,
+             rtir::OutputOp, graph::ConstantOp, func::ReturnOp>(op))
+      return op.emitOpError("cannot be lowered to the rt dialect");
+
+  planMemory(func, reuse);
+  return success();
+}
+
+struct ConvertGraphToRtPass
+    : impl::ConvertGraphToRtPassBase<ConvertGraphToRtPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(lowerFunction(func, fuse, reuseMemory)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace ampc

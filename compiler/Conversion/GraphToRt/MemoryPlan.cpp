@@ -1,0 +1,191 @@
+//===- MemoryPlan.cpp - arena offsets for an rt function ------------------===//
+//
+// Liveness over the op order: a value's bytes (shared by its views) are live
+// from the op that writes them to the last op that reads them or any view
+// of them; outputs and parameters live to the end. Offsets come from a
+// best-fit free list, allocated before an op's dead inputs are released so
+// that a kernel never writes over what it reads, except where a fused
+// elementwise kernel (fused or not) is planned in place over a same-typed input that dies
+// there (element i is read before it is written).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/GraphToRt/MemoryPlan.h"
+
+#include "compiler/Conversion/GraphToRt/Fusion.h"
+#include "dialects/Rt/RtOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <limits>
+#include <map>
+
+using namespace mlir;
+
+namespace ampc {
+namespace {
+
+constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+
+class Arena {
+public:
+  explicit Arena(bool reuse) : reuse_(reuse) {}
+
+  int64_t allocate(int64_t bytes) {
+    int64_t size = roundUp(bytes);
+    if (reuse_) {
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->second >= size &&
+            (best == free_.end() || it->second < best->second))
+          best = it;
+      if (best != free_.end()) {
+        int64_t off = best->first, left = best->second - size;
+        free_.erase(best);
+        if (left)
+          free_[off + size] = left;
+        return off;
+      }
+      // Grow the arena from a free block that ends at the top.
+      if (!free_.empty()) {
+        auto last = std::prev(free_.end());
+        if (last->first + last->second == top_) {
+          int64_t off = last->first;
+          free_.erase(last);
+          top_ = off + size;
+          return off;
+        }
+      }
+    }
+    int64_t off = top_;
+    top_ += size;
+    return off;
+  }
+
+  void release(int64_t off, int64_t bytes) {
+    if (!reuse_)
+      return;
+    int64_t size = roundUp(bytes);
+    auto it = free_.emplace(off, size).first;
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  int64_t size() const { return top_; }
+
+private:
+  static int64_t roundUp(int64_t bytes) {
+    int64_t a = rtir::kArenaAlignment;
+    return std::max<int64_t>(a, (bytes + a - 1) / a * a);
+  }
+  bool reuse_;
+  int64_t top_ = 0;
+  std::map<int64_t, int64_t> free_; // offset -> size
+};
+
+bool hasStorage(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && isa<rtir::InputOp, rtir::ParamOp, rtir::KernelOp>(def);
+}
+
+} // namespace
+
+void planMemory(func::FuncOp func, bool reuse) {
+  Block &block = func.getBody().front();
+  // The value that owns the bytes a value lives in (a view's source).
+  DenseMap<Value, Value> root;
+  auto rootOf = [&](Value v) {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  DenseMap<Operation *, int64_t> index;
+  DenseMap<Value, int64_t> lastUse;
+  int64_t n = 0;
+  for (Operation &op : block) {
+    index[&op] = n;
+    if (auto view = dyn_cast<rtir::ViewOp>(op))
+      root[view.getOutput()] = rootOf(view.getInput());
+    for (Value r : op.getResults())
+      if (hasStorage(r))
+        lastUse[r] = isa<rtir::ParamOp>(op) ? kForever : n;
+    for (Value v : op.getOperands()) {
+      Value r = rootOf(v);
+      if (!lastUse.count(r))
+        continue; // a constant
+      lastUse[r] = isa<rtir::OutputOp>(op) ? kForever
+                                           : std::max(lastUse[r], n);
+    }
+    ++n;
+  }
+
+  Arena arena(reuse);
+  DenseMap<Value, int64_t> offset;
+  auto bytes = [](Value v) {
+    return rtir::byteSize(cast<ShapedType>(v.getType()));
+  };
+  Builder b(func.getContext());
+  for (Operation &op : block) {
+    int64_t idx = index[&op];
+    if (auto in = dyn_cast<rtir::InputOp>(op)) {
+      offset[in] = arena.allocate(bytes(in));
+      in.setOffset(offset[in]);
+    } else if (auto param = dyn_cast<rtir::ParamOp>(op)) {
+      offset[param] = arena.allocate(bytes(param));
+      param.setOffset(offset[param]);
+    } else if (auto kernel = dyn_cast<rtir::KernelOp>(op)) {
+      Value tied;
+      if (reuse && kernel.getNumResults() == 1 &&
+          llvm::all_of(kernel.getBody().front().without_terminator(),
+                       [](Operation &o) { return isElementwise(&o); })) {
+        Type resultType = kernel.getResult(0).getType();
+        for (Value in : kernel.getInputs()) {
+          Value r = rootOf(in);
+          if (offset.count(r) && lastUse[r] == idx &&
+              !isa<rtir::ParamOp>(r.getDefiningOp()) &&
+              in == r && in.getType() == resultType) {
+            tied = r;
+            break;
+          }
+        }
+      }
+      SmallVector<int64_t> offs;
+      for (Value res : kernel.getResults()) {
+        offset[res] = tied ? offset[tied] : arena.allocate(bytes(res));
+        offs.push_back(offset[res]);
+      }
+      kernel.setOffsets(offs);
+      llvm::SetVector<Value> dying;
+      for (Value in : kernel.getInputs()) {
+        Value r = rootOf(in);
+        if (offset.count(r) && lastUse[r] == idx && r != tied)
+          dying.insert(r);
+      }
+      for (Value r : dying)
+        arena.release(offset[r], bytes(r));
+      for (Value res : kernel.getResults())
+        if (lastUse[res] == idx)
+          arena.release(offset[res], bytes(res));
+      continue;
+    } else {
+      continue;
+    }
+    // An input or parameter nobody reads.
+    Value v = op.getResult(0);
+    if (lastUse[v] == idx)
+      arena.release(offset[v], bytes(v));
+  }
+  func->setAttr(rtir::kArenaSizeAttr, b.getI64IntegerAttr(arena.size()));
+}
+
+} // namespace ampc

@@ -1,0 +1,339 @@
+//===- ProgramWriter.cpp - rt dialect -> Program --------------------------===//
+//
+// A direct walk: every op of an rt function maps to one Program entry, in
+// order, so value ids follow the op order and the runtime's checks (written
+// before read, liveness) see the same order the memory planner used.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/ProgramWriter.h"
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Rt/RtOps.h"
+#include "runtime/Program.h"
+#include "runtime/program.pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+namespace pb = ::ampc::rt::proto;
+
+namespace ampc {
+namespace {
+
+FailureOr<pb::DType> dtypeOf(Operation *at, Type t) {
+  if (t.isF32())
+    return pb::F32;
+  if (t.isF16())
+    return pb::F16;
+  if (t.isBF16())
+    return pb::BF16;
+  if (t.isF64())
+    return pb::F64;
+  if (t.isInteger(64))
+    return pb::I64;
+  if (t.isInteger(32))
+    return pb::I32;
+  if (t.isInteger(1))
+    return pb::I1;
+  return at->emitOpError("has element type ") << t
+                                              << ", which a Program cannot hold",
+         failure();
+}
+
+LogicalResult setType(Operation *at, Type type, pb::TensorType &out) {
+  auto shaped = cast<ShapedType>(type);
+  FailureOr<pb::DType> d = dtypeOf(at, shaped.getElementType());
+  if (failed(d))
+    return failure();
+  out.set_dtype(*d);
+  for (int64_t dim : shaped.getShape())
+    out.add_shape(dim);
+  return success();
+}
+
+/// The elements of `attr` in the runtime's layout.
+FailureOr<std::string> elementBytes(Operation *at, ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  int64_t want = rtir::byteSize(type);
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return at->emitOpError("refers to resource '")
+                 << res.getRawHandle().getKey() << "', which holds no data",
+             failure();
+    ArrayRef<char> data = blob->getData();
+    if (static_cast<int64_t>(data.size()) != want)
+      return at->emitOpError("has a resource of ")
+                 << data.size() << " bytes for " << type << " (" << want
+                 << " bytes)",
+             failure();
+    return std::string(data.data(), data.size());
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return at->emitOpError("has a constant that is neither dense nor a "
+                           "dense resource"),
+           failure();
+  std::string out;
+  out.reserve(want);
+  if (type.getElementType().isInteger(1)) {
+    for (bool b : dense.getValues<bool>())
+      out.push_back(b ? 1 : 0);
+    return out;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < type.getNumElements(); ++i)
+      out.append(raw.data(), raw.size());
+  } else {
+    out.assign(raw.data(), raw.size());
+  }
+  if (static_cast<int64_t>(out.size()) != want)
+    return at->emitOpError("has ") << out.size() << " bytes of data for "
+                                   << type,
+           failure();
+  return out;
+}
+
+LogicalResult setAttrs(Operation *op,
+                       google::protobuf::Map<std::string, pb::Attr> &out) {
+  for (NamedAttribute na : op->getAttrs()) {
+    pb::Attr a;
+    Attribute v = na.getValue();
+    if (auto b = dyn_cast<BoolAttr>(v))
+      a.set_i(b.getValue());
+    else if (auto i = dyn_cast<IntegerAttr>(v))
+      a.set_i(i.getValue().getSExtValue());
+    else if (auto f = dyn_cast<FloatAttr>(v))
+      a.set_f(f.getValueAsDouble());
+    else if (auto s = dyn_cast<StringAttr>(v))
+      a.set_s(s.getValue().str());
+    else if (auto arr = dyn_cast<DenseI64ArrayAttr>(v))
+      for (int64_t x : arr.asArrayRef())
+        a.mutable_ints()->add_values(x);
+    else
+      return op->emitOpError("has attribute '")
+                 << na.getName().getValue() << "' of a kind a Program cannot "
+                 << "hold: " << v,
+             failure();
+    out[na.getName().str()] = a;
+  }
+  return success();
+}
+
+std::string locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    std::string s;
+    for (Location l : fused.getLocations()) {
+      std::string part = locationName(l);
+      if (!part.empty())
+        s += (s.empty() ? "" : ",") + part;
+    }
+    return s;
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file.getFilename().str() + ":" + std::to_string(file.getLine());
+  return "";
+}
+
+/// Ops whose last operand is optional (ODS `Optional<>`): the kernel sees
+/// it as absent (-1) when the op does not have it.
+int operandCountWithOptional(Operation *op) {
+  if (isa<graph::GemmOp, graph::Conv2dOp, graph::SoftmaxCrossEntropyOp,
+          graph::NllLossOp, graph::LayerNormOp>(op))
+    return 3;
+  return -1;
+}
+
+class FunctionWriter {
+public:
+  FunctionWriter(func::FuncOp func, pb::Function &out) : func(func), out(out) {}
+
+  LogicalResult write() {
+    out.set_name(func.getSymName().str());
+    auto arena = func->getAttrOfType<IntegerAttr>(rtir::kArenaSizeAttr);
+    if (!arena)
+      return func.emitOpError("has no '")
+                 << rtir::kArenaSizeAttr
+                 << "' attribute: run convert-graph-to-rt first",
+             failure();
+    out.set_arena_size(arena.getInt());
+    for (Operation &op : func.getBody().front())
+      if (failed(writeOp(op)))
+        return failure();
+    return success();
+  }
+
+private:
+  int newValue(Operation *at, Value v, pb::Value *&pv) {
+    pv = out.add_values();
+    if (failed(setType(at, v.getType(), *pv->mutable_type())))
+      return -1;
+    int id = out.values_size() - 1;
+    ids[v] = id;
+    return id;
+  }
+
+  LogicalResult writeOp(Operation &op) {
+    pb::Value *pv;
+    if (auto in = dyn_cast<rtir::InputOp>(op)) {
+      int id = newValue(&op, in, pv);
+      if (id < 0)
+        return failure();
+      pv->set_arena_offset(in.getOffset());
+      pb::Binding *b = out.add_inputs();
+      b->set_name(in.getName().str());
+      b->set_value(id);
+      return success();
+    }
+    if (auto param = dyn_cast<rtir::ParamOp>(op)) {
+      int id = newValue(&op, param, pv);
+      if (id < 0)
+        return failure();
+      pv->set_arena_offset(param.getOffset());
+      FailureOr<std::string> init = elementBytes(&op, param.getInit());
+      if (failed(init))
+        return failure();
+      pb::Binding *b = out.add_params();
+      b->set_name(param.getName().str());
+      b->set_value(id);
+      b->set_init(std::move(*init));
+      return success();
+    }
+    if (auto cst = dyn_cast<graph::ConstantOp>(op)) {
+      FailureOr<std::string> data = elementBytes(&op, cst.getValue());
+      if (failed(data))
+        return failure();
+      pb::Constant *c = out.add_constants();
+      if (failed(setType(&op, cst.getType(), *c->mutable_type())))
+        return failure();
+      c->set_data(std::move(*data));
+      if (newValue(&op, cst, pv) < 0)
+        return failure();
+      pv->set_constant(out.constants_size() - 1);
+      return success();
+    }
+    if (auto view = dyn_cast<rtir::ViewOp>(op)) {
+      int src = ids.lookup(view.getInput());
+      const pb::Value srcValue = out.values(src);
+      if (newValue(&op, view, pv) < 0)
+        return failure();
+      if (srcValue.has_constant()) {
+        pv->set_constant(srcValue.constant());
+      } else {
+        pv->set_arena_offset(srcValue.arena_offset());
+        pv->set_view_of(src);
+      }
+      return success();
+    }
+    if (auto kernel = dyn_cast<rtir::KernelOp>(op))
+      return writeKernel(kernel);
+    if (auto output = dyn_cast<rtir::OutputOp>(op)) {
+      pb::Binding *b = out.add_outputs();
+      b->set_name(output.getName().str());
+      b->set_value(ids.lookup(output.getValue()));
+      return success();
+    }
+    if (isa<func::ReturnOp>(op))
+      return success();
+    return op.emitOpError("cannot be written to a Program (not in rt form)");
+  }
+
+  LogicalResult writeKernel(rtir::KernelOp kernel) {
+    pb::Kernel *k = out.add_kernels();
+    k->set_kind(kernel.getKind().str());
+    k->set_location(locationName(kernel.getLoc()));
+    for (Value in : kernel.getInputs())
+      k->add_inputs(ids.lookup(in));
+    for (auto [res, off] :
+         llvm::zip(kernel.getResults(), kernel.getOffsets())) {
+      pb::Value *pv;
+      int id = newValue(kernel, res, pv);
+      if (id < 0)
+        return failure();
+      pv->set_arena_offset(off);
+      k->add_outputs(id);
+    }
+    Block &body = kernel.getBody().front();
+    if (kernel.getKind() != "fused") {
+      auto ops = body.without_terminator();
+      if (std::distance(ops.begin(), ops.end()) != 1)
+        return kernel.emitOpError("of kind '")
+                   << kernel.getKind() << "' must have exactly one body op",
+               failure();
+      Operation &inner = *ops.begin();
+      if (inner.getName().stripDialect() != kernel.getKind())
+        return kernel.emitOpError("of kind '")
+                   << kernel.getKind() << "' computes " << inner.getName(),
+               failure();
+      for (auto [i, v] : llvm::enumerate(inner.getOperands())) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        if (!arg || arg.getArgNumber() != i)
+          return kernel.emitOpError("body op must take the kernel inputs "
+                                    "in order"),
+                 failure();
+      }
+      int want = operandCountWithOptional(&inner);
+      if (want > 0 && static_cast<int>(inner.getNumOperands()) == want - 1)
+        k->add_inputs(-1);
+      return setAttrs(&inner, *k->mutable_attrs());
+    }
+    llvm::DenseMap<Value, int> local;
+    for (BlockArgument arg : body.getArguments())
+      local[arg] = arg.getArgNumber();
+    int step = 0;
+    for (Operation &inner : body.without_terminator()) {
+      pb::Step *s = k->add_steps();
+      s->set_op(inner.getName().stripDialect().str());
+      if (inner.getNumResults() != 1)
+        return inner.emitOpError("in a fused kernel must have one result"),
+               failure();
+      for (Value v : inner.getOperands())
+        s->add_operands(local.at(v));
+      FailureOr<pb::DType> d = dtypeOf(
+          &inner, cast<ShapedType>(inner.getResult(0).getType()).getElementType());
+      if (failed(d))
+        return failure();
+      s->set_dtype(*d);
+      if (failed(setAttrs(&inner, *s->mutable_attrs())))
+        return failure();
+      local[inner.getResult(0)] = -(step++) - 1;
+    }
+    return success();
+  }
+
+  func::FuncOp func;
+  pb::Function &out;
+  llvm::DenseMap<Value, int> ids;
+};
+
+} // namespace
+
+LogicalResult writeProgram(ModuleOp module, std::string &bytes) {
+  pb::Program program;
+  program.set_version(rt::kProgramVersion);
+  program.set_producer("ampc");
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    FunctionWriter writer(func, *program.add_functions());
+    if (failed(writer.write()))
+      return failure();
+  }
+  if (program.functions().empty())
+    return module.emitError("has no function to write to a Program"),
+           failure();
+  if (!program.SerializeToString(&bytes))
+    return module.emitError("the Program could not be serialized (over 2 GB?)"),
+           failure();
+  return success();
+}
+
+} // namespace ampc

@@ -1,0 +1,25 @@
+//===- ProgramWriter.h - rt dialect -> Program ------------------*- C++ -*-===//
+//
+// Serializes the rt form of a module (after convert-graph-to-rt) into the
+// runtime's Program (runtime/program.proto): one Program function per
+// func.func, values with their arena offsets or constant data, kernels with
+// their graph op attributes, fused kernels as step lists.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMPC_COMPILER_TARGET_PROGRAMWRITER_H
+#define AMPC_COMPILER_TARGET_PROGRAMWRITER_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace ampc {
+
+/// Serializes `module` to Program bytes. On failure emits an error at the
+/// offending op and returns failure.
+mlir::LogicalResult writeProgram(mlir::ModuleOp module, std::string &bytes);
+
+} // namespace ampc
+
+#endif // AMPC_COMPILER_TARGET_PROGRAMWRITER_H

@@ -1,0 +1,106 @@
+//===- RtOps.td - the rt dialect ---------------------------*- tablegen -*-===//
+//
+// The runtime level: what a Program holds. Every non-constant tensor lives
+// at a planned byte offset in one arena; every `rt.kernel` is one kernel
+// launch whose body says what it computes (one graph op, or a fused chain
+// of elementwise graph ops). Lowering decisions are attributes here, so
+// FileCheck sees them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMPC_DIALECTS_RT_RTOPS_TD
+#define AMPC_DIALECTS_RT_RTOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Rt_Dialect : Dialect {
+  let name = "rt";
+  let cppNamespace = "::ampc::rtir"; // ampc::rt is the runtime library
+  let summary = "kernel launches over one planned memory arena";
+  let description = [{
+    A function in this dialect has no arguments: graph inputs and parameters
+    are `rt.input` / `rt.param` at arena offsets, results are `rt.output`,
+    and the function carries `rt.arena_size` (bytes). Constants stay
+    `graph.constant` and live outside the arena.
+  }];
+}
+
+class Rt_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Rt_Dialect, mnemonic, traits>;
+
+def Rt_Tensor : StaticShapeTensorOf<[F32, F16, BF16, F64, I64, I32, I1]>;
+
+def Rt_InputOp : Rt_Op<"input", [Pure]> {
+  let summary = "a graph input, written into the arena before each run";
+  let arguments = (ins StrAttr:$name, I64Attr:$offset);
+  let results = (outs Rt_Tensor:$output);
+  let assemblyFormat = "$name `at` $offset attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def Rt_ParamOp : Rt_Op<"param", [Pure]> {
+  let summary = "a parameter: persistent arena storage with an initial value";
+  let description = [{
+    Its storage is never reused for anything else, so a training step can
+    update it in place and the next step sees the new value.
+  }];
+  let arguments = (ins StrAttr:$name, I64Attr:$offset, ElementsAttr:$init);
+  let results = (outs Rt_Tensor:$output);
+  let assemblyFormat = "$name `at` $offset attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def Rt_ViewOp : Rt_Op<"view", [Pure]> {
+  let summary = "the same bytes with another shape (no launch)";
+  let arguments = (ins Rt_Tensor:$input);
+  let results = (outs Rt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasVerifier = 1;
+}
+
+def Rt_YieldOp : Rt_Op<"yield", [Pure, Terminator, HasParent<"KernelOp">]> {
+  let summary = "the results of a kernel body";
+  let arguments = (ins Variadic<Rt_Tensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
+def Rt_KernelOp : Rt_Op<"kernel", [IsolatedFromAbove]> {
+  let summary = "one kernel launch";
+  let description = [{
+    `kind` names the kernel: a graph op name (`gemm`, `conv2d`, ...), or
+    `fused` for a chain of elementwise ops that makes one pass over memory.
+    The body computes the results from the block arguments (the inputs) with
+    graph ops; intermediate values of a fused body are never stored.
+    `offsets` gives each result's byte offset in the arena. A result whose
+    offset equals an input's was planned in place: the kernel overwrites an
+    input that dies here.
+
+    ```mlir
+    %y = rt.kernel "fused" (%a, %b) at [128] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%x: tensor<4xf32>, %z: tensor<4xf32>):
+      %0 = graph.add %x, %z : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %1 = graph.relu %0 : tensor<4xf32>
+      rt.yield %1 : tensor<4xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Rt_Tensor>:$inputs, StrAttr:$kind,
+                   DenseI64ArrayAttr:$offsets);
+  let results = (outs Variadic<Rt_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` `at` $offsets attr-dict `:`
+    functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Rt_OutputOp : Rt_Op<"output"> {
+  let summary = "names a value as a graph output";
+  let arguments = (ins StrAttr:$name, Rt_Tensor:$value);
+  let assemblyFormat = "$name $value attr-dict `:` type($value)";
+}
+
+#endif // AMPC_DIALECTS_RT_RTOPS_TD

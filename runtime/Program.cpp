@@ -1,0 +1,393 @@
+//===- Program.cpp - parsing and validating Programs ----------------------===//
+//
+// Everything a malformed or inconsistent Program could get wrong is checked
+// here, once, so the executor can trust ids, sizes and offsets. Each message
+// says which function, value, kernel or binding is wrong and how.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Program.h"
+
+#include "runtime/program.pb.h"
+
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace ampc::rt {
+namespace {
+
+namespace pb = ::ampc::rt::proto;
+
+Status toDType(int d, DType &out) {
+  switch (d) {
+  case pb::F32: out = DType::F32; return Status::ok();
+  case pb::F16: out = DType::F16; return Status::ok();
+  case pb::BF16: out = DType::BF16; return Status::ok();
+  case pb::F64: out = DType::F64; return Status::ok();
+  case pb::I64: out = DType::I64; return Status::ok();
+  case pb::I32: out = DType::I32; return Status::ok();
+  case pb::I1: out = DType::I1; return Status::ok();
+  default:
+    return Status::error("unknown dtype " + std::to_string(d));
+  }
+}
+
+constexpr int64_t kMaxBytes = int64_t(1) << 42;
+
+bool isElementwiseKind(const std::string &kind) {
+  static const std::set<std::string> kinds = {
+      "relu", "tanh", "sigmoid", "erf", "exp", "log", "sqrt",
+      "reciprocal", "neg", "abs", "gelu", "leaky_relu", "clip", "add",
+      "sub", "mul", "div", "pow", "where", "cast"};
+  return kinds.count(kind) != 0;
+}
+
+Status toType(const pb::TensorType &t, DType &dtype, Shape &shape) {
+  AMPC_RETURN_IF_ERROR(toDType(t.dtype(), dtype));
+  shape.assign(t.shape().begin(), t.shape().end());
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return Status::error("negative dimension in shape " + str(shape));
+    if (d && n > kMaxBytes / 8 / d)
+      return Status::error("shape " + str(shape) + " is too large");
+    n *= d;
+  }
+  return Status::ok();
+}
+
+Status toAttrs(const google::protobuf::Map<std::string, pb::Attr> &in,
+               Attrs &out) {
+  // Sorted, so messages and behaviour do not depend on map order.
+  std::set<std::string> keys;
+  for (const auto &kv : in)
+    keys.insert(kv.first);
+  for (const std::string &k : keys) {
+    const pb::Attr &a = in.at(k);
+    switch (a.value_case()) {
+    case pb::Attr::kI: out.setInt(k, a.i()); break;
+    case pb::Attr::kF: out.setFloat(k, a.f()); break;
+    case pb::Attr::kS: out.setString(k, a.s()); break;
+    case pb::Attr::kInts:
+      out.setInts(k, {a.ints().values().begin(), a.ints().values().end()});
+      break;
+    default:
+      return Status::error("attribute '" + k + "' has no value");
+    }
+  }
+  return Status::ok();
+}
+
+Status checkValueId(int id, size_t n, const std::string &what) {
+  if (id < 0 || static_cast<size_t>(id) >= n)
+    return Status::error(what + " refers to value " + std::to_string(id) +
+                         ", but the function has " + std::to_string(n) +
+                         " values");
+  return Status::ok();
+}
+
+Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
+  fn.name = f.name();
+  fn.arenaSize = f.arena_size();
+  if (fn.arenaSize < 0 || fn.arenaSize > kMaxBytes)
+    return Status::error("arena size " + std::to_string(fn.arenaSize) +
+                         " is out of range");
+  for (const pb::Constant &c : f.constants()) {
+    DType dt;
+    Shape shape;
+    size_t i = fn.constants.size();
+    AMPC_RETURN_IF_ERROR(toType(c.type(), dt, shape).withContext(
+        "constant " + std::to_string(i)));
+    size_t want = numElements(shape) * sizeOf(dt);
+    if (c.data().size() != want)
+      return Status::error("constant " + std::to_string(i) + " holds " +
+                           std::to_string(c.data().size()) +
+                           " bytes, but its type needs " +
+                           std::to_string(want));
+    fn.constants.push_back(c.data());
+  }
+  for (const pb::Value &v : f.values()) {
+    size_t i = fn.values.size();
+    std::string what = "value " + std::to_string(i);
+    ValueInfo info;
+    AMPC_RETURN_IF_ERROR(
+        toType(v.type(), info.dtype, info.shape).withContext(what));
+    switch (v.storage_case()) {
+    case pb::Value::kArenaOffset:
+      info.offset = v.arena_offset();
+      if (info.offset < 0 || info.offset % kArenaAlignment != 0)
+        return Status::error(what + " has arena offset " +
+                             std::to_string(info.offset) +
+                             ", not a non-negative multiple of " +
+                             std::to_string(kArenaAlignment));
+      if (info.offset + info.byteSize() > fn.arenaSize)
+        return Status::error(what + " (" + std::to_string(info.byteSize()) +
+                             " bytes at offset " +
+                             std::to_string(info.offset) +
+                             ") ends past the arena (" +
+                             std::to_string(fn.arenaSize) + " bytes)");
+      break;
+    case pb::Value::kConstant: {
+      info.inArena = false;
+      info.constant = v.constant();
+      if (info.constant < 0 ||
+          static_cast<size_t>(info.constant) >= fn.constants.size())
+        return Status::error(what + " refers to constant " +
+                             std::to_string(info.constant) + " of " +
+                             std::to_string(fn.constants.size()));
+      if (static_cast<size_t>(info.byteSize()) !=
+          fn.constants[info.constant].size())
+        return Status::error(what + " views constant " +
+                             std::to_string(info.constant) + " of " +
+                             std::to_string(fn.constants[info.constant].size()) +
+                             " bytes as " + std::to_string(info.byteSize()) +
+                             " bytes");
+      break;
+    }
+    default:
+      return Status::error(what + " has neither an arena offset nor a constant");
+    }
+    fn.values.push_back(std::move(info));
+  }
+  const size_t nv = fn.values.size();
+  // Views: the value whose bytes each one shares.
+  std::vector<int> root(nv);
+  for (size_t i = 0; i < nv; ++i) {
+    root[i] = static_cast<int>(i);
+    const pb::Value &v = f.values(static_cast<int>(i));
+    if (!v.has_view_of())
+      continue;
+    std::string what = "value " + std::to_string(i);
+    int src = v.view_of();
+    if (src < 0 || static_cast<size_t>(src) >= i)
+      return Status::error(what + " is a view of value " + std::to_string(src) +
+                           ", which is not an earlier value");
+    const ValueInfo &x = fn.values[i], &y = fn.values[src];
+    if (!x.inArena || !y.inArena || x.offset != y.offset ||
+        x.byteSize() != y.byteSize() || x.dtype != y.dtype)
+      return Status::error(what + " is a view of value " + std::to_string(src) +
+                           " but does not share its dtype, offset and size");
+    fn.values[i].viewOf = src;
+    root[i] = root[src];
+  }
+  // Which bytes hold a value before each kernel: inputs and parameters,
+  // then kernel outputs. Constants always do.
+  std::vector<bool> defined(nv, false);
+  for (size_t i = 0; i < nv; ++i)
+    defined[i] = !fn.values[i].inArena;
+  auto isDefined = [&](int id) { return defined[root[id]]; };
+  std::set<std::string> names;
+  auto bind = [&](const pb::Binding &b, const char *kind,
+                  std::vector<BindingInfo> &out, bool arena) -> Status {
+    std::string what = std::string(kind) + " '" + b.name() + "'";
+    if (b.name().empty())
+      return Status::error(std::string("a ") + kind + " has no name");
+    AMPC_RETURN_IF_ERROR(checkValueId(b.value(), nv, what));
+    const ValueInfo &v = fn.values[b.value()];
+    if (arena && (!v.inArena || v.viewOf >= 0))
+      return Status::error(what + " is bound to a constant or a view");
+    out.push_back({b.name(), b.value(), b.init()});
+    return Status::ok();
+  };
+  std::vector<bool> isParam(nv, false);
+  for (const pb::Binding &b : f.inputs()) {
+    if (!names.insert("in:" + b.name()).second)
+      return Status::error("input '" + b.name() + "' is bound twice");
+    AMPC_RETURN_IF_ERROR(bind(b, "input", fn.inputs, true));
+    defined[b.value()] = true;
+  }
+  for (const pb::Binding &b : f.params()) {
+    if (!names.insert("in:" + b.name()).second)
+      return Status::error("parameter '" + b.name() +
+                           "' has the name of another input or parameter");
+    AMPC_RETURN_IF_ERROR(bind(b, "parameter", fn.params, true));
+    const ValueInfo &v = fn.values[b.value()];
+    if (b.init().size() != static_cast<size_t>(v.byteSize()))
+      return Status::error("parameter '" + b.name() + "' has " +
+                           std::to_string(b.init().size()) +
+                           " bytes of initial value for " +
+                           std::to_string(v.byteSize()) + " bytes of storage");
+    defined[b.value()] = true;
+    isParam[b.value()] = true;
+  }
+
+  for (const pb::Kernel &k : f.kernels()) {
+    KernelInfo info;
+    info.kind = k.kind();
+    info.location = k.location();
+    std::string what = info.describe(fn.kernels.size());
+    AMPC_RETURN_IF_ERROR(toAttrs(k.attrs(), info.attrs).withContext(what));
+    for (int id : k.inputs()) {
+      if (id == -1) {
+        info.inputs.push_back(-1);
+        continue;
+      }
+      AMPC_RETURN_IF_ERROR(checkValueId(id, nv, what + " input"));
+      if (!isDefined(id))
+        return Status::error(what + " reads value " + std::to_string(id) +
+                             " before anything writes it");
+      info.inputs.push_back(id);
+    }
+    if (k.outputs().empty())
+      return Status::error(what + " has no outputs");
+    for (int id : k.outputs()) {
+      AMPC_RETURN_IF_ERROR(checkValueId(id, nv, what + " output"));
+      if (!fn.values[id].inArena || fn.values[id].viewOf >= 0)
+        return Status::error(what + " writes value " + std::to_string(id) +
+                             ", which is a constant or a view");
+      if (isDefined(id))
+        return Status::error(what + " writes value " + std::to_string(id) +
+                             ", which was already written");
+      info.outputs.push_back(id);
+    }
+    for (const pb::Step &s : k.steps()) {
+      cpu::FusedStep step;
+      step.op = s.op();
+      step.operands.assign(s.operands().begin(), s.operands().end());
+      std::string sw = what + " step " + std::to_string(info.steps.size());
+      AMPC_RETURN_IF_ERROR(toDType(s.dtype(), step.dtype).withContext(sw));
+      AMPC_RETURN_IF_ERROR(toAttrs(s.attrs(), step.attrs).withContext(sw));
+      for (int o : step.operands) {
+        bool ok = o >= 0 ? static_cast<size_t>(o) < info.inputs.size()
+                         : static_cast<size_t>(-o - 1) < info.steps.size();
+        if (!ok)
+          return Status::error(sw + " has operand " + std::to_string(o) +
+                               ", which names no kernel input or earlier step");
+      }
+      info.steps.push_back(std::move(step));
+    }
+    if ((info.kind == "fused") != !info.steps.empty())
+      return Status::error(what + (info.steps.empty()
+                                       ? " is fused but has no steps"
+                                       : " has steps but is not fused"));
+    for (int id : info.outputs)
+      defined[id] = true;
+    fn.kernels.push_back(std::move(info));
+  }
+  for (const pb::Binding &b : f.outputs()) {
+    if (!names.insert("out:" + b.name()).second)
+      return Status::error("output '" + b.name() + "' is bound twice");
+    AMPC_RETURN_IF_ERROR(bind(b, "output", fn.outputs, false));
+    if (!isDefined(b.value()))
+      return Status::error("output '" + b.name() + "' is value " +
+                           std::to_string(b.value()) +
+                           ", which nothing writes");
+  }
+
+  // Liveness over the bytes each root value owns: from the kernel that
+  // writes them (-1: before the first) to the last read of the value or of
+  // any view of it (outputs and parameters: the end). A kernel may not
+  // write bytes a live value still needs, nor bytes it reads, except an
+  // elementwise kernel writing exactly over a same-typed input it reads for
+  // the last time (planned in place).
+  const int64_t kEnd = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> lastRead(nv, -1), writtenAt(nv, -1);
+  for (size_t k = 0; k < fn.kernels.size(); ++k) {
+    for (int id : fn.kernels[k].inputs)
+      if (id >= 0)
+        lastRead[root[id]] = static_cast<int64_t>(k);
+    for (int id : fn.kernels[k].outputs)
+      writtenAt[id] = static_cast<int64_t>(k);
+  }
+  for (const BindingInfo &b : fn.outputs)
+    lastRead[root[b.value]] = kEnd;
+  for (const BindingInfo &b : fn.params)
+    lastRead[b.value] = kEnd;
+  auto overlaps = [&](size_t a, size_t b) {
+    const ValueInfo &x = fn.values[a], &y = fn.values[b];
+    return x.inArena && y.inArena && x.byteSize() && y.byteSize() &&
+           x.offset < y.offset + y.byteSize() &&
+           y.offset < x.offset + x.byteSize();
+  };
+  for (size_t k = 0; k < fn.kernels.size(); ++k) {
+    const KernelInfo &kern = fn.kernels[k];
+    const int64_t ki = static_cast<int64_t>(k);
+    bool elementwise = kern.kind == "fused" || isElementwiseKind(kern.kind);
+    for (int out : kern.outputs) {
+      for (size_t v = 0; v < nv; ++v) {
+        if (root[v] != static_cast<int>(v) || static_cast<int>(v) == out ||
+            !overlaps(v, out))
+          continue;
+        if (writtenAt[v] == ki)
+          return Status::error(kern.describe(k) + " writes outputs " +
+                               std::to_string(v) + " and " +
+                               std::to_string(out) + " over the same bytes");
+        bool readHere = false;
+        for (int in : kern.inputs)
+          readHere |= in >= 0 && root[in] == static_cast<int>(v);
+        bool live = writtenAt[v] < ki && lastRead[v] > ki;
+        if (!live && !readHere)
+          continue;
+        const ValueInfo &x = fn.values[v], &y = fn.values[out];
+        bool inPlace = readHere && !live && elementwise &&
+                       kern.outputs.size() == 1 && x.offset == y.offset &&
+                       x.dtype == y.dtype && x.shape == y.shape;
+        if (isParam[v] || !inPlace)
+          return Status::error(kern.describe(k) + " writes value " +
+                               std::to_string(out) +
+                               " over bytes of value " + std::to_string(v) +
+                               ", which are still needed");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+std::string KernelInfo::describe(size_t index) const {
+  std::string s = "kernel " + std::to_string(index) + " (" + kind;
+  if (!location.empty())
+    s += " at '" + location + "'";
+  return s + ")";
+}
+
+const FunctionInfo *ProgramInfo::find(const std::string &name) const {
+  for (const FunctionInfo &f : functions)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
+Status parseProgram(const std::string &bytes, const std::string &origin,
+                    ProgramInfo &out) {
+  pb::Program p;
+  if (bytes.empty())
+    return Status::error(origin + ": empty file, not a Program");
+  if (!p.ParseFromString(bytes))
+    return Status::error(origin + ": not a valid Program (protobuf parse "
+                                  "failed: truncated or corrupt)");
+  if (p.version() != kProgramVersion)
+    return Status::error(origin + ": Program version " +
+                         std::to_string(p.version()) +
+                         ", this runtime reads version " +
+                         std::to_string(kProgramVersion));
+  if (p.functions().empty())
+    return Status::error(origin + ": the Program has no functions");
+  out = ProgramInfo();
+  out.producer = p.producer();
+  for (const pb::Function &f : p.functions()) {
+    FunctionInfo fn;
+    AMPC_RETURN_IF_ERROR(loadFunction(f, fn).withContext(
+        origin + ": function '" + f.name() + "'"));
+    if (out.find(fn.name))
+      return Status::error(origin + ": function '" + fn.name +
+                           "' is defined twice");
+    out.functions.push_back(std::move(fn));
+  }
+  return Status::ok();
+}
+
+Status readProgramFile(const std::string &path, ProgramInfo &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(path + ": cannot open the Program file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad())
+    return Status::error(path + ": read error");
+  return parseProgram(ss.str(), path, out);
+}
+
+} // namespace ampc::rt

@@ -1,0 +1,73 @@
+//===- Program.h - a validated, ready-to-run Program ----------------------===//
+//
+// Parses a serialized Program (program.proto) and checks everything a
+// kernel launch relies on: types, arena bounds and alignment, constant
+// sizes, value ids, attribute kinds, that every value is written before it
+// is read, and that no kernel writes bytes another live value still needs.
+// What comes out no longer refers to protobuf.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_PROGRAM_H
+#define AMPC_RUNTIME_PROGRAM_H
+
+#include "runtime/Status.h"
+#include "runtime/Tensor.h"
+#include "runtime/cpu/CpuKernels.h"
+
+#include <string>
+#include <vector>
+
+namespace ampc::rt {
+
+inline constexpr unsigned kProgramVersion = 1;
+inline constexpr int64_t kArenaAlignment = 64;
+
+struct ValueInfo {
+  DType dtype = DType::F32;
+  Shape shape;
+  bool inArena = true;
+  int64_t offset = 0; // arena values
+  int constant = -1;  // constant values
+  int viewOf = -1;    // a view shares the bytes of this earlier value
+  int64_t byteSize() const { return numElements(shape) * sizeOf(dtype); }
+};
+
+struct KernelInfo {
+  std::string kind;
+  Attrs attrs;
+  std::vector<int> inputs; // -1: absent optional
+  std::vector<int> outputs;
+  std::vector<cpu::FusedStep> steps;
+  std::string location;
+  std::string describe(size_t index) const; // "kernel 3 (gemm at 'fc1')"
+};
+
+struct BindingInfo {
+  std::string name;
+  int value = -1;
+  std::string init; // parameters
+};
+
+struct FunctionInfo {
+  std::string name;
+  int64_t arenaSize = 0;
+  std::vector<ValueInfo> values;
+  std::vector<std::string> constants; // raw bytes
+  std::vector<BindingInfo> inputs, params, outputs;
+  std::vector<KernelInfo> kernels;
+};
+
+struct ProgramInfo {
+  std::string producer;
+  std::vector<FunctionInfo> functions;
+  const FunctionInfo *find(const std::string &name) const;
+};
+
+// `origin` (a file name) is put in front of every message.
+Status parseProgram(const std::string &bytes, const std::string &origin,
+                    ProgramInfo &out);
+Status readProgramFile(const std::string &path, ProgramInfo &out);
+
+} // namespace ampc::rt
+
+#endif // AMPC_RUNTIME_PROGRAM_H

@@ -1,0 +1,128 @@
+//===- Session.cpp - the executor -----------------------------------------===//
+//
+// Kernel calls are built once, when the Session is created (the arena does
+// not move), so a run is a loop of launches with nothing to look up.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Session.h"
+
+#include "runtime/cpu/Parallel.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ampc::rt {
+
+Session::Session(const FunctionInfo &fn) : fn_(fn) {}
+Session::~Session() = default;
+
+TensorView Session::view(int value) const {
+  const ValueInfo &v = fn_.values[value];
+  TensorView t;
+  t.dtype = v.dtype;
+  t.shape = v.shape;
+  if (v.inArena)
+    t.data = arena_.get() + v.offset;
+  else
+    t.data = const_cast<char *>(fn_.constants[v.constant].data());
+  return t;
+}
+
+Status Session::create(const FunctionInfo &fn, const SessionOptions &options,
+                       std::unique_ptr<Session> &out) {
+  if (options.device != "cpu")
+    return Status::error("device '" + options.device +
+                         "' is not available in this build (devices: cpu)");
+  std::unique_ptr<Session> s(new Session(fn));
+  size_t bytes = static_cast<size_t>(
+      (fn.arenaSize + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
+  void *mem = std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
+  if (!mem)
+    return Status::error("function '" + fn.name + "': cannot allocate its " +
+                         std::to_string(fn.arenaSize) + "-byte arena");
+  // Zeroed so a kernel bug reading unwritten bytes is deterministic.
+  std::memset(mem, 0, bytes ? bytes : kArenaAlignment);
+  s->arena_ = {static_cast<uint8_t *>(mem), std::free};
+  for (const BindingInfo &p : s->fn_.params)
+    std::memcpy(s->arena_.get() + s->fn_.values[p.value].offset, p.init.data(),
+                p.init.size());
+  s->pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
+  for (size_t k = 0; k < s->fn_.kernels.size(); ++k) {
+    const KernelInfo &kern = s->fn_.kernels[k];
+    cpu::OpCall call;
+    call.op = kern.kind;
+    call.attrs = &kern.attrs;
+    call.steps = &kern.steps;
+    for (int id : kern.inputs) {
+      call.present.push_back(id >= 0);
+      call.inputs.push_back(id >= 0 ? s->view(id) : TensorView{});
+    }
+    for (int id : kern.outputs)
+      call.outputs.push_back(s->view(id));
+    AMPC_RETURN_IF_ERROR(cpu::checkKernel(call).withContext(
+        "function '" + fn.name + "': " + kern.describe(k)));
+    s->calls_.push_back(std::move(call));
+  }
+  s->inputSet_.assign(s->fn_.inputs.size(), false);
+  out = std::move(s);
+  return Status::ok();
+}
+
+Status Session::inputType(const std::string &name, TensorView &type) const {
+  for (const BindingInfo &b : fn_.inputs)
+    if (b.name == name) {
+      type = view(b.value);
+      type.data = nullptr;
+      return Status::ok();
+    }
+  std::string known;
+  for (const BindingInfo &b : fn_.inputs)
+    known += (known.empty() ? "" : ", ") + b.name;
+  return Status::error("the model has no input '" + name +
+                       "' (inputs: " + (known.empty() ? "none" : known) + ")");
+}
+
+Status Session::setInput(const std::string &name, const TensorView &value) {
+  for (size_t i = 0; i < fn_.inputs.size(); ++i) {
+    if (fn_.inputs[i].name != name)
+      continue;
+    TensorView dst = view(fn_.inputs[i].value);
+    if (value.dtype != dst.dtype || value.shape != dst.shape)
+      return Status::error("input '" + name + "' must be " + dst.typeStr() +
+                           ", got " + value.typeStr());
+    std::memcpy(dst.data, value.data, dst.byteSize());
+    inputSet_[i] = true;
+    return Status::ok();
+  }
+  TensorView unused;
+  return inputType(name, unused);
+}
+
+Status Session::run() {
+  for (size_t i = 0; i < fn_.inputs.size(); ++i)
+    if (!inputSet_[i])
+      return Status::error("input '" + fn_.inputs[i].name +
+                           "' was not given");
+  cpu::CpuContext ctx{pool_.get()};
+  for (size_t k = 0; k < calls_.size(); ++k) {
+    calls_[k].rngCounter = runs_;
+    AMPC_RETURN_IF_ERROR(cpu::runKernel(calls_[k], ctx).withContext(
+        "function '" + fn_.name + "': " + fn_.kernels[k].describe(k)));
+  }
+  ++runs_;
+  // The plan may reuse an input's bytes once it is read: inputs are given
+  // again for every run.
+  inputSet_.assign(inputSet_.size(), false);
+  return Status::ok();
+}
+
+Status Session::output(const std::string &name, TensorView &out) const {
+  for (const BindingInfo &b : fn_.outputs)
+    if (b.name == name) {
+      out = view(b.value);
+      return Status::ok();
+    }
+  return Status::error("the model has no output '" + name + "'");
+}
+
+} // namespace ampc::rt

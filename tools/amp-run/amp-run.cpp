@@ -1,0 +1,320 @@
+//===- amp-run.cpp - compile an ONNX model and run it ---------------------===//
+//
+// The user-facing driver: imports a model, compiles it through the shared
+// pipeline to a Program, loads that into a runtime Session (exactly what
+// amp-exec would do with the file) and runs it on the given inputs.
+// `--emit=mlir|rt|program` stops after a stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/OnnxImporter.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/ProgramWriter.h"
+#include "dialects/Amp/AmpOps.h"
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Onnx/OnnxOps.h"
+#include "dialects/Rt/RtOps.h"
+#include "runtime/Program.h"
+#include "runtime/Session.h"
+#include "runtime/io/Npy.h"
+#include "runtime/io/TensorFile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+using namespace llvm;
+namespace rt = ampc::rt;
+
+namespace {
+
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
+                               cl::Required);
+cl::opt<std::string> mode("mode", cl::desc("What to run: infer"),
+                          cl::init("infer"));
+cl::list<std::string> inputs("input",
+                             cl::desc("NAME=FILE: a graph input (.npy or "
+                                      "ONNX TensorProto .pb)"));
+cl::list<std::string> binds(
+    "bind", cl::desc("NAME=FILE: compile a graph input as this constant"));
+cl::list<std::string> shapes(
+    "shape", cl::desc("NAME=d0,d1,...: the shape of a dynamic graph input"));
+cl::opt<std::string> saveOutputs(
+    "save-outputs", cl::desc("Directory to write <output name>.npy into"));
+cl::opt<std::string> device("device", cl::desc("cpu"), cl::init("cpu"));
+cl::opt<unsigned> threads("threads",
+                          cl::desc("CPU threads (0: all hardware threads)"),
+                          cl::init(0));
+cl::opt<std::string> emit("emit",
+                          cl::desc("Stop after a stage and print it: mlir "
+                                   "(graph ops), rt (kernels and memory "
+                                   "plan), program (binary, needs -o)"));
+cl::opt<std::string> outputFile("o", cl::desc("Output file for --emit"),
+                                cl::init("-"));
+cl::opt<bool> noFuse("no-fuse", cl::desc("Do not fuse elementwise chains"));
+cl::opt<bool> noReuse("no-memory-reuse",
+                      cl::desc("Give every value its own arena bytes"));
+cl::opt<bool> noCheck("no-onnx-check",
+                      cl::desc("Skip ONNX's model checker"));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Run N times and print the time per run "
+                                  "(median)"),
+                         cl::init(1));
+cl::opt<bool> printOutputs("print-outputs",
+                           cl::desc("Print each output's type and values "
+                                    "summary"));
+
+int fail(const Twine &msg) {
+  errs() << "amp-run: error: " << msg << "\n";
+  return 1;
+}
+
+bool splitSpec(StringRef spec, StringRef flag, std::string &name,
+               std::string &file) {
+  auto [n, f] = spec.split('=');
+  if (n.empty() || f.empty() || !spec.contains('=')) {
+    fail("--" + flag + " '" + spec + "' is not of the form NAME=FILE");
+    return false;
+  }
+  name = n.str();
+  file = f.str();
+  return true;
+}
+
+int32_t onnxDtypeOf(rt::DType d) {
+  switch (d) {
+  case rt::DType::F32: return 1;
+  case rt::DType::F16: return 10;
+  case rt::DType::BF16: return 16;
+  case rt::DType::F64: return 11;
+  case rt::DType::I64: return 7;
+  case rt::DType::I32: return 6;
+  case rt::DType::I1: return 9;
+  }
+  return 0;
+}
+
+// Writes `bytes` to `path` through a temporary file and a rename, so an
+// interrupted run never leaves a half-written file.
+bool writeFileAtomically(const std::string &path, StringRef bytes) {
+  std::string tmp = path + ".tmp";
+  {
+    std::error_code ec;
+    raw_fd_ostream os(tmp, ec, sys::fs::OF_None);
+    if (ec) {
+      fail("cannot write '" + tmp + "': " + ec.message());
+      return false;
+    }
+    os << bytes;
+    os.close();
+    if (os.has_error()) {
+      fail("error writing '" + tmp + "'");
+      sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (std::error_code ec = sys::fs::rename(tmp, path)) {
+    fail("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+    return false;
+  }
+  return true;
+}
+
+std::string fileNameFor(const std::string &output) {
+  std::string s = output;
+  std::replace(s.begin(), s.end(), '/', '_');
+  return s.empty() ? "_" : s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "amp-run: compile an ONNX model and run it\n");
+  if (mode != "infer")
+    return fail("--mode '" + mode + "' is not a mode amp-run has (modes: "
+                "infer)");
+  if (!emit.empty() && emit != "mlir" && emit != "rt" && emit != "program")
+    return fail("--emit '" + emit + "' is not a stage (stages: mlir, rt, "
+                "program)");
+  if (emit == "program" && outputFile == "-")
+    return fail("--emit=program writes a binary file: give it with -o FILE");
+  if (device != "cpu")
+    return fail("--device '" + device + "' is not available in this build "
+                "(devices: cpu)");
+  if (repeat == 0)
+    return fail("--repeat must be at least 1");
+
+  ampc::OnnxImportOptions importOptions;
+  importOptions.checkModel = !noCheck;
+  importOptions.modelDir = sys::path::parent_path(modelPath).str();
+  if (importOptions.modelDir.empty())
+    importOptions.modelDir = ".";
+  for (const std::string &spec : shapes) {
+    std::pair<std::string, std::vector<int64_t>> parsed;
+    std::string err;
+    if (!ampc::parseShapeSpec(spec, parsed, err))
+      return fail(err);
+    importOptions.shapes.push_back(std::move(parsed));
+  }
+  for (const std::string &spec : binds) {
+    std::string name, file;
+    if (!splitSpec(spec, "bind", name, file))
+      return 1;
+    rt::HostTensor t;
+    if (rt::Status s = rt::readTensorFile(file, t); !s)
+      return fail("--bind " + name + ": " + s.message());
+    ampc::OnnxBoundInput bound;
+    bound.name = name;
+    bound.onnxDtype = onnxDtypeOf(t.dtype);
+    bound.dims = t.shape;
+    bound.rawData.assign(t.bytes.begin(), t.bytes.end());
+    importOptions.bindings.push_back(std::move(bound));
+  }
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
+                  ampc::graph::GraphDialect, ampc::amp::AmpDialect,
+                  ampc::rtir::RtDialect>();
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  auto file = MemoryBuffer::getFile(modelPath, /*IsText=*/false);
+  if (!file)
+    return fail("cannot read '" + modelPath + "': " +
+                file.getError().message());
+  mlir::OwningOpRef<mlir::ModuleOp> module = ampc::importOnnxModel(
+      (*file)->getBuffer(), modelPath, &context, importOptions);
+  if (!module)
+    return 1;
+
+  ampc::InferencePipelineOptions pipelineOptions;
+  pipelineOptions.fuse = !noFuse;
+  pipelineOptions.reuseMemory = !noReuse;
+  mlir::PassManager pm(&context);
+  if (emit == "mlir") {
+    ampc::buildGraphPipeline(pm);
+  } else {
+    ampc::buildInferencePipeline(pm, pipelineOptions);
+  }
+  if (mlir::failed(pm.run(*module)))
+    return 1;
+  if (emit == "mlir" || emit == "rt") {
+    std::string err;
+    auto out = mlir::openOutputFile(outputFile, &err);
+    if (!out)
+      return fail(err);
+    module->print(out->os());
+    out->keep();
+    return 0;
+  }
+
+  std::string programBytes;
+  if (mlir::failed(ampc::writeProgram(*module, programBytes)))
+    return 1;
+  if (emit == "program")
+    return writeFileAtomically(outputFile, programBytes) ? 0 : 1;
+
+  // Run it the way amp-exec would: from the serialized bytes.
+  rt::ProgramInfo program;
+  if (rt::Status s = rt::parseProgram(programBytes, modelPath, program); !s)
+    return fail(s.message());
+  const rt::FunctionInfo *fn = program.find("forward");
+  if (!fn)
+    return fail(modelPath + ": the compiled Program has no 'forward'");
+  rt::SessionOptions sessionOptions;
+  sessionOptions.device = device;
+  sessionOptions.threads = threads;
+  std::unique_ptr<rt::Session> session;
+  if (rt::Status s = rt::Session::create(*fn, sessionOptions, session); !s)
+    return fail(s.message());
+
+  std::map<std::string, rt::HostTensor> given;
+  for (const std::string &spec : inputs) {
+    std::string name, path;
+    if (!splitSpec(spec, "input", name, path))
+      return 1;
+    rt::TensorView want;
+    if (rt::Status s = session->inputType(name, want); !s)
+      return fail("--input " + name + ": " + s.message());
+    rt::HostTensor t;
+    if (rt::Status s = rt::readTensorFile(path, t); !s)
+      return fail("--input " + name + ": " + s.message());
+    // NumPy has no bfloat16: an f32 file feeds a bf16 input, rounded to
+    // nearest even. Every other dtype must match exactly.
+    if (t.dtype == rt::DType::F32 && want.dtype == rt::DType::BF16)
+      if (rt::Status s = rt::convertTo(t, rt::DType::BF16); !s)
+        return fail("--input " + name + ": " + s.message());
+    if (t.dtype != want.dtype || t.shape != want.shape)
+      return fail("--input " + name + ": '" + path + "' holds " +
+                  t.typeStr() + ", but the model's input '" + name +
+                  "' is " + want.typeStr());
+    if (given.count(name))
+      return fail("--input " + name + " is given twice");
+    given[name] = std::move(t);
+  }
+  std::string missing;
+  for (const rt::BindingInfo &b : fn->inputs)
+    if (!given.count(b.name))
+      missing += (missing.empty() ? "'" : ", '") + b.name + "'";
+  if (!missing.empty())
+    return fail("no value for graph input(s) " + missing +
+                ": give each with --input NAME=FILE (or --bind NAME=FILE)");
+
+  std::vector<double> times;
+  for (unsigned r = 0; r < repeat; ++r) {
+    for (auto &[name, t] : given)
+      if (rt::Status s = session->setInput(name, t.view()); !s)
+        return fail(s.message());
+    auto start = std::chrono::steady_clock::now();
+    if (rt::Status s = session->run(); !s)
+      return fail(modelPath + ": " + s.message());
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+  if (repeat > 1) {
+    std::sort(times.begin(), times.end());
+    outs() << "amp-run: " << repeat << " runs, median "
+           << format("%.3f", times[times.size() / 2]) << " ms, min "
+           << format("%.3f", times.front()) << " ms\n";
+  }
+
+  if (!saveOutputs.empty()) {
+    if (std::error_code ec = sys::fs::create_directories(saveOutputs))
+      return fail("cannot create '" + saveOutputs + "': " + ec.message());
+  }
+  for (const rt::BindingInfo &b : fn->outputs) {
+    rt::TensorView v;
+    if (rt::Status s = session->output(b.name, v); !s)
+      return fail(s.message());
+    if (printOutputs)
+      outs() << b.name << ": " << v.typeStr() << "\n";
+    if (saveOutputs.empty())
+      continue;
+    rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape, b.name);
+    std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
+                t.bytes.begin());
+    SmallString<256> path(saveOutputs);
+    sys::path::append(path, fileNameFor(b.name) + ".npy");
+    if (rt::Status s = rt::writeNpy(path.str().str(), t); !s)
+      return fail(s.message());
+  }
+  return 0;
+}
