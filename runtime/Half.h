@@ -60,8 +60,9 @@ inline float halfBitsToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1Fu;
   uint32_t mant = h & 0x3FFu;
-  if (exp == 0x1F) // inf or NaN (payload kept)
-    return floatOf(sign | 0x7F800000u | (mant << 13));
+  if (exp == 0x1F) // inf, or NaN: payload kept, made quiet (as F16C does)
+    return floatOf(sign | 0x7F800000u | (mant << 13) |
+                   (mant ? 0x400000u : 0u));
   if (exp == 0) {
     if (mant == 0)
       return floatOf(sign);

@@ -1,6 +1,545 @@
-//===- Movement.cpp - CPU kernels (being written) -------------------------------===//
+//===- Movement.cpp - data movement CPU kernels ---------------------------===//
+//
+// Owns broadcast_to, transpose, concat, slice, gather, dropout and "copy".
+// Apart from dropout these only move bytes, so one implementation serves
+// every dtype: a strided copy over the output with the element size as the
+// only type information.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
+#include "runtime/cpu/TypedIO.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
 
 namespace ampc::rt::cpu {
-void addMovementKernels(std::vector<KernelEntry> &) {}
+namespace {
+
+constexpr int64_t kGrainBytes = 64 * 1024;
+
+std::string dt(DType t) { return std::string(name(t)); }
+
+Status expectCounts(const OpCall &call, size_t inputs, size_t outputs) {
+  if (call.inputs.size() != inputs)
+    return Status::error("expects " + std::to_string(inputs) + " input" +
+                         (inputs == 1 ? "" : "s") + ", got " +
+                         std::to_string(call.inputs.size()));
+  if (call.outputs.size() != outputs)
+    return Status::error("expects " + std::to_string(outputs) + " output" +
+                         (outputs == 1 ? "" : "s") + ", got " +
+                         std::to_string(call.outputs.size()));
+  for (size_t k = 0; k < inputs; ++k)
+    if (!call.present[k])
+      return Status::error("input " + std::to_string(k) + " is absent");
+  return Status::ok();
+}
+
+Status expectOutput(const OpCall &call, size_t k, DType dtype,
+                    const Shape &shape) {
+  const TensorView &o = call.outputs[k];
+  if (o.dtype != dtype)
+    return Status::error("output " + std::to_string(k) + " has dtype " +
+                         dt(o.dtype) + " but the op computes " + dt(dtype));
+  if (o.shape != shape)
+    return Status::error("output " + std::to_string(k) + " has shape " +
+                         str(o.shape) + " but the op computes " + str(shape));
+  return Status::ok();
+}
+
+Status intAttr(const Attrs &attrs, const char *key, int64_t &v) {
+  const AttrValue *a = attrs.find(key);
+  if (!a)
+    return Status::error(std::string("attribute '") + key + "' is missing");
+  if (a->kind != AttrValue::Kind::Int)
+    return Status::error(std::string("attribute '") + key +
+                         "' must be an integer");
+  v = a->i;
+  return Status::ok();
+}
+
+Status intsAttr(const Attrs &attrs, const char *key, std::vector<int64_t> &v) {
+  const AttrValue *a = attrs.find(key);
+  if (!a)
+    return Status::error(std::string("attribute '") + key + "' is missing");
+  if (a->kind != AttrValue::Kind::Ints)
+    return Status::error(std::string("attribute '") + key +
+                         "' must be a list of integers");
+  v = a->ints;
+  return Status::ok();
+}
+
+std::vector<int64_t> contiguousStrides(const Shape &s) {
+  std::vector<int64_t> st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+template <typename T>
+void copyStrided(const char *src, int64_t stride, char *dst, int64_t n) {
+  const T *s = reinterpret_cast<const T *>(src);
+  T *d = reinterpret_cast<T *>(dst);
+  for (int64_t i = 0; i < n; ++i)
+    d[i] = s[i * stride];
+}
+
+// dst (contiguous, of shape `shape`) [i...] = src[offset + sum i_d * strides_d]
+// with element strides that may be 0 (broadcast) or negative (reversed
+// slices).
+void stridedCopy(const void *srcBase, int64_t srcOffset,
+                 std::vector<int64_t> strides, Shape shape, size_t elemSize,
+                 void *dstBase, const CpuContext &ctx) {
+  int64_t total = numElements(shape);
+  if (total == 0)
+    return;
+  // Drop size-1 dims and merge dims that are contiguous in the source, so
+  // the innermost loop is as long as possible.
+  std::vector<int64_t> dims, st;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1)
+      continue;
+    if (!dims.empty() && st.back() == strides[i] * shape[i]) {
+      dims.back() *= shape[i];
+      st.back() = strides[i];
+      continue;
+    }
+    dims.push_back(shape[i]);
+    st.push_back(strides[i]);
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    st.push_back(0);
+  }
+  const size_t r = dims.size();
+  const int64_t inner = dims[r - 1], innerStride = st[r - 1];
+  const int64_t rows = total / inner;
+  const char *src = static_cast<const char *>(srcBase);
+  char *dst = static_cast<char *>(dstBase);
+  const int64_t es = static_cast<int64_t>(elemSize);
+  int64_t grain = std::max<int64_t>(1, kGrainBytes / (inner * es));
+  parallelFor(ctx, rows, grain, [&](int64_t rb, int64_t re) {
+    for (int64_t row = rb; row < re; ++row) {
+      int64_t off = srcOffset, rem = row;
+      for (size_t d = r - 1; d-- > 0;) {
+        off += (rem % dims[d]) * st[d];
+        rem /= dims[d];
+      }
+      const char *s = src + off * es;
+      char *o = dst + row * inner * es;
+      if (innerStride == 1) {
+        std::memcpy(o, s, inner * es);
+        continue;
+      }
+      switch (elemSize) {
+      case 1:
+        copyStrided<uint8_t>(s, innerStride, o, inner);
+        break;
+      case 2:
+        copyStrided<uint16_t>(s, innerStride, o, inner);
+        break;
+      case 4:
+        copyStrided<uint32_t>(s, innerStride, o, inner);
+        break;
+      default:
+        copyStrided<uint64_t>(s, innerStride, o, inner);
+        break;
+      }
+    }
+  });
+}
+
+void parallelMemcpy(void *dst, const void *src, int64_t bytes,
+                    const CpuContext &ctx) {
+  if (bytes <= 0 || dst == src)
+    return;
+  parallelFor(ctx, bytes, 1 << 20, [&](int64_t b, int64_t e) {
+    std::memcpy(static_cast<char *>(dst) + b,
+                static_cast<const char *>(src) + b, e - b);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// broadcast_to
+//===----------------------------------------------------------------------===//
+
+Status checkBroadcastTo(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
+  const TensorView &in = call.inputs[0], &out = call.outputs[0];
+  if (out.dtype != in.dtype)
+    return Status::error("output 0 has dtype " + dt(out.dtype) +
+                         " but the input has " + dt(in.dtype));
+  bool ok = in.shape.size() <= out.shape.size();
+  size_t off = out.shape.size() - std::min(out.shape.size(), in.shape.size());
+  for (size_t i = 0; ok && i < in.shape.size(); ++i)
+    ok = in.shape[i] == 1 || in.shape[i] == out.shape[off + i];
+  if (!ok)
+    return Status::error("input of shape " + str(in.shape) +
+                         " does not broadcast to the output shape " +
+                         str(out.shape));
+  return Status::ok();
+}
+
+Status runBroadcastTo(const OpCall &call, CpuContext &ctx) {
+  const TensorView &in = call.inputs[0], &out = call.outputs[0];
+  size_t r = out.shape.size(), off = r - in.shape.size();
+  std::vector<int64_t> inStrides = contiguousStrides(in.shape);
+  std::vector<int64_t> strides(r, 0);
+  for (size_t i = off; i < r; ++i)
+    strides[i] = in.shape[i - off] == 1 ? 0 : inStrides[i - off];
+  stridedCopy(in.data, 0, strides, out.shape, sizeOf(in.dtype), out.data, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// transpose
+//===----------------------------------------------------------------------===//
+
+Status checkTranspose(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
+  const TensorView &in = call.inputs[0];
+  std::vector<int64_t> perm;
+  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "perm", perm));
+  if (perm.size() != in.shape.size())
+    return Status::error("attribute 'perm' " + str(perm) + " has " +
+                         std::to_string(perm.size()) + " entries for a rank-" +
+                         std::to_string(in.shape.size()) + " input");
+  std::vector<bool> seen(perm.size(), false);
+  Shape shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
+      return Status::error("attribute 'perm' " + str(perm) +
+                           " is not a permutation of [0, " +
+                           std::to_string(perm.size()) + ")");
+    seen[p] = true;
+    shape.push_back(in.shape[p]);
+  }
+  return expectOutput(call, 0, in.dtype, shape);
+}
+
+Status runTranspose(const OpCall &call, CpuContext &ctx) {
+  const TensorView &in = call.inputs[0], &out = call.outputs[0];
+  std::vector<int64_t> perm = call.attrs->getInts("perm");
+  std::vector<int64_t> inStrides = contiguousStrides(in.shape);
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    strides[i] = inStrides[perm[i]];
+  stridedCopy(in.data, 0, strides, out.shape, sizeOf(in.dtype), out.data, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// concat
+//===----------------------------------------------------------------------===//
+
+Status checkConcat(const OpCall &call) {
+  if (call.inputs.empty())
+    return Status::error("needs at least one input");
+  AMPC_RETURN_IF_ERROR(expectCounts(call, call.inputs.size(), 1));
+  int64_t axis;
+  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "axis", axis));
+  const TensorView &first = call.inputs[0];
+  if (axis < 0 || axis >= first.rank())
+    return Status::error("attribute 'axis' " + std::to_string(axis) +
+                         " is out of range for rank " +
+                         std::to_string(first.rank()));
+  Shape shape = first.shape;
+  for (size_t k = 1; k < call.inputs.size(); ++k) {
+    const TensorView &in = call.inputs[k];
+    if (in.dtype != first.dtype)
+      return Status::error("input " + std::to_string(k) + " has dtype " +
+                           dt(in.dtype) + " but input 0 has " +
+                           dt(first.dtype));
+    if (in.rank() != first.rank())
+      return Status::error("input " + std::to_string(k) + " " + str(in.shape) +
+                           " has a different rank from input 0 " +
+                           str(first.shape));
+    for (int64_t i = 0; i < in.rank(); ++i)
+      if (i != axis && in.shape[i] != first.shape[i])
+        return Status::error("input " + std::to_string(k) + " " +
+                             str(in.shape) + " differs from input 0 " +
+                             str(first.shape) + " in dimension " +
+                             std::to_string(i) + " (not the axis)");
+    shape[axis] += in.shape[axis];
+  }
+  return expectOutput(call, 0, first.dtype, shape);
+}
+
+Status runConcat(const OpCall &call, CpuContext &ctx) {
+  const TensorView &out = call.outputs[0];
+  int64_t axis = call.attrs->getInt("axis");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= out.shape[i];
+  for (int64_t i = axis + 1; i < out.rank(); ++i)
+    inner *= out.shape[i];
+  const int64_t es = static_cast<int64_t>(sizeOf(out.dtype));
+  const int64_t outRow = out.shape[axis] * inner * es;
+  int64_t at = 0; // bytes into each output row
+  for (const TensorView &in : call.inputs) {
+    const int64_t row = in.shape[axis] * inner * es;
+    const char *src = static_cast<const char *>(in.data);
+    char *dst = static_cast<char *>(out.data) + at;
+    if (row > 0)
+      parallelFor(ctx, outer, std::max<int64_t>(1, kGrainBytes / row),
+                  [&](int64_t b, int64_t e) {
+                    for (int64_t o = b; o < e; ++o)
+                      std::memcpy(dst + o * outRow, src + o * row, row);
+                  });
+    at += row;
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// slice
+//===----------------------------------------------------------------------===//
+
+Status checkSlice(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
+  const TensorView &in = call.inputs[0];
+  std::vector<int64_t> starts, ends, steps;
+  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "starts", starts));
+  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "ends", ends));
+  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "steps", steps));
+  size_t r = in.shape.size();
+  if (starts.size() != r || ends.size() != r || steps.size() != r)
+    return Status::error(
+        "attributes 'starts', 'ends' and 'steps' need one "
+        "entry per dimension of " +
+        str(in.shape) + ", got " + std::to_string(starts.size()) + ", " +
+        std::to_string(ends.size()) + " and " + std::to_string(steps.size()));
+  Shape shape;
+  for (size_t i = 0; i < r; ++i) {
+    int64_t d = in.shape[i], s = starts[i], e = ends[i], st = steps[i];
+    bool ok = st > 0 ? (0 <= s && s <= e && e <= d)
+                     : (st < 0 && -1 <= e && e <= s && s <= d - 1);
+    if (!ok)
+      return Status::error("slice of dimension " + std::to_string(i) +
+                           " (size " + std::to_string(d) + ") has start " +
+                           std::to_string(s) + ", end " + std::to_string(e) +
+                           ", step " + std::to_string(st) +
+                           ", which are not normalized");
+    shape.push_back(st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st);
+  }
+  return expectOutput(call, 0, in.dtype, shape);
+}
+
+Status runSlice(const OpCall &call, CpuContext &ctx) {
+  const TensorView &in = call.inputs[0], &out = call.outputs[0];
+  std::vector<int64_t> starts = call.attrs->getInts("starts");
+  std::vector<int64_t> steps = call.attrs->getInts("steps");
+  std::vector<int64_t> inStrides = contiguousStrides(in.shape);
+  std::vector<int64_t> strides(in.shape.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < in.shape.size(); ++i) {
+    strides[i] = inStrides[i] * steps[i];
+    offset += starts[i] * inStrides[i];
+  }
+  if (out.numElements() == 0)
+    return Status::ok();
+  stridedCopy(in.data, offset, strides, out.shape, sizeOf(in.dtype), out.data,
+              ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// gather
+//===----------------------------------------------------------------------===//
+
+Status checkGather(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(expectCounts(call, 2, 1));
+  const TensorView &data = call.inputs[0], &idx = call.inputs[1];
+  if (!isInt(idx.dtype))
+    return Status::error("indices have dtype " + dt(idx.dtype) +
+                         " but must be i64 or i32");
+  int64_t axis;
+  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "axis", axis));
+  if (axis < 0 || axis >= data.rank())
+    return Status::error("attribute 'axis' " + std::to_string(axis) +
+                         " is out of range for data of rank " +
+                         std::to_string(data.rank()));
+  Shape shape(data.shape.begin(), data.shape.begin() + axis);
+  shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
+  shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+  return expectOutput(call, 0, data.dtype, shape);
+}
+
+Status runGather(const OpCall &call, CpuContext &ctx) {
+  const TensorView &data = call.inputs[0], &idx = call.inputs[1];
+  const TensorView &out = call.outputs[0];
+  int64_t axis = call.attrs->getInt("axis");
+  int64_t outer = 1, inner = 1, dim = data.shape[axis];
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= data.shape[i];
+  for (int64_t i = axis + 1; i < data.rank(); ++i)
+    inner *= data.shape[i];
+  const int64_t count = idx.numElements();
+  // Resolve every index first: a bad one fails the call before any byte of
+  // the output is written.
+  std::vector<int64_t> rows(count);
+  loadI64(idx, 0, count, rows.data());
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t v = rows[j];
+    if (v < -dim || v >= dim)
+      return Status::error(
+          "index " + std::to_string(v) + " (element " + std::to_string(j) +
+          " of indices) is out of range for axis " + std::to_string(axis) +
+          " of size " + std::to_string(dim));
+    rows[j] = v < 0 ? v + dim : v;
+  }
+  const int64_t es = static_cast<int64_t>(sizeOf(data.dtype));
+  const int64_t block = inner * es;
+  if (block == 0 || outer * count == 0)
+    return Status::ok();
+  const char *src = static_cast<const char *>(data.data);
+  char *dst = static_cast<char *>(out.data);
+  parallelFor(ctx, outer * count, std::max<int64_t>(1, kGrainBytes / block),
+              [&](int64_t b, int64_t e) {
+                for (int64_t t = b; t < e; ++t) {
+                  int64_t o = t / count, j = t % count;
+                  std::memcpy(dst + t * block,
+                              src + (o * dim + rows[j]) * block, block);
+                }
+              });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// dropout
+//===----------------------------------------------------------------------===//
+
+// splitmix64's finalizer: a bijective 64-bit mix.
+inline uint64_t mix64(uint64_t z) {
+  z ^= z >> 30;
+  z *= 0xBF58476D1CE4E5B9ull;
+  z ^= z >> 27;
+  z *= 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return z;
+}
+
+constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+
+// The stream of one (seed, step counter) pair. Element i of the mask draws
+// mix64(stream + (i + 1) * gamma) (splitmix64 jumped to position i), so the
+// mask depends only on (seed, counter, i), never on how work is split.
+inline uint64_t dropoutStream(int64_t seed, uint64_t counter) {
+  return mix64(mix64(static_cast<uint64_t>(seed)) ^
+               mix64(counter * kGamma + 0xD1B54A32D192ED03ull));
+}
+
+// u in [0, 1) from the top 53 bits; kept iff u >= ratio.
+inline bool dropoutKeep(uint64_t stream, int64_t i, double ratio) {
+  uint64_t z = mix64(stream + static_cast<uint64_t>(i + 1) * kGamma);
+  return static_cast<double>(z >> 11) * 0x1.0p-53 >= ratio;
+}
+
+Status checkDropout(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 2));
+  const TensorView &in = call.inputs[0];
+  if (!isFloat(in.dtype))
+    return Status::error("input has dtype " + dt(in.dtype) +
+                         " but must be a float type");
+  const AttrValue *ratio = call.attrs->find("ratio");
+  if (!ratio)
+    return Status::error("attribute 'ratio' is missing");
+  if (ratio->kind != AttrValue::Kind::Float)
+    return Status::error("attribute 'ratio' must be a float");
+  if (!(ratio->f >= 0 && ratio->f <= 1))
+    return Status::error("attribute 'ratio' must be in [0, 1], got " +
+                         std::to_string(ratio->f));
+  int64_t training, seed;
+  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "training", training));
+  if (training != 0 && training != 1)
+    return Status::error("attribute 'training' must be 0 or 1, got " +
+                         std::to_string(training));
+  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "seed", seed));
+  AMPC_RETURN_IF_ERROR(expectOutput(call, 0, in.dtype, in.shape));
+  return expectOutput(call, 1, DType::I1, in.shape);
+}
+
+Status runDropout(const OpCall &call, CpuContext &ctx) {
+  const TensorView &in = call.inputs[0];
+  const TensorView &out = call.outputs[0], &mask = call.outputs[1];
+  const double ratio = call.attrs->getFloat("ratio");
+  const bool training = call.attrs->getInt("training") != 0;
+  const int64_t n = in.numElements();
+  uint8_t *m = mask.as<uint8_t>();
+  if (!training || ratio == 0) {
+    parallelMemcpy(out.data, in.data, in.byteSize(), ctx);
+    if (n > 0)
+      std::memset(m, 1, n);
+    return Status::ok();
+  }
+  const uint64_t stream =
+      dropoutStream(call.attrs->getInt("seed"), call.rngCounter);
+  const double scale = ratio < 1 ? 1 / (1 - ratio) : 0;
+  constexpr int64_t kChunk = 1024;
+  parallelFor(ctx, (n + kChunk - 1) / kChunk, 16, [&](int64_t cb, int64_t ce) {
+    float fbuf[kChunk];
+    double dbuf[kChunk];
+    for (int64_t c = cb; c < ce; ++c) {
+      const int64_t c0 = c * kChunk, len = std::min(kChunk, n - c0);
+      for (int64_t i = 0; i < len; ++i)
+        m[c0 + i] = dropoutKeep(stream, c0 + i, ratio);
+      // Dropped elements are +0 (not x * 0, which would keep NaN and -0).
+      if (in.dtype == DType::F64) {
+        loadF64(in, c0, len, dbuf);
+        for (int64_t i = 0; i < len; ++i)
+          dbuf[i] = m[c0 + i] ? dbuf[i] * scale : 0.0;
+        storeF64(dbuf, len, out, c0);
+      } else {
+        const float s = static_cast<float>(scale);
+        loadF32(in, c0, len, fbuf);
+        for (int64_t i = 0; i < len; ++i)
+          fbuf[i] = m[c0 + i] ? fbuf[i] * s : 0.0f;
+        storeF32(fbuf, len, out, c0);
+      }
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// copy
+//===----------------------------------------------------------------------===//
+
+Status checkCopy(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
+  const TensorView &in = call.inputs[0], &out = call.outputs[0];
+  if (out.dtype != in.dtype)
+    return Status::error("output 0 has dtype " + dt(out.dtype) +
+                         " but the input has " + dt(in.dtype));
+  if (out.numElements() != in.numElements())
+    return Status::error("output 0 " + str(out.shape) + " has " +
+                         std::to_string(out.numElements()) +
+                         " elements but the input " + str(in.shape) + " has " +
+                         std::to_string(in.numElements()));
+  return Status::ok();
+}
+
+Status runCopy(const OpCall &call, CpuContext &ctx) {
+  parallelMemcpy(call.outputs[0].data, call.inputs[0].data,
+                 call.inputs[0].byteSize(), ctx);
+  return Status::ok();
+}
+
+} // namespace
+
+void addMovementKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"broadcast_to", checkBroadcastTo, runBroadcastTo});
+  out.push_back({"transpose", checkTranspose, runTranspose});
+  out.push_back({"concat", checkConcat, runConcat});
+  out.push_back({"slice", checkSlice, runSlice});
+  out.push_back({"gather", checkGather, runGather});
+  out.push_back({"dropout", checkDropout, runDropout});
+  out.push_back({"copy", checkCopy, runCopy});
+}
+
 } // namespace ampc::rt::cpu
