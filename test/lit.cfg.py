@@ -14,7 +14,9 @@ tools = config.ampc_tools_dir
 llvm = config.llvm_tools_dir
 config.substitutions.append(("%amp-opt", os.path.join(tools, "amp-opt")))
 config.substitutions.append(("%amp-translate", os.path.join(tools, "amp-translate")))
+config.substitutions.append(("%amp-run", os.path.join(tools, "amp-run")))
 config.substitutions.append(("%models", config.shared_models))
+config.substitutions.append(("%onnxdata", "/usr/share/libonnx-testdata/data"))
 config.substitutions.append(("%python", config.python_executable))
 # FileCheck, not and count come from LLVM's tool directory.
 config.environment["PATH"] = os.pathsep.join(
