@@ -1,0 +1,290 @@
+//===- ProgramTest.cpp - Program validation and the Session ---------------===//
+//
+// Hand-built Programs: a valid one runs and gives the right numbers; each
+// way of breaking one is rejected on load with a message that names the
+// problem, never a crash.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Program.h"
+#include "runtime/Session.h"
+#include "runtime/program.pb.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+
+using namespace ampc::rt;
+namespace pb = ampc::rt::proto;
+
+namespace {
+
+pb::Value *addValue(pb::Function &f, pb::DType d, std::vector<int64_t> shape,
+                    int64_t offset) {
+  pb::Value *v = f.add_values();
+  v->mutable_type()->set_dtype(d);
+  for (int64_t s : shape)
+    v->mutable_type()->add_shape(s);
+  v->set_arena_offset(offset);
+  return v;
+}
+
+std::string floats(std::vector<float> v) {
+  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * 4);
+}
+
+// y = relu(x + b) (fused, in place over x), z = gemm(y, w) in a new buffer.
+pb::Program validProgram() {
+  pb::Program p;
+  p.set_version(kProgramVersion);
+  pb::Function &f = *p.add_functions();
+  f.set_name("forward");
+  f.set_arena_size(256);
+  addValue(f, pb::F32, {2, 2}, 0);   // 0: x
+  addValue(f, pb::F32, {2, 2}, 64);  // 1: w (param)
+  pb::Constant *c = f.add_constants();
+  c->mutable_type()->set_dtype(pb::F32);
+  c->mutable_type()->add_shape(2);
+  c->set_data(floats({1, -10}));
+  pb::Value *b = f.add_values(); // 2: b (constant)
+  b->mutable_type()->set_dtype(pb::F32);
+  b->mutable_type()->add_shape(2);
+  b->set_constant(0);
+  addValue(f, pb::F32, {2, 2}, 0);   // 3: y (in place over x)
+  addValue(f, pb::F32, {2, 2}, 128); // 4: z
+  pb::Binding *in = f.add_inputs();
+  in->set_name("x");
+  in->set_value(0);
+  pb::Binding *w = f.add_params();
+  w->set_name("w");
+  w->set_value(1);
+  w->set_init(floats({1, 2, 3, 4}));
+  pb::Kernel *k = f.add_kernels();
+  k->set_kind("fused");
+  k->add_inputs(0);
+  k->add_inputs(2);
+  k->add_outputs(3);
+  pb::Step *s0 = k->add_steps();
+  s0->set_op("add");
+  s0->add_operands(0);
+  s0->add_operands(1);
+  s0->set_dtype(pb::F32);
+  pb::Step *s1 = k->add_steps();
+  s1->set_op("relu");
+  s1->add_operands(-1);
+  s1->set_dtype(pb::F32);
+  pb::Kernel *g = f.add_kernels();
+  g->set_kind("gemm");
+  g->set_location("fc");
+  g->add_inputs(3);
+  g->add_inputs(1);
+  g->add_inputs(-1);
+  g->add_outputs(4);
+  pb::Binding *out = f.add_outputs();
+  out->set_name("z");
+  out->set_value(4);
+  return p;
+}
+
+Status load(const pb::Program &p, ProgramInfo &info) {
+  return parseProgram(p.SerializeAsString(), "test.program", info);
+}
+
+// Applies `mutate` to the valid Program and expects a load error that
+// contains `message`.
+void expectRejected(const std::function<void(pb::Program &)> &mutate,
+                    const std::string &message) {
+  pb::Program p = validProgram();
+  mutate(p);
+  ProgramInfo info;
+  Status s = load(p, info);
+  ASSERT_FALSE(s.isOk()) << "accepted; expected: " << message;
+  EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().rfind("test.program: ", 0), 0u) << s.message();
+}
+
+} // namespace
+
+TEST(Program, ValidProgramRunsAndGivesTheRightNumbers) {
+  ProgramInfo info;
+  ASSERT_TRUE(load(validProgram(), info).isOk());
+  std::unique_ptr<Session> session;
+  Status s = Session::create(*info.find("forward"), {}, session);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  for (int run = 0; run < 2; ++run) {
+    std::vector<float> x = {1, 20, -3, 4};
+    TensorView xv{DType::F32, {2, 2}, x.data()};
+    ASSERT_TRUE(session->setInput("x", xv).isOk());
+    s = session->run();
+    ASSERT_TRUE(s.isOk()) << s.message();
+    TensorView z;
+    ASSERT_TRUE(session->output("z", z).isOk());
+    // y = relu(x + [1, -10]) = [[2, 10], [0, 0]]; z = y @ [[1, 2], [3, 4]].
+    const float *zf = z.as<float>();
+    EXPECT_FLOAT_EQ(zf[0], 32);
+    EXPECT_FLOAT_EQ(zf[1], 44);
+    EXPECT_FLOAT_EQ(zf[2], 0);
+    EXPECT_FLOAT_EQ(zf[3], 0);
+  }
+  EXPECT_EQ(session->runs(), 2u);
+}
+
+TEST(Program, SessionChecksInputs) {
+  ProgramInfo info;
+  ASSERT_TRUE(load(validProgram(), info).isOk());
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(info.functions[0], {}, session).isOk());
+  Status s = session->run();
+  EXPECT_NE(s.message().find("input 'x' was not given"), std::string::npos);
+  std::vector<float> x(6);
+  s = session->setInput("x", TensorView{DType::F32, {2, 3}, x.data()});
+  EXPECT_NE(s.message().find("input 'x' must be tensor<2x2xf32>, got "
+                             "tensor<2x3xf32>"),
+            std::string::npos)
+      << s.message();
+  s = session->setInput("q", TensorView{DType::F32, {2, 2}, x.data()});
+  EXPECT_NE(s.message().find("no input 'q' (inputs: x)"), std::string::npos);
+  // Inputs are consumed by a run (the plan reuses their bytes).
+  ASSERT_TRUE(session->setInput("x", TensorView{DType::F32, {2, 2}, x.data()}));
+  ASSERT_TRUE(session->run().isOk());
+  EXPECT_FALSE(session->run().isOk());
+  TensorView out;
+  EXPECT_FALSE(session->output("nope", out).isOk());
+  SessionOptions gpu;
+  gpu.device = "cuda";
+  s = Session::create(info.functions[0], gpu, session);
+  EXPECT_NE(s.message().find("device 'cuda' is not available"),
+            std::string::npos);
+}
+
+TEST(Program, RejectsBytesThatAreNotAProgram) {
+  ProgramInfo info;
+  EXPECT_NE(parseProgram("", "p", info).message().find("empty file"),
+            std::string::npos);
+  EXPECT_NE(parseProgram("\xff\xff\xff garbage", "p", info)
+                .message()
+                .find("not a valid Program"),
+            std::string::npos);
+  std::string bytes = validProgram().SerializeAsString();
+  // Every truncation is an error or a valid Program, never a crash.
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    ProgramInfo i;
+    (void)parseProgram(bytes.substr(0, n), "p", i);
+  }
+  Status s = readProgramFile("/nonexistent/x.program", info);
+  EXPECT_NE(s.message().find("cannot open"), std::string::npos);
+}
+
+TEST(Program, RejectsInconsistentPrograms) {
+  expectRejected([](pb::Program &p) { p.set_version(99); },
+                 "Program version 99");
+  expectRejected([](pb::Program &p) { p.clear_functions(); },
+                 "has no functions");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_values(3)->set_arena_offset(8); },
+      "value 3 has arena offset 8, not a non-negative multiple of 64");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->set_arena_size(140); },
+      "value 4 (16 bytes at offset 128) ends past the arena (140 bytes)");
+  expectRejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_values(0)->mutable_type()->set_shape(0, -2);
+      },
+      "value 0: negative dimension");
+  expectRejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_values(0)->mutable_type()->set_dtype(
+            static_cast<pb::DType>(42));
+      },
+      "value 0: unknown dtype 42");
+  expectRejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_constants(0)->set_data("abc");
+      },
+      "constant 0 holds 3 bytes, but its type needs 8");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_values(2)->set_constant(5); },
+      "value 2 refers to constant 5 of 1");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_params(0)->set_init("x"); },
+      "parameter 'w' has 1 bytes of initial value for 16 bytes of storage");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_inputs(0)->set_value(2); },
+      "input 'x' is bound to a constant or a view");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_kernels(1)->set_inputs(0, 17); },
+      "kernel 1 (gemm at 'fc') input refers to value 17, but the function has 5 values");
+  expectRejected(
+      [](pb::Program &p) {
+        // z read before it is written.
+        p.mutable_functions(0)->mutable_kernels(0)->set_inputs(0, 4);
+      },
+      "kernel 0 (fused) reads value 4 before anything writes it");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_kernels(1)->set_outputs(0, 2); },
+      "writes value 2, which is a constant or a view");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_kernels(0)->clear_steps(); },
+      "is fused but has no steps");
+  expectRejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_kernels(0)->mutable_steps(1)->set_operands(0, -5);
+      },
+      "step 1 has operand -5, which names no kernel input or earlier step");
+  expectRejected(
+      [](pb::Program &p) { p.mutable_functions(0)->mutable_outputs(0)->set_value(9); },
+      "output 'z' refers to value 9");
+  expectRejected(
+      [](pb::Program &p) {
+        pb::Binding *b = p.mutable_functions(0)->add_inputs();
+        b->set_name("x");
+        b->set_value(0);
+      },
+      "input 'x' is bound twice");
+  expectRejected(
+      [](pb::Program &p) {
+        // The gemm may not write over y, which it reads.
+        p.mutable_functions(0)->mutable_values(4)->set_arena_offset(0);
+      },
+      "kernel 1 (gemm at 'fc') writes value 4 over bytes of value 3, which "
+      "are still needed");
+  expectRejected(
+      [](pb::Program &p) {
+        // Nor over the parameter.
+        p.mutable_functions(0)->mutable_values(4)->set_arena_offset(64);
+      },
+      "over bytes of value 1, which are still needed");
+  expectRejected(
+      [](pb::Program &p) {
+        pb::Value *v = p.mutable_functions(0)->add_values();
+        v->mutable_type()->set_dtype(pb::F32);
+        v->mutable_type()->add_shape(5);
+        v->set_arena_offset(0);
+        v->set_view_of(0);
+      },
+      "value 5 is a view of value 0 but does not share its dtype, offset and "
+      "size");
+}
+
+TEST(Program, SessionRejectsKernelsTheBackendCannotRun) {
+  pb::Program p = validProgram();
+  p.mutable_functions(0)->mutable_kernels(1)->set_kind("frobnicate");
+  ProgramInfo info;
+  ASSERT_TRUE(load(p, info).isOk());
+  std::unique_ptr<Session> session;
+  Status s = Session::create(info.functions[0], {}, session);
+  EXPECT_NE(s.message().find("kernel 1 (frobnicate at 'fc')"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("no kernel for op 'frobnicate'"),
+            std::string::npos)
+      << s.message();
+
+  p = validProgram();
+  // z declared [2, 3]: the gemm computes [2, 2].
+  p.mutable_functions(0)->mutable_values(4)->mutable_type()->set_shape(1, 3);
+  ASSERT_TRUE(load(p, info).isOk());
+  s = Session::create(info.functions[0], {}, session);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("op 'gemm'"), std::string::npos) << s.message();
+}
