@@ -23,6 +23,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -133,10 +134,16 @@ bool writeFileAtomically(const std::string &path, StringRef bytes) {
   return true;
 }
 
+// Output names are free text in ONNX; a file name keeps [A-Za-z0-9._-]
+// and turns anything else into '_'.
 std::string fileNameFor(const std::string &output) {
   std::string s = output;
-  std::replace(s.begin(), s.end(), '/', '_');
-  return s.empty() ? "_" : s;
+  for (char &c : s)
+    if (!llvm::isAlnum(c) && c != '.' && c != '_' && c != '-')
+      c = '_';
+  if (s.empty() || s == "." || s == "..")
+    s = "_" + s;
+  return s;
 }
 
 } // namespace

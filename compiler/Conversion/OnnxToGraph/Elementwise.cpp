@@ -44,11 +44,25 @@ Handler binary() {
 
 FailureOr<SmallVector<Value>> convertPow(NodeBinder &n) {
   auto x = n.required(0, "X"), y = n.required(1, "Y");
-  if (failed(x) || failed(y) || failed(n.requireFloat(*x, "base X")))
+  if (failed(x) || failed(y))
+    return failure();
+  Type elem = n.typeOf(*x).getElementType();
+  if (elem.isInteger()) {
+    // An integer base: computed in f64, which is exact for every result an
+    // i32 holds and for i64 results below 2^53, then truncated as ONNX's
+    // reference (numpy) does.
+    Type f64 = n.b.getF64Type();
+    FailureOr<Value> p =
+        n.create1<graph::PowOp>({n.castTo(*x, f64), n.castTo(*y, f64)});
+    if (failed(p))
+      return failure();
+    return SmallVector<Value>{n.castTo(*p, elem)};
+  }
+  if (failed(n.requireFloat(*x, "base X")))
     return failure();
   // ONNX lets the exponent have its own type; the graph op computes in the
   // base's type.
-  Value exponent = n.castTo(*y, n.typeOf(*x).getElementType());
+  Value exponent = n.castTo(*y, elem);
   return results(n.create1<graph::PowOp>({*x, exponent}));
 }
 

@@ -54,6 +54,20 @@ func.func @forward(%x: tensor<4xf16> {onnx.name = "x"}, %e: tensor<i64> {onnx.na
 
 // -----
 
+// Pow of an integer base computes in f64 and truncates back, as ONNX's
+// reference does.
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<3xi32> {onnx.name = "x"}, %e: tensor<3xf32> {onnx.name = "e"}) -> tensor<3xi32> {
+  // CHECK-DAG: %[[X:.*]] = graph.cast %{{.*}} : tensor<3xi32> to tensor<3xf64>
+  // CHECK-DAG: %[[E:.*]] = graph.cast %{{.*}} : tensor<3xf32> to tensor<3xf64>
+  // CHECK: %[[P:.*]] = graph.pow %[[X]], %[[E]] : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  // CHECK: graph.cast %[[P]] : tensor<3xf64> to tensor<3xi32>
+  %0 = onnx.node "Pow"(%x, %e) {} opset 15 : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+
+// -----
+
 // Clip: bounds are inputs from opset 11 and fold into attributes.
 // CHECK-LABEL: func.func @forward
 func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %lo: tensor<f32> {onnx.name = "lo", onnx.initializer = dense<0.0> : tensor<f32>}) -> (tensor<4xf32>, tensor<4xf32>) {
