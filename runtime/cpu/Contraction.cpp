@@ -1,6 +1,578 @@
-//===- Contraction.cpp - CPU kernels (being written) -------------------------------===//
-#include "runtime/cpu/Registry.h"
+//===- Contraction.cpp - matmul, gemm and conv2d on the CPU ---------------===//
+//
+// Float contractions convert their operands to f32 (f64 for f64) buffers,
+// call OpenBLAS sgemm/dgemm and round the result once on store, which is
+// what a Tensor Core GEMM with f32 accumulation gives up to summation order.
+// Integer contractions are exact int64 loops (wrapping on overflow, like the
+// hardware). Pooling (Pooling.cpp) joins the table from here.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace ampc::rt::cpu {
-void addContractionKernels(std::vector<KernelEntry> &) {}
+namespace {
+using namespace kh;
+
+//===----------------------------------------------------------------------===//
+// BLAS wrappers
+//===----------------------------------------------------------------------===//
+
+// C[M, N] = alpha * op(A) * op(B) + beta * C, row major. Handles the empty
+// cases BLAS rejects (K == 0 gives beta * C; lda must be >= 1).
+template <typename T>
+void gemmRM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
+            const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c,
+            int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  auto tA = ta ? CblasTrans : CblasNoTrans;
+  auto tB = tb ? CblasTrans : CblasNoTrans;
+  lda = std::max<int64_t>(lda, 1);
+  ldb = std::max<int64_t>(ldb, 1);
+  ldc = std::max<int64_t>(ldc, 1);
+  if constexpr (std::is_same<T, double>::value)
+    cblas_dgemm(CblasRowMajor, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                ldc);
+  else
+    cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                ldc);
+}
+
+// Integer C[M, N] = op(A) * op(B), exact modulo 2^64.
+void gemmInt(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+             const int64_t *a, int64_t lda, const int64_t *b, int64_t ldb,
+             uint64_t *c) {
+  for (int64_t i = 0; i < m; ++i) {
+    uint64_t *row = c + i * n;
+    std::fill(row, row + n, 0);
+    for (int64_t p = 0; p < k; ++p) {
+      uint64_t av = static_cast<uint64_t>(ta ? a[p * lda + i] : a[i * lda + p]);
+      if (!tb) {
+        const int64_t *brow = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j)
+          row[j] += av * static_cast<uint64_t>(brow[j]);
+      } else {
+        for (int64_t j = 0; j < n; ++j)
+          row[j] += av * static_cast<uint64_t>(b[j * ldb + p]);
+      }
+    }
+  }
+}
+
+// Integer tensor as int64 (its own memory when stored as i64).
+const int64_t *intView(const TensorView &t, std::vector<int64_t> &storage) {
+  if (t.dtype == DType::I64)
+    return static_cast<const int64_t *>(t.data);
+  storage.resize(static_cast<size_t>(t.numElements()));
+  loadI64(t, 0, t.numElements(), storage.data());
+  return storage.data();
+}
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+struct MatmulPlan {
+  Shape out;
+  int64_t m = 0, k = 0, n = 0, batch = 1;
+  Shape batchShape, aBatch, bBatch; // aligned to batchShape's rank
+};
+
+Status planMatmul(const Shape &a, const Shape &b, MatmulPlan &p) {
+  if (a.empty() || b.empty())
+    return Status::error("operands must have rank >= 1, got lhs " +
+                         shapeStr(a) + " and rhs " + shapeStr(b));
+  Shape pa = a, pb = b;
+  bool aVec = pa.size() == 1, bVec = pb.size() == 1;
+  if (aVec)
+    pa.insert(pa.begin(), 1);
+  if (bVec)
+    pb.push_back(1);
+  p.m = pa[pa.size() - 2];
+  p.k = pa.back();
+  p.n = pb.back();
+  if (pb[pb.size() - 2] != p.k)
+    return Status::error("contracting dimensions differ: lhs " + shapeStr(a) +
+                         " has " + std::to_string(p.k) + ", rhs " +
+                         shapeStr(b) + " has " +
+                         std::to_string(pb[pb.size() - 2]));
+  size_t ra = pa.size() - 2, rb = pb.size() - 2, r = std::max(ra, rb);
+  p.batchShape.assign(r, 1);
+  p.aBatch.assign(r, 1);
+  p.bBatch.assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - ra ? 1 : pa[i - (r - ra)];
+    int64_t db = i < r - rb ? 1 : pb[i - (r - rb)];
+    if (da != db && da != 1 && db != 1)
+      return Status::error(
+          "batch dimensions of lhs " + shapeStr(a) + " and rhs " + shapeStr(b) +
+          " do not broadcast (dimension " + std::to_string(i) + ": " +
+          std::to_string(da) + " vs " + std::to_string(db) + ")");
+    p.aBatch[i] = da;
+    p.bBatch[i] = db;
+    p.batchShape[i] = da == 1 ? db : da;
+  }
+  p.batch = product(p.batchShape, 0, r);
+  p.out = p.batchShape;
+  if (!aVec)
+    p.out.push_back(p.m);
+  if (!bVec)
+    p.out.push_back(p.n);
+  return Status::ok();
+}
+
+// Offset (in matrices) of batch `idx`'s operand with batch dims `dims`.
+int64_t batchOffset(const Shape &full, const Shape &dims, int64_t idx) {
+  int64_t off = 0, stride = 1;
+  for (size_t i = full.size(); i-- > 0;) {
+    int64_t coord = idx % full[i];
+    idx /= full[i];
+    if (dims[i] != 1)
+      off += coord * stride;
+    stride *= dims[i];
+  }
+  return off;
+}
+
+Status checkMatmul(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
+  const TensorView &a = call.inputs[0], &b = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(checkNumeric(a, "lhs"));
+  AMPC_RETURN_IF_ERROR(checkSameDType(b, "rhs", a.dtype, "lhs"));
+  MatmulPlan p;
+  AMPC_RETURN_IF_ERROR(planMatmul(a.shape, b.shape, p));
+  return checkOutput(call, 0, "output", p.out, a.dtype);
+}
+
+template <typename T>
+void runMatmulFloat(const OpCall &call, const MatmulPlan &p,
+                    const CpuContext &ctx) {
+  std::vector<T> sa, sb, so;
+  const T *A = computeView<T>(call.inputs[0], sa, ctx);
+  const T *B = computeView<T>(call.inputs[1], sb, ctx);
+  const TensorView &out = call.outputs[0];
+  T *C = computeOut<T>(out, so);
+  int64_t aMats = product(p.aBatch, 0, p.aBatch.size());
+  int64_t bMats = product(p.bBatch, 0, p.bBatch.size());
+  if (bMats == 1 && aMats == p.batch) {
+    // rhs is shared by every batch and lhs is contiguous: one tall GEMM.
+    gemmRM<T>(false, false, p.batch * p.m, p.n, p.k, T(1), A, p.k, B, p.n, T(0),
+              C, p.n);
+  } else {
+    parallelFor(ctx, p.batch, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) {
+        int64_t ao = batchOffset(p.batchShape, p.aBatch, bi);
+        int64_t bo = batchOffset(p.batchShape, p.bBatch, bi);
+        gemmRM<T>(false, false, p.m, p.n, p.k, T(1), A + ao * p.m * p.k, p.k,
+                  B + bo * p.k * p.n, p.n, T(0), C + bi * p.m * p.n, p.n);
+      }
+    });
+  }
+  storeFromCompute(C, out, ctx);
+}
+
+void runMatmulInt(const OpCall &call, const MatmulPlan &p,
+                  const CpuContext &ctx) {
+  std::vector<int64_t> sa, sb;
+  const int64_t *A = intView(call.inputs[0], sa);
+  const int64_t *B = intView(call.inputs[1], sb);
+  const TensorView &out = call.outputs[0];
+  std::vector<uint64_t> C(static_cast<size_t>(out.numElements()));
+  parallelFor(ctx, p.batch, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t bi = b0; bi < b1; ++bi) {
+      int64_t ao = batchOffset(p.batchShape, p.aBatch, bi);
+      int64_t bo = batchOffset(p.batchShape, p.bBatch, bi);
+      gemmInt(false, false, p.m, p.n, p.k, A + ao * p.m * p.k, p.k,
+              B + bo * p.k * p.n, p.n, C.data() + bi * p.m * p.n);
+    }
+  });
+  storeI64(reinterpret_cast<const int64_t *>(C.data()), out.numElements(), out,
+           0);
+}
+
+Status runMatmul(const OpCall &call, CpuContext &ctx) {
+  MatmulPlan p;
+  AMPC_RETURN_IF_ERROR(
+      planMatmul(call.inputs[0].shape, call.inputs[1].shape, p));
+  DType t = call.inputs[0].dtype;
+  if (isInt(t))
+    runMatmulInt(call, p, ctx);
+  else if (t == DType::F64)
+    runMatmulFloat<double>(call, p, ctx);
+  else
+    runMatmulFloat<float>(call, p, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// gemm
+//===----------------------------------------------------------------------===//
+
+struct GemmAttrs {
+  double alpha = 1, beta = 1;
+  bool transA = false, transB = false;
+};
+
+Status readGemmAttrs(const Attrs &attrs, GemmAttrs &g) {
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 1.0, g.alpha));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", 1.0, g.beta));
+  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_a", false, g.transA));
+  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_b", false, g.transB));
+  return Status::ok();
+}
+
+bool broadcastsTo(const Shape &from, const Shape &to) {
+  if (from.size() > to.size())
+    return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i])
+      return false;
+  return true;
+}
+
+Status checkGemm(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
+  GemmAttrs g;
+  AMPC_RETURN_IF_ERROR(readGemmAttrs(*call.attrs, g));
+  const TensorView &a = call.inputs[0], &b = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(checkNumeric(a, "a"));
+  AMPC_RETURN_IF_ERROR(checkSameDType(b, "b", a.dtype, "a"));
+  if (a.rank() != 2 || b.rank() != 2)
+    return Status::error("a and b must be 2-D, got " + shapeStr(a.shape) +
+                         " and " + shapeStr(b.shape));
+  int64_t m = g.transA ? a.shape[1] : a.shape[0];
+  int64_t k1 = g.transA ? a.shape[0] : a.shape[1];
+  int64_t k2 = g.transB ? b.shape[1] : b.shape[0];
+  int64_t n = g.transB ? b.shape[0] : b.shape[1];
+  if (k1 != k2)
+    return Status::error("contracting dimensions differ: a " +
+                         shapeStr(a.shape) + (g.transA ? " (transposed)" : "") +
+                         " has " + std::to_string(k1) + ", b " +
+                         shapeStr(b.shape) + (g.transB ? " (transposed)" : "") +
+                         " has " + std::to_string(k2));
+  Shape out{m, n};
+  if (hasInput(call, 2)) {
+    const TensorView &c = call.inputs[2];
+    AMPC_RETURN_IF_ERROR(checkSameDType(c, "c", a.dtype, "a"));
+    if (!broadcastsTo(c.shape, out))
+      return Status::error("c of shape " + shapeStr(c.shape) +
+                           " does not broadcast to " + shapeStr(out));
+  }
+  return checkOutput(call, 0, "output", out, a.dtype);
+}
+
+// Index into a c broadcast to [m, n] (c has rank <= 2).
+struct BroadcastC {
+  int64_t rowStride = 0, colStride = 0;
+  explicit BroadcastC(const Shape &c) {
+    int64_t rows = c.size() == 2 ? c[0] : 1;
+    int64_t cols = c.empty() ? 1 : c.back();
+    colStride = cols == 1 ? 0 : 1;
+    rowStride = rows == 1 ? 0 : cols;
+  }
+  int64_t at(int64_t i, int64_t j) const {
+    return i * rowStride + j * colStride;
+  }
+};
+
+template <typename T>
+void runGemmFloat(const OpCall &call, const GemmAttrs &g,
+                  const CpuContext &ctx) {
+  const TensorView &a = call.inputs[0], &b = call.inputs[1],
+                   &out = call.outputs[0];
+  int64_t m = out.shape[0], n = out.shape[1];
+  int64_t k = g.transA ? a.shape[0] : a.shape[1];
+  std::vector<T> sa, sb, sc, so;
+  const T *A = computeView<T>(a, sa, ctx);
+  const T *B = computeView<T>(b, sb, ctx);
+  T *C = computeOut<T>(out, so);
+  T beta = T(0);
+  if (hasInput(call, 2)) {
+    // beta * c is formed here (not by BLAS, which skips c when beta is 0)
+    // so that 0 * inf gives NaN exactly as alpha*AB + beta*C says.
+    const TensorView &c = call.inputs[2];
+    const T *Cin = computeView<T>(c, sc, ctx);
+    BroadcastC bc(c.shape);
+    T bt = static_cast<T>(g.beta);
+    parallelFor(ctx, m, 64, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          C[i * n + j] = bt * Cin[bc.at(i, j)];
+    });
+    beta = T(1);
+  }
+  gemmRM<T>(g.transA, g.transB, m, n, k, static_cast<T>(g.alpha), A, a.shape[1],
+            B, b.shape[1], beta, C, n);
+  storeFromCompute(C, out, ctx);
+}
+
+void runGemmInt(const OpCall &call, const GemmAttrs &g) {
+  const TensorView &a = call.inputs[0], &b = call.inputs[1],
+                   &out = call.outputs[0];
+  int64_t m = out.shape[0], n = out.shape[1];
+  int64_t k = g.transA ? a.shape[0] : a.shape[1];
+  std::vector<int64_t> sa, sb, sc;
+  const int64_t *A = intView(a, sa);
+  const int64_t *B = intView(b, sb);
+  std::vector<uint64_t> acc(static_cast<size_t>(m * n));
+  gemmInt(g.transA, g.transB, m, n, k, A, a.shape[1], B, b.shape[1],
+          acc.data());
+  const int64_t *Cin = nullptr;
+  std::optional<BroadcastC> bc;
+  if (hasInput(call, 2)) {
+    Cin = intView(call.inputs[2], sc);
+    bc.emplace(call.inputs[2].shape);
+  }
+  // Integral alpha/beta stay exact in int64; others go through double and
+  // truncate toward zero on store, as a float-to-int cast does.
+  bool exact = g.alpha == std::trunc(g.alpha) && g.beta == std::trunc(g.beta) &&
+               std::fabs(g.alpha) < 9.2e18 && std::fabs(g.beta) < 9.2e18;
+  if (exact) {
+    uint64_t al = static_cast<uint64_t>(static_cast<int64_t>(g.alpha));
+    uint64_t be = static_cast<uint64_t>(static_cast<int64_t>(g.beta));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        uint64_t v = al * acc[i * n + j];
+        if (Cin)
+          v += be * static_cast<uint64_t>(Cin[bc->at(i, j)]);
+        acc[i * n + j] = v;
+      }
+    storeI64(reinterpret_cast<const int64_t *>(acc.data()), m * n, out, 0);
+    return;
+  }
+  std::vector<double> r(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double v =
+          g.alpha * static_cast<double>(static_cast<int64_t>(acc[i * n + j]));
+      if (Cin)
+        v += g.beta * static_cast<double>(Cin[bc->at(i, j)]);
+      r[i * n + j] = v;
+    }
+  storeF64(r.data(), m * n, out, 0);
+}
+
+Status runGemm(const OpCall &call, CpuContext &ctx) {
+  GemmAttrs g;
+  AMPC_RETURN_IF_ERROR(readGemmAttrs(*call.attrs, g));
+  DType t = call.inputs[0].dtype;
+  if (isInt(t))
+    runGemmInt(call, g);
+  else if (t == DType::F64)
+    runGemmFloat<double>(call, g, ctx);
+  else
+    runGemmFloat<float>(call, g, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// conv2d
+//===----------------------------------------------------------------------===//
+
+struct ConvPlan {
+  int64_t n, c, h, w;    // input
+  int64_t o, cg, kh, kw; // filter (cg: input channels per group)
+  int64_t oh, ow, group; // output
+  int64_t sh, sw, dh, dw, pt, pl;
+};
+
+Status checkWindow(const std::vector<int64_t> &strides,
+                   const std::vector<int64_t> &pads,
+                   const std::vector<int64_t> &dilations) {
+  if (strides.size() != 2)
+    return Status::error("attribute 'strides' must have 2 entries, got " +
+                         std::to_string(strides.size()));
+  if (pads.size() != 4)
+    return Status::error("attribute 'pads' must have 4 entries [top, left, "
+                         "bottom, right], got " +
+                         std::to_string(pads.size()));
+  if (dilations.size() != 2)
+    return Status::error("attribute 'dilations' must have 2 entries, got " +
+                         std::to_string(dilations.size()));
+  for (int64_t s : strides)
+    if (s < 1)
+      return Status::error("attribute 'strides' must be >= 1, got " +
+                           shapeStr(strides));
+  for (int64_t d : dilations)
+    if (d < 1)
+      return Status::error("attribute 'dilations' must be >= 1, got " +
+                           shapeStr(dilations));
+  for (int64_t p : pads)
+    if (p < 0)
+      return Status::error("attribute 'pads' must be >= 0, got " +
+                           shapeStr(pads));
+  return Status::ok();
+}
+
+Status planConv(const OpCall &call, ConvPlan &p) {
+  const Attrs &at = *call.attrs;
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t group;
+  AMPC_RETURN_IF_ERROR(getInts(at, "strides", strides));
+  AMPC_RETURN_IF_ERROR(getInts(at, "pads", pads));
+  AMPC_RETURN_IF_ERROR(getInts(at, "dilations", dilations));
+  AMPC_RETURN_IF_ERROR(getInt(at, "group", std::nullopt, group));
+  AMPC_RETURN_IF_ERROR(checkWindow(strides, pads, dilations));
+  const Shape &in = call.inputs[0].shape, &f = call.inputs[1].shape;
+  if (in.size() != 4)
+    return Status::error("input must be 4-D NCHW, got " + shapeStr(in));
+  if (f.size() != 4)
+    return Status::error("filter must be 4-D OIHW, got " + shapeStr(f));
+  if (group < 1)
+    return Status::error("attribute 'group' must be >= 1, got " +
+                         std::to_string(group));
+  if (f[1] * group != in[1])
+    return Status::error("filter has " + std::to_string(f[1]) +
+                         " input channels per group but input has " +
+                         std::to_string(in[1]) + " channels and group " +
+                         std::to_string(group));
+  if (f[0] % group != 0)
+    return Status::error("filter has " + std::to_string(f[0]) +
+                         " output channels, not divisible by group " +
+                         std::to_string(group));
+  p = ConvPlan{in[0],      in[1],        in[2],
+               in[3],      f[0],         f[1],
+               f[2],       f[3],         0,
+               0,          group,        strides[0],
+               strides[1], dilations[0], dilations[1],
+               pads[0],    pads[1]};
+  int64_t outHW[2];
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = dilations[i] * (f[2 + i] - 1) + 1;
+    int64_t padded = in[2 + i] + pads[i] + pads[i + 2];
+    if (padded < span)
+      return Status::error("kernel extent " + std::to_string(span) +
+                           " is larger than the padded input " +
+                           std::to_string(padded) + " in spatial dimension " +
+                           std::to_string(i));
+    outHW[i] = (padded - span) / strides[i] + 1;
+  }
+  p.oh = outHW[0];
+  p.ow = outHW[1];
+  return Status::ok();
+}
+
+Status checkConv(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
+  const TensorView &x = call.inputs[0];
+  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
+  AMPC_RETURN_IF_ERROR(
+      checkSameDType(call.inputs[1], "filter", x.dtype, "input"));
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planConv(call, p));
+  if (hasInput(call, 2)) {
+    const TensorView &bias = call.inputs[2];
+    AMPC_RETURN_IF_ERROR(checkSameDType(bias, "bias", x.dtype, "input"));
+    if (bias.shape != Shape{p.o})
+      return Status::error("bias must have shape [" + std::to_string(p.o) +
+                           "], got " + shapeStr(bias.shape));
+  }
+  return checkOutput(call, 0, "output", Shape{p.n, p.o, p.oh, p.ow}, x.dtype);
+}
+
+// Rows (ci, kh, kw) x columns (oh, ow) of one image's group, zeros for pads.
+template <typename T> void im2col(const ConvPlan &p, const T *x, T *col) {
+  int64_t cols = p.oh * p.ow;
+  for (int64_t ci = 0; ci < p.cg; ++ci)
+    for (int64_t i = 0; i < p.kh; ++i)
+      for (int64_t j = 0; j < p.kw; ++j) {
+        T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
+        const T *plane = x + ci * p.h * p.w;
+        int64_t colOff = j * p.dw - p.pl;
+        // Output columns whose input column is inside [0, w).
+        int64_t ow0 = colOff >= 0 ? 0 : (-colOff + p.sw - 1) / p.sw;
+        int64_t ow1 = p.w - 1 - colOff < 0 ? 0 : (p.w - 1 - colOff) / p.sw + 1;
+        ow1 = std::min(ow1, p.ow);
+        ow0 = std::min(ow0, ow1);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          T *dst = row + oy * p.ow;
+          int64_t iy = oy * p.sh - p.pt + i * p.dh;
+          if (iy < 0 || iy >= p.h) {
+            std::fill(dst, dst + p.ow, T(0));
+            continue;
+          }
+          const T *src = plane + iy * p.w + colOff;
+          std::fill(dst, dst + ow0, T(0));
+          if (p.sw == 1)
+            std::memcpy(dst + ow0, src + ow0, (ow1 - ow0) * sizeof(T));
+          else
+            for (int64_t ox = ow0; ox < ow1; ++ox)
+              dst[ox] = src[ox * p.sw];
+          std::fill(dst + ow1, dst + p.ow, T(0));
+        }
+      }
+}
+
+template <typename T>
+void runConvT(const OpCall &call, const ConvPlan &p, const CpuContext &ctx) {
+  std::vector<T> sx, sf, sb, so;
+  const T *X = computeView<T>(call.inputs[0], sx, ctx);
+  const T *F = computeView<T>(call.inputs[1], sf, ctx);
+  const T *Bias =
+      hasInput(call, 2) ? computeView<T>(call.inputs[2], sb, ctx) : nullptr;
+  const TensorView &out = call.outputs[0];
+  T *Y = computeOut<T>(out, so);
+  int64_t og = p.o / p.group, kdim = p.cg * p.kh * p.kw, cols = p.oh * p.ow;
+  bool direct = p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 &&
+                p.pl == 0 && p.oh == p.h && p.ow == p.w;
+  int64_t tasks = p.n * p.group;
+  parallelFor(ctx, tasks, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<T> col;
+    if (!direct)
+      col.resize(static_cast<size_t>(kdim * cols));
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t img = t / p.group, g = t % p.group;
+      const T *xg = X + (img * p.c + g * p.cg) * p.h * p.w;
+      const T *colPtr = xg; // 1x1 stride 1 unpadded: the input is the matrix
+      if (!direct) {
+        im2col(p, xg, col.data());
+        colPtr = col.data();
+      }
+      T *yg = Y + (img * p.o + g * og) * cols;
+      gemmRM<T>(false, false, og, cols, kdim, T(1), F + g * og * kdim, kdim,
+                colPtr, cols, T(0), yg, cols);
+      if (Bias)
+        for (int64_t oc = 0; oc < og; ++oc) {
+          T bv = Bias[g * og + oc];
+          T *row = yg + oc * cols;
+          for (int64_t i = 0; i < cols; ++i)
+            row[i] += bv;
+        }
+    }
+  });
+  storeFromCompute(Y, out, ctx);
+}
+
+Status runConv(const OpCall &call, CpuContext &ctx) {
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planConv(call, p));
+  if (call.inputs[0].dtype == DType::F64)
+    runConvT<double>(call, p, ctx);
+  else
+    runConvT<float>(call, p, ctx);
+  return Status::ok();
+}
+
+} // namespace
+
+void addContractionKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"matmul", checkMatmul, runMatmul});
+  out.push_back({"gemm", checkGemm, runGemm});
+  out.push_back({"conv2d", checkConv, runConv});
+  addPoolingKernels(out);
+}
+
 } // namespace ampc::rt::cpu

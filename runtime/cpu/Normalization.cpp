@@ -1,6 +1,345 @@
-//===- Normalization.cpp - CPU kernels (being written) -------------------------------===//
-#include "runtime/cpu/Registry.h"
+//===- Normalization.cpp - batch norm and layer norm on the CPU -----------===//
+//
+// Statistics (means, variances) accumulate in double with a two-pass scheme,
+// so they are at least as accurate as the GPU's f32 Welford and independent
+// of the reduction order; the normalization itself runs in f32 (f64 when an
+// operand is f64) and each stored value is rounded once.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+
+#include <cmath>
 
 namespace ampc::rt::cpu {
-void addNormalizationKernels(std::vector<KernelEntry> &) {}
+namespace {
+using namespace kh;
+
+// Sum and sum of squared deviations of a contiguous run, in double lanes.
+template <typename T> double sumD(const T *x, int64_t n) {
+  constexpr int L = 8;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      acc[l] += static_cast<double>(x[i + l]);
+  double s = 0;
+  for (; i < n; ++i)
+    s += static_cast<double>(x[i]);
+  for (int l = 0; l < L; ++l)
+    s += acc[l];
+  return s;
+}
+template <typename T> double sqDevD(const T *x, int64_t n, double mean) {
+  constexpr int L = 8;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l) {
+      double d = static_cast<double>(x[i + l]) - mean;
+      acc[l] += d * d;
+    }
+  double s = 0;
+  for (; i < n; ++i) {
+    double d = static_cast<double>(x[i]) - mean;
+    s += d * d;
+  }
+  for (int l = 0; l < L; ++l)
+    s += acc[l];
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_inference / batch_norm_training
+//===----------------------------------------------------------------------===//
+
+Status checkBatchNorm(const OpCall &call, bool training) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, training ? 5 : 1));
+  double eps, momentum = 0;
+  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
+  if (!(eps >= 0))
+    return Status::error("attribute 'epsilon' must be >= 0, got " +
+                         std::to_string(eps));
+  if (training) {
+    AMPC_RETURN_IF_ERROR(
+        getFloat(*call.attrs, "momentum", std::nullopt, momentum));
+    if (!(momentum >= 0 && momentum <= 1))
+      return Status::error("attribute 'momentum' must be in [0, 1], got " +
+                           std::to_string(momentum));
+  }
+  const TensorView &x = call.inputs[0];
+  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
+  if (x.rank() < 2)
+    return Status::error("input must be [N, C, ...] of rank >= 2, got " +
+                         shapeStr(x.shape));
+  int64_t c = x.shape[1];
+  static const char *inferNames[] = {"scale", "bias", "mean", "var"};
+  static const char *trainNames[] = {"scale", "bias", "running_mean",
+                                     "running_var"};
+  const char *const *names = training ? trainNames : inferNames;
+  AMPC_RETURN_IF_ERROR(checkFloat(call.inputs[1], "scale"));
+  for (int i = 1; i < 5; ++i) {
+    const TensorView &v = call.inputs[i];
+    AMPC_RETURN_IF_ERROR(
+        checkSameDType(v, names[i - 1], call.inputs[1].dtype, "scale"));
+    if (v.shape != Shape{c})
+      return Status::error(std::string(names[i - 1]) + " must have shape [" +
+                           std::to_string(c) + "], got " + shapeStr(v.shape));
+  }
+  AMPC_RETURN_IF_ERROR(checkOutput(call, 0, "output", x.shape, x.dtype));
+  if (!training)
+    return Status::ok();
+  // The unbiased variance for running_var needs two values per channel.
+  int64_t count = x.numElements() / std::max<int64_t>(c, 1);
+  if (count < 2)
+    return Status::error("input " + shapeStr(x.shape) + " has " +
+                         std::to_string(count) +
+                         " value(s) per channel; training needs at least 2");
+  static const char *outNames[] = {"new_running_mean", "new_running_var",
+                                   "batch_mean", "batch_inv_std"};
+  for (int i = 1; i < 5; ++i)
+    AMPC_RETURN_IF_ERROR(
+        checkOutput(call, i, outNames[i - 1], Shape{c}, call.inputs[3].dtype));
+  return Status::ok();
+}
+Status checkBNInference(const OpCall &call) {
+  return checkBatchNorm(call, false);
+}
+Status checkBNTraining(const OpCall &call) {
+  return checkBatchNorm(call, true);
+}
+
+// Visits x[n, c0:c1, :] for every n as one contiguous block, for channel
+// ranges split across threads and into blocks of bounded size.
+template <typename Fn>
+void forChannelBlocks(const CpuContext &ctx, int64_t channels, int64_t inner,
+                      Fn fn) {
+  constexpr int64_t kBlock = 1 << 16;
+  int64_t perBlock = std::max<int64_t>(1, kBlock / std::max<int64_t>(inner, 1));
+  parallelFor(ctx, channels, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c0 = b; c0 < e; c0 += perBlock)
+      fn(c0, std::min(e, c0 + perBlock));
+  });
+}
+
+template <typename T>
+void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
+  const TensorView &x = call.inputs[0], &out = call.outputs[0];
+  int64_t n = x.shape[0], c = x.shape[1];
+  int64_t inner = product(x.shape, 2, x.shape.size());
+  double eps = call.attrs->getFloat("epsilon");
+  double momentum = call.attrs->getFloat("momentum", 0.9);
+  std::vector<double> scale(c), bias(c), m(c), v(c);
+  loadF64(call.inputs[1], 0, c, scale.data());
+  loadF64(call.inputs[2], 0, c, bias.data());
+  loadF64(call.inputs[3], 0, c, m.data());
+  loadF64(call.inputs[4], 0, c, v.data());
+  // Per channel: y = (x - mean) * a + bias with a = scale / sqrt(var + eps).
+  std::vector<double> mean(c), invStd(c), unbiased(c);
+  int64_t count = n * inner;
+  forChannelBlocks(ctx, c, inner, [&](int64_t c0, int64_t c1) {
+    std::vector<T> buf(static_cast<size_t>((c1 - c0) * inner));
+    if (training) {
+      std::vector<double> s(c1 - c0, 0.0), q(c1 - c0, 0.0);
+      for (int64_t i = 0; i < n; ++i) {
+        loadC(x, (i * c + c0) * inner, (c1 - c0) * inner, buf.data());
+        for (int64_t ch = c0; ch < c1; ++ch)
+          s[ch - c0] += sumD(buf.data() + (ch - c0) * inner, inner);
+      }
+      for (int64_t ch = c0; ch < c1; ++ch)
+        mean[ch] = s[ch - c0] / static_cast<double>(count);
+      for (int64_t i = 0; i < n; ++i) {
+        loadC(x, (i * c + c0) * inner, (c1 - c0) * inner, buf.data());
+        for (int64_t ch = c0; ch < c1; ++ch)
+          q[ch - c0] += sqDevD(buf.data() + (ch - c0) * inner, inner, mean[ch]);
+      }
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        double var = q[ch - c0] / static_cast<double>(count);
+        invStd[ch] = 1.0 / std::sqrt(var + eps);
+        unbiased[ch] = q[ch - c0] / static_cast<double>(count - 1);
+      }
+    } else {
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        mean[ch] = m[ch];
+        invStd[ch] = 1.0 / std::sqrt(v[ch] + eps);
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      loadC(x, (i * c + c0) * inner, (c1 - c0) * inner, buf.data());
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        T mu = static_cast<T>(mean[ch]);
+        T a = static_cast<T>(scale[ch] * invStd[ch]);
+        T b = static_cast<T>(bias[ch]);
+        T *p = buf.data() + (ch - c0) * inner;
+        for (int64_t k = 0; k < inner; ++k)
+          p[k] = (p[k] - mu) * a + b;
+      }
+      storeC(buf.data(), (c1 - c0) * inner, out, (i * c + c0) * inner);
+    }
+  });
+  if (!training)
+    return;
+  std::vector<double> newMean(c), newVar(c);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    newMean[ch] = m[ch] * momentum + mean[ch] * (1 - momentum);
+    newVar[ch] = v[ch] * momentum + unbiased[ch] * (1 - momentum);
+  }
+  storeF64(newMean.data(), c, call.outputs[1], 0);
+  storeF64(newVar.data(), c, call.outputs[2], 0);
+  storeF64(mean.data(), c, call.outputs[3], 0);
+  storeF64(invStd.data(), c, call.outputs[4], 0);
+}
+
+bool wantsF64(const OpCall &call) {
+  return call.inputs[0].dtype == DType::F64 ||
+         call.inputs[1].dtype == DType::F64;
+}
+
+Status runBNInference(const OpCall &call, CpuContext &ctx) {
+  if (wantsF64(call))
+    runBatchNormT<double>(call, false, ctx);
+  else
+    runBatchNormT<float>(call, false, ctx);
+  return Status::ok();
+}
+Status runBNTraining(const OpCall &call, CpuContext &ctx) {
+  if (wantsF64(call))
+    runBatchNormT<double>(call, true, ctx);
+  else
+    runBatchNormT<float>(call, true, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm
+//===----------------------------------------------------------------------===//
+
+bool broadcastsTo(const Shape &from, const Shape &to) {
+  if (from.size() > to.size())
+    return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i])
+      return false;
+  return true;
+}
+
+Status checkLayerNorm(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 3));
+  int64_t axis;
+  double eps;
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
+  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
+  if (!(eps >= 0))
+    return Status::error("attribute 'epsilon' must be >= 0, got " +
+                         std::to_string(eps));
+  const TensorView &x = call.inputs[0];
+  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
+  if (axis < 0 || axis >= x.rank())
+    return Status::error("attribute 'axis' " + std::to_string(axis) +
+                         " is out of range [0, " + std::to_string(x.rank()) +
+                         ")");
+  Shape normalized(x.shape.begin() + axis, x.shape.end());
+  const TensorView &scale = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(checkFloat(scale, "scale"));
+  if (!broadcastsTo(scale.shape, normalized))
+    return Status::error("scale " + shapeStr(scale.shape) +
+                         " does not broadcast to the normalized shape " +
+                         shapeStr(normalized));
+  if (hasInput(call, 2)) {
+    const TensorView &bias = call.inputs[2];
+    AMPC_RETURN_IF_ERROR(checkSameDType(bias, "bias", scale.dtype, "scale"));
+    if (!broadcastsTo(bias.shape, normalized))
+      return Status::error("bias " + shapeStr(bias.shape) +
+                           " does not broadcast to the normalized shape " +
+                           shapeStr(normalized));
+  }
+  AMPC_RETURN_IF_ERROR(checkOutput(call, 0, "output", x.shape, x.dtype));
+  Shape stat = x.shape;
+  std::fill(stat.begin() + axis, stat.end(), 1);
+  DType statType = x.dtype == DType::F64 ? DType::F64 : DType::F32;
+  AMPC_RETURN_IF_ERROR(checkOutput(call, 1, "mean", stat, statType));
+  return checkOutput(call, 2, "inv_std_dev", stat, statType);
+}
+
+// `t` broadcast (numpy, right-aligned) to `to`, flattened, in type T.
+template <typename T>
+std::vector<T> expandTo(const TensorView &t, const Shape &to) {
+  std::vector<T> src(static_cast<size_t>(t.numElements()));
+  loadC(t, 0, t.numElements(), src.data());
+  int64_t total = numElements(to);
+  std::vector<T> out(static_cast<size_t>(total));
+  size_t off = to.size() - t.shape.size();
+  std::vector<int64_t> strides(to.size(), 0);
+  int64_t s = 1;
+  for (size_t i = to.size(); i-- > off;) {
+    int64_t d = t.shape[i - off];
+    strides[i] = d == 1 ? 0 : s;
+    s *= d;
+  }
+  std::vector<int64_t> idx(to.size(), 0);
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t si = 0;
+    for (size_t i = 0; i < to.size(); ++i)
+      si += idx[i] * strides[i];
+    out[flat] = src[si];
+    for (size_t i = to.size(); i-- > 0;) {
+      if (++idx[i] < to[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename T>
+void runLayerNormT(const OpCall &call, const CpuContext &ctx) {
+  const TensorView &x = call.inputs[0], &out = call.outputs[0];
+  int64_t axis = call.attrs->getInt("axis");
+  double eps = call.attrs->getFloat("epsilon");
+  Shape normalized(x.shape.begin() + axis, x.shape.end());
+  int64_t d = numElements(normalized);
+  int64_t rows = product(x.shape, 0, axis);
+  std::vector<T> scale = expandTo<T>(call.inputs[1], normalized);
+  std::vector<T> bias;
+  if (hasInput(call, 2))
+    bias = expandTo<T>(call.inputs[2], normalized);
+  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(d, 1));
+  parallelFor(ctx, rows, grain, [&](int64_t b, int64_t e) {
+    std::vector<T> buf(static_cast<size_t>(d));
+    for (int64_t r = b; r < e; ++r) {
+      loadC(x, r * d, d, buf.data());
+      double mean = sumD(buf.data(), d) / static_cast<double>(d);
+      double var = sqDevD(buf.data(), d, mean) / static_cast<double>(d);
+      double inv = 1.0 / std::sqrt(var + eps);
+      storeF64(&mean, 1, call.outputs[1], r);
+      storeF64(&inv, 1, call.outputs[2], r);
+      T mu = static_cast<T>(mean), is = static_cast<T>(inv);
+      T *p = buf.data();
+      if (bias.empty())
+        for (int64_t k = 0; k < d; ++k)
+          p[k] = (p[k] - mu) * is * scale[k];
+      else
+        for (int64_t k = 0; k < d; ++k)
+          p[k] = (p[k] - mu) * is * scale[k] + bias[k];
+      storeC(p, d, out, r * d);
+    }
+  });
+}
+
+Status runLayerNorm(const OpCall &call, CpuContext &ctx) {
+  if (wantsF64(call))
+    runLayerNormT<double>(call, ctx);
+  else
+    runLayerNormT<float>(call, ctx);
+  return Status::ok();
+}
+
+} // namespace
+
+void addNormalizationKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"batch_norm_inference", checkBNInference, runBNInference});
+  out.push_back({"batch_norm_training", checkBNTraining, runBNTraining});
+  out.push_back({"layer_norm", checkLayerNorm, runLayerNorm});
+}
+
 } // namespace ampc::rt::cpu

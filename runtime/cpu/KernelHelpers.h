@@ -1,0 +1,336 @@
+//===- KernelHelpers.h - checks and compute buffers for CPU kernels -------===//
+//
+// Shared by the contraction, pooling, normalization, reduction and loss
+// kernels: validating a call without data (arity, dtypes, attributes,
+// shapes) with messages that name the operand or attribute, and moving whole
+// tensors or runs of elements between their stored dtype and the compute type
+// (float for f16/bf16/f32, double for f64) so each stored value is rounded
+// exactly once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CPU_KERNELHELPERS_H
+#define AMPC_RUNTIME_CPU_KERNELHELPERS_H
+
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/Parallel.h"
+#include "runtime/cpu/Registry.h"
+#include "runtime/cpu/TypedIO.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ampc::rt::cpu {
+
+// Pooling and losses live in their own files but join the table through the
+// contraction and reduction families (Registry.h lists five families).
+void addPoolingKernels(std::vector<KernelEntry> &out);
+void addLossKernels(std::vector<KernelEntry> &out);
+
+namespace kh {
+
+inline std::string shapeStr(const Shape &s) { return rt::str(s); }
+
+// An optional input is there when the call lists it and flags it present.
+inline bool hasInput(const OpCall &call, size_t i) {
+  return i < call.inputs.size() && i < call.present.size() && call.present[i];
+}
+
+// `required` inputs must all be present; up to `total` may be listed.
+inline Status checkArity(const OpCall &call, size_t required, size_t total,
+                         size_t outputs) {
+  if (call.inputs.size() < required || call.inputs.size() > total)
+    return Status::error(
+        "expects " +
+        (required == total
+             ? std::to_string(required)
+             : std::to_string(required) + " to " + std::to_string(total)) +
+        " inputs, got " + std::to_string(call.inputs.size()));
+  for (size_t i = 0; i < required; ++i)
+    if (!call.present[i])
+      return Status::error("input " + std::to_string(i) +
+                           " is required but marked absent");
+  if (call.outputs.size() != outputs)
+    return Status::error("expects " + std::to_string(outputs) +
+                         " outputs, got " +
+                         std::to_string(call.outputs.size()));
+  if (!call.attrs)
+    return Status::error("has no attribute list");
+  return Status::ok();
+}
+
+inline Status checkFloat(const TensorView &t, const std::string &what) {
+  if (!isFloat(t.dtype))
+    return Status::error(what + " must be f32, f16, bf16 or f64, got " +
+                         std::string(name(t.dtype)));
+  return Status::ok();
+}
+inline Status checkNumeric(const TensorView &t, const std::string &what) {
+  if (!isFloat(t.dtype) && !isInt(t.dtype))
+    return Status::error(what + " must be a float or i64/i32 tensor, got " +
+                         std::string(name(t.dtype)));
+  return Status::ok();
+}
+inline Status checkIntTensor(const TensorView &t, const std::string &what) {
+  if (!isInt(t.dtype))
+    return Status::error(what + " must be i64 or i32, got " +
+                         std::string(name(t.dtype)));
+  return Status::ok();
+}
+inline Status checkSameDType(const TensorView &t, const std::string &what,
+                             DType expected, const std::string &whatExpected) {
+  if (t.dtype != expected)
+    return Status::error(what + " has element type " +
+                         std::string(name(t.dtype)) + " but " + whatExpected +
+                         " has " + std::string(name(expected)));
+  return Status::ok();
+}
+inline Status checkShape(const TensorView &t, const std::string &what,
+                         const Shape &expected) {
+  if (t.shape != expected)
+    return Status::error(what + " has shape " + shapeStr(t.shape) +
+                         " but the op computes " + shapeStr(expected));
+  return Status::ok();
+}
+inline Status checkOutput(const OpCall &call, size_t i, const std::string &what,
+                          const Shape &shape, DType dtype) {
+  const TensorView &o = call.outputs[i];
+  if (o.dtype != dtype)
+    return Status::error(what + " has element type " +
+                         std::string(name(o.dtype)) + " but the op computes " +
+                         std::string(name(dtype)));
+  return checkShape(o, what, shape);
+}
+
+inline const char *kindName(AttrValue::Kind k) {
+  switch (k) {
+  case AttrValue::Kind::Int:
+    return "an integer";
+  case AttrValue::Kind::Float:
+    return "a float";
+  case AttrValue::Kind::String:
+    return "a string";
+  case AttrValue::Kind::Ints:
+    return "an integer list";
+  }
+  return "?";
+}
+
+inline Status attrOfKind(const Attrs &attrs, const std::string &key,
+                         AttrValue::Kind kind, bool required,
+                         const AttrValue *&out) {
+  out = attrs.find(key);
+  if (!out) {
+    if (required)
+      return Status::error("attribute '" + key + "' is missing");
+    return Status::ok();
+  }
+  if (out->kind != kind)
+    return Status::error("attribute '" + key + "' must be " + kindName(kind) +
+                         ", got " + kindName(out->kind));
+  return Status::ok();
+}
+
+// A missing attribute takes `dflt`; without a default it is an error.
+inline Status getInt(const Attrs &attrs, const std::string &key,
+                     std::optional<int64_t> dflt, int64_t &out) {
+  const AttrValue *a;
+  AMPC_RETURN_IF_ERROR(
+      attrOfKind(attrs, key, AttrValue::Kind::Int, !dflt.has_value(), a));
+  out = a ? a->i : *dflt;
+  return Status::ok();
+}
+inline Status getBool(const Attrs &attrs, const std::string &key, bool dflt,
+                      bool &out) {
+  int64_t v;
+  AMPC_RETURN_IF_ERROR(getInt(attrs, key, dflt ? 1 : 0, v));
+  if (v != 0 && v != 1)
+    return Status::error("attribute '" + key + "' must be 0 or 1, got " +
+                         std::to_string(v));
+  out = v == 1;
+  return Status::ok();
+}
+inline Status getFloat(const Attrs &attrs, const std::string &key,
+                       std::optional<double> dflt, double &out) {
+  const AttrValue *a;
+  AMPC_RETURN_IF_ERROR(
+      attrOfKind(attrs, key, AttrValue::Kind::Float, !dflt.has_value(), a));
+  out = a ? a->f : *dflt;
+  return Status::ok();
+}
+inline Status getString(const Attrs &attrs, const std::string &key,
+                        std::optional<std::string> dflt, std::string &out) {
+  const AttrValue *a;
+  AMPC_RETURN_IF_ERROR(
+      attrOfKind(attrs, key, AttrValue::Kind::String, !dflt.has_value(), a));
+  out = a ? a->s : *dflt;
+  return Status::ok();
+}
+inline Status getInts(const Attrs &attrs, const std::string &key,
+                      std::vector<int64_t> &out) {
+  const AttrValue *a;
+  AMPC_RETURN_IF_ERROR(
+      attrOfKind(attrs, key, AttrValue::Kind::Ints, /*required=*/true, a));
+  out = a->ints;
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Compute buffers
+//===----------------------------------------------------------------------===//
+
+template <typename T> constexpr DType nativeDType() {
+  return std::is_same<T, double>::value ? DType::F64 : DType::F32;
+}
+
+template <typename T>
+inline void loadC(const TensorView &t, int64_t off, int64_t n, T *out) {
+  if constexpr (std::is_same<T, double>::value)
+    loadF64(t, off, n, out);
+  else
+    loadF32(t, off, n, out);
+}
+template <typename T>
+inline void storeC(const T *in, int64_t n, const TensorView &t, int64_t off) {
+  if constexpr (std::is_same<T, double>::value)
+    storeF64(in, n, t, off);
+  else
+    storeF32(in, n, t, off);
+}
+
+constexpr int64_t kConvertChunk = 16384;
+
+// The whole tensor in compute type T: its own memory when already stored as
+// T, else a converted copy in `storage`.
+template <typename T>
+const T *computeView(const TensorView &t, std::vector<T> &storage,
+                     const CpuContext &ctx) {
+  if (t.dtype == nativeDType<T>())
+    return static_cast<const T *>(t.data);
+  int64_t n = t.numElements();
+  storage.resize(static_cast<size_t>(n));
+  T *dst = storage.data();
+  int64_t chunks = (n + kConvertChunk - 1) / kConvertChunk;
+  parallelFor(ctx, chunks, 4, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      int64_t off = c * kConvertChunk;
+      loadC(t, off, std::min(kConvertChunk, n - off), dst + off);
+    }
+  });
+  return dst;
+}
+
+// Where to compute an output: in place when stored as T, else in `storage`
+// (finish with storeFromCompute, which rounds each value once).
+template <typename T>
+T *computeOut(const TensorView &t, std::vector<T> &storage) {
+  if (t.dtype == nativeDType<T>())
+    return static_cast<T *>(t.data);
+  storage.resize(static_cast<size_t>(t.numElements()));
+  return storage.data();
+}
+template <typename T>
+void storeFromCompute(const T *buf, const TensorView &t,
+                      const CpuContext &ctx) {
+  if (t.dtype == nativeDType<T>() && buf == static_cast<const T *>(t.data))
+    return;
+  int64_t n = t.numElements();
+  int64_t chunks = (n + kConvertChunk - 1) / kConvertChunk;
+  parallelFor(ctx, chunks, 4, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      int64_t off = c * kConvertChunk;
+      storeC(buf + off, std::min(kConvertChunk, n - off), t, off);
+    }
+  });
+}
+
+inline int64_t product(const Shape &s, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end && i < s.size(); ++i)
+    n *= s[i];
+  return n;
+}
+
+// Sum of a contiguous run in 16 independent lanes: vectorizes without
+// reassociation flags and is more accurate than one serial accumulator.
+template <typename T> T sumRow(const T *x, int64_t n) {
+  constexpr int L = 16;
+  T acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      acc[l] += x[i + l];
+  T tail = 0;
+  for (; i < n; ++i)
+    tail += x[i];
+  for (int w = L / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l)
+      acc[l] += acc[l + w];
+  return acc[0] + tail;
+}
+
+// Softmax (or log-softmax) down the columns of a row-major [rows, cols]
+// block, in place: x - max is formed first so large inputs cannot overflow.
+template <typename T>
+void softmaxColumns(T *buf, int64_t rows, int64_t cols, bool log) {
+  std::vector<T> mx(static_cast<size_t>(cols),
+                    -std::numeric_limits<T>::infinity());
+  std::vector<T> sum(static_cast<size_t>(cols), T(0));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *x = buf + r * cols;
+    for (int64_t c = 0; c < cols; ++c) // NaN is caught by the arithmetic below
+      mx[c] = x[c] > mx[c] ? x[c] : mx[c];
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    T *x = buf + r * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      T d = x[c] - mx[c];
+      T e = std::exp(d);
+      sum[c] += e;
+      x[c] = log ? d : e;
+    }
+  }
+  if (log) {
+    for (int64_t c = 0; c < cols; ++c)
+      sum[c] = std::log(sum[c]);
+    for (int64_t r = 0; r < rows; ++r) {
+      T *x = buf + r * cols;
+      for (int64_t c = 0; c < cols; ++c)
+        x[c] -= sum[c];
+    }
+  } else {
+    for (int64_t r = 0; r < rows; ++r) {
+      T *x = buf + r * cols;
+      for (int64_t c = 0; c < cols; ++c)
+        x[c] /= sum[c];
+    }
+  }
+}
+
+// Loads / stores rows [0, rows) of width `cols` that lie `stride` apart
+// starting at element `base` (one call when they are contiguous).
+template <typename T>
+void loadRows(const TensorView &t, int64_t base, int64_t rows, int64_t stride,
+              int64_t cols, T *buf) {
+  if (stride == cols)
+    return loadC(t, base, rows * cols, buf);
+  for (int64_t r = 0; r < rows; ++r)
+    loadC(t, base + r * stride, cols, buf + r * cols);
+}
+template <typename T>
+void storeRows(const T *buf, int64_t rows, int64_t stride, int64_t cols,
+               const TensorView &t, int64_t base) {
+  if (stride == cols)
+    return storeC(buf, rows * cols, t, base);
+  for (int64_t r = 0; r < rows; ++r)
+    storeC(buf + r * cols, cols, t, base + r * stride);
+}
+
+} // namespace kh
+} // namespace ampc::rt::cpu
+
+#endif // AMPC_RUNTIME_CPU_KERNELHELPERS_H

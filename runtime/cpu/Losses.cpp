@@ -1,0 +1,181 @@
+//===- Losses.cpp - softmax_cross_entropy and nll_loss on the CPU ---------===//
+//
+// ONNX SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss. Inputs are
+// viewed as [N, C, D] (D the product of the trailing dims) and worked on in
+// (n, column-chunk) tasks. The loss of each element is formed from the
+// unrounded log-probability, partial sums are kept per task in double and
+// added in task order, so the result does not depend on the thread count.
+// A label outside [0, C) that is not ignore_index is a run-time error naming
+// the label and C.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+
+#include <atomic>
+#include <limits>
+
+namespace ampc::rt::cpu {
+namespace {
+using namespace kh;
+
+struct LossAttrs {
+  std::string reduction = "mean";
+  std::optional<int64_t> ignoreIndex;
+};
+
+Status readLossAttrs(const Attrs &attrs, LossAttrs &la) {
+  AMPC_RETURN_IF_ERROR(
+      getString(attrs, "reduction", std::string("mean"), la.reduction));
+  if (la.reduction != "none" && la.reduction != "sum" && la.reduction != "mean")
+    return Status::error(
+        "attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"" +
+        la.reduction + "\"");
+  if (attrs.has("ignore_index")) {
+    int64_t v;
+    AMPC_RETURN_IF_ERROR(getInt(attrs, "ignore_index", std::nullopt, v));
+    la.ignoreIndex = v;
+  }
+  return Status::ok();
+}
+
+// softmax_cross_entropy: (scores, labels, weights?) -> (loss, log_prob);
+// nll_loss: (input, target, weight?) -> (loss).
+Status checkLoss(const OpCall &call, bool softmax) {
+  const char *xName = softmax ? "scores" : "input";
+  const char *tName = softmax ? "labels" : "target";
+  const char *wName = softmax ? "weights" : "weight";
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, softmax ? 2 : 1));
+  LossAttrs la;
+  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
+  const TensorView &x = call.inputs[0], &t = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(checkFloat(x, xName));
+  AMPC_RETURN_IF_ERROR(checkIntTensor(t, tName));
+  if (x.rank() < 2)
+    return Status::error(std::string(xName) +
+                         " must be [N, C, d...] of rank >= 2, got " +
+                         shapeStr(x.shape));
+  Shape expected{x.shape[0]};
+  expected.insert(expected.end(), x.shape.begin() + 2, x.shape.end());
+  if (t.shape != expected)
+    return Status::error(std::string(tName) + " " + shapeStr(t.shape) +
+                         " must have shape " + shapeStr(expected) + " for " +
+                         xName + " " + shapeStr(x.shape));
+  if (hasInput(call, 2)) {
+    const TensorView &w = call.inputs[2];
+    AMPC_RETURN_IF_ERROR(checkSameDType(w, wName, x.dtype, xName));
+    if (w.shape != Shape{x.shape[1]})
+      return Status::error(std::string(wName) + " must have shape [" +
+                           std::to_string(x.shape[1]) + "], got " +
+                           shapeStr(w.shape));
+  }
+  AMPC_RETURN_IF_ERROR(checkOutput(
+      call, 0, "loss", la.reduction == "none" ? expected : Shape{}, x.dtype));
+  if (softmax)
+    AMPC_RETURN_IF_ERROR(checkOutput(call, 1, "log_prob", x.shape, x.dtype));
+  return Status::ok();
+}
+Status checkSCE(const OpCall &call) { return checkLoss(call, true); }
+Status checkNll(const OpCall &call) { return checkLoss(call, false); }
+
+template <typename T>
+Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
+  LossAttrs la;
+  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
+  const TensorView &x = call.inputs[0], &labels = call.inputs[1],
+                   &loss = call.outputs[0];
+  int64_t n = x.shape[0], c = x.shape[1];
+  int64_t d = product(x.shape, 2, x.shape.size());
+  std::vector<double> weights;
+  if (hasInput(call, 2)) {
+    weights.resize(static_cast<size_t>(c));
+    loadF64(call.inputs[2], 0, c, weights.data());
+  }
+  bool none = la.reduction == "none";
+  constexpr int64_t kChunk = 512;
+  int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
+  int64_t tasks = n * chunks;
+  // Per task: summed loss and summed weight (for "mean").
+  std::vector<double> lossSum(tasks, 0.0), weightSum(tasks, 0.0);
+  std::atomic<int64_t> firstBad{std::numeric_limits<int64_t>::max()};
+  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c));
+  parallelFor(ctx, tasks, grain, [&](int64_t b, int64_t e) {
+    std::vector<T> buf;
+    std::vector<double> lossBuf;
+    std::vector<int64_t> lab;
+    for (int64_t t = b; t < e; ++t) {
+      int64_t i = t / chunks, j0 = (t % chunks) * kChunk;
+      int64_t w = std::min(kChunk, d - j0);
+      if (w <= 0)
+        continue;
+      int64_t base = i * c * d + j0;
+      lab.resize(static_cast<size_t>(w));
+      loadI64(labels, i * d + j0, w, lab.data());
+      if (softmax) {
+        buf.resize(static_cast<size_t>(c * w));
+        loadRows(x, base, c, d, w, buf.data());
+        softmaxColumns(buf.data(), c, w, /*log=*/true);
+        storeRows(buf.data(), c, d, w, call.outputs[1], base);
+      }
+      lossBuf.assign(static_cast<size_t>(w), 0.0);
+      double ls = 0, ws = 0;
+      for (int64_t j = 0; j < w; ++j) {
+        int64_t l = lab[j];
+        if (la.ignoreIndex && l == *la.ignoreIndex)
+          continue;
+        if (l < 0 || l >= c) {
+          int64_t idx = i * d + j0 + j, cur = firstBad.load();
+          while (idx < cur && !firstBad.compare_exchange_weak(cur, idx)) {
+          }
+          continue;
+        }
+        double lp = softmax ? static_cast<double>(buf[l * w + j])
+                            : elementAsDouble(x, base + l * d + j);
+        double wt = weights.empty() ? 1.0 : weights[l];
+        double v = -lp * wt;
+        lossBuf[j] = v;
+        ls += v;
+        ws += wt;
+      }
+      if (none)
+        storeF64(lossBuf.data(), w, loss, i * d + j0);
+      lossSum[t] = ls;
+      weightSum[t] = ws;
+    }
+  });
+  int64_t bad = firstBad.load();
+  if (bad != std::numeric_limits<int64_t>::max())
+    return Status::error(
+        "label " + std::to_string(elementAsInt(labels, bad)) + " at index " +
+        std::to_string(bad) + " is out of range for " + std::to_string(c) +
+        " classes [0, " + std::to_string(c) + ")" +
+        (la.ignoreIndex
+             ? " and is not ignore_index " + std::to_string(*la.ignoreIndex)
+             : std::string()));
+  if (none)
+    return Status::ok();
+  double total = 0, totalWeight = 0;
+  for (int64_t t = 0; t < tasks; ++t) {
+    total += lossSum[t];
+    totalWeight += weightSum[t];
+  }
+  // mean: divided by the summed weights of the labels not ignored (0/0 is
+  // NaN when every label is ignored, as in the ONNX reference).
+  double result = la.reduction == "sum" ? total : total / totalWeight;
+  storeF64(&result, 1, loss, 0);
+  return Status::ok();
+}
+
+template <bool Softmax> Status runLoss(const OpCall &call, CpuContext &ctx) {
+  if (call.inputs[0].dtype == DType::F64)
+    return runLossT<double>(call, Softmax, ctx);
+  return runLossT<float>(call, Softmax, ctx);
+}
+
+} // namespace
+
+void addLossKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"softmax_cross_entropy", checkSCE, runLoss<true>});
+  out.push_back({"nll_loss", checkNll, runLoss<false>});
+}
+
+} // namespace ampc::rt::cpu

@@ -1,0 +1,235 @@
+//===- NumericKernelTestUtil.h - helpers for numeric kernel tests ---------===//
+//
+// Owned by the contraction/normalization/reduction kernel tests: test
+// tensors whose elements are written (rounded to nearest even via Half.h's
+// scalar conversions) and read as doubles, a call builder that checks
+// without data and then runs, and tolerance comparisons per dtype. The
+// references the tests compare against are naive double loops over the
+// values actually stored.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_TEST_RUNTIME_NUMERICKERNELTESTUTIL_H
+#define AMPC_TEST_RUNTIME_NUMERICKERNELTESTUTIL_H
+
+#include "runtime/Half.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/Parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ampc::rt::nktest {
+
+struct Buf {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<uint64_t> storage;
+
+  Buf() = default;
+  Buf(DType t, Shape s) : dtype(t), shape(std::move(s)) {
+    storage.assign((numElements(shape) * sizeOf(t) + 7) / 8 + 1, 0);
+  }
+  int64_t size() const { return numElements(shape); }
+  char *bytes() { return reinterpret_cast<char *>(storage.data()); }
+  const char *bytes() const {
+    return reinterpret_cast<const char *>(storage.data());
+  }
+  TensorView view(bool withData = true) {
+    TensorView v;
+    v.dtype = dtype;
+    v.shape = shape;
+    v.data = withData ? storage.data() : nullptr;
+    return v;
+  }
+  void set(int64_t i, double v) {
+    char *p = bytes() + i * sizeOf(dtype);
+    switch (dtype) {
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case DType::F64:
+      std::memcpy(p, &v, 8);
+      break;
+    case DType::F16: {
+      uint16_t h = floatToHalfBits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h = floatToBFloatBits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DType::I64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case DType::I32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DType::I1: {
+      uint8_t x = v != 0;
+      std::memcpy(p, &x, 1);
+      break;
+    }
+    }
+  }
+  double get(int64_t i) const {
+    const char *p = bytes() + i * sizeOf(dtype);
+    switch (dtype) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::F64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return halfBitsToFloat(h);
+    }
+    case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bfloatBitsToFloat(h);
+    }
+    case DType::I64: {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      return static_cast<double>(x);
+    }
+    case DType::I32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case DType::I1:
+      return static_cast<double>(static_cast<uint8_t>(*p));
+    }
+    return 0;
+  }
+  std::vector<double> values() const {
+    std::vector<double> v(static_cast<size_t>(size()));
+    for (int64_t i = 0; i < size(); ++i)
+      v[i] = get(i);
+    return v;
+  }
+};
+
+inline Buf makeBuf(DType t, Shape s, const std::vector<double> &vals) {
+  Buf b(t, std::move(s));
+  EXPECT_EQ(static_cast<int64_t>(vals.size()), b.size());
+  for (int64_t i = 0; i < b.size() && i < (int64_t)vals.size(); ++i)
+    b.set(i, vals[i]);
+  return b;
+}
+
+// Uniform values in [lo, hi), or small integers for integer dtypes.
+inline Buf randomBuf(DType t, Shape s, uint32_t seed, double lo = -1,
+                     double hi = 1) {
+  Buf b(t, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::uniform_int_distribution<int> ui(-5, 5);
+  for (int64_t i = 0; i < b.size(); ++i)
+    b.set(i, isInt(t) ? ui(rng) : u(rng));
+  return b;
+}
+
+// One kernel call: inputs (a null Buf* is an absent optional), outputs.
+struct Call {
+  std::string op;
+  Attrs attrs;
+  std::vector<Buf *> ins;
+  std::vector<Buf *> outs;
+
+  cpu::OpCall make(bool withData) const {
+    cpu::OpCall c;
+    c.op = op;
+    c.attrs = &attrs;
+    for (Buf *b : ins) {
+      c.present.push_back(b != nullptr);
+      c.inputs.push_back(b ? b->view(withData) : TensorView{});
+    }
+    for (Buf *b : outs)
+      c.outputs.push_back(b->view(withData));
+    return c;
+  }
+  Status check() const { return cpu::checkKernel(make(false)); }
+  // Checks (as the Program loader does), then runs.
+  Status run(cpu::ThreadPool *pool = nullptr) const {
+    Status s = check();
+    if (!s)
+      return s;
+    cpu::CpuContext ctx{pool};
+    return cpu::runKernel(make(true), ctx);
+  }
+};
+
+inline cpu::ThreadPool &testPool() {
+  static cpu::ThreadPool pool(4);
+  return pool;
+}
+
+// Tolerance for a value stored in `t` that was computed in f32 (relative to
+// the reference, plus an absolute floor for values near zero).
+inline double relTol(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 2e-3;
+  case DType::BF16:
+    return 1.6e-2;
+  case DType::F64:
+    return 1e-12;
+  default:
+    return 2e-5;
+  }
+}
+
+inline void expectNear(const Buf &got, const std::vector<double> &ref,
+                       double absTol, double relTolerance,
+                       const std::string &what = "") {
+  ASSERT_EQ(got.size(), static_cast<int64_t>(ref.size())) << what;
+  int failures = 0;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    double g = got.get(i), r = ref[i];
+    if (std::isnan(r)) {
+      EXPECT_TRUE(std::isnan(g)) << what << " element " << i;
+      continue;
+    }
+    double tol = absTol + relTolerance * std::fabs(r);
+    if (!(std::fabs(g - r) <= tol) && failures++ < 10)
+      ADD_FAILURE() << what << " element " << i << ": got " << g
+                    << ", expected " << r << " (tol " << tol << ")";
+  }
+}
+
+// Test-name suffix for dtype-parameterized suites.
+inline std::string dtypeName(const ::testing::TestParamInfo<DType> &info) {
+  return std::string(name(info.param));
+}
+
+inline void expectError(const Status &s, const std::string &fragment) {
+  ASSERT_FALSE(s.isOk()) << "expected an error containing '" << fragment << "'";
+  EXPECT_NE(s.message().find(fragment), std::string::npos)
+      << "message: " << s.message();
+}
+
+} // namespace ampc::rt::nktest
+
+#endif // AMPC_TEST_RUNTIME_NUMERICKERNELTESTUTIL_H
