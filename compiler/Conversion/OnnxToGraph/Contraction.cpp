@@ -206,7 +206,8 @@ void populateContractionHandlers(HandlerTable &t) {
   addHandler(t, "Conv", kMin, kMax, convertConv);
   addHandler(t, "MaxPool", kMin, kMax, convertMaxPool);
   addHandler(t, "AveragePool", kMin, kMax, convertAveragePool);
-  addHandler(t, "GlobalAveragePool", kMin, kMax, convertGlobalAveragePool);
+  // Unchanged since opset 1 (ONNX still tests it at opset 1).
+  addHandler(t, "GlobalAveragePool", 1, kMax, convertGlobalAveragePool);
 }
 
 } // namespace ampc::onnx_to_graph
