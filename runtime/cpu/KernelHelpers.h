@@ -277,6 +277,28 @@ template <typename T> T sumRow(const T *x, int64_t n) {
 // block, in place: x - max is formed first so large inputs cannot overflow.
 template <typename T>
 void softmaxColumns(T *buf, int64_t rows, int64_t cols, bool log) {
+  if (cols == 1) {
+    // One contiguous row (softmax over the last axis): scalar state keeps
+    // the loops tight.
+    T mx = -std::numeric_limits<T>::infinity(), sum = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      mx = buf[r] > mx ? buf[r] : mx;
+    for (int64_t r = 0; r < rows; ++r) {
+      T d = buf[r] - mx;
+      T e = std::exp(d);
+      sum += e;
+      buf[r] = log ? d : e;
+    }
+    if (log) {
+      T ls = std::log(sum);
+      for (int64_t r = 0; r < rows; ++r)
+        buf[r] -= ls;
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        buf[r] /= sum;
+    }
+    return;
+  }
   std::vector<T> mx(static_cast<size_t>(cols),
                     -std::numeric_limits<T>::infinity());
   std::vector<T> sum(static_cast<size_t>(cols), T(0));
