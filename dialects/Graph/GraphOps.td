@@ -323,7 +323,8 @@ def Graph_BatchNormTrainingOp
     Normalizes with the batch's mean and biased variance over every axis but
     1, and updates the running statistics as ONNX specifies:
     running = running * momentum + batch * (1 - momentum), using the
-    unbiased batch variance for `running_var`. `batch_mean` and
+    biased batch variance for `running_var` (ONNX's reference; PyTorch uses
+    the unbiased one). `batch_mean` and
     `batch_inv_std` are what the backward pass needs.
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,

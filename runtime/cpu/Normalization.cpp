@@ -88,12 +88,10 @@ Status checkBatchNorm(const OpCall &call, bool training) {
   AMPC_RETURN_IF_ERROR(checkOutput(call, 0, "output", x.shape, x.dtype));
   if (!training)
     return Status::ok();
-  // The unbiased variance for running_var needs two values per channel.
   int64_t count = x.numElements() / std::max<int64_t>(c, 1);
-  if (count < 2)
-    return Status::error("input " + shapeStr(x.shape) + " has " +
-                         std::to_string(count) +
-                         " value(s) per channel; training needs at least 2");
+  if (count < 1)
+    return Status::error("input " + shapeStr(x.shape) +
+                         " has no values per channel to take statistics of");
   static const char *outNames[] = {"new_running_mean", "new_running_var",
                                    "batch_mean", "batch_inv_std"};
   for (int i = 1; i < 5; ++i)
@@ -134,7 +132,7 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
   loadF64(call.inputs[3], 0, c, m.data());
   loadF64(call.inputs[4], 0, c, v.data());
   // Per channel: y = (x - mean) * a + bias with a = scale / sqrt(var + eps).
-  std::vector<double> mean(c), invStd(c), unbiased(c);
+  std::vector<double> mean(c), invStd(c), batchVar(c);
   int64_t count = n * inner;
   forChannelBlocks(ctx, c, inner, [&](int64_t c0, int64_t c1) {
     std::vector<T> buf(static_cast<size_t>((c1 - c0) * inner));
@@ -155,7 +153,7 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
       for (int64_t ch = c0; ch < c1; ++ch) {
         double var = q[ch - c0] / static_cast<double>(count);
         invStd[ch] = 1.0 / std::sqrt(var + eps);
-        unbiased[ch] = q[ch - c0] / static_cast<double>(count - 1);
+        batchVar[ch] = var;
       }
     } else {
       for (int64_t ch = c0; ch < c1; ++ch) {
@@ -181,7 +179,9 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
   std::vector<double> newMean(c), newVar(c);
   for (int64_t ch = 0; ch < c; ++ch) {
     newMean[ch] = m[ch] * momentum + mean[ch] * (1 - momentum);
-    newVar[ch] = v[ch] * momentum + unbiased[ch] * (1 - momentum);
+    // ONNX (BatchNormalization-15 and its reference) updates the running
+    // variance with the biased batch variance; PyTorch uses the unbiased one.
+    newVar[ch] = v[ch] * momentum + batchVar[ch] * (1 - momentum);
   }
   storeF64(newMean.data(), c, call.outputs[1], 0);
   storeF64(newVar.data(), c, call.outputs[2], 0);

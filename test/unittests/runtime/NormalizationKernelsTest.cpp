@@ -1,7 +1,7 @@
 //===- NormalizationKernelsTest.cpp - batch norm and layer norm -----------===//
 //
 // Against naive double loops over the stored values: batch norm inference
-// and training (running statistics with the unbiased variance), layer norm
+// and training (running statistics with the biased variance, as ONNX), layer norm
 // with and without bias and with broadcast scales, in every float dtype and
 // with f32 statistics beside low-precision data, plus the check() errors.
 //
@@ -106,12 +106,11 @@ TEST_P(BatchNormTest, TrainingOutputsAndRunningStats) {
       ASSERT_TRUE(call.run(&testPool()).isOk()) << call.run().message();
       std::vector<double> mean, var;
       channelStats(d.x, mean, var);
-      double count = static_cast<double>(d.x.size() / c);
       std::vector<double> refRm, refRv, refIs;
       for (int64_t ch = 0; ch < c; ++ch) {
         refRm.push_back(d.mean.get(ch) * momentum + mean[ch] * (1 - momentum));
         refRv.push_back(d.var.get(ch) * momentum +
-                        var[ch] * count / (count - 1) * (1 - momentum));
+                        var[ch] * (1 - momentum));
         refIs.push_back(1 / std::sqrt(var[ch] + eps));
       }
       double st = relTol(statT);
@@ -128,8 +127,8 @@ INSTANTIATE_TEST_SUITE_P(Floats, BatchNormTest, ::testing::ValuesIn(kFloats),
                          dtypeName);
 
 TEST(BatchNorm, TrainingHandComputed) {
-  // One channel, values 1, 2, 3, 4: mean 2.5, biased var 1.25, unbiased
-  // 5/3; momentum 0.5 with running mean 0 and var 1.
+  // One channel, values 1, 2, 3, 4: mean 2.5, biased var 1.25 (ONNX updates
+  // the running variance with it); momentum 0.5, running mean 0 and var 1.
   Buf x = makeBuf(DType::F32, {4, 1}, {1, 2, 3, 4});
   Buf one = makeBuf(DType::F32, {1}, {1}), zero = makeBuf(DType::F32, {1}, {0});
   Buf y(DType::F32, {4, 1}), rm(DType::F32, {1}), rv(DType::F32, {1}),
@@ -138,7 +137,7 @@ TEST(BatchNorm, TrainingHandComputed) {
                   {&y, &rm, &rv, &bm, &bis}, 0.0, 0.5);
   ASSERT_TRUE(c.run().isOk()) << c.run().message();
   EXPECT_FLOAT_EQ(rm.get(0), 1.25f);
-  EXPECT_FLOAT_EQ(rv.get(0), 0.5f + 5.0f / 6.0f);
+  EXPECT_FLOAT_EQ(rv.get(0), 0.5f + 1.25f / 2.0f);
   EXPECT_FLOAT_EQ(bm.get(0), 2.5f);
   EXPECT_FLOAT_EQ(bis.get(0), 1.0f / std::sqrt(1.25f));
   EXPECT_NEAR(y.get(0), -1.5 / std::sqrt(1.25), 1e-6);
@@ -187,11 +186,11 @@ TEST(BatchNorm, CheckErrors) {
              {&y, &s1, &s2, &s3, &s4}};
   noMom.attrs.setFloat("epsilon", 1e-5);
   expectError(noMom.check(), "attribute 'momentum' is missing");
-  Buf xOne(DType::F32, {1, 3}), yOne(DType::F32, {1, 3});
-  expectError(bnCall("batch_norm_training", {&xOne, &v3, &v3, &v3, &v3},
-                     {&yOne, &s1, &s2, &s3, &s4}, 1e-5, 0.9)
+  Buf xNone(DType::F32, {0, 3}), yNone(DType::F32, {0, 3});
+  expectError(bnCall("batch_norm_training", {&xNone, &v3, &v3, &v3, &v3},
+                     {&yNone, &s1, &s2, &s3, &s4}, 1e-5, 0.9)
                   .check(),
-              "training needs at least 2");
+              "has no values per channel");
 }
 
 //===----------------------------------------------------------------------===//
