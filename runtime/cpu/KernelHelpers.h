@@ -352,6 +352,36 @@ void storeRows(const T *buf, int64_t rows, int64_t stride, int64_t cols,
     storeC(buf + r * cols, cols, t, base + r * stride);
 }
 
+// The window attributes conv2d and the pooling ops share: 2 strides and
+// dilations >= 1, 4 pads [top, left, bottom, right] >= 0.
+inline Status checkWindow(const std::vector<int64_t> &strides,
+                   const std::vector<int64_t> &pads,
+                   const std::vector<int64_t> &dilations) {
+  if (strides.size() != 2)
+    return Status::error("attribute 'strides' must have 2 entries, got " +
+                         std::to_string(strides.size()));
+  if (pads.size() != 4)
+    return Status::error("attribute 'pads' must have 4 entries [top, left, "
+                         "bottom, right], got " +
+                         std::to_string(pads.size()));
+  if (dilations.size() != 2)
+    return Status::error("attribute 'dilations' must have 2 entries, got " +
+                         std::to_string(dilations.size()));
+  for (int64_t s : strides)
+    if (s < 1)
+      return Status::error("attribute 'strides' must be >= 1, got " +
+                           shapeStr(strides));
+  for (int64_t d : dilations)
+    if (d < 1)
+      return Status::error("attribute 'dilations' must be >= 1, got " +
+                           shapeStr(dilations));
+  for (int64_t p : pads)
+    if (p < 0)
+      return Status::error("attribute 'pads' must be >= 0, got " +
+                           shapeStr(pads));
+  return Status::ok();
+}
+
 } // namespace kh
 } // namespace ampc::rt::cpu
 

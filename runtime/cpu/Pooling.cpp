@@ -42,28 +42,7 @@ Status planPool(const OpCall &call, bool isMax, PoolPlan &p) {
   if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)
     return Status::error("attribute 'kernel_shape' must be 2 sizes >= 1, got " +
                          shapeStr(kernel));
-  if (strides.size() != 2)
-    return Status::error("attribute 'strides' must have 2 entries, got " +
-                         std::to_string(strides.size()));
-  if (pads.size() != 4)
-    return Status::error("attribute 'pads' must have 4 entries [top, left, "
-                         "bottom, right], got " +
-                         std::to_string(pads.size()));
-  if (dilations.size() != 2)
-    return Status::error("attribute 'dilations' must have 2 entries, got " +
-                         std::to_string(dilations.size()));
-  for (int64_t s : strides)
-    if (s < 1)
-      return Status::error("attribute 'strides' must be >= 1, got " +
-                           shapeStr(strides));
-  for (int64_t d : dilations)
-    if (d < 1)
-      return Status::error("attribute 'dilations' must be >= 1, got " +
-                           shapeStr(dilations));
-  for (int64_t q : pads)
-    if (q < 0)
-      return Status::error("attribute 'pads' must be >= 0, got " +
-                           shapeStr(pads));
+  AMPC_RETURN_IF_ERROR(checkWindow(strides, pads, dilations));
   p.n = in[0];
   p.c = in[1];
   p.h = in[2];
