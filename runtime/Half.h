@@ -85,6 +85,28 @@ inline float bfloatBitsToFloat(uint16_t b) {
   return floatOf(static_cast<uint32_t>(b) << 16);
 }
 
+// A double as a float rounded to odd: an inexact result is truncated toward
+// zero with its last mantissa bit set. Rounding that again to a format at
+// least two bits narrower (f16: 11 bits, bf16: 8, vs f32's 24) is then
+// correctly rounded, which double -> float (RNE) -> half would not be.
+inline float roundToOddFloat(double d) {
+  float f = static_cast<float>(d); // NaN and inf stay; overflow -> inf
+  if (d != d || static_cast<double>(f) == d)
+    return f;
+  if ((f < 0 ? -static_cast<double>(f) : static_cast<double>(f)) >
+      (d < 0 ? -d : d)) {
+    uint32_t b = bitsOf(f) - 1; // one step toward zero (inf -> max finite)
+    f = floatOf(b);
+  }
+  return floatOf(bitsOf(f) | 1u);
+}
+inline uint16_t doubleToHalfBits(double d) {
+  return floatToHalfBits(roundToOddFloat(d));
+}
+inline uint16_t doubleToBFloatBits(double d) {
+  return floatToBFloatBits(roundToOddFloat(d));
+}
+
 // Bulk conversions (vectorized where the build allows).
 void halfToFloat(const uint16_t *in, float *out, size_t n);
 void floatToHalf(const float *in, uint16_t *out, size_t n);

@@ -35,13 +35,6 @@ Status toDType(int d, DType &out) {
 
 constexpr int64_t kMaxBytes = int64_t(1) << 42;
 
-bool isElementwiseKind(const std::string &kind) {
-  static const std::set<std::string> kinds = {
-      "relu", "tanh", "sigmoid", "erf", "exp", "log", "sqrt",
-      "reciprocal", "neg", "abs", "gelu", "leaky_relu", "clip", "add",
-      "sub", "mul", "div", "pow", "where", "cast"};
-  return kinds.count(kind) != 0;
-}
 
 Status toType(const pb::TensorType &t, DType &dtype, Shape &shape) {
   AMPC_RETURN_IF_ERROR(toDType(t.dtype(), dtype));
@@ -303,7 +296,7 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
   for (size_t k = 0; k < fn.kernels.size(); ++k) {
     const KernelInfo &kern = fn.kernels[k];
     const int64_t ki = static_cast<int64_t>(k);
-    bool elementwise = kern.kind == "fused" || isElementwiseKind(kern.kind);
+    bool elementwise = cpu::isElementwiseKernel(kern.kind);
     for (int out : kern.outputs) {
       for (size_t v = 0; v < nv; ++v) {
         if (root[v] != static_cast<int>(v) || static_cast<int>(v) == out ||

@@ -13,7 +13,7 @@
 
 namespace ampc::rt {
 
-Session::Session(const FunctionInfo &fn) : fn_(fn) {}
+Session::Session(FunctionInfo fn) : fn_(std::move(fn)) {}
 Session::~Session() = default;
 
 TensorView Session::view(int value) const {
@@ -28,12 +28,13 @@ TensorView Session::view(int value) const {
   return t;
 }
 
-Status Session::create(const FunctionInfo &fn, const SessionOptions &options,
+Status Session::create(FunctionInfo function, const SessionOptions &options,
                        std::unique_ptr<Session> &out) {
   if (options.device != "cpu")
     return Status::error("device '" + options.device +
                          "' is not available in this build (devices: cpu)");
-  std::unique_ptr<Session> s(new Session(fn));
+  std::unique_ptr<Session> s(new Session(std::move(function)));
+  const FunctionInfo &fn = s->fn_;
   size_t bytes = static_cast<size_t>(
       (fn.arenaSize + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
   void *mem = std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
@@ -43,9 +44,11 @@ Status Session::create(const FunctionInfo &fn, const SessionOptions &options,
   // Zeroed so a kernel bug reading unwritten bytes is deterministic.
   std::memset(mem, 0, bytes ? bytes : kArenaAlignment);
   s->arena_ = {static_cast<uint8_t *>(mem), std::free};
-  for (const BindingInfo &p : s->fn_.params)
+  for (BindingInfo &p : s->fn_.params) {
     std::memcpy(s->arena_.get() + s->fn_.values[p.value].offset, p.init.data(),
                 p.init.size());
+    std::string().swap(p.init); // the arena holds the value now
+  }
   s->pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
   for (size_t k = 0; k < s->fn_.kernels.size(); ++k) {
     const KernelInfo &kern = s->fn_.kernels[k];

@@ -27,7 +27,9 @@ struct SessionOptions {
 
 class Session {
 public:
-  static Status create(const FunctionInfo &fn, const SessionOptions &options,
+  // Takes the function by value: move it in so the weights are not held
+  // twice. Parameters' initial values move into the arena.
+  static Status create(FunctionInfo fn, const SessionOptions &options,
                        std::unique_ptr<Session> &out);
   ~Session();
 
@@ -44,7 +46,7 @@ public:
   uint64_t runs() const { return runs_; }
 
 private:
-  explicit Session(const FunctionInfo &fn);
+  explicit Session(FunctionInfo fn);
   TensorView view(int value) const;
 
   FunctionInfo fn_;

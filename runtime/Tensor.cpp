@@ -17,6 +17,30 @@ std::string str(const Shape &shape) {
   return s + "]";
 }
 
+bool broadcastShapes(const Shape &a, const Shape &b, Shape &out) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape r(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return false;
+    r[i] = da == 1 ? db : da;
+  }
+  out = std::move(r);
+  return true;
+}
+
+bool broadcastsTo(const Shape &from, const Shape &to) {
+  if (from.size() > to.size())
+    return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i])
+      return false;
+  return true;
+}
+
 std::string TensorView::typeStr() const {
   std::string s = "tensor<";
   for (int64_t d : shape)

@@ -21,6 +21,10 @@ using Shape = std::vector<int64_t>;
 
 int64_t numElements(const Shape &shape);
 std::string str(const Shape &shape); // "[2, 3]"
+// Numpy broadcasting: the common shape of `a` and `b` (false if none), and
+// whether `from` broadcasts to exactly `to`.
+bool broadcastShapes(const Shape &a, const Shape &b, Shape &out);
+bool broadcastsTo(const Shape &from, const Shape &to);
 
 struct TensorView {
   DType dtype = DType::F32;

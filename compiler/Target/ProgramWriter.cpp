@@ -222,7 +222,8 @@ private:
     }
     if (auto view = dyn_cast<rtir::ViewOp>(op)) {
       int src = ids.lookup(view.getInput());
-      const pb::Value srcValue = out.values(src);
+      // Elements of a RepeatedPtrField keep their address as it grows.
+      const pb::Value &srcValue = out.values(src);
       if (newValue(&op, view, pv) < 0)
         return failure();
       if (srcValue.has_constant()) {

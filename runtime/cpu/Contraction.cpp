@@ -233,16 +233,6 @@ Status readGemmAttrs(const Attrs &attrs, GemmAttrs &g) {
   return Status::ok();
 }
 
-bool broadcastsTo(const Shape &from, const Shape &to) {
-  if (from.size() > to.size())
-    return false;
-  size_t off = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[off + i])
-      return false;
-  return true;
-}
-
 Status checkGemm(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
   GemmAttrs g;
@@ -392,7 +382,7 @@ struct ConvPlan {
 Status planConv(const OpCall &call, ConvPlan &p) {
   const Attrs &at = *call.attrs;
   std::vector<int64_t> strides, pads, dilations;
-  int64_t group;
+  int64_t group = 0;
   AMPC_RETURN_IF_ERROR(getInts(at, "strides", strides));
   AMPC_RETURN_IF_ERROR(getInts(at, "pads", pads));
   AMPC_RETURN_IF_ERROR(getInts(at, "dilations", dilations));

@@ -59,6 +59,10 @@ Status checkKernel(const OpCall &call);
 // shape and dtype: the update is done in place).
 Status runKernel(const OpCall &call, CpuContext &ctx);
 
+// True for "fused" and the elementwise ops: kernels that read element i of
+// each input before writing element i, so their output may be an input.
+bool isElementwiseKernel(const std::string &op);
+
 // The op names this backend implements (for docs and for tests).
 std::vector<std::string> kernelNames();
 

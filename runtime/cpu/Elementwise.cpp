@@ -239,29 +239,6 @@ Status parseAttrs(const OpInfo &op, const Attrs &attrs, StepParams &p) {
   }
 }
 
-bool broadcastShapes(const Shape &a, const Shape &b, Shape &out) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape r(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1)
-      return false;
-    r[i] = da == 1 ? db : da;
-  }
-  out = std::move(r);
-  return true;
-}
-
-bool broadcastsTo(const Shape &from, const Shape &to) {
-  if (from.size() > to.size())
-    return false;
-  size_t off = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[off + i])
-      return false;
-  return true;
-}
 
 //===----------------------------------------------------------------------===//
 // Plans
@@ -912,6 +889,15 @@ Status runElementwise(const OpCall &call, CpuContext &ctx) {
 }
 
 } // namespace
+
+bool isElementwiseKernel(const std::string &op) {
+  if (op == "fused")
+    return true;
+  for (const OpInfo &o : kOps)
+    if (op == o.name)
+      return true;
+  return false;
+}
 
 void addElementwiseKernels(std::vector<KernelEntry> &out) {
   for (const OpInfo &o : kOps)

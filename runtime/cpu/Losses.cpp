@@ -31,7 +31,7 @@ Status readLossAttrs(const Attrs &attrs, LossAttrs &la) {
         "attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"" +
         la.reduction + "\"");
   if (attrs.has("ignore_index")) {
-    int64_t v;
+    int64_t v = 0;
     AMPC_RETURN_IF_ERROR(getInt(attrs, "ignore_index", std::nullopt, v));
     la.ignoreIndex = v;
   }

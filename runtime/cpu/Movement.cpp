@@ -241,7 +241,7 @@ Status checkConcat(const OpCall &call) {
   if (call.inputs.empty())
     return Status::error("needs at least one input");
   AMPC_RETURN_IF_ERROR(expectCounts(call, call.inputs.size(), 1));
-  int64_t axis;
+  int64_t axis = 0;
   AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "axis", axis));
   const TensorView &first = call.inputs[0];
   if (axis < 0 || axis >= first.rank())
@@ -358,7 +358,7 @@ Status checkGather(const OpCall &call) {
   if (!isInt(idx.dtype))
     return Status::error("indices have dtype " + dt(idx.dtype) +
                          " but must be i64 or i32");
-  int64_t axis;
+  int64_t axis = 0;
   AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "axis", axis));
   if (axis < 0 || axis >= data.rank())
     return Status::error("attribute 'axis' " + std::to_string(axis) +

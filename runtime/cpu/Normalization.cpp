@@ -54,7 +54,7 @@ template <typename T> double sqDevD(const T *x, int64_t n, double mean) {
 
 Status checkBatchNorm(const OpCall &call, bool training) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, training ? 5 : 1));
-  double eps, momentum = 0;
+  double eps = 0, momentum = 0;
   AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
   if (!(eps >= 0))
     return Status::error("attribute 'epsilon' must be >= 0, got " +
@@ -213,20 +213,10 @@ Status runBNTraining(const OpCall &call, CpuContext &ctx) {
 // layer_norm
 //===----------------------------------------------------------------------===//
 
-bool broadcastsTo(const Shape &from, const Shape &to) {
-  if (from.size() > to.size())
-    return false;
-  size_t off = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[off + i])
-      return false;
-  return true;
-}
-
 Status checkLayerNorm(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 3));
-  int64_t axis;
-  double eps;
+  int64_t axis = 0;
+  double eps = 0;
   AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
   AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
   if (!(eps >= 0))

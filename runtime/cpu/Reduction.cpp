@@ -294,7 +294,7 @@ Status checkSoftmax(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
   const TensorView &x = call.inputs[0];
   AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  int64_t axis;
+  int64_t axis = 0;
   AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
   if (axis < 0 || axis >= x.rank())
     return Status::error("attribute 'axis' " + std::to_string(axis) +

@@ -117,26 +117,14 @@ void storeFrom(const C *in, int64_t n, const TensorView &t, int64_t off) {
     if constexpr (std::is_same<C, float>::value) {
       floatToHalf(in, p, n);
     } else {
-      // f64 -> f16 must round once: go through f32 only when that is exact
-      // enough; double rounding differs only on exact f32 ties, so round
-      // the f64 to odd f32 first (round-to-odd makes the second rounding
-      // correct).
+      // f64 and int64 -> f16 must round once: through an f32 rounded to
+      // odd (Half.h), never through an RNE f32.
       for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_integral<C>::value) {
           p[i] = floatToHalfBits(int64ToOddFloat(static_cast<int64_t>(in[i])));
           continue;
         }
-        double d = static_cast<double>(in[i]);
-        float f = static_cast<float>(d);
-        if (std::isfinite(d) && static_cast<double>(f) != d) {
-          uint32_t b = bitsOf(f);
-          // Truncate toward zero then set the sticky bit (round to odd).
-          if (std::fabs(static_cast<double>(f)) > std::fabs(d))
-            b -= 1;
-          b |= 1u;
-          f = floatOf(b);
-        }
-        p[i] = floatToHalfBits(f);
+        p[i] = doubleToHalfBits(static_cast<double>(in[i]));
       }
     }
     return;
@@ -152,16 +140,7 @@ void storeFrom(const C *in, int64_t n, const TensorView &t, int64_t off) {
               floatToBFloatBits(int64ToOddFloat(static_cast<int64_t>(in[i])));
           continue;
         }
-        double d = static_cast<double>(in[i]);
-        float f = static_cast<float>(d);
-        if (std::isfinite(d) && static_cast<double>(f) != d) {
-          uint32_t b = bitsOf(f);
-          if (std::fabs(static_cast<double>(f)) > std::fabs(d))
-            b -= 1;
-          b |= 1u;
-          f = floatOf(b);
-        }
-        p[i] = floatToBFloatBits(f);
+        p[i] = doubleToBFloatBits(static_cast<double>(in[i]));
       }
     }
     return;

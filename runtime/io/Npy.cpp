@@ -353,29 +353,7 @@ Status encodeNpy(const HostTensor &t, std::vector<uint8_t> &out) {
 Status writeNpy(const std::string &path, const HostTensor &t) {
   std::vector<uint8_t> bytes;
   AMPC_RETURN_IF_ERROR(encodeNpy(t, bytes).withContext(path));
-  std::string tmp = path + ".tmp";
-  FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    return Status::error(tmp +
-                         ": cannot open for writing: " + std::strerror(errno));
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  int savedErrno = errno;
-  ok = std::fflush(f) == 0 && ok;
-  ok = ok && ::fsync(fileno(f)) == 0; // the rename must not outrun the data
-  if (!ok)
-    savedErrno = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return Status::error(tmp + ": write failed: " + std::strerror(savedErrno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    savedErrno = errno;
-    std::remove(tmp.c_str());
-    return Status::error(path + ": cannot rename " + tmp +
-                         " to it: " + std::strerror(savedErrno));
-  }
-  return Status::ok();
+  return writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
 } // namespace ampc::rt

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace ampc::rt {
 
@@ -89,21 +90,6 @@ double loadFloat(DType t, const uint8_t *p) {
   }
 }
 
-// Rounds a double to float with round-to-odd: an inexact result has its last
-// mantissa bit set. A second rounding to a format at least two bits narrower
-// (f16: 11 bits, bf16: 8 bits, vs f32's 24) is then correctly rounded, which
-// double -> float (RNE) -> half would not be.
-float roundToOddFloat(double d) {
-  if (std::isnan(d) || std::isinf(d))
-    return static_cast<float>(d);
-  float f = static_cast<float>(d); // may overflow to inf: handled below
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d))
-    f = std::nextafter(f, 0.0f); // truncate toward zero
-  if (static_cast<double>(f) != d)
-    f = floatOf(bitsOf(f) | 1u);
-  return f;
-}
-
 void storeFloat(DType t, uint8_t *p, double v) {
   switch (t) {
   case DType::F32:
@@ -113,10 +99,10 @@ void storeFloat(DType t, uint8_t *p, double v) {
     store<double>(p, v);
     return;
   case DType::F16:
-    store<uint16_t>(p, floatToHalfBits(roundToOddFloat(v)));
+    store<uint16_t>(p, doubleToHalfBits(v));
     return;
   case DType::BF16:
-    store<uint16_t>(p, floatToBFloatBits(roundToOddFloat(v)));
+    store<uint16_t>(p, doubleToBFloatBits(v));
     return;
   default:
     return;
@@ -607,6 +593,46 @@ Status readTensorFile(const std::string &path, HostTensor &out) {
                                        "file is not .npy and has no NumPy "
                                        "magic)");
   return s;
+}
+
+int32_t onnxDataTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return 1;
+  case DType::I32: return 6;
+  case DType::I64: return 7;
+  case DType::I1: return 9;
+  case DType::F16: return 10;
+  case DType::F64: return 11;
+  case DType::BF16: return 16;
+  }
+  return 0;
+}
+
+Status writeFileAtomically(const std::string &path, const void *data,
+                           size_t size) {
+  std::string tmp = path + ".tmp";
+  FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return Status::error(tmp +
+                         ": cannot open for writing: " + std::strerror(errno));
+  bool ok = std::fwrite(data, 1, size, f) == size;
+  int savedErrno = errno;
+  ok = std::fflush(f) == 0 && ok;
+  ok = ok && ::fsync(fileno(f)) == 0; // the rename must not outrun the data
+  if (!ok)
+    savedErrno = errno;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return Status::error(tmp + ": write failed: " + std::strerror(savedErrno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    savedErrno = errno;
+    std::remove(tmp.c_str());
+    return Status::error(path + ": cannot rename " + tmp +
+                         " to it: " + std::strerror(savedErrno));
+  }
+  return Status::ok();
 }
 
 } // namespace ampc::rt

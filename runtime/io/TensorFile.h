@@ -70,6 +70,14 @@ Status readTensorProto(const std::string &path, HostTensor &out);
 // named *.npy, is read as .npy; anything else as a TensorProto.
 Status readTensorFile(const std::string &path, HostTensor &out);
 
+// The ONNX TensorProto.DataType of a runtime dtype (FLOAT = 1, ...).
+int32_t onnxDataTypeOf(DType dtype);
+
+// Writes `size` bytes to `path` through PATH.tmp, fsync and rename, so an
+// interrupted write never leaves a half-written file at `path`.
+Status writeFileAtomically(const std::string &path, const void *data,
+                           size_t size);
+
 // Reads a whole file (used by the readers; exposed for tools and tests).
 Status readFileBytes(const std::string &path, std::vector<uint8_t> &out);
 

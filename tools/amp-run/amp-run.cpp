@@ -95,45 +95,6 @@ bool splitSpec(StringRef spec, StringRef flag, std::string &name,
   return true;
 }
 
-int32_t onnxDtypeOf(rt::DType d) {
-  switch (d) {
-  case rt::DType::F32: return 1;
-  case rt::DType::F16: return 10;
-  case rt::DType::BF16: return 16;
-  case rt::DType::F64: return 11;
-  case rt::DType::I64: return 7;
-  case rt::DType::I32: return 6;
-  case rt::DType::I1: return 9;
-  }
-  return 0;
-}
-
-// Writes `bytes` to `path` through a temporary file and a rename, so an
-// interrupted run never leaves a half-written file.
-bool writeFileAtomically(const std::string &path, StringRef bytes) {
-  std::string tmp = path + ".tmp";
-  {
-    std::error_code ec;
-    raw_fd_ostream os(tmp, ec, sys::fs::OF_None);
-    if (ec) {
-      fail("cannot write '" + tmp + "': " + ec.message());
-      return false;
-    }
-    os << bytes;
-    os.close();
-    if (os.has_error()) {
-      fail("error writing '" + tmp + "'");
-      sys::fs::remove(tmp);
-      return false;
-    }
-  }
-  if (std::error_code ec = sys::fs::rename(tmp, path)) {
-    fail("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-    return false;
-  }
-  return true;
-}
-
 // Output names are free text in ONNX; a file name keeps [A-Za-z0-9._-]
 // and turns anything else into '_'.
 std::string fileNameFor(const std::string &output) {
@@ -187,7 +148,7 @@ int main(int argc, char **argv) {
       return fail("--bind " + name + ": " + s.message());
     ampc::OnnxBoundInput bound;
     bound.name = name;
-    bound.onnxDtype = onnxDtypeOf(t.dtype);
+    bound.onnxDtype = rt::onnxDataTypeOf(t.dtype);
     bound.dims = t.shape;
     bound.rawData.assign(t.bytes.begin(), t.bytes.end());
     importOptions.bindings.push_back(std::move(bound));
@@ -235,21 +196,34 @@ int main(int argc, char **argv) {
   std::string programBytes;
   if (mlir::failed(ampc::writeProgram(*module, programBytes)))
     return 1;
-  if (emit == "program")
-    return writeFileAtomically(outputFile, programBytes) ? 0 : 1;
+  if (emit == "program") {
+    if (rt::Status s = rt::writeFileAtomically(
+            outputFile, programBytes.data(), programBytes.size());
+        !s)
+      return fail(s.message());
+    return 0;
+  }
 
-  // Run it the way amp-exec would: from the serialized bytes.
+  // Run it the way amp-exec would: from the serialized bytes. The module
+  // and the bytes hold copies of the weights: drop them once parsed.
+  module = nullptr;
   rt::ProgramInfo program;
   if (rt::Status s = rt::parseProgram(programBytes, modelPath, program); !s)
     return fail(s.message());
-  const rt::FunctionInfo *fn = program.find("forward");
-  if (!fn)
+  std::string().swap(programBytes);
+  rt::FunctionInfo *forward = nullptr;
+  for (rt::FunctionInfo &f : program.functions)
+    if (f.name == "forward")
+      forward = &f;
+  if (!forward)
     return fail(modelPath + ": the compiled Program has no 'forward'");
   rt::SessionOptions sessionOptions;
   sessionOptions.device = device;
   sessionOptions.threads = threads;
   std::unique_ptr<rt::Session> session;
-  if (rt::Status s = rt::Session::create(*fn, sessionOptions, session); !s)
+  if (rt::Status s =
+          rt::Session::create(std::move(*forward), sessionOptions, session);
+      !s)
     return fail(s.message());
 
   std::map<std::string, rt::HostTensor> given;
@@ -277,7 +251,7 @@ int main(int argc, char **argv) {
     given[name] = std::move(t);
   }
   std::string missing;
-  for (const rt::BindingInfo &b : fn->inputs)
+  for (const rt::BindingInfo &b : session->function().inputs)
     if (!given.count(b.name))
       missing += (missing.empty() ? "'" : ", '") + b.name + "'";
   if (!missing.empty())
@@ -307,7 +281,7 @@ int main(int argc, char **argv) {
     if (std::error_code ec = sys::fs::create_directories(saveOutputs))
       return fail("cannot create '" + saveOutputs + "': " + ec.message());
   }
-  for (const rt::BindingInfo &b : fn->outputs) {
+  for (const rt::BindingInfo &b : session->function().outputs) {
     rt::TensorView v;
     if (rt::Status s = session->output(b.name, v); !s)
       return fail(s.message());
