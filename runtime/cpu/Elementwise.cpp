@@ -1,9 +1,10 @@
 //===- Elementwise.cpp - elementwise and fused elementwise CPU kernels ----===//
 //
 // Owns every elementwise graph op (unary math, binary arithmetic with numpy
-// broadcasting, where, cast) and "fused", a chain of them run in one pass
-// over memory. A standalone op runs as a one-step chain, so fused and
-// unfused results come from the same code and agree bit for bit.
+// broadcasting, where, cast, and the activation gradients (grad, input) ->
+// input_grad) and "fused", a chain of them run in one pass over memory. A
+// standalone op runs as a one-step chain, so fused and unfused results come
+// from the same code and agree bit for bit.
 //
 // The interpreter walks the output in chunks: each kernel input's chunk is
 // loaded into a compute buffer (f32 for f32/f16/bf16, f64 for f64, int64 for
@@ -50,11 +51,25 @@ enum class OpKind {
   Div,
   Pow,
   Where,
-  Cast
+  Cast,
+  ReluGrad,
+  AbsGrad,
+  LeakyReluGrad,
+  GeluGrad,
+  ClipGrad
 };
 
 // How an op's operand and result dtypes relate.
-enum class Sig { FloatUnary, NumUnary, NumBinary, FloatBinary, Where, Cast };
+// Grad: (grad, input) -> d loss / d input, all one float dtype.
+enum class Sig {
+  FloatUnary,
+  NumUnary,
+  NumBinary,
+  FloatBinary,
+  Where,
+  Cast,
+  Grad
+};
 
 struct OpInfo {
   const char *name;
@@ -83,6 +98,11 @@ constexpr OpInfo kOps[] = {
     {"pow", OpKind::Pow, Sig::FloatBinary},
     {"where", OpKind::Where, Sig::Where},
     {"cast", OpKind::Cast, Sig::Cast},
+    {"relu_grad", OpKind::ReluGrad, Sig::Grad},
+    {"abs_grad", OpKind::AbsGrad, Sig::Grad},
+    {"leaky_relu_grad", OpKind::LeakyReluGrad, Sig::Grad},
+    {"gelu_grad", OpKind::GeluGrad, Sig::Grad},
+    {"clip_grad", OpKind::ClipGrad, Sig::Grad},
 };
 
 const OpInfo *findOp(std::string_view name) {
@@ -96,6 +116,7 @@ int arity(Sig s) {
   switch (s) {
   case Sig::NumBinary:
   case Sig::FloatBinary:
+  case Sig::Grad:
     return 2;
   case Sig::Where:
     return 3;
@@ -107,7 +128,10 @@ int arity(Sig s) {
 const char *operandName(Sig s, int k) {
   static const char *binary[] = {"lhs", "rhs"};
   static const char *where[] = {"condition", "x", "y"};
+  static const char *grad[] = {"grad", "input"};
   switch (s) {
+  case Sig::Grad:
+    return grad[k];
   case Sig::NumBinary:
   case Sig::FloatBinary:
     return binary[k];
@@ -155,20 +179,22 @@ Status checkTypes(const OpInfo &op, const std::vector<DType> &in, DType out) {
     return Status::ok();
   case Sig::NumBinary:
   case Sig::FloatBinary:
+  case Sig::Grad: {
+    bool floatOnly = op.sig != Sig::NumBinary;
     for (int k = 0; k < 2; ++k)
-      if (op.sig == Sig::FloatBinary ? !isFloat(in[k]) : in[k] == DType::I1)
+      if (floatOnly ? !isFloat(in[k]) : in[k] == DType::I1)
         return Status::error(
             std::string(operandName(op.sig, k)) + " has dtype " + dt(in[k]) +
             ", which the op does not accept (" +
-            (op.sig == Sig::FloatBinary ? "float types only"
-                                        : "numeric types only") +
-            ")");
+            (floatOnly ? "float types only" : "numeric types only") + ")");
     if (in[1] != in[0])
-      return Status::error("lhs has dtype " + dt(in[0]) + " but rhs has " +
-                           dt(in[1]));
+      return Status::error(std::string(operandName(op.sig, 0)) + " has dtype " +
+                           dt(in[0]) + " but " + operandName(op.sig, 1) +
+                           " has " + dt(in[1]));
     if (out != in[0])
       return mismatch("output", out, in[0]);
     return Status::ok();
+  }
   case Sig::Where:
     if (in[0] != DType::I1)
       return mismatch("condition", in[0], DType::I1);
@@ -206,7 +232,8 @@ Status floatAttr(const Attrs &attrs, const char *key, bool &has, double &v) {
 
 Status parseAttrs(const OpInfo &op, const Attrs &attrs, StepParams &p) {
   switch (op.kind) {
-  case OpKind::Gelu: {
+  case OpKind::Gelu:
+  case OpKind::GeluGrad: {
     const AttrValue *a = attrs.find("approximate");
     if (!a)
       return Status::ok(); // TableGen default "none"
@@ -219,11 +246,13 @@ Status parseAttrs(const OpInfo &op, const Attrs &attrs, StepParams &p) {
     p.geluTanh = a->s == "tanh";
     return Status::ok();
   }
-  case OpKind::LeakyRelu: {
+  case OpKind::LeakyRelu:
+  case OpKind::LeakyReluGrad: {
     bool has;
     return floatAttr(attrs, "alpha", has, p.alpha);
   }
-  case OpKind::Clip: {
+  case OpKind::Clip:
+  case OpKind::ClipGrad: {
     AMPC_RETURN_IF_ERROR(floatAttr(attrs, "min", p.hasMin, p.min));
     AMPC_RETURN_IF_ERROR(floatAttr(attrs, "max", p.hasMax, p.max));
     if ((p.hasMin && std::isnan(p.min)) || (p.hasMax && std::isnan(p.max)))
@@ -238,7 +267,6 @@ Status parseAttrs(const OpInfo &op, const Attrs &attrs, StepParams &p) {
     return Status::ok();
   }
 }
-
 
 //===----------------------------------------------------------------------===//
 // Plans
@@ -526,6 +554,68 @@ void floatBinary(OpKind k, const T *a, const T *b, T *y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::pow(a[i], b[i]);
     return;
+  default:
+    return;
+  }
+}
+
+// (grad, input) -> d loss / d input. Where the derivative is piecewise the
+// gradient is selected, not multiplied by 0/1, so an inf or NaN grad in a
+// cut-off region does not leak through (PyTorch's rule); bounds compare in
+// T, as the forward compares them.
+template <typename T>
+void floatGrad(OpKind k, const StepParams &p, const T *g, const T *x, T *y,
+               int64_t n) {
+  switch (k) {
+  case OpKind::ReluGrad:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] > T(0) ? g[i] : T(0);
+    return;
+  case OpKind::AbsGrad:
+    // grad * sign(input): sign is +-1, 0 at +-0 and NaN at NaN.
+    for (int64_t i = 0; i < n; ++i) {
+      T sg = x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : x[i] * T(0);
+      y[i] = g[i] * sg;
+    }
+    return;
+  case OpKind::LeakyReluGrad: {
+    const T a = static_cast<T>(p.alpha);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] > T(0) ? g[i] : a * g[i];
+    return;
+  }
+  case OpKind::GeluGrad:
+    if (p.geluTanh) {
+      // d/dx 0.5 x (1 + tanh(u)), u = c (x + a x^3):
+      // 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) c (1 + 3 a x^2).
+      const T c = T(0.7978845608028654), a = T(0.044715);
+      for (int64_t i = 0; i < n; ++i) {
+        T v = x[i], v2 = v * v;
+        T t = std::tanh(c * (v + a * v2 * v));
+        T d = T(0.5) * (T(1) + t) +
+              T(0.5) * v * (T(1) - t * t) * c * (T(1) + T(3) * a * v2);
+        y[i] = g[i] * d;
+      }
+    } else {
+      // Phi(x) + x phi(x).
+      const T r = T(0.7071067811865476), invSqrt2Pi = T(0.3989422804014327);
+      for (int64_t i = 0; i < n; ++i) {
+        T v = x[i];
+        T cdf = T(0.5) * (T(1) + std::erf(v * r));
+        T pdf = std::exp(T(-0.5) * v * v) * invSqrt2Pi;
+        y[i] = g[i] * (cdf + v * pdf);
+      }
+    }
+    return;
+  case OpKind::ClipGrad: {
+    const T lo = static_cast<T>(p.min), hi = static_cast<T>(p.max);
+    const bool hasLo = p.hasMin, hasHi = p.hasMax;
+    for (int64_t i = 0; i < n; ++i) {
+      bool keep = (!hasLo || x[i] >= lo) && (!hasHi || x[i] <= hi);
+      y[i] = keep ? g[i] : T(0);
+    }
+    return;
+  }
   default:
     return;
   }
@@ -822,6 +912,16 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
                                                   static_cast<int>(s));
             return;
           }
+          break;
+        case Sig::Grad:
+          if (d == Dom::F)
+            floatGrad(k, st.params, static_cast<const float *>(a[0]),
+                      static_cast<const float *>(a[1]),
+                      static_cast<float *>(res), n);
+          else
+            floatGrad(k, st.params, static_cast<const double *>(a[0]),
+                      static_cast<const double *>(a[1]),
+                      static_cast<double *>(res), n);
           break;
         case Sig::Where: {
           const int64_t *cond = static_cast<const int64_t *>(a[0]);

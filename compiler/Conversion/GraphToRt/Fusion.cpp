@@ -21,7 +21,8 @@ bool isElementwise(Operation *op) {
   using namespace graph;
   return isa<ReluOp, TanhOp, SigmoidOp, ErfOp, ExpOp, LogOp, SqrtOp,
              ReciprocalOp, NegOp, AbsOp, GeluOp, LeakyReluOp, ClipOp, AddOp,
-             SubOp, MulOp, DivOp, PowOp, WhereOp, CastOp>(op);
+             SubOp, MulOp, DivOp, PowOp, WhereOp, CastOp, ReluGradOp, AbsGradOp,
+             LeakyReluGradOp, GeluGradOp, ClipGradOp>(op);
 }
 
 static ArrayRef<int64_t> shapeOf(Value v) {
