@@ -1,0 +1,535 @@
+//===- LossGrad.cpp - softmax, loss and reduce_max gradients on the CPU ---===//
+//
+// softmax_grad, log_softmax_grad, softmax_cross_entropy_grad, nll_loss_grad
+// and reduce_max_grad. Tensors are viewed as [outer, len, inner] (softmax)
+// or [N, C, D] (losses) and worked on in (row, column-chunk) tasks, so each
+// thread writes its own block. Sums along the reduced axis accumulate in
+// double; elementwise work runs in f32 (f64 for f64) and each stored value
+// is rounded once. Labels are validated as the forward losses do: one
+// outside [0, C) that is not ignore_index is an error naming it.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+
+#include <cmath>
+
+namespace ampc::rt::cpu {
+namespace {
+using namespace kh;
+
+//===----------------------------------------------------------------------===//
+// softmax_grad / log_softmax_grad
+//===----------------------------------------------------------------------===//
+
+// Sum of x, and of x * y, over a contiguous run, in double lanes.
+template <typename T> double sumD(const T *x, int64_t n) {
+  constexpr int L = 8;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      acc[l] += static_cast<double>(x[i + l]);
+  double s = 0;
+  for (; i < n; ++i)
+    s += static_cast<double>(x[i]);
+  for (int l = 0; l < L; ++l)
+    s += acc[l];
+  return s;
+}
+template <typename T> double dotD(const T *x, const T *y, int64_t n) {
+  constexpr int L = 8;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      acc[l] += static_cast<double>(x[i + l]) * static_cast<double>(y[i + l]);
+  double s = 0;
+  for (; i < n; ++i)
+    s += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  for (int l = 0; l < L; ++l)
+    s += acc[l];
+  return s;
+}
+
+Status checkSoftmaxGrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
+  const TensorView &g = call.inputs[0], &y = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
+  AMPC_RETURN_IF_ERROR(checkSameDType(y, "output", g.dtype, "grad"));
+  if (y.shape != g.shape)
+    return Status::error("output has shape " + shapeStr(y.shape) +
+                         " but grad has " + shapeStr(g.shape));
+  int64_t axis = 0;
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
+  if (axis < 0 || axis >= g.rank())
+    return Status::error("attribute 'axis' " + std::to_string(axis) +
+                         " is out of range [0, " + std::to_string(g.rank()) +
+                         ")");
+  return checkOutput(call, 0, "input_grad", g.shape, g.dtype);
+}
+
+// softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g).
+template <typename T>
+void runSoftmaxGradT(const OpCall &call, bool log, const CpuContext &ctx) {
+  const TensorView &g = call.inputs[0], &y = call.inputs[1],
+                   &out = call.outputs[0];
+  int64_t axis = call.attrs->getInt("axis");
+  int64_t outer = product(g.shape, 0, axis), len = g.shape[axis];
+  int64_t inner = product(g.shape, axis + 1, g.shape.size());
+  if (g.numElements() == 0)
+    return;
+  constexpr int64_t kChunk = 256;
+  int64_t chunks = (inner + kChunk - 1) / kChunk;
+  int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len));
+  parallelFor(ctx, outer * chunks, grain, [&](int64_t b, int64_t e) {
+    std::vector<T> gb, yb, s;
+    std::vector<double> sum;
+    for (int64_t t = b; t < e; ++t) {
+      int64_t o = t / chunks, j0 = (t % chunks) * kChunk;
+      int64_t w = std::min(kChunk, inner - j0);
+      int64_t base = o * len * inner + j0;
+      gb.resize(static_cast<size_t>(len * w));
+      yb.resize(static_cast<size_t>(len * w));
+      loadRows(g, base, len, inner, w, gb.data());
+      loadRows(y, base, len, inner, w, yb.data());
+      if (w == 1) {
+        // One contiguous row (the last axis): plain loops over it.
+        const T sr = static_cast<T>(log ? sumD(gb.data(), len)
+                                        : dotD(gb.data(), yb.data(), len));
+        T *gr = gb.data();
+        const T *yr = yb.data();
+        if (log)
+          for (int64_t r = 0; r < len; ++r)
+            gr[r] = gr[r] - std::exp(yr[r]) * sr;
+        else
+          for (int64_t r = 0; r < len; ++r)
+            gr[r] = yr[r] * (gr[r] - sr);
+        storeRows(gb.data(), len, inner, w, out, base);
+        continue;
+      }
+      sum.assign(static_cast<size_t>(w), 0.0);
+      for (int64_t r = 0; r < len; ++r) {
+        const T *gr = gb.data() + r * w, *yr = yb.data() + r * w;
+        if (log)
+          for (int64_t j = 0; j < w; ++j)
+            sum[j] += static_cast<double>(gr[j]);
+        else
+          for (int64_t j = 0; j < w; ++j)
+            sum[j] += static_cast<double>(gr[j]) * static_cast<double>(yr[j]);
+      }
+      s.assign(sum.begin(), sum.end());
+      for (int64_t r = 0; r < len; ++r) {
+        T *gr = gb.data() + r * w;
+        const T *yr = yb.data() + r * w;
+        if (log)
+          for (int64_t j = 0; j < w; ++j)
+            gr[j] = gr[j] - std::exp(yr[j]) * s[j];
+        else
+          for (int64_t j = 0; j < w; ++j)
+            gr[j] = yr[j] * (gr[j] - s[j]);
+      }
+      storeRows(gb.data(), len, inner, w, out, base);
+    }
+  });
+}
+
+template <bool Log> Status runSoftmaxGrad(const OpCall &call, CpuContext &ctx) {
+  if (call.inputs[0].dtype == DType::F64)
+    runSoftmaxGradT<double>(call, Log, ctx);
+  else
+    runSoftmaxGradT<float>(call, Log, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_grad / nll_loss_grad
+//===----------------------------------------------------------------------===//
+
+struct LossAttrs {
+  std::string reduction = "mean";
+  std::optional<int64_t> ignoreIndex;
+};
+
+Status readLossAttrs(const Attrs &attrs, LossAttrs &la) {
+  AMPC_RETURN_IF_ERROR(
+      getString(attrs, "reduction", std::string("mean"), la.reduction));
+  if (la.reduction != "none" && la.reduction != "sum" && la.reduction != "mean")
+    return Status::error(
+        "attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"" +
+        la.reduction + "\"");
+  if (attrs.has("ignore_index")) {
+    int64_t v = 0;
+    AMPC_RETURN_IF_ERROR(getInt(attrs, "ignore_index", std::nullopt, v));
+    la.ignoreIndex = v;
+  }
+  return Status::ok();
+}
+
+// `x` is the [N, C, d...] tensor the gradient is taken with respect to;
+// labels are input `labelsAt`, optional class weights the one after it,
+// and grad (input 0) has the forward loss's shape.
+Status checkLossGradOperands(const OpCall &call, const LossAttrs &la,
+                             const TensorView &x, const char *xName,
+                             size_t labelsAt, const char *tName,
+                             const char *wName) {
+  AMPC_RETURN_IF_ERROR(checkFloat(x, xName));
+  if (x.rank() < 2)
+    return Status::error(std::string(xName) +
+                         " must be [N, C, d...] of rank >= 2, got " +
+                         shapeStr(x.shape));
+  Shape perSample{x.shape[0]};
+  perSample.insert(perSample.end(), x.shape.begin() + 2, x.shape.end());
+  const TensorView &t = call.inputs[labelsAt];
+  AMPC_RETURN_IF_ERROR(checkIntTensor(t, tName));
+  if (t.shape != perSample)
+    return Status::error(std::string(tName) + " " + shapeStr(t.shape) +
+                         " must have shape " + shapeStr(perSample) + " for " +
+                         xName + " " + shapeStr(x.shape));
+  if (hasInput(call, labelsAt + 1)) {
+    const TensorView &w = call.inputs[labelsAt + 1];
+    AMPC_RETURN_IF_ERROR(checkSameDType(w, wName, x.dtype, xName));
+    if (w.shape != Shape{x.shape[1]})
+      return Status::error(std::string(wName) + " must have shape [" +
+                           std::to_string(x.shape[1]) + "], got " +
+                           shapeStr(w.shape));
+  }
+  const TensorView &g = call.inputs[0];
+  AMPC_RETURN_IF_ERROR(checkSameDType(g, "grad", x.dtype, xName));
+  Shape loss = la.reduction == "none" ? perSample : Shape{};
+  if (g.shape != loss)
+    return Status::error("grad has shape " + shapeStr(g.shape) +
+                         " but the loss (reduction \"" + la.reduction +
+                         "\") has " + shapeStr(loss));
+  return Status::ok();
+}
+
+// (grad, log_prob, labels, weights?) -> d scores.
+Status checkSCEGrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 4, 1));
+  LossAttrs la;
+  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
+  const TensorView &lp = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(
+      checkLossGradOperands(call, la, lp, "log_prob", 2, "labels", "weights"));
+  return checkOutput(call, 0, "output", lp.shape, lp.dtype);
+}
+
+// (grad, target, weight?) -> d input; the output view gives [N, C, d...].
+Status checkNllGrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
+  LossAttrs la;
+  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
+  return checkLossGradOperands(call, la, call.outputs[0], "output", 1, "target",
+                               "weight");
+}
+
+template <typename T>
+Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
+  LossAttrs la;
+  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
+  const size_t labelsAt = softmax ? 2 : 1;
+  const TensorView &grad = call.inputs[0], &labels = call.inputs[labelsAt],
+                   &out = call.outputs[0];
+  int64_t n = out.shape[0], c = out.shape[1];
+  int64_t d = product(out.shape, 2, out.shape.size());
+  std::vector<double> weights;
+  if (hasInput(call, labelsAt + 1)) {
+    weights.resize(static_cast<size_t>(c));
+    loadF64(call.inputs[labelsAt + 1], 0, c, weights.data());
+  }
+  // Labels are checked, and the mean's denominator summed, before anything
+  // is written.
+  std::vector<int64_t> lab(static_cast<size_t>(n * d));
+  loadI64(labels, 0, n * d, lab.data());
+  auto ignored = [&](int64_t l) {
+    return la.ignoreIndex && l == *la.ignoreIndex;
+  };
+  double denom = 0;
+  for (int64_t s = 0; s < n * d; ++s) {
+    int64_t l = lab[s];
+    if (ignored(l))
+      continue;
+    if (l < 0 || l >= c)
+      return Status::error(
+          "label " + std::to_string(l) + " at index " + std::to_string(s) +
+          " is out of range for " + std::to_string(c) + " classes [0, " +
+          std::to_string(c) + ")" +
+          (la.ignoreIndex
+               ? " and is not ignore_index " + std::to_string(*la.ignoreIndex)
+               : std::string()));
+    denom += weights.empty() ? 1.0 : weights[l];
+  }
+  if (out.numElements() == 0)
+    return Status::ok();
+  const bool none = la.reduction == "none", mean = la.reduction == "mean";
+  const double g0 = none ? 0.0 : elementAsDouble(grad, 0);
+  constexpr int64_t kChunk = 512;
+  int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
+  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c));
+  parallelFor(ctx, n * chunks, grain, [&](int64_t b, int64_t e) {
+    std::vector<T> buf, coef;
+    std::vector<double> gs;
+    for (int64_t t = b; t < e; ++t) {
+      int64_t i = t / chunks, j0 = (t % chunks) * kChunk;
+      int64_t w = std::min(kChunk, d - j0);
+      if (w <= 0)
+        continue;
+      int64_t base = i * c * d + j0;
+      const int64_t *lr = lab.data() + i * d + j0;
+      if (none) {
+        gs.resize(static_cast<size_t>(w));
+        loadF64(grad, i * d + j0, w, gs.data());
+      }
+      // Per sample: w * grad / D. Mean with D = 0 (every sample ignored or
+      // weighted 0) has no sample to share the gradient: 0, not 0/0.
+      coef.resize(static_cast<size_t>(w));
+      for (int64_t j = 0; j < w; ++j) {
+        int64_t l = lr[j];
+        if (ignored(l)) {
+          coef[j] = T(0);
+          continue;
+        }
+        double v = (weights.empty() ? 1.0 : weights[l]) * (none ? gs[j] : g0);
+        if (mean)
+          v = denom != 0 ? v / denom : 0.0;
+        coef[j] = static_cast<T>(v);
+      }
+      buf.resize(static_cast<size_t>(c * w));
+      if (softmax) {
+        // (exp(log_prob) - onehot(label)) * coef; ignored samples get 0.
+        loadRows(call.inputs[1], base, c, d, w, buf.data());
+        for (int64_t k = 0; k < c * w; ++k)
+          buf[k] = std::exp(buf[k]);
+        for (int64_t j = 0; j < w; ++j)
+          if (!ignored(lr[j]))
+            buf[lr[j] * w + j] -= T(1);
+        if (w == 1) {
+          for (int64_t r = 0; r < c; ++r)
+            buf[r] *= coef[0];
+        } else {
+          for (int64_t r = 0; r < c; ++r) {
+            T *row = buf.data() + r * w;
+            for (int64_t j = 0; j < w; ++j)
+              row[j] *= coef[j];
+          }
+        }
+        // An ignored sample's log_prob may be anything (even NaN): 0 is
+        // written, not 0 * exp(log_prob).
+        for (int64_t j = 0; j < w; ++j)
+          if (ignored(lr[j]))
+            for (int64_t r = 0; r < c; ++r)
+              buf[r * w + j] = T(0);
+      } else {
+        std::fill(buf.begin(), buf.end(), T(0));
+        for (int64_t j = 0; j < w; ++j)
+          if (!ignored(lr[j]))
+            buf[lr[j] * w + j] = -coef[j];
+      }
+      storeRows(buf.data(), c, d, w, out, base);
+    }
+  });
+  return Status::ok();
+}
+
+template <bool Softmax>
+Status runLossGrad(const OpCall &call, CpuContext &ctx) {
+  if (call.outputs[0].dtype == DType::F64)
+    return runLossGradT<double>(call, Softmax, ctx);
+  return runLossGradT<float>(call, Softmax, ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// reduce_max_grad
+//===----------------------------------------------------------------------===//
+
+// (grad, input, output_value) -> d input: each group's grad shared evenly by
+// the elements equal to its maximum (NaN counts as equal to a NaN maximum,
+// the element the forward propagated).
+Status checkReduceMaxGrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 3, 1));
+  const TensorView &g = call.inputs[0], &x = call.inputs[1],
+                   &m = call.inputs[2];
+  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
+  AMPC_RETURN_IF_ERROR(checkSameDType(g, "grad", x.dtype, "input"));
+  AMPC_RETURN_IF_ERROR(checkSameDType(m, "output_value", x.dtype, "input"));
+  std::vector<int64_t> axes;
+  bool keep = true;
+  AMPC_RETURN_IF_ERROR(getInts(*call.attrs, "axes", axes));
+  AMPC_RETURN_IF_ERROR(getBool(*call.attrs, "keepdims", true, keep));
+  if (axes.empty())
+    return Status::error("attribute 'axes' is empty (list every axis to "
+                         "reduce over all of them)");
+  std::vector<bool> red(static_cast<size_t>(x.rank()), false);
+  for (int64_t a : axes) {
+    if (a < 0 || a >= x.rank())
+      return Status::error("reduction axis " + std::to_string(a) +
+                           " is out of range for rank " +
+                           std::to_string(x.rank()));
+    if (red[a])
+      return Status::error("reduction axis " + std::to_string(a) +
+                           " is repeated");
+    red[a] = true;
+  }
+  Shape reduced;
+  for (int64_t i = 0; i < x.rank(); ++i)
+    if (!red[i])
+      reduced.push_back(x.shape[i]);
+    else if (keep)
+      reduced.push_back(1);
+  if (g.shape != reduced)
+    return Status::error("grad has shape " + shapeStr(g.shape) +
+                         " but reduce_max of the input gives " +
+                         shapeStr(reduced));
+  if (m.shape != reduced)
+    return Status::error("output_value has shape " + shapeStr(m.shape) +
+                         " but reduce_max of the input gives " +
+                         shapeStr(reduced));
+  return checkOutput(call, 0, "output", x.shape, x.dtype);
+}
+
+// The input's dims with size-1 dims dropped and adjacent dims of the same
+// kind (reduced or kept) merged: a group is then either whole rows (the
+// last dim reduced) or one column across rows (the last dim kept).
+struct MergedDims {
+  std::vector<int64_t> dims, strides;
+  std::vector<bool> reduced;
+};
+
+MergedDims mergeDims(const Shape &shape, const std::vector<int64_t> &axes) {
+  MergedDims p;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    bool red = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) !=
+               axes.end();
+    if (shape[i] == 1)
+      continue;
+    if (!p.dims.empty() && p.reduced.back() == red) {
+      p.dims.back() *= shape[i];
+    } else {
+      p.dims.push_back(shape[i]);
+      p.reduced.push_back(red);
+    }
+  }
+  if (p.dims.empty()) {
+    p.dims.push_back(1);
+    p.reduced.push_back(true);
+  }
+  p.strides.assign(p.dims.size(), 1);
+  for (size_t i = p.dims.size() - 1; i-- > 0;)
+    p.strides[i] = p.strides[i + 1] * p.dims[i + 1];
+  return p;
+}
+
+template <typename T> inline bool isMax(T v, T m) {
+  return v == m || (m != m && v != v);
+}
+
+template <typename T>
+void runReduceMaxGradT(const OpCall &call, const CpuContext &ctx) {
+  const TensorView &x = call.inputs[1], &out = call.outputs[0];
+  if (x.numElements() == 0)
+    return;
+  std::vector<T> gStore, mStore;
+  const T *gv = computeView<T>(call.inputs[0], gStore, ctx);
+  const T *mv = computeView<T>(call.inputs[2], mStore, ctx);
+  MergedDims p = mergeDims(x.shape, call.attrs->getInts("axes"));
+  size_t last = p.dims.size() - 1;
+  std::vector<size_t> keptDims;
+  std::vector<int64_t> redOffs{0}; // offsets of the reduced dims but the last
+  for (size_t i = 0; i < last; ++i) {
+    if (!p.reduced[i]) {
+      keptDims.push_back(i);
+      continue;
+    }
+    std::vector<int64_t> next;
+    for (int64_t o : redOffs)
+      for (int64_t k = 0; k < p.dims[i]; ++k)
+        next.push_back(o + k * p.strides[i]);
+    redOffs.swap(next);
+  }
+  auto keptBase = [&](int64_t idx) {
+    int64_t off = 0;
+    for (size_t i = keptDims.size(); i-- > 0;) {
+      size_t dim = keptDims[i];
+      off += (idx % p.dims[dim]) * p.strides[dim];
+      idx /= p.dims[dim];
+    }
+    return off;
+  };
+  const int64_t groups = call.inputs[0].numElements();
+  if (p.reduced[last]) {
+    // Group o is redOffs.size() contiguous rows of length len.
+    int64_t len = p.dims[last];
+    int64_t grain = std::max<int64_t>(
+        1, 16384 / std::max<int64_t>(
+                       1, len * static_cast<int64_t>(redOffs.size())));
+    parallelFor(ctx, groups, grain, [&](int64_t b, int64_t e) {
+      std::vector<T> row(static_cast<size_t>(len));
+      for (int64_t o = b; o < e; ++o) {
+        int64_t base = keptBase(o), count = 0;
+        const T m = mv[o];
+        for (int64_t r : redOffs) {
+          loadC(x, base + r, len, row.data());
+          for (int64_t j = 0; j < len; ++j)
+            count += isMax(row[j], m);
+        }
+        const T share = count ? gv[o] / static_cast<T>(count) : T(0);
+        for (int64_t r : redOffs) {
+          loadC(x, base + r, len, row.data());
+          for (int64_t j = 0; j < len; ++j)
+            row[j] = isMax(row[j], m) ? share : T(0);
+          storeC(row.data(), len, out, base + r);
+        }
+      }
+    });
+    return;
+  }
+  // The last dim is kept: group (pre, j) is column j of the rows at
+  // keptBase(pre) + redOffs, worked on in column chunks.
+  int64_t vec = p.dims[last], prefixes = groups / vec;
+  constexpr int64_t kChunk = 2048;
+  int64_t chunks = (vec + kChunk - 1) / kChunk;
+  parallelFor(ctx, prefixes * chunks, 1, [&](int64_t b, int64_t e) {
+    std::vector<T> row(kChunk), share(kChunk);
+    std::vector<int64_t> count(kChunk);
+    for (int64_t t = b; t < e; ++t) {
+      int64_t pre = t / chunks, j0 = (t % chunks) * kChunk;
+      int64_t w = std::min(kChunk, vec - j0);
+      int64_t base = keptBase(pre) + j0, g0 = pre * vec + j0;
+      std::fill(count.begin(), count.begin() + w, 0);
+      for (int64_t r : redOffs) {
+        loadC(x, base + r, w, row.data());
+        for (int64_t j = 0; j < w; ++j)
+          count[j] += isMax(row[j], mv[g0 + j]);
+      }
+      for (int64_t j = 0; j < w; ++j)
+        share[j] = count[j] ? gv[g0 + j] / static_cast<T>(count[j]) : T(0);
+      for (int64_t r : redOffs) {
+        loadC(x, base + r, w, row.data());
+        for (int64_t j = 0; j < w; ++j)
+          row[j] = isMax(row[j], mv[g0 + j]) ? share[j] : T(0);
+        storeC(row.data(), w, out, base + r);
+      }
+    }
+  });
+}
+
+Status runReduceMaxGrad(const OpCall &call, CpuContext &ctx) {
+  if (call.inputs[1].dtype == DType::F64)
+    runReduceMaxGradT<double>(call, ctx);
+  else
+    runReduceMaxGradT<float>(call, ctx);
+  return Status::ok();
+}
+
+} // namespace
+
+void addLossGradKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"softmax_grad", checkSoftmaxGrad, runSoftmaxGrad<false>});
+  out.push_back({"log_softmax_grad", checkSoftmaxGrad, runSoftmaxGrad<true>});
+  out.push_back(
+      {"softmax_cross_entropy_grad", checkSCEGrad, runLossGrad<true>});
+  out.push_back({"nll_loss_grad", checkNllGrad, runLossGrad<false>});
+  out.push_back({"reduce_max_grad", checkReduceMaxGrad, runReduceMaxGrad});
+}
+
+} // namespace ampc::rt::cpu
