@@ -8,6 +8,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/ShapeInference.h"
+#include "dialects/Graph/VerifyHelpers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -17,6 +18,7 @@
 
 using namespace mlir;
 using namespace ampc::graph;
+using namespace ampc::graph::detail;
 namespace sh = ampc::shape;
 
 #include "dialects/Graph/GraphDialect.cpp.inc"
@@ -41,69 +43,6 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
 // Helpers
 //===----------------------------------------------------------------------===//
 
-namespace {
-LogicalResult fail(std::optional<Location> loc, StringRef op,
-                   const Twine &msg) {
-  return emitOptionalError(loc, "'", op, "' op ", msg.str());
-}
-
-RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
-  return RankedTensorType::get(shape, elementType);
-}
-
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<ShapedType>(v.getType()).getShape();
-}
-
-Type elemOf(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
-
-/// All present values share one element type.
-LogicalResult sameElementType(std::optional<Location> loc, StringRef op,
-                              ArrayRef<std::pair<StringRef, Value>> values) {
-  Type first;
-  StringRef firstName;
-  for (auto [name, v] : values) {
-    if (!v)
-      continue;
-    if (!first) {
-      first = elemOf(v);
-      firstName = name;
-      continue;
-    }
-    if (elemOf(v) != first) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << name << " has element type " << elemOf(v) << " but " << firstName
-         << " has " << first;
-      return fail(loc, op, os.str());
-    }
-  }
-  return success();
-}
-
-/// Shape rule result -> inferred type, or the rule's error.
-LogicalResult infer(std::optional<Location> loc, StringRef op,
-                    const std::optional<sh::Shape> &shape,
-                    const std::string &error, Type elementType,
-                    SmallVectorImpl<Type> &types) {
-  if (!shape)
-    return fail(loc, op, error);
-  types.push_back(tensorOf(*shape, elementType));
-  return success();
-}
-
-/// The per-channel operands of a normalization are 1-D of size `c`.
-LogicalResult checkChannelVector(std::optional<Location> loc, StringRef op,
-                                 StringRef name, Value v, int64_t c) {
-  ArrayRef<int64_t> s = shapeOf(v);
-  if (s.size() != 1 || s[0] != c)
-    return fail(loc, op,
-                name + " must have shape [" + Twine(c) + "], got " +
-                    sh::str(s));
-  return success();
-}
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -116,11 +55,11 @@ LogicalResult GeluOp::verify() {
 }
 
 LogicalResult ClipOp::verify() {
-  if (getMin() && getMax() && getMin()->convertToDouble() >
-                                  getMax()->convertToDouble())
-    return emitOpError("min ") << getMin()->convertToDouble()
-                               << " is greater than max "
-                               << getMax()->convertToDouble();
+  if (getMin() && getMax() &&
+      getMin()->convertToDouble() > getMax()->convertToDouble())
+    return emitOpError("min ")
+           << getMin()->convertToDouble() << " is greater than max "
+           << getMax()->convertToDouble();
   return success();
 }
 
@@ -130,15 +69,14 @@ static LogicalResult inferBinary(std::optional<Location> loc, StringRef op,
   if (failed(sameElementType(loc, op, {{"lhs", lhs}, {"rhs", rhs}})))
     return failure();
   std::string error;
-  return infer(loc, op, sh::broadcast(shapeOf(lhs), shapeOf(rhs), error),
-               error, elemOf(lhs), types);
+  return infer(loc, op, sh::broadcast(shapeOf(lhs), shapeOf(rhs), error), error,
+               elemOf(lhs), types);
 }
 
 #define AMPC_BINARY_INFER(OP)                                                  \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     return inferBinary(loc, getOperationName(), adaptor.getLhs(),              \
                        adaptor.getRhs(), types);                               \
   }
@@ -158,12 +96,12 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
                              {{"x", adaptor.getX()}, {"y", adaptor.getY()}})))
     return failure();
   std::string error;
-  auto xy = sh::broadcast(shapeOf(adaptor.getX()), shapeOf(adaptor.getY()),
-                          error);
+  auto xy =
+      sh::broadcast(shapeOf(adaptor.getX()), shapeOf(adaptor.getY()), error);
   if (!xy)
     return fail(loc, op, error);
-  return infer(loc, op, sh::broadcast(shapeOf(adaptor.getCondition()), *xy,
-                                      error),
+  return infer(loc, op,
+               sh::broadcast(shapeOf(adaptor.getCondition()), *xy, error),
                error, elemOf(adaptor.getX()), types);
 }
 
@@ -187,10 +125,10 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
           loc, op, {{"lhs", adaptor.getLhs()}, {"rhs", adaptor.getRhs()}})))
     return failure();
   std::string error;
-  return infer(loc, op,
-               sh::matmul(shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()),
-                          error),
-               error, elemOf(adaptor.getLhs()), types);
+  return infer(
+      loc, op,
+      sh::matmul(shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()), error),
+      error, elemOf(adaptor.getLhs()), types);
 }
 
 LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
@@ -224,13 +162,13 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
                               {"bias", adaptor.getBias()}})))
     return failure();
   std::string error;
-  auto shape = sh::conv2d(shapeOf(adaptor.getInput()),
-                          shapeOf(adaptor.getFilter()), adaptor.getStrides(),
-                          adaptor.getPads(), adaptor.getDilations(),
-                          adaptor.getGroup(), error);
+  auto shape =
+      sh::conv2d(shapeOf(adaptor.getInput()), shapeOf(adaptor.getFilter()),
+                 adaptor.getStrides(), adaptor.getPads(),
+                 adaptor.getDilations(), adaptor.getGroup(), error);
   if (shape && adaptor.getBias() &&
-      failed(checkChannelVector(loc, op, "bias", adaptor.getBias(),
-                                (*shape)[1])))
+      failed(
+          checkChannelVector(loc, op, "bias", adaptor.getBias(), (*shape)[1])))
     return failure();
   return infer(loc, op, shape, error, elemOf(adaptor.getInput()), types);
 }
@@ -241,10 +179,9 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   std::string error;
   return infer(loc, getOperationName(),
-               sh::pool2d(shapeOf(adaptor.getInput()),
-                          adaptor.getKernelShape(), adaptor.getStrides(),
-                          adaptor.getPads(), adaptor.getDilations(),
-                          adaptor.getCeilMode(), error),
+               sh::pool2d(shapeOf(adaptor.getInput()), adaptor.getKernelShape(),
+                          adaptor.getStrides(), adaptor.getPads(),
+                          adaptor.getDilations(), adaptor.getCeilMode(), error),
                error, elemOf(adaptor.getInput()), types);
 }
 
@@ -255,10 +192,9 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
   std::string error;
   int64_t ones[] = {1, 1};
   return infer(loc, getOperationName(),
-               sh::pool2d(shapeOf(adaptor.getInput()),
-                          adaptor.getKernelShape(), adaptor.getStrides(),
-                          adaptor.getPads(), ones, adaptor.getCeilMode(),
-                          error),
+               sh::pool2d(shapeOf(adaptor.getInput()), adaptor.getKernelShape(),
+                          adaptor.getStrides(), adaptor.getPads(), ones,
+                          adaptor.getCeilMode(), error),
                error, elemOf(adaptor.getInput()), types);
 }
 
@@ -269,8 +205,7 @@ LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
   if (in.size() < 3)
     return fail(loc, getOperationName(),
-                "expects [N, C, spatial...] of rank >= 3, got " +
-                    sh::str(in));
+                "expects [N, C, spatial...] of rank >= 3, got " + sh::str(in));
   sh::Shape out(in.begin(), in.end());
   std::fill(out.begin() + 2, out.end(), 1);
   types.push_back(tensorOf(out, elemOf(adaptor.getInput())));
@@ -282,10 +217,9 @@ LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 #define AMPC_REDUCE_INFER(OP)                                                  \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     if (adaptor.getAxes().empty())                                             \
       return fail(loc, getOperationName(), "has no axes");                     \
     std::string error;                                                         \
@@ -299,8 +233,7 @@ AMPC_REDUCE_INFER(ReduceMeanOp)
 AMPC_REDUCE_INFER(ReduceMaxOp)
 #undef AMPC_REDUCE_INFER
 
-template <typename OpTy>
-static LogicalResult verifySoftmaxAxis(OpTy op) {
+template <typename OpTy> static LogicalResult verifySoftmaxAxis(OpTy op) {
   int64_t rank = cast<ShapedType>(op.getInput().getType()).getRank();
   if (op.getAxis() < 0 || op.getAxis() >= rank)
     return op.emitOpError("axis ")
@@ -309,37 +242,6 @@ static LogicalResult verifySoftmaxAxis(OpTy op) {
 }
 LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
-
-/// Shared by the two losses: input [N, C, d...], target [N, d...],
-/// weight [C].
-static LogicalResult inferLoss(std::optional<Location> loc, StringRef op,
-                               Value input, Value target, Value weight,
-                               StringRef reduction,
-                               SmallVectorImpl<Type> &types) {
-  ArrayRef<int64_t> in = shapeOf(input), tg = shapeOf(target);
-  if (in.size() < 2)
-    return fail(loc, op,
-                "expects input [N, C, d...] of rank >= 2, got " + sh::str(in));
-  sh::Shape expected{in[0]};
-  expected.append(in.begin() + 2, in.end());
-  if (ArrayRef<int64_t>(expected) != tg)
-    return fail(loc, op,
-                "target " + sh::str(tg) + " must have shape " +
-                    sh::str(expected) + " for input " + sh::str(in));
-  if (weight) {
-    if (elemOf(weight) != elemOf(input))
-      return fail(loc, op, "weight element type differs from the input's");
-    if (failed(checkChannelVector(loc, op, "weight", weight, in[1])))
-      return failure();
-  }
-  if (reduction != "none" && reduction != "sum" && reduction != "mean")
-    return fail(loc, op,
-                "reduction must be none, sum or mean, got \"" + reduction +
-                    "\"");
-  types.push_back(reduction == "none" ? tensorOf(expected, elemOf(input))
-                                      : tensorOf({}, elemOf(input)));
-  return success();
-}
 
 LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
@@ -381,7 +283,8 @@ static LogicalResult checkBatchNorm(std::optional<Location> loc, StringRef op,
                   Twine(names[i]) + " element type differs from scale's");
   }
   if (!(epsilon >= 0))
-    return fail(loc, op, "epsilon must be >= 0, got " + std::to_string(epsilon));
+    return fail(loc, op,
+                "epsilon must be >= 0, got " + std::to_string(epsilon));
   return success();
 }
 
@@ -402,8 +305,7 @@ LogicalResult BatchNormTrainingOp::inferReturnTypes(
     SmallVectorImpl<Type> &types) {
   if (failed(checkBatchNorm(loc, getOperationName(), adaptor.getInput(),
                             {adaptor.getScale(), adaptor.getBias(),
-                             adaptor.getRunningMean(),
-                             adaptor.getRunningVar()},
+                             adaptor.getRunningMean(), adaptor.getRunningVar()},
                             adaptor.getEpsilon().convertToDouble())))
     return failure();
   double momentum = adaptor.getMomentum().convertToDouble();
@@ -428,8 +330,9 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
                 "axis " + Twine(axis) + " is out of range [0, " +
                     Twine(in.size()) + ")");
   ArrayRef<int64_t> normalized = in.drop_front(axis);
-  for (auto [name, v] : {std::pair<StringRef, Value>{"scale", adaptor.getScale()},
-                         {"bias", adaptor.getBias()}}) {
+  for (auto [name, v] :
+       {std::pair<StringRef, Value>{"scale", adaptor.getScale()},
+        {"bias", adaptor.getBias()}}) {
     if (!v)
       continue;
     if (!sh::broadcastsTo(shapeOf(v), normalized))
@@ -439,7 +342,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
                       sh::str(normalized));
   }
   if (failed(sameElementType(
-          loc, op, {{"scale", adaptor.getScale()}, {"bias", adaptor.getBias()}})))
+          loc, op,
+          {{"scale", adaptor.getScale()}, {"bias", adaptor.getBias()}})))
     return failure();
   types.push_back(adaptor.getInput().getType());
   sh::Shape stat(in.begin(), in.end());
@@ -476,8 +380,7 @@ LogicalResult BroadcastToOp::verify() {
     return emitOpError("changes the element type from ")
            << in.getElementType() << " to " << out.getElementType();
   if (!sh::broadcastsTo(in.getShape(), out.getShape()))
-    return emitOpError("input ")
-           << in << " does not broadcast to " << out;
+    return emitOpError("input ") << in << " does not broadcast to " << out;
   return success();
 }
 
@@ -486,10 +389,10 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
   std::string error;
-  return infer(loc, getOperationName(),
-               sh::transpose(shapeOf(adaptor.getInput()), adaptor.getPerm(),
-                             error),
-               error, elemOf(adaptor.getInput()), types);
+  return infer(
+      loc, getOperationName(),
+      sh::transpose(shapeOf(adaptor.getInput()), adaptor.getPerm(), error),
+      error, elemOf(adaptor.getInput()), types);
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
@@ -538,8 +441,8 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *ctx,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   types.push_back(adaptor.getInput().getType());
-  types.push_back(tensorOf(shapeOf(adaptor.getInput()),
-                           IntegerType::get(ctx, 1)));
+  types.push_back(
+      tensorOf(shapeOf(adaptor.getInput()), IntegerType::get(ctx, 1)));
   return success();
 }
 
@@ -596,7 +499,8 @@ Attribute intsAttr(Type type, ArrayRef<int64_t> values) {
       ap.push_back(APInt(1, v != 0));
       continue;
     }
-    if (w < 64 && (v < -(int64_t(1) << (w - 1)) || v >= (int64_t(1) << (w - 1))))
+    if (w < 64 &&
+        (v < -(int64_t(1) << (w - 1)) || v >= (int64_t(1) << (w - 1))))
       return {};
     ap.push_back(APInt(w, static_cast<uint64_t>(v), /*isSigned=*/true,
                        /*implicitTrunc=*/true));

@@ -24,6 +24,13 @@ namespace ampc::graph {
 inline constexpr llvm::StringLiteral kNameAttr = "graph.name";
 inline constexpr llvm::StringLiteral kInitAttr = "graph.init";
 inline constexpr llvm::StringLiteral kTrainableAttr = "graph.trainable";
+/// Result attribute of @train_step: the index of the argument whose state
+/// this result replaces after the step.
+inline constexpr llvm::StringLiteral kUpdatesAttr = "graph.updates";
+/// Function attribute of @train_step: the name of the loss result.
+inline constexpr llvm::StringLiteral kLossAttr = "graph.loss";
+/// Argument attribute of @train_step: optimizer or counter state.
+inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
 } // namespace ampc::graph
 
 #endif // AMPC_DIALECTS_GRAPH_GRAPHOPS_H

@@ -454,4 +454,7 @@ def Graph_ConstantOp
   let hasFolder = 1;
 }
 
+include "GradientOps.td"
+include "OptimizerOps.td"
+
 #endif // AMPC_DIALECTS_GRAPH_GRAPHOPS_TD

@@ -79,8 +79,8 @@ bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
 std::optional<Shape> matmul(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
                             std::string &error) {
   if (a.empty() || b.empty()) {
-    error = "matmul operands must have rank >= 1, got " + str(a) + " and " +
-            str(b);
+    error =
+        "matmul operands must have rank >= 1, got " + str(a) + " and " + str(b);
     return std::nullopt;
   }
   Shape pa(a.begin(), a.end()), pb(b.begin(), b.end());
@@ -229,7 +229,8 @@ std::optional<Shape> pool2d(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
       return std::nullopt;
     }
     int64_t n = padded - span;
-    int64_t o = (ceilMode ? llvm::divideCeil(n, strides[i]) : n / strides[i]) + 1;
+    int64_t o =
+        (ceilMode ? llvm::divideCeil(n, strides[i]) : n / strides[i]) + 1;
     if (ceilMode && (o - 1) * strides[i] >= input[2 + i] + pads[i])
       --o;
     out[2 + i] = o;
@@ -307,8 +308,8 @@ std::optional<Shape> concat(ArrayRef<llvm::SmallVector<int64_t, 4>> inputs,
         continue;
       if (s[i] != out[i]) {
         error = "input " + std::to_string(k) + " " + str(s) +
-                " differs from input 0 " + str(inputs[0]) +
-                " in dimension " + std::to_string(i) + " (not the axis)";
+                " differs from input 0 " + str(inputs[0]) + " in dimension " +
+                std::to_string(i) + " (not the axis)";
         return std::nullopt;
       }
     }
@@ -322,8 +323,8 @@ std::optional<Shape> slice(ArrayRef<int64_t> input, ArrayRef<int64_t> starts,
                            std::string &error) {
   if (starts.size() != input.size() || ends.size() != input.size() ||
       steps.size() != input.size()) {
-    error = "slice needs one start, end and step per dimension of " +
-            str(input);
+    error =
+        "slice needs one start, end and step per dimension of " + str(input);
     return std::nullopt;
   }
   Shape out;

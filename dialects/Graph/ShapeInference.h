@@ -46,26 +46,22 @@ std::optional<Shape> matmul(llvm::ArrayRef<int64_t> a,
 
 /// Gemm: 2-D A and B (optionally transposed); C must broadcast to [M, N].
 std::optional<Shape> gemm(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
-                          std::optional<llvm::ArrayRef<int64_t>> c,
-                          bool transA, bool transB, std::string &error);
+                          std::optional<llvm::ArrayRef<int64_t>> c, bool transA,
+                          bool transB, std::string &error);
 
 /// 2-D convolution, NCHW input and OIHW filter (I = C / group).
 /// pads are [top, left, bottom, right].
-std::optional<Shape> conv2d(llvm::ArrayRef<int64_t> input,
-                            llvm::ArrayRef<int64_t> filter,
-                            llvm::ArrayRef<int64_t> strides,
-                            llvm::ArrayRef<int64_t> pads,
-                            llvm::ArrayRef<int64_t> dilations, int64_t group,
-                            std::string &error);
+std::optional<Shape>
+conv2d(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> filter,
+       llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
+       llvm::ArrayRef<int64_t> dilations, int64_t group, std::string &error);
 
 /// 2-D pooling window over NCHW; ceil mode drops a last window that would
 /// start in the end padding (ONNX and PyTorch rule).
-std::optional<Shape> pool2d(llvm::ArrayRef<int64_t> input,
-                            llvm::ArrayRef<int64_t> kernel,
-                            llvm::ArrayRef<int64_t> strides,
-                            llvm::ArrayRef<int64_t> pads,
-                            llvm::ArrayRef<int64_t> dilations, bool ceilMode,
-                            std::string &error);
+std::optional<Shape>
+pool2d(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,
+       llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
+       llvm::ArrayRef<int64_t> dilations, bool ceilMode, std::string &error);
 
 /// Reduction over `axes` (each in [0, rank), unique).
 std::optional<Shape> reduce(llvm::ArrayRef<int64_t> input,
@@ -76,8 +72,9 @@ std::optional<Shape> transpose(llvm::ArrayRef<int64_t> input,
                                llvm::ArrayRef<int64_t> perm,
                                std::string &error);
 
-std::optional<Shape> concat(llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> inputs,
-                            int64_t axis, std::string &error);
+std::optional<Shape>
+concat(llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> inputs, int64_t axis,
+       std::string &error);
 
 /// Slice with one normalized (start, end, step) per dimension: step != 0;
 /// for step > 0, 0 <= start <= end <= dim; for step < 0,

@@ -1,0 +1,4 @@
+//===- GradientOpInterface.cpp - ops that know their gradient -------------===//
+#include "dialects/Graph/GradientOpInterface.h"
+
+#include "dialects/Graph/GradientOpInterface.cpp.inc"

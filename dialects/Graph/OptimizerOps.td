@@ -1,0 +1,126 @@
+//===- OptimizerOps.td - parameter updates of a training step -*- tablegen -*-===//
+//
+// One op per parameter tensor. Each is elementwise over the parameter, so
+// the memory planner writes the new parameter and state over the old ones
+// (the runtime checks that this is safe). `lr` is an f32 or f64 scalar
+// tensor and `step` an i64 scalar: the number of updates done before this
+// one (0 at the first), as ONNX's `T`. Both are tensors so that schedules
+// and loss scaling can compute them inside the step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMPC_DIALECTS_GRAPH_OPTIMIZEROPS_TD
+#define AMPC_DIALECTS_GRAPH_OPTIMIZEROPS_TD
+
+def Graph_ScalarFloatTensor : 0DTensorOf<[F32, F64]>;
+def Graph_StepTensor : 0DTensorOf<[I64]>;
+
+def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure]> {
+  let summary = "plain SGD: param - lr * (grad + weight_decay * param)";
+  let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_FloatTensor:$param,
+                   Graph_FloatTensor:$grad,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs Graph_FloatTensor:$new_param);
+  let assemblyFormat = [{
+    $lr `,` $param `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_MomentumUpdateOp : Graph_Op<"momentum_update", [Pure]> {
+  let summary = "SGD with momentum (ONNX Momentum, PyTorch SGD)";
+  let description = [{
+    ONNX `ai.onnx.preview.training` Momentum for one tensor:
+    g = norm_coefficient * param + grad; b = step > 0 ? beta : 1;
+    v' = alpha * v + b * g; `standard`: param' = param - lr * v';
+    `nesterov`: param' = param - lr * (g + alpha * v').
+    PyTorch's SGD(momentum=m, dampening=d, weight_decay=wd, nesterov) is
+    alpha = m, beta = 1 - d, norm_coefficient = wd with v starting at 0.
+  }];
+  let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
+                   Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
+                   Graph_FloatTensor:$velocity, F64Attr:$alpha, F64Attr:$beta,
+                   DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient,
+                   DefaultValuedStrAttr<StrAttr, "standard">:$mode);
+  let results = (outs Graph_FloatTensor:$new_param,
+                 Graph_FloatTensor:$new_velocity);
+  let assemblyFormat = [{
+    $lr `,` $step `,` $param `,` $grad `,` $velocity attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
+  let summary = "Adam and AdamW (ONNX Adam, PyTorch Adam/AdamW)";
+  let description = [{
+    `mode = "onnx"` is ONNX Adam: g = norm_coefficient * param + grad;
+    m' = alpha * m + (1 - alpha) * g; v' = beta * v + (1 - beta) * g^2;
+    r = step > 0 ? lr * sqrt(1 - beta^step) / (1 - alpha^step) : lr;
+    param' = (1 - norm_coefficient_post) * (param - r * m' / (sqrt(v') + epsilon)).
+    `mode = "pytorch"` is torch.optim.Adam/AdamW with t = step + 1: param is
+    first multiplied by (1 - lr * weight_decay) (AdamW's decoupled decay),
+    then g = grad + norm_coefficient * param_before (Adam's L2 decay), m'
+    and v' as above, and
+    param' -= lr * (m' / (1 - alpha^t)) / (sqrt(v' / (1 - beta^t)) + epsilon).
+  }];
+  let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
+                   Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
+                   Graph_FloatTensor:$m, Graph_FloatTensor:$v,
+                   DefaultValuedAttr<F64Attr, "0.9">:$alpha,
+                   DefaultValuedAttr<F64Attr, "0.999">:$beta,
+                   DefaultValuedAttr<F64Attr, "1e-8">:$epsilon,
+                   DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient,
+                   DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient_post,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                   DefaultValuedStrAttr<StrAttr, "pytorch">:$mode);
+  let results = (outs Graph_FloatTensor:$new_param, Graph_FloatTensor:$new_m,
+                 Graph_FloatTensor:$new_v);
+  let assemblyFormat = [{
+    $lr `,` $step `,` $param `,` $grad `,` $m `,` $v attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_AdagradUpdateOp : Graph_Op<"adagrad_update", [Pure]> {
+  let summary = "Adagrad (ONNX Adagrad, PyTorch Adagrad)";
+  let description = [{
+    r = lr / (1 + step * decay_factor); g = norm_coefficient * param + grad;
+    h' = h + g^2; param' = param - r * g / (sqrt(h') + epsilon).
+  }];
+  let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
+                   Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
+                   Graph_FloatTensor:$accumulator,
+                   DefaultValuedAttr<F64Attr, "0.0">:$decay_factor,
+                   DefaultValuedAttr<F64Attr, "1e-6">:$epsilon,
+                   DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient);
+  let results = (outs Graph_FloatTensor:$new_param,
+                 Graph_FloatTensor:$new_accumulator);
+  let assemblyFormat = [{
+    $lr `,` $step `,` $param `,` $grad `,` $accumulator attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_LrScheduleOp : Graph_Op<"lr_schedule", [Pure]> {
+  let summary = "the learning rate of a step";
+  let description = [{
+    `constant`: base_lr. `step`: base_lr * gamma^floor(step / step_size)
+    (PyTorch StepLR, counted in steps). `cosine`: min_lr + (base_lr -
+    min_lr) * (1 + cos(pi * min(step, total_steps) / total_steps)) / 2
+    (PyTorch CosineAnnealingLR's closed form).
+  }];
+  let arguments = (ins Graph_StepTensor:$step, F64Attr:$base_lr,
+                   DefaultValuedStrAttr<StrAttr, "constant">:$kind,
+                   DefaultValuedAttr<I64Attr, "1">:$step_size,
+                   DefaultValuedAttr<F64Attr, "0.1">:$gamma,
+                   DefaultValuedAttr<I64Attr, "1">:$total_steps,
+                   DefaultValuedAttr<F64Attr, "0.0">:$min_lr);
+  let results = (outs Graph_ScalarFloatTensor:$lr);
+  let assemblyFormat = "$step attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // AMPC_DIALECTS_GRAPH_OPTIMIZEROPS_TD
