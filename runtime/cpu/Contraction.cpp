@@ -7,48 +7,15 @@
 // hardware). Pooling (Pooling.cpp) joins the table from here.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
-
-#include <cblas.h>
+#include "runtime/cpu/Blas.h"
+#include "runtime/cpu/WindowGeometry.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-//===----------------------------------------------------------------------===//
-// BLAS wrappers
-//===----------------------------------------------------------------------===//
-
-// C[M, N] = alpha * op(A) * op(B) + beta * C, row major. Handles the empty
-// cases BLAS rejects (K == 0 gives beta * C; lda must be >= 1).
-template <typename T>
-void gemmRM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
-            const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c,
-            int64_t ldc) {
-  if (m == 0 || n == 0)
-    return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
-    return;
-  }
-  auto tA = ta ? CblasTrans : CblasNoTrans;
-  auto tB = tb ? CblasTrans : CblasNoTrans;
-  lda = std::max<int64_t>(lda, 1);
-  ldb = std::max<int64_t>(ldb, 1);
-  ldc = std::max<int64_t>(ldc, 1);
-  if constexpr (std::is_same<T, double>::value)
-    cblas_dgemm(CblasRowMajor, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                ldc);
-  else
-    cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                ldc);
-}
 
 // Integer C[M, N] = op(A) * op(B), exact modulo 2^64.
 void gemmInt(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
@@ -372,61 +339,6 @@ Status runGemm(const OpCall &call, CpuContext &ctx) {
 // conv2d
 //===----------------------------------------------------------------------===//
 
-struct ConvPlan {
-  int64_t n, c, h, w;    // input
-  int64_t o, cg, kh, kw; // filter (cg: input channels per group)
-  int64_t oh, ow, group; // output
-  int64_t sh, sw, dh, dw, pt, pl;
-};
-
-Status planConv(const OpCall &call, ConvPlan &p) {
-  const Attrs &at = *call.attrs;
-  std::vector<int64_t> strides, pads, dilations;
-  int64_t group = 0;
-  AMPC_RETURN_IF_ERROR(getInts(at, "strides", strides));
-  AMPC_RETURN_IF_ERROR(getInts(at, "pads", pads));
-  AMPC_RETURN_IF_ERROR(getInts(at, "dilations", dilations));
-  AMPC_RETURN_IF_ERROR(getInt(at, "group", std::nullopt, group));
-  AMPC_RETURN_IF_ERROR(checkWindow(strides, pads, dilations));
-  const Shape &in = call.inputs[0].shape, &f = call.inputs[1].shape;
-  if (in.size() != 4)
-    return Status::error("input must be 4-D NCHW, got " + shapeStr(in));
-  if (f.size() != 4)
-    return Status::error("filter must be 4-D OIHW, got " + shapeStr(f));
-  if (group < 1)
-    return Status::error("attribute 'group' must be >= 1, got " +
-                         std::to_string(group));
-  if (f[1] * group != in[1])
-    return Status::error("filter has " + std::to_string(f[1]) +
-                         " input channels per group but input has " +
-                         std::to_string(in[1]) + " channels and group " +
-                         std::to_string(group));
-  if (f[0] % group != 0)
-    return Status::error("filter has " + std::to_string(f[0]) +
-                         " output channels, not divisible by group " +
-                         std::to_string(group));
-  p = ConvPlan{in[0],      in[1],        in[2],
-               in[3],      f[0],         f[1],
-               f[2],       f[3],         0,
-               0,          group,        strides[0],
-               strides[1], dilations[0], dilations[1],
-               pads[0],    pads[1]};
-  int64_t outHW[2];
-  for (int i = 0; i < 2; ++i) {
-    int64_t span = dilations[i] * (f[2 + i] - 1) + 1;
-    int64_t padded = in[2 + i] + pads[i] + pads[i + 2];
-    if (padded < span)
-      return Status::error("kernel extent " + std::to_string(span) +
-                           " is larger than the padded input " +
-                           std::to_string(padded) + " in spatial dimension " +
-                           std::to_string(i));
-    outHW[i] = (padded - span) / strides[i] + 1;
-  }
-  p.oh = outHW[0];
-  p.ow = outHW[1];
-  return Status::ok();
-}
-
 Status checkConv(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
   const TensorView &x = call.inputs[0];
@@ -434,7 +346,7 @@ Status checkConv(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(
       checkSameDType(call.inputs[1], "filter", x.dtype, "input"));
   ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planConv(call, p));
+  AMPC_RETURN_IF_ERROR(planConv(*call.attrs, x.shape, call.inputs[1].shape, p));
   if (hasInput(call, 2)) {
     const TensorView &bias = call.inputs[2];
     AMPC_RETURN_IF_ERROR(checkSameDType(bias, "bias", x.dtype, "input"));
@@ -443,39 +355,6 @@ Status checkConv(const OpCall &call) {
                            "], got " + shapeStr(bias.shape));
   }
   return checkOutput(call, 0, "output", Shape{p.n, p.o, p.oh, p.ow}, x.dtype);
-}
-
-// Rows (ci, kh, kw) x columns (oh, ow) of one image's group, zeros for pads.
-template <typename T> void im2col(const ConvPlan &p, const T *x, T *col) {
-  int64_t cols = p.oh * p.ow;
-  for (int64_t ci = 0; ci < p.cg; ++ci)
-    for (int64_t i = 0; i < p.kh; ++i)
-      for (int64_t j = 0; j < p.kw; ++j) {
-        T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
-        const T *plane = x + ci * p.h * p.w;
-        int64_t colOff = j * p.dw - p.pl;
-        // Output columns whose input column is inside [0, w).
-        int64_t ow0 = colOff >= 0 ? 0 : (-colOff + p.sw - 1) / p.sw;
-        int64_t ow1 = p.w - 1 - colOff < 0 ? 0 : (p.w - 1 - colOff) / p.sw + 1;
-        ow1 = std::min(ow1, p.ow);
-        ow0 = std::min(ow0, ow1);
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          T *dst = row + oy * p.ow;
-          int64_t iy = oy * p.sh - p.pt + i * p.dh;
-          if (iy < 0 || iy >= p.h) {
-            std::fill(dst, dst + p.ow, T(0));
-            continue;
-          }
-          const T *src = plane + iy * p.w + colOff;
-          std::fill(dst, dst + ow0, T(0));
-          if (p.sw == 1)
-            std::memcpy(dst + ow0, src + ow0, (ow1 - ow0) * sizeof(T));
-          else
-            for (int64_t ox = ow0; ox < ow1; ++ox)
-              dst[ox] = src[ox * p.sw];
-          std::fill(dst + ow1, dst + p.ow, T(0));
-        }
-      }
 }
 
 template <typename T>
@@ -520,7 +399,8 @@ void runConvT(const OpCall &call, const ConvPlan &p, const CpuContext &ctx) {
 
 Status runConv(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planConv(call, p));
+  AMPC_RETURN_IF_ERROR(
+      planConv(*call.attrs, call.inputs[0].shape, call.inputs[1].shape, p));
   if (call.inputs[0].dtype == DType::F64)
     runConvT<double>(call, p, ctx);
   else

@@ -1,0 +1,265 @@
+//===- WindowGeometry.h - conv2d and pooling windows, forward and back ----===//
+//
+// Attribute checks, output sizes and per-window index ranges shared by the
+// conv2d and pooling kernels and their gradients, so that a gradient walks
+// exactly the windows (padding, ceil mode, divisor, argmax) its forward
+// kernel read. im2col lays one image's windows out as a GEMM operand;
+// col2im adds such a matrix back into an image.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CPU_WINDOWGEOMETRY_H
+#define AMPC_RUNTIME_CPU_WINDOWGEOMETRY_H
+
+#include "runtime/cpu/KernelHelpers.h"
+
+#include <cstring>
+
+namespace ampc::rt::cpu::kh {
+
+//===----------------------------------------------------------------------===//
+// conv2d
+//===----------------------------------------------------------------------===//
+
+struct ConvPlan {
+  int64_t n, c, h, w;    // input
+  int64_t o, cg, kh, kw; // filter (cg: input channels per group)
+  int64_t oh, ow, group; // output
+  int64_t sh, sw, dh, dw, pt, pl;
+};
+
+// `in` is the NCHW input's shape and `f` the OIHW filter's; the gradient
+// kernels pass the shape they produce in place of the one they lack.
+inline Status planConv(const Attrs &at, const Shape &in, const Shape &f,
+                       ConvPlan &p) {
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t group = 0;
+  AMPC_RETURN_IF_ERROR(getInts(at, "strides", strides));
+  AMPC_RETURN_IF_ERROR(getInts(at, "pads", pads));
+  AMPC_RETURN_IF_ERROR(getInts(at, "dilations", dilations));
+  AMPC_RETURN_IF_ERROR(getInt(at, "group", std::nullopt, group));
+  AMPC_RETURN_IF_ERROR(checkWindow(strides, pads, dilations));
+  if (in.size() != 4)
+    return Status::error("input must be 4-D NCHW, got " + shapeStr(in));
+  if (f.size() != 4)
+    return Status::error("filter must be 4-D OIHW, got " + shapeStr(f));
+  if (group < 1)
+    return Status::error("attribute 'group' must be >= 1, got " +
+                         std::to_string(group));
+  if (f[1] * group != in[1])
+    return Status::error("filter has " + std::to_string(f[1]) +
+                         " input channels per group but input has " +
+                         std::to_string(in[1]) + " channels and group " +
+                         std::to_string(group));
+  if (f[0] % group != 0)
+    return Status::error("filter has " + std::to_string(f[0]) +
+                         " output channels, not divisible by group " +
+                         std::to_string(group));
+  p = ConvPlan{in[0],      in[1],        in[2],
+               in[3],      f[0],         f[1],
+               f[2],       f[3],         0,
+               0,          group,        strides[0],
+               strides[1], dilations[0], dilations[1],
+               pads[0],    pads[1]};
+  int64_t outHW[2];
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = dilations[i] * (f[2 + i] - 1) + 1;
+    int64_t padded = in[2 + i] + pads[i] + pads[i + 2];
+    if (padded < span)
+      return Status::error("kernel extent " + std::to_string(span) +
+                           " is larger than the padded input " +
+                           std::to_string(padded) + " in spatial dimension " +
+                           std::to_string(i));
+    outHW[i] = (padded - span) / strides[i] + 1;
+  }
+  p.oh = outHW[0];
+  p.ow = outHW[1];
+  return Status::ok();
+}
+
+// Output columns [ow0, ow1) whose input column for kernel column j lies in
+// [0, w); the input column of output column ox is colOff + ox * sw.
+inline void convColumns(const ConvPlan &p, int64_t j, int64_t &colOff,
+                        int64_t &ow0, int64_t &ow1) {
+  colOff = j * p.dw - p.pl;
+  ow0 = colOff >= 0 ? 0 : (-colOff + p.sw - 1) / p.sw;
+  ow1 = p.w - 1 - colOff < 0 ? 0 : (p.w - 1 - colOff) / p.sw + 1;
+  ow1 = std::min(ow1, p.ow);
+  ow0 = std::min(ow0, ow1);
+}
+
+// Rows (ci, kh, kw) x columns (oh, ow) of one image's group, zeros for pads.
+template <typename T> void im2col(const ConvPlan &p, const T *x, T *col) {
+  int64_t cols = p.oh * p.ow;
+  for (int64_t ci = 0; ci < p.cg; ++ci)
+    for (int64_t i = 0; i < p.kh; ++i)
+      for (int64_t j = 0; j < p.kw; ++j) {
+        T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
+        const T *plane = x + ci * p.h * p.w;
+        int64_t colOff, ow0, ow1;
+        convColumns(p, j, colOff, ow0, ow1);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          T *dst = row + oy * p.ow;
+          int64_t iy = oy * p.sh - p.pt + i * p.dh;
+          if (iy < 0 || iy >= p.h) {
+            std::fill(dst, dst + p.ow, T(0));
+            continue;
+          }
+          const T *src = plane + iy * p.w + colOff;
+          std::fill(dst, dst + ow0, T(0));
+          if (p.sw == 1)
+            std::memcpy(dst + ow0, src + ow0, (ow1 - ow0) * sizeof(T));
+          else
+            for (int64_t ox = ow0; ox < ow1; ++ox)
+              dst[ox] = src[ox * p.sw];
+          std::fill(dst + ow1, dst + p.ow, T(0));
+        }
+      }
+}
+
+// The adjoint of im2col: adds each column entry into the input element it
+// was read from (entries that were padding are dropped).
+template <typename T> void col2im(const ConvPlan &p, const T *col, T *x) {
+  int64_t cols = p.oh * p.ow;
+  for (int64_t ci = 0; ci < p.cg; ++ci)
+    for (int64_t i = 0; i < p.kh; ++i)
+      for (int64_t j = 0; j < p.kw; ++j) {
+        const T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
+        T *plane = x + ci * p.h * p.w;
+        int64_t colOff, ow0, ow1;
+        convColumns(p, j, colOff, ow0, ow1);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          int64_t iy = oy * p.sh - p.pt + i * p.dh;
+          if (iy < 0 || iy >= p.h)
+            continue;
+          const T *src = row + oy * p.ow;
+          T *dst = plane + iy * p.w + colOff;
+          for (int64_t ox = ow0; ox < ow1; ++ox)
+            dst[ox * p.sw] += src[ox];
+        }
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct PoolPlan {
+  int64_t n, c, h, w;
+  int64_t kh, kw, sh, sw, dh = 1, dw = 1;
+  int64_t pt, pl, pb, pr;
+  int64_t oh, ow;
+  bool ceil = false, countIncludePad = false;
+};
+
+// `in` is the pooled NCHW input's shape. Average pooling has no dilations
+// and max pooling no count_include_pad.
+inline Status planPool(const Attrs &at, const Shape &in, bool isMax,
+                       PoolPlan &p) {
+  std::vector<int64_t> kernel, strides, pads, dilations{1, 1};
+  AMPC_RETURN_IF_ERROR(getInts(at, "kernel_shape", kernel));
+  AMPC_RETURN_IF_ERROR(getInts(at, "strides", strides));
+  AMPC_RETURN_IF_ERROR(getInts(at, "pads", pads));
+  if (isMax)
+    AMPC_RETURN_IF_ERROR(getInts(at, "dilations", dilations));
+  AMPC_RETURN_IF_ERROR(getBool(at, "ceil_mode", false, p.ceil));
+  if (!isMax)
+    AMPC_RETURN_IF_ERROR(
+        getBool(at, "count_include_pad", false, p.countIncludePad));
+  if (in.size() != 4)
+    return Status::error("input must be 4-D NCHW, got " + shapeStr(in));
+  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)
+    return Status::error("attribute 'kernel_shape' must be 2 sizes >= 1, got " +
+                         shapeStr(kernel));
+  AMPC_RETURN_IF_ERROR(checkWindow(strides, pads, dilations));
+  p.n = in[0];
+  p.c = in[1];
+  p.h = in[2];
+  p.w = in[3];
+  p.kh = kernel[0];
+  p.kw = kernel[1];
+  p.sh = strides[0];
+  p.sw = strides[1];
+  p.dh = dilations[0];
+  p.dw = dilations[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  int64_t outHW[2];
+  for (int i = 0; i < 2; ++i) {
+    if (pads[i] >= kernel[i] || pads[i + 2] >= kernel[i])
+      return Status::error("attribute 'pads' " + shapeStr(pads) +
+                           " must be smaller than the kernel " +
+                           shapeStr(kernel));
+    int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+    int64_t padded = in[2 + i] + pads[i] + pads[i + 2];
+    if (padded < span)
+      return Status::error("kernel extent " + std::to_string(span) +
+                           " is larger than the padded input " +
+                           std::to_string(padded) + " in spatial dimension " +
+                           std::to_string(i));
+    int64_t rem = padded - span;
+    int64_t o =
+        (p.ceil ? (rem + strides[i] - 1) / strides[i] : rem / strides[i]) + 1;
+    // A ceil-mode window must start inside the input or the begin padding.
+    if (p.ceil && (o - 1) * strides[i] >= in[2 + i] + pads[i])
+      --o;
+    outHW[i] = o;
+  }
+  p.oh = outHW[0];
+  p.ow = outHW[1];
+  return Status::ok();
+}
+
+// The input rows [y0, y1) and columns [x0, x1) an average-pooling window
+// covers, and its divisor: with count_include_pad the padding counts, but a
+// ceil-mode window running past the end padding counts only up to it.
+struct AvgWindow {
+  int64_t y0, y1, x0, x1, count;
+};
+inline AvgWindow avgWindow(const PoolPlan &p, int64_t oy, int64_t ox) {
+  int64_t wy0 = oy * p.sh - p.pt, wy1 = wy0 + p.kh;
+  int64_t wx0 = ox * p.sw - p.pl, wx1 = wx0 + p.kw;
+  AvgWindow a;
+  a.y0 = std::max<int64_t>(wy0, 0);
+  a.y1 = std::min(wy1, p.h);
+  a.x0 = std::max<int64_t>(wx0, 0);
+  a.x1 = std::min(wx1, p.w);
+  if (p.countIncludePad)
+    a.count =
+        (std::min(wy1, p.h + p.pb) - wy0) * (std::min(wx1, p.w + p.pr) - wx0);
+  else
+    a.count = (a.y1 - a.y0) * (a.x1 - a.x0);
+  return a;
+}
+
+// Offset in the plane `x` of the element max pooling takes for window
+// (oy, ox): the first maximum in row-major window order, or the last NaN
+// (NaN propagates). Padding never wins; -1 for a window of padding only
+// (possible only with dilation), whose maximum is -inf.
+template <typename T>
+int64_t maxIndex(const PoolPlan &p, const T *x, int64_t oy, int64_t ox) {
+  int64_t best = -1;
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < p.kh; ++i) {
+    int64_t iy = oy * p.sh - p.pt + i * p.dh;
+    if (iy < 0 || iy >= p.h)
+      continue;
+    for (int64_t j = 0; j < p.kw; ++j) {
+      int64_t ix = ox * p.sw - p.pl + j * p.dw;
+      if (ix < 0 || ix >= p.w)
+        continue;
+      T v = x[iy * p.w + ix];
+      // Once m is NaN only another NaN passes, so NaN sticks.
+      if (best < 0 || v > m || v != v) {
+        m = v;
+        best = iy * p.w + ix;
+      }
+    }
+  }
+  return best;
+}
+
+} // namespace ampc::rt::cpu::kh
+
+#endif // AMPC_RUNTIME_CPU_WINDOWGEOMETRY_H
