@@ -21,20 +21,33 @@ namespace pb = ::ampc::rt::proto;
 
 Status toDType(int d, DType &out) {
   switch (d) {
-  case pb::F32: out = DType::F32; return Status::ok();
-  case pb::F16: out = DType::F16; return Status::ok();
-  case pb::BF16: out = DType::BF16; return Status::ok();
-  case pb::F64: out = DType::F64; return Status::ok();
-  case pb::I64: out = DType::I64; return Status::ok();
-  case pb::I32: out = DType::I32; return Status::ok();
-  case pb::I1: out = DType::I1; return Status::ok();
+  case pb::F32:
+    out = DType::F32;
+    return Status::ok();
+  case pb::F16:
+    out = DType::F16;
+    return Status::ok();
+  case pb::BF16:
+    out = DType::BF16;
+    return Status::ok();
+  case pb::F64:
+    out = DType::F64;
+    return Status::ok();
+  case pb::I64:
+    out = DType::I64;
+    return Status::ok();
+  case pb::I32:
+    out = DType::I32;
+    return Status::ok();
+  case pb::I1:
+    out = DType::I1;
+    return Status::ok();
   default:
     return Status::error("unknown dtype " + std::to_string(d));
   }
 }
 
 constexpr int64_t kMaxBytes = int64_t(1) << 42;
-
 
 Status toType(const pb::TensorType &t, DType &dtype, Shape &shape) {
   AMPC_RETURN_IF_ERROR(toDType(t.dtype(), dtype));
@@ -59,9 +72,15 @@ Status toAttrs(const google::protobuf::Map<std::string, pb::Attr> &in,
   for (const std::string &k : keys) {
     const pb::Attr &a = in.at(k);
     switch (a.value_case()) {
-    case pb::Attr::kI: out.setInt(k, a.i()); break;
-    case pb::Attr::kF: out.setFloat(k, a.f()); break;
-    case pb::Attr::kS: out.setString(k, a.s()); break;
+    case pb::Attr::kI:
+      out.setInt(k, a.i());
+      break;
+    case pb::Attr::kF:
+      out.setFloat(k, a.f());
+      break;
+    case pb::Attr::kS:
+      out.setString(k, a.s());
+      break;
     case pb::Attr::kInts:
       out.setInts(k, {a.ints().values().begin(), a.ints().values().end()});
       break;
@@ -90,8 +109,8 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
     DType dt;
     Shape shape;
     size_t i = fn.constants.size();
-    AMPC_RETURN_IF_ERROR(toType(c.type(), dt, shape).withContext(
-        "constant " + std::to_string(i)));
+    AMPC_RETURN_IF_ERROR(toType(c.type(), dt, shape)
+                             .withContext("constant " + std::to_string(i)));
     size_t want = numElements(shape) * sizeOf(dt);
     if (c.data().size() != want)
       return Status::error("constant " + std::to_string(i) + " holds " +
@@ -116,8 +135,7 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
                              std::to_string(kArenaAlignment));
       if (info.offset + info.byteSize() > fn.arenaSize)
         return Status::error(what + " (" + std::to_string(info.byteSize()) +
-                             " bytes at offset " +
-                             std::to_string(info.offset) +
+                             " bytes at offset " + std::to_string(info.offset) +
                              ") ends past the arena (" +
                              std::to_string(fn.arenaSize) + " bytes)");
       break;
@@ -131,15 +149,15 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
                              std::to_string(fn.constants.size()));
       if (static_cast<size_t>(info.byteSize()) !=
           fn.constants[info.constant].size())
-        return Status::error(what + " views constant " +
-                             std::to_string(info.constant) + " of " +
-                             std::to_string(fn.constants[info.constant].size()) +
-                             " bytes as " + std::to_string(info.byteSize()) +
-                             " bytes");
+        return Status::error(
+            what + " views constant " + std::to_string(info.constant) + " of " +
+            std::to_string(fn.constants[info.constant].size()) + " bytes as " +
+            std::to_string(info.byteSize()) + " bytes");
       break;
     }
     default:
-      return Status::error(what + " has neither an arena offset nor a constant");
+      return Status::error(what +
+                           " has neither an arena offset nor a constant");
     }
     fn.values.push_back(std::move(info));
   }
@@ -258,6 +276,25 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
       defined[id] = true;
     fn.kernels.push_back(std::move(info));
   }
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const pb::Binding &b = f.params(static_cast<int>(i));
+    if (!b.has_update())
+      continue;
+    std::string what = "parameter '" + b.name() + "'";
+    AMPC_RETURN_IF_ERROR(checkValueId(b.update(), nv, what + " update"));
+    const ValueInfo &p = fn.values[b.value()], &u = fn.values[b.update()];
+    if (u.dtype != p.dtype || u.shape != p.shape)
+      return Status::error(what + " is updated with value " +
+                           std::to_string(b.update()) +
+                           ", which has another type");
+    if (!isDefined(b.update()))
+      return Status::error(what + " is updated with value " +
+                           std::to_string(b.update()) +
+                           ", which nothing writes");
+    if (b.update() == b.value())
+      return Status::error(what + " is updated with itself");
+    fn.params[i].update = b.update();
+  }
   for (const pb::Binding &b : f.outputs()) {
     if (!names.insert("out:" + b.name()).second)
       return Status::error("output '" + b.name() + "' is bound twice");
@@ -285,8 +322,17 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
   }
   for (const BindingInfo &b : fn.outputs)
     lastRead[root[b.value]] = kEnd;
-  for (const BindingInfo &b : fn.params)
-    lastRead[b.value] = kEnd;
+  // A parameter with an update is dead after its last read: its new value
+  // may be written over it (the runtime copies it there otherwise).
+  std::vector<int> updateOf(nv, -1);
+  for (const BindingInfo &b : fn.params) {
+    if (b.update < 0) {
+      lastRead[b.value] = kEnd;
+      continue;
+    }
+    lastRead[root[b.update]] = kEnd;
+    updateOf[b.value] = b.update;
+  }
   auto overlaps = [&](size_t a, size_t b) {
     const ValueInfo &x = fn.values[a], &y = fn.values[b];
     return x.inArena && y.inArena && x.byteSize() && y.byteSize() &&
@@ -316,11 +362,15 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
         bool inPlace = readHere && !live && elementwise &&
                        kern.outputs.size() == 1 && x.offset == y.offset &&
                        x.dtype == y.dtype && x.shape == y.shape;
+        bool overParam =
+            isParam[v] && updateOf[v] == out && !live && x.offset == y.offset &&
+            (!readHere || elementwise || cpu::isInPlaceUpdateKernel(kern.kind));
+        if (overParam)
+          continue;
         if (isParam[v] || !inPlace)
           return Status::error(kern.describe(k) + " writes value " +
-                               std::to_string(out) +
-                               " over bytes of value " + std::to_string(v) +
-                               ", which are still needed");
+                               std::to_string(out) + " over bytes of value " +
+                               std::to_string(v) + ", which are still needed");
       }
     }
   }
@@ -352,10 +402,9 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
     return Status::error(origin + ": not a valid Program (protobuf parse "
                                   "failed: truncated or corrupt)");
   if (p.version() != kProgramVersion)
-    return Status::error(origin + ": Program version " +
-                         std::to_string(p.version()) +
-                         ", this runtime reads version " +
-                         std::to_string(kProgramVersion));
+    return Status::error(
+        origin + ": Program version " + std::to_string(p.version()) +
+        ", this runtime reads version " + std::to_string(kProgramVersion));
   if (p.functions().empty())
     return Status::error(origin + ": the Program has no functions");
   out = ProgramInfo();

@@ -46,6 +46,7 @@ struct BindingInfo {
   std::string name;
   int value = -1;
   std::string init; // parameters
+  int update = -1;  // parameters: the value they hold after a run, if any
 };
 
 struct FunctionInfo {

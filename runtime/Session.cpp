@@ -35,9 +35,10 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
                          "' is not available in this build (devices: cpu)");
   std::unique_ptr<Session> s(new Session(std::move(function)));
   const FunctionInfo &fn = s->fn_;
-  size_t bytes = static_cast<size_t>(
-      (fn.arenaSize + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
-  void *mem = std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
+  size_t bytes = static_cast<size_t>((fn.arenaSize + kArenaAlignment - 1) /
+                                     kArenaAlignment * kArenaAlignment);
+  void *mem =
+      std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
   if (!mem)
     return Status::error("function '" + fn.name + "': cannot allocate its " +
                          std::to_string(fn.arenaSize) + "-byte arena");
@@ -104,18 +105,53 @@ Status Session::setInput(const std::string &name, const TensorView &value) {
 Status Session::run() {
   for (size_t i = 0; i < fn_.inputs.size(); ++i)
     if (!inputSet_[i])
-      return Status::error("input '" + fn_.inputs[i].name +
-                           "' was not given");
+      return Status::error("input '" + fn_.inputs[i].name + "' was not given");
   cpu::CpuContext ctx{pool_.get()};
   for (size_t k = 0; k < calls_.size(); ++k) {
     calls_[k].rngCounter = runs_;
-    AMPC_RETURN_IF_ERROR(cpu::runKernel(calls_[k], ctx).withContext(
-        "function '" + fn_.name + "': " + fn_.kernels[k].describe(k)));
+    AMPC_RETURN_IF_ERROR(cpu::runKernel(calls_[k], ctx)
+                             .withContext("function '" + fn_.name +
+                                          "': " + fn_.kernels[k].describe(k)));
+  }
+  // Training state whose new value could not be planned in place.
+  for (const BindingInfo &p : fn_.params) {
+    if (p.update < 0)
+      continue;
+    TensorView dst = view(p.value), src = view(p.update);
+    if (dst.data != src.data)
+      std::memmove(dst.data, src.data, dst.byteSize());
   }
   ++runs_;
   // The plan may reuse an input's bytes once it is read: inputs are given
   // again for every run.
   inputSet_.assign(inputSet_.size(), false);
+  return Status::ok();
+}
+
+const BindingInfo *Session::findParam(const std::string &name) const {
+  for (const BindingInfo &b : fn_.params)
+    if (b.name == name)
+      return &b;
+  return nullptr;
+}
+
+Status Session::param(const std::string &name, TensorView &out) const {
+  const BindingInfo *b = findParam(name);
+  if (!b)
+    return Status::error("the model has no parameter '" + name + "'");
+  out = view(b->value);
+  return Status::ok();
+}
+
+Status Session::setParam(const std::string &name, const TensorView &value) {
+  const BindingInfo *b = findParam(name);
+  if (!b)
+    return Status::error("the model has no parameter '" + name + "'");
+  TensorView dst = view(b->value);
+  if (value.dtype != dst.dtype || value.shape != dst.shape)
+    return Status::error("parameter '" + name + "' must be " + dst.typeStr() +
+                         ", got " + value.typeStr());
+  std::memcpy(dst.data, value.data, dst.byteSize());
   return Status::ok();
 }
 

@@ -43,11 +43,18 @@ public:
   Status run();
   // A view of an output's bytes, valid until the next run.
   Status output(const std::string &name, TensorView &out) const;
+  // A view of a parameter's bytes (after a training run: its new value),
+  // valid until the next run.
+  Status param(const std::string &name, TensorView &out) const;
+  // Overwrites a parameter (a checkpoint being restored); dtype and shape
+  // must match.
+  Status setParam(const std::string &name, const TensorView &value);
   uint64_t runs() const { return runs_; }
 
 private:
   explicit Session(FunctionInfo fn);
   TensorView view(int value) const;
+  const BindingInfo *findParam(const std::string &name) const;
 
   FunctionInfo fn_;
   std::unique_ptr<uint8_t[], void (*)(void *)> arena_{nullptr, nullptr};

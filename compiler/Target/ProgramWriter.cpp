@@ -40,8 +40,8 @@ FailureOr<pb::DType> dtypeOf(Operation *at, Type t) {
     return pb::I32;
   if (t.isInteger(1))
     return pb::I1;
-  return at->emitOpError("has element type ") << t
-                                              << ", which a Program cannot hold",
+  return at->emitOpError("has element type ")
+             << t << ", which a Program cannot hold",
          failure();
 }
 
@@ -94,8 +94,8 @@ FailureOr<std::string> elementBytes(Operation *at, ElementsAttr attr) {
     out.assign(raw.data(), raw.size());
   }
   if (static_cast<int64_t>(out.size()) != want)
-    return at->emitOpError("has ") << out.size() << " bytes of data for "
-                                   << type,
+    return at->emitOpError("has ")
+               << out.size() << " bytes of data for " << type,
            failure();
   return out;
 }
@@ -201,6 +201,7 @@ private:
       FailureOr<std::string> init = elementBytes(&op, param.getInit());
       if (failed(init))
         return failure();
+      paramBinding[param] = out.params_size();
       pb::Binding *b = out.add_params();
       b->set_name(param.getName().str());
       b->set_value(id);
@@ -240,6 +241,15 @@ private:
       pb::Binding *b = out.add_outputs();
       b->set_name(output.getName().str());
       b->set_value(ids.lookup(output.getValue()));
+      return success();
+    }
+    if (auto update = dyn_cast<rtir::UpdateOp>(op)) {
+      auto it = paramBinding.find(update.getParam());
+      if (it == paramBinding.end())
+        return update.emitOpError("updates a parameter the Program has not "
+                                  "bound"),
+               failure();
+      out.mutable_params(it->second)->set_update(ids.lookup(update.getValue()));
       return success();
     }
     if (isa<func::ReturnOp>(op))
@@ -299,7 +309,8 @@ private:
       for (Value v : inner.getOperands())
         s->add_operands(local.at(v));
       FailureOr<pb::DType> d = dtypeOf(
-          &inner, cast<ShapedType>(inner.getResult(0).getType()).getElementType());
+          &inner,
+          cast<ShapedType>(inner.getResult(0).getType()).getElementType());
       if (failed(d))
         return failure();
       s->set_dtype(*d);
@@ -313,6 +324,7 @@ private:
   func::FuncOp func;
   pb::Function &out;
   llvm::DenseMap<Value, int> ids;
+  llvm::DenseMap<Value, int> paramBinding; // rt.param -> index in params
 };
 
 } // namespace
@@ -329,8 +341,7 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes) {
       return failure();
   }
   if (program.functions().empty())
-    return module.emitError("has no function to write to a Program"),
-           failure();
+    return module.emitError("has no function to write to a Program"), failure();
   if (!program.SerializeToString(&bytes))
     return module.emitError("the Program could not be serialized (over 2 GB?)"),
            failure();

@@ -46,13 +46,28 @@ LogicalResult ParamOp::verify() {
   return verifyOffset(*this, getOffset());
 }
 
+LogicalResult UpdateOp::verify() {
+  auto param = getParam().getDefiningOp<ParamOp>();
+  if (!param)
+    return emitOpError("updates a value that is not an rt.param");
+  if (getParam().getType() != getValue().getType())
+    return emitOpError("gives parameter '")
+           << param.getName() << "' of type " << getParam().getType()
+           << " a value of type " << getValue().getType();
+  for (Operation *user : getParam().getUsers())
+    if (user != getOperation() && isa<UpdateOp>(user))
+      return emitOpError("is the second update of parameter '")
+             << param.getName() << "'";
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   auto in = cast<ShapedType>(getInput().getType());
   auto out = cast<ShapedType>(getOutput().getType());
   if (in.getElementType() != out.getElementType() ||
       in.getNumElements() != out.getNumElements())
-    return emitOpError("views ") << in << " as " << out
-                                 << ": element type and count must match";
+    return emitOpError("views ")
+           << in << " as " << out << ": element type and count must match";
   return success();
 }
 
@@ -67,15 +82,14 @@ LogicalResult KernelOp::verify() {
       return failure();
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
-    return emitOpError("body has ") << body.getNumArguments()
-                                    << " arguments for " << getInputs().size()
-                                    << " inputs";
-  for (auto [i, arg, in] : llvm::enumerate(body.getArgumentTypes(),
-                                           getInputs().getTypes()))
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments for " << getInputs().size()
+           << " inputs";
+  for (auto [i, arg, in] :
+       llvm::enumerate(body.getArgumentTypes(), getInputs().getTypes()))
     if (arg != in)
       return emitOpError("body argument ")
-             << i << " has type " << arg << " but input " << i << " is "
-             << in;
+             << i << " has type " << arg << " but input " << i << " is " << in;
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield)
     return emitOpError("body must end with rt.yield");

@@ -103,4 +103,21 @@ def Rt_OutputOp : Rt_Op<"output"> {
   let assemblyFormat = "$name $value attr-dict `:` type($value)";
 }
 
+def Rt_UpdateOp : Rt_Op<"update"> {
+  let summary = "the value a parameter holds after the run";
+  let description = [{
+    State of a training step (weights, optimizer state, counters): after
+    the run, `param`'s storage holds `value`. The memory planner places
+    `value` in the parameter's own bytes when that is safe (the parameter
+    is not read after the kernel that writes it, or that kernel is
+    elementwise and reads it there); otherwise the runtime copies it at
+    the end of the run.
+  }];
+  let arguments = (ins Rt_Tensor:$param, Rt_Tensor:$value);
+  let assemblyFormat = [{
+    $param `,` $value attr-dict `:` type($param) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // AMPC_DIALECTS_RT_RTOPS_TD

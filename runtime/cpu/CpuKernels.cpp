@@ -20,6 +20,12 @@ const std::vector<KernelEntry> &table() {
     addContractionKernels(v);
     addNormalizationKernels(v);
     addReductionKernels(v);
+    addConvolutionGradKernels(v);
+    addPoolingGradKernels(v);
+    addMovementGradKernels(v);
+    addNormalizationGradKernels(v);
+    addLossGradKernels(v);
+    addOptimizerKernels(v);
     std::sort(v.begin(), v.end(), [](const KernelEntry &a, const KernelEntry &b) {
       return std::string_view(a.name) < std::string_view(b.name);
     });
@@ -60,6 +66,11 @@ Status runKernel(const OpCall &call, CpuContext &ctx) {
     return Status::error("the CPU backend has no kernel for op '" + call.op +
                          "'");
   return e->run(call, ctx).withContext("op '" + call.op + "'");
+}
+
+bool isInPlaceUpdateKernel(const std::string &op) {
+  return op == "sgd_update" || op == "momentum_update" ||
+         op == "adam_update" || op == "adagrad_update";
 }
 
 std::vector<std::string> kernelNames() {

@@ -63,6 +63,11 @@ Status runKernel(const OpCall &call, CpuContext &ctx);
 // each input before writing element i, so their output may be an input.
 bool isElementwiseKernel(const std::string &op);
 
+// True for the optimizer updates (sgd_update, momentum_update, ...): each
+// reads element i of every input before writing element i of any output,
+// so every output may overlay the input it replaces.
+bool isInPlaceUpdateKernel(const std::string &op);
+
 // The op names this backend implements (for docs and for tests).
 std::vector<std::string> kernelNames();
 

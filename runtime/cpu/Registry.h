@@ -25,6 +25,13 @@ void addMovementKernels(std::vector<KernelEntry> &out);
 void addContractionKernels(std::vector<KernelEntry> &out);
 void addNormalizationKernels(std::vector<KernelEntry> &out);
 void addReductionKernels(std::vector<KernelEntry> &out);
+// Gradients and parameter updates (training steps).
+void addConvolutionGradKernels(std::vector<KernelEntry> &out);
+void addPoolingGradKernels(std::vector<KernelEntry> &out);
+void addMovementGradKernels(std::vector<KernelEntry> &out);
+void addNormalizationGradKernels(std::vector<KernelEntry> &out);
+void addLossGradKernels(std::vector<KernelEntry> &out);
+void addOptimizerKernels(std::vector<KernelEntry> &out);
 
 } // namespace ampc::rt::cpu
 

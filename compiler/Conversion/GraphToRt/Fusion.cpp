@@ -68,9 +68,8 @@ SmallVector<SmallVector<Operation *>> planFusion(Block &block, bool fuse) {
         worklist.push_back(p);
       }
     }
-    llvm::sort(members, [&](Operation *a, Operation *b) {
-      return order[a] < order[b];
-    });
+    llvm::sort(members,
+               [&](Operation *a, Operation *b) { return order[a] < order[b]; });
   }
   std::reverse(groups.begin(), groups.end());
   return groups;

@@ -35,23 +35,34 @@ rtir::KernelOp buildKernel(OpBuilder &b, StringRef kind,
                            ArrayRef<Operation *> ops) {
   Operation *root = ops.back();
   llvm::SmallPtrSet<Operation *, 8> inside(ops.begin(), ops.end());
-  llvm::SetVector<Value> inputs;
+  // A single op keeps its operand list as is (mul(x, x) reads x twice: the
+  // kernel's inputs are the op's operands in order); a fused group reads
+  // each outside value once.
+  SmallVector<Value> inputs;
+  llvm::SmallPtrSet<Value, 8> seen;
   for (Operation *op : ops)
     for (Value v : op->getOperands())
-      if (!inside.count(v.getDefiningOp()))
-        inputs.insert(v);
+      if (!inside.count(v.getDefiningOp()) &&
+          (ops.size() == 1 || seen.insert(v).second))
+        inputs.push_back(v);
   b.setInsertionPoint(root);
-  auto kernel = rtir::KernelOp::create(
-      b, root->getLoc(), root->getResultTypes(), inputs.getArrayRef(),
-      b.getStringAttr(kind), b.getDenseI64ArrayAttr({}));
+  auto kernel =
+      rtir::KernelOp::create(b, root->getLoc(), root->getResultTypes(), inputs,
+                             b.getStringAttr(kind), b.getDenseI64ArrayAttr({}));
   Block *body = new Block();
   kernel.getBody().push_back(body);
   IRMapping map;
-  for (Value in : inputs)
-    map.map(in, body->addArgument(in.getType(), in.getLoc()));
+  SmallVector<Value> args;
+  for (Value in : inputs) {
+    args.push_back(body->addArgument(in.getType(), in.getLoc()));
+    map.map(in, args.back());
+  }
   OpBuilder inner = OpBuilder::atBlockEnd(body);
-  for (Operation *op : ops)
-    inner.clone(*op, map);
+  for (Operation *op : ops) {
+    Operation *copy = inner.clone(*op, map);
+    if (ops.size() == 1)
+      copy->setOperands(args);
+  }
   SmallVector<Value> yielded;
   for (Value r : root->getResults())
     yielded.push_back(map.lookup(r));
@@ -82,6 +93,7 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
 
   // Arguments: graph inputs and parameters.
   b.setInsertionPointToStart(&block);
+  SmallVector<Value> args;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     BlockArgument arg = block.getArgument(i);
     auto name = func.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
@@ -94,15 +106,16 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
     else
       v = rtir::InputOp::create(b, arg.getLoc(), arg.getType(), nameStr, 0);
     arg.replaceAllUsesWith(v);
+    args.push_back(v);
   }
 
   // Fusion groups first (they only look at elementwise ops), then one
   // kernel per remaining compute op.
   for (SmallVector<Operation *> &group : planFusion(block, fuse)) {
-    StringRef kind = group.size() == 1
-                         ? group.front()->getName().stripDialect()
-                         : StringRef("fused");
-    Location loc = group.size() == 1 ? group.front()->getLoc() : fusedLoc(group);
+    StringRef kind = group.size() == 1 ? group.front()->getName().stripDialect()
+                                       : StringRef("fused");
+    Location loc =
+        group.size() == 1 ? group.front()->getLoc() : fusedLoc(group);
     rtir::KernelOp k = buildKernel(b, kind, group);
     k->setLoc(loc);
   }
@@ -127,11 +140,21 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
   auto ret = cast<func::ReturnOp>(block.getTerminator());
   b.setInsertionPoint(ret);
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (auto tied =
+            func.getResultAttrOfType<IntegerAttr>(i, graph::kUpdatesAttr)) {
+      int64_t a = tied.getInt();
+      if (a < 0 || a >= static_cast<int64_t>(args.size()) ||
+          !args[a].getDefiningOp<rtir::ParamOp>())
+        return func.emitOpError("result ")
+               << i << " updates argument " << a
+               << ", which is not a parameter (an argument with graph.init)";
+      rtir::UpdateOp::create(b, ret.getLoc(), args[a], v);
+      continue;
+    }
     auto name = func.getResultAttrOfType<StringAttr>(i, graph::kNameAttr);
-    rtir::OutputOp::create(b, ret.getLoc(),
-                           name ? name.getValue().str()
-                                : "output" + std::to_string(i),
-                           v);
+    rtir::OutputOp::create(
+        b, ret.getLoc(),
+        name ? name.getValue().str() : "output" + std::to_string(i), v);
   }
   func::ReturnOp::create(b, ret.getLoc());
   ret.erase();
@@ -143,7 +166,8 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
 
   for (Operation &op : block)
     if (!isa<rtir::InputOp, rtir::ParamOp, rtir::KernelOp, rtir::ViewOp,
-             rtir::OutputOp, graph::ConstantOp, func::ReturnOp>(op))
+             rtir::OutputOp, rtir::UpdateOp, graph::ConstantOp, func::ReturnOp>(
+            op))
       return op.emitOpError("cannot be lowered to the rt dialect");
 
   planMemory(func, reuse);

@@ -5,14 +5,20 @@
 // of them; outputs and parameters live to the end. Offsets come from a
 // best-fit free list, allocated before an op's dead inputs are released so
 // that a kernel never writes over what it reads, except where a fused
-// elementwise kernel (fused or not) is planned in place over a same-typed input that dies
-// there (element i is read before it is written).
+// elementwise kernel (fused or not) is planned in place over a same-typed input
+// that dies there (element i is read before it is written).
+//
+// A parameter's new value (rt.update) goes into the parameter's own bytes
+// when the kernel that writes it runs after the parameter's last read, or
+// at that read if the kernel is elementwise or an optimizer update (which
+// read element i of every input before writing element i of any output).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/GraphToRt/MemoryPlan.h"
 
 #include "compiler/Conversion/GraphToRt/Fusion.h"
+#include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -94,6 +100,18 @@ private:
   std::map<int64_t, int64_t> free_; // offset -> size
 };
 
+/// Kernels whose outputs may overlay the inputs they read for the last
+/// time, element for element.
+bool updatesInPlace(rtir::KernelOp kernel) {
+  auto ops = kernel.getBody().front().without_terminator();
+  if (kernel.getNumResults() == 1 &&
+      llvm::all_of(ops, [](Operation &o) { return isElementwise(&o); }))
+    return true;
+  return std::distance(ops.begin(), ops.end()) == 1 &&
+         isa<graph::SgdUpdateOp, graph::MomentumUpdateOp, graph::AdamUpdateOp,
+             graph::AdagradUpdateOp>(*ops.begin());
+}
+
 bool hasStorage(Value v) {
   Operation *def = v.getDefiningOp();
   return def && isa<rtir::InputOp, rtir::ParamOp, rtir::KernelOp>(def);
@@ -111,11 +129,19 @@ void planMemory(func::FuncOp func, bool reuse) {
   };
   DenseMap<Operation *, int64_t> index;
   DenseMap<Value, int64_t> lastUse;
+  DenseMap<Value, int64_t> paramLastRead; // kernels only
+  DenseMap<Value, Value> updates;         // new value -> its parameter
   int64_t n = 0;
   for (Operation &op : block) {
     index[&op] = n;
     if (auto view = dyn_cast<rtir::ViewOp>(op))
       root[view.getOutput()] = rootOf(view.getInput());
+    if (auto upd = dyn_cast<rtir::UpdateOp>(op))
+      updates[upd.getValue()] = upd.getParam();
+    if (isa<rtir::KernelOp>(op))
+      for (Value v : op.getOperands())
+        if (isa_and_nonnull<rtir::ParamOp>(rootOf(v).getDefiningOp()))
+          paramLastRead[rootOf(v)] = n;
     for (Value r : op.getResults())
       if (hasStorage(r))
         lastUse[r] = isa<rtir::ParamOp>(op) ? kForever : n;
@@ -123,8 +149,9 @@ void planMemory(func::FuncOp func, bool reuse) {
       Value r = rootOf(v);
       if (!lastUse.count(r))
         continue; // a constant
-      lastUse[r] = isa<rtir::OutputOp>(op) ? kForever
-                                           : std::max(lastUse[r], n);
+      lastUse[r] = isa<rtir::OutputOp, rtir::UpdateOp>(op)
+                       ? kForever
+                       : std::max(lastUse[r], n);
     }
     ++n;
   }
@@ -152,8 +179,8 @@ void planMemory(func::FuncOp func, bool reuse) {
         for (Value in : kernel.getInputs()) {
           Value r = rootOf(in);
           if (offset.count(r) && lastUse[r] == idx &&
-              !isa<rtir::ParamOp>(r.getDefiningOp()) &&
-              in == r && in.getType() == resultType) {
+              !isa<rtir::ParamOp>(r.getDefiningOp()) && in == r &&
+              in.getType() == resultType) {
             tied = r;
             break;
           }
@@ -161,7 +188,17 @@ void planMemory(func::FuncOp func, bool reuse) {
       }
       SmallVector<int64_t> offs;
       for (Value res : kernel.getResults()) {
-        offset[res] = tied ? offset[tied] : arena.allocate(bytes(res));
+        Value param = updates.lookup(res);
+        auto it = param ? paramLastRead.find(param) : paramLastRead.end();
+        int64_t read = it == paramLastRead.end() ? -1 : it->second;
+        bool overParam =
+            reuse && param && param.getType() == res.getType() &&
+            (read < idx || (read == idx && updatesInPlace(kernel) &&
+                            llvm::is_contained(kernel.getInputs(), param)));
+        if (overParam)
+          offset[res] = offset[param];
+        else
+          offset[res] = tied ? offset[tied] : arena.allocate(bytes(res));
         offs.push_back(offset[res]);
       }
       kernel.setOffsets(offs);
