@@ -1,0 +1,210 @@
+//===- ConvolutionGrad.cpp - conv2d's input and filter gradients ----------===//
+//
+// conv2d_backward_data and conv2d_backward_filter, written as the forward
+// conv2d is (Contraction.cpp): per image and group, one OpenBLAS GEMM
+// against the im2col matrix, in f32 (f64 for f64) with each stored value
+// rounded once. The data gradient is W^T * dY scattered back by col2im; the
+// filter gradient is dY * im2col(X)^T summed over the batch.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Blas.h"
+#include "runtime/cpu/WindowGeometry.h"
+
+namespace ampc::rt::cpu {
+namespace {
+using namespace kh;
+
+// The batch is summed in at most this many fixed slices, each into its own
+// partial filter gradient, so threads never share an accumulator and the
+// result does not depend on the thread count.
+constexpr int64_t kMaxBatchSlices = 8;
+// Upper bound on the partial gradients' elements, all slices together.
+constexpr int64_t kMaxPartialElements = int64_t(1) << 24;
+
+// The forward output shape the plan gives must be grad's shape.
+Status checkGradShape(const TensorView &grad, const ConvPlan &p,
+                      const std::string &what) {
+  Shape fwd{p.n, p.o, p.oh, p.ow};
+  if (grad.shape != fwd)
+    return Status::error("grad has shape " + shapeStr(grad.shape) +
+                         " but conv2d of " + what + " gives " + shapeStr(fwd));
+  return Status::ok();
+}
+
+// `other` is the filter (backward data) or the input (backward filter).
+Status checkOperands(const OpCall &call, const char *other) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
+  const TensorView &g = call.inputs[0];
+  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
+  AMPC_RETURN_IF_ERROR(checkSameDType(call.inputs[1], other, g.dtype, "grad"));
+  const TensorView &out = call.outputs[0];
+  return checkSameDType(out, "output", g.dtype, "grad");
+}
+
+Status planBackwardData(const OpCall &call, ConvPlan &p) {
+  const Shape &out = call.outputs[0].shape;
+  if (out.size() != 4)
+    return Status::error("output (the conv2d input's gradient) must be 4-D "
+                         "NCHW, got " +
+                         shapeStr(out));
+  return planConv(*call.attrs, out, call.inputs[1].shape, p);
+}
+
+Status planBackwardFilter(const OpCall &call, ConvPlan &p) {
+  const Shape &out = call.outputs[0].shape;
+  if (out.size() != 4)
+    return Status::error("output (the filter's gradient) must be 4-D OIHW, "
+                         "got " +
+                         shapeStr(out));
+  return planConv(*call.attrs, call.inputs[1].shape, out, p);
+}
+
+bool isDirect(const ConvPlan &p) {
+  // A 1x1 stride-1 unpadded convolution's im2col matrix is the input.
+  return p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 &&
+         p.pl == 0 && p.oh == p.h && p.ow == p.w;
+}
+
+//===----------------------------------------------------------------------===//
+// conv2d_backward_data
+//===----------------------------------------------------------------------===//
+
+Status checkBackwardData(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkOperands(call, "filter"));
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
+  return checkGradShape(call.inputs[0], p, "the output shape and the filter");
+}
+
+template <typename T>
+void runBackwardDataT(const OpCall &call, const ConvPlan &p,
+                      const CpuContext &ctx) {
+  std::vector<T> sg, sf, so;
+  const T *G = computeView<T>(call.inputs[0], sg, ctx);
+  const T *F = computeView<T>(call.inputs[1], sf, ctx);
+  const TensorView &out = call.outputs[0];
+  T *DX = computeOut<T>(out, so);
+  int64_t og = p.o / p.group, kdim = p.cg * p.kh * p.kw, cols = p.oh * p.ow;
+  bool direct = isDirect(p);
+  // Each (image, group) task writes its own channels of the result.
+  parallelFor(ctx, p.n * p.group, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<T> col;
+    if (!direct)
+      col.resize(static_cast<size_t>(kdim * cols));
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t img = t / p.group, g = t % p.group;
+      T *xg = DX + (img * p.c + g * p.cg) * p.h * p.w;
+      const T *gy = G + (img * p.o + g * og) * cols;
+      const T *fg = F + g * og * kdim;
+      if (direct) {
+        gemmRM<T>(true, false, kdim, cols, og, T(1), fg, kdim, gy, cols, T(0),
+                  xg, cols);
+        continue;
+      }
+      gemmRM<T>(true, false, kdim, cols, og, T(1), fg, kdim, gy, cols, T(0),
+                col.data(), cols);
+      std::fill(xg, xg + p.cg * p.h * p.w, T(0));
+      col2im(p, col.data(), xg);
+    }
+  });
+  storeFromCompute(DX, out, ctx);
+}
+
+Status runBackwardData(const OpCall &call, CpuContext &ctx) {
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
+  if (call.inputs[0].dtype == DType::F64)
+    runBackwardDataT<double>(call, p, ctx);
+  else
+    runBackwardDataT<float>(call, p, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// conv2d_backward_filter
+//===----------------------------------------------------------------------===//
+
+Status checkBackwardFilter(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkOperands(call, "input"));
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
+  return checkGradShape(call.inputs[0], p, "the input and the output shape");
+}
+
+template <typename T>
+void runBackwardFilterT(const OpCall &call, const ConvPlan &p,
+                        const CpuContext &ctx) {
+  std::vector<T> sg, sx, so;
+  const T *G = computeView<T>(call.inputs[0], sg, ctx);
+  const T *X = computeView<T>(call.inputs[1], sx, ctx);
+  const TensorView &out = call.outputs[0];
+  T *DW = computeOut<T>(out, so);
+  int64_t og = p.o / p.group, kdim = p.cg * p.kh * p.kw, cols = p.oh * p.ow;
+  int64_t filterSize = p.o * kdim;
+  bool direct = isDirect(p);
+  // Groups alone give enough tasks when there are many (depthwise); else the
+  // batch is cut into slices summed separately.
+  int64_t slices = std::min(p.n, kMaxBatchSlices);
+  if (p.group >= kMaxBatchSlices || filterSize == 0)
+    slices = 1;
+  slices = std::max<int64_t>(
+      1,
+      std::min(slices, kMaxPartialElements / std::max<int64_t>(filterSize, 1)));
+  std::vector<T> partials;
+  if (slices > 1)
+    partials.resize(static_cast<size_t>(slices * filterSize));
+  parallelFor(ctx, slices * p.group, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<T> col;
+    if (!direct)
+      col.resize(static_cast<size_t>(kdim * cols));
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t s = t / p.group, g = t % p.group;
+      T *dst =
+          (slices == 1 ? DW : partials.data() + s * filterSize) + g * og * kdim;
+      int64_t img0 = s * p.n / slices, img1 = (s + 1) * p.n / slices;
+      if (img0 == img1)
+        std::fill(dst, dst + og * kdim, T(0));
+      for (int64_t img = img0; img < img1; ++img) {
+        const T *xg = X + (img * p.c + g * p.cg) * p.h * p.w;
+        const T *colPtr = xg;
+        if (!direct) {
+          im2col(p, xg, col.data());
+          colPtr = col.data();
+        }
+        const T *gy = G + (img * p.o + g * og) * cols;
+        gemmRM<T>(false, true, og, kdim, cols, T(1), gy, cols, colPtr, cols,
+                  img == img0 ? T(0) : T(1), dst, kdim);
+      }
+    }
+  });
+  if (slices > 1)
+    parallelFor(ctx, filterSize, 4096, [&](int64_t e0, int64_t e1) {
+      for (int64_t e = e0; e < e1; ++e) {
+        T sum = partials[e];
+        for (int64_t s = 1; s < slices; ++s)
+          sum += partials[s * filterSize + e];
+        DW[e] = sum;
+      }
+    });
+  storeFromCompute(DW, out, ctx);
+}
+
+Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
+  if (call.inputs[0].dtype == DType::F64)
+    runBackwardFilterT<double>(call, p, ctx);
+  else
+    runBackwardFilterT<float>(call, p, ctx);
+  return Status::ok();
+}
+
+} // namespace
+
+void addConvolutionGradKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"conv2d_backward_data", checkBackwardData, runBackwardData});
+  out.push_back(
+      {"conv2d_backward_filter", checkBackwardFilter, runBackwardFilter});
+}
+
+} // namespace ampc::rt::cpu

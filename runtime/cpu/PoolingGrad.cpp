@@ -1,0 +1,145 @@
+//===- PoolingGrad.cpp - max_pool2d_grad and avg_pool2d_grad on the CPU ---===//
+//
+// The adjoints of Pooling.cpp's kernels over the same windows (shared
+// through WindowGeometry.h): max pooling's gradient goes to the element the
+// forward kernel picked, average pooling's is spread over the window's
+// input elements with the forward divisor. One (image, channel) plane per
+// task, in f32 (f64 for f64), each stored value rounded once.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/WindowGeometry.h"
+
+namespace ampc::rt::cpu {
+namespace {
+using namespace kh;
+
+Status checkGradShape(const TensorView &grad, const PoolPlan &p,
+                      const char *forward, const char *of) {
+  Shape fwd{p.n, p.c, p.oh, p.ow};
+  if (grad.shape != fwd)
+    return Status::error("grad has shape " + shapeStr(grad.shape) + " but " +
+                         forward + " of " + of + " gives " + shapeStr(fwd));
+  return Status::ok();
+}
+
+// Runs `plane(p, g, x, dx)` over every (image, channel) plane with the plane
+// of grad, of the input (when `input` is not null) and of the zeroed result.
+template <typename T, typename PlaneFn>
+void forEachPlane(const OpCall &call, const PoolPlan &p,
+                  const TensorView *input, const CpuContext &ctx,
+                  PlaneFn plane) {
+  const TensorView &grad = call.inputs[0], &out = call.outputs[0];
+  int64_t inPlane = p.h * p.w, outPlane = p.oh * p.ow;
+  parallelFor(ctx, p.n * p.c, 4, [&](int64_t b, int64_t e) {
+    std::vector<T> g(static_cast<size_t>(outPlane)),
+        dx(static_cast<size_t>(inPlane)), x;
+    if (input)
+      x.resize(static_cast<size_t>(inPlane));
+    for (int64_t pl = b; pl < e; ++pl) {
+      loadC(grad, pl * outPlane, outPlane, g.data());
+      if (input)
+        loadC(*input, pl * inPlane, inPlane, x.data());
+      std::fill(dx.begin(), dx.end(), T(0));
+      plane(g.data(), x.data(), dx.data());
+      storeC(dx.data(), inPlane, out, pl * inPlane);
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// max_pool2d_grad
+//===----------------------------------------------------------------------===//
+
+Status checkMaxPoolGrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
+  const TensorView &g = call.inputs[0], &x = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
+  AMPC_RETURN_IF_ERROR(checkSameDType(x, "input", g.dtype, "grad"));
+  PoolPlan p;
+  AMPC_RETURN_IF_ERROR(planPool(*call.attrs, x.shape, /*isMax=*/true, p));
+  AMPC_RETURN_IF_ERROR(checkGradShape(g, p, "max_pool2d", "the input"));
+  return checkOutput(call, 0, "output", x.shape, g.dtype);
+}
+
+template <typename T>
+void runMaxPoolGradT(const OpCall &call, const PoolPlan &p,
+                     const CpuContext &ctx) {
+  forEachPlane<T>(call, p, &call.inputs[1], ctx,
+                  [&](const T *g, const T *x, T *dx) {
+                    for (int64_t oy = 0; oy < p.oh; ++oy)
+                      for (int64_t ox = 0; ox < p.ow; ++ox) {
+                        int64_t at = maxIndex(p, x, oy, ox);
+                        // A window of padding only reads no input.
+                        if (at >= 0)
+                          dx[at] += g[oy * p.ow + ox];
+                      }
+                  });
+}
+
+Status runMaxPoolGrad(const OpCall &call, CpuContext &ctx) {
+  PoolPlan p;
+  AMPC_RETURN_IF_ERROR(planPool(*call.attrs, call.inputs[1].shape, true, p));
+  if (call.inputs[0].dtype == DType::F64)
+    runMaxPoolGradT<double>(call, p, ctx);
+  else
+    runMaxPoolGradT<float>(call, p, ctx);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// avg_pool2d_grad
+//===----------------------------------------------------------------------===//
+
+Status planAvgPoolGrad(const OpCall &call, PoolPlan &p) {
+  const Shape &out = call.outputs[0].shape;
+  if (out.size() != 4)
+    return Status::error("output (the pooled input's gradient) must be 4-D "
+                         "NCHW, got " +
+                         shapeStr(out));
+  return planPool(*call.attrs, out, /*isMax=*/false, p);
+}
+
+Status checkAvgPoolGrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
+  const TensorView &g = call.inputs[0];
+  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
+  AMPC_RETURN_IF_ERROR(
+      checkSameDType(call.outputs[0], "output", g.dtype, "grad"));
+  PoolPlan p;
+  AMPC_RETURN_IF_ERROR(planAvgPoolGrad(call, p));
+  return checkGradShape(g, p, "avg_pool2d", "the output shape");
+}
+
+template <typename T>
+void runAvgPoolGradT(const OpCall &call, const PoolPlan &p,
+                     const CpuContext &ctx) {
+  forEachPlane<T>(call, p, nullptr, ctx, [&](const T *g, const T *, T *dx) {
+    for (int64_t oy = 0; oy < p.oh; ++oy)
+      for (int64_t ox = 0; ox < p.ow; ++ox) {
+        AvgWindow a = avgWindow(p, oy, ox);
+        T share = g[oy * p.ow + ox] / static_cast<T>(a.count);
+        for (int64_t iy = a.y0; iy < a.y1; ++iy)
+          for (int64_t ix = a.x0; ix < a.x1; ++ix)
+            dx[iy * p.w + ix] += share;
+      }
+  });
+}
+
+Status runAvgPoolGrad(const OpCall &call, CpuContext &ctx) {
+  PoolPlan p;
+  AMPC_RETURN_IF_ERROR(planAvgPoolGrad(call, p));
+  if (call.inputs[0].dtype == DType::F64)
+    runAvgPoolGradT<double>(call, p, ctx);
+  else
+    runAvgPoolGradT<float>(call, p, ctx);
+  return Status::ok();
+}
+
+} // namespace
+
+void addPoolingGradKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"max_pool2d_grad", checkMaxPoolGrad, runMaxPoolGrad});
+  out.push_back({"avg_pool2d_grad", checkAvgPoolGrad, runAvgPoolGrad});
+}
+
+} // namespace ampc::rt::cpu
