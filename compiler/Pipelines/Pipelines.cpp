@@ -17,13 +17,31 @@ void buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void buildInferencePipeline(OpPassManager &pm,
-                            const InferencePipelineOptions &options) {
-  buildGraphPipeline(pm);
+void buildLoweringPipeline(OpPassManager &pm,
+                           const InferencePipelineOptions &options) {
   ConvertGraphToRtPassOptions rt;
   rt.fuse = options.fuse;
   rt.reuseMemory = options.reuseMemory;
   pm.addPass(createConvertGraphToRtPass(rt));
+}
+
+void buildInferencePipeline(OpPassManager &pm,
+                            const InferencePipelineOptions &options) {
+  buildGraphPipeline(pm);
+  buildLoweringPipeline(pm, options);
+}
+
+void buildTrainingGraphPipeline(OpPassManager &pm,
+                                const GraphBuildTrainingPassOptions &options) {
+  ConvertOnnxToGraphPassOptions convert;
+  convert.trainingMode = true;
+  pm.addPass(createConvertOnnxToGraphPass(convert));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGraphBuildTrainingPass(options));
+  // The backward graph repeats forward shapes and constants (1.0 seeds,
+  // reshapes of the same bias gradient): fold and share them.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 void registerPipelines() {
@@ -32,6 +50,16 @@ void registerPipelines() {
       "Imported ONNX (onnx dialect) to rt form for inference: "
       "convert-onnx-to-graph, canonicalize, convert-graph-to-rt",
       [](OpPassManager &pm) { buildInferencePipeline(pm, {}); });
+  PassPipelineRegistration<>(
+      "ampc-train",
+      "Imported ONNX (onnx dialect) to rt form of @train_step with the "
+      "default optimizer (sgd): convert-onnx-to-graph{training-mode}, "
+      "canonicalize, graph-build-training, canonicalize, cse, "
+      "convert-graph-to-rt",
+      [](OpPassManager &pm) {
+        buildTrainingGraphPipeline(pm, {});
+        buildLoweringPipeline(pm, {});
+      });
 }
 
 } // namespace ampc

@@ -1,4 +1,5 @@
-//===- Pipelines.h - the pass pipelines amp-run and amp-opt share -*- C++ -*-===//
+//===- Pipelines.h - the pass pipelines amp-run and amp-opt share -*- C++
+//-*-===//
 //
 // One place that says which passes turn an imported model into rt form, so
 // amp-run and `amp-opt --ampc-pipeline=...` can never disagree.
@@ -7,6 +8,8 @@
 
 #ifndef AMPC_COMPILER_PIPELINES_PIPELINES_H
 #define AMPC_COMPILER_PIPELINES_PIPELINES_H
+
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -24,7 +27,17 @@ void buildGraphPipeline(mlir::OpPassManager &pm);
 void buildInferencePipeline(mlir::OpPassManager &pm,
                             const InferencePipelineOptions &options);
 
-/// Registers `ampc-infer` for amp-opt (`--pass-pipeline` / `-ampc-infer`).
+/// onnx dialect -> graph -> @train_step (backward graph and optimizer),
+/// folded and deduplicated: what `amp-run --mode train --emit=mlir` shows.
+void buildTrainingGraphPipeline(mlir::OpPassManager &pm,
+                                const GraphBuildTrainingPassOptions &options);
+
+/// graph -> rt for every function of the module.
+void buildLoweringPipeline(mlir::OpPassManager &pm,
+                           const InferencePipelineOptions &options);
+
+/// Registers `ampc-infer` and `ampc-train` for amp-opt (`--pass-pipeline` /
+/// `-ampc-infer`).
 void registerPipelines();
 
 } // namespace ampc

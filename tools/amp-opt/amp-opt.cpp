@@ -5,7 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Autodiff/Gradients.h"
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Transforms/Passes.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Rt/RtOps.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -21,7 +23,9 @@ int main(int argc, char **argv) {
   registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
                   ampc::graph::GraphDialect, ampc::amp::AmpDialect,
                   ampc::rtir::RtDialect>();
+  ampc::registerGradientModels(registry);
   mlir::registerTransformsPasses();
+  ampc::registerTransformsPasses();
   ampc::registerConversionPasses();
   ampc::registerPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(

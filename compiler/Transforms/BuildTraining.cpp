@@ -1,0 +1,337 @@
+//===- BuildTraining.cpp - the graph-build-training pass ------------------===//
+//
+// Reverse-mode differentiation over the single block of @forward, then one
+// optimizer update per trained parameter. See Passes.td for the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "compiler/Autodiff/GradientBuilder.h"
+#include "compiler/Transforms/Optimizers.h"
+#include "dialects/Graph/GradientOpInterface.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace ampc {
+#define GEN_PASS_DEF_GRAPHBUILDTRAININGPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace ampc
+
+using namespace mlir;
+
+namespace ampc {
+namespace {
+
+std::string nameOf(func::FuncOp f, unsigned i, bool result) {
+  auto n = result ? f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr)
+                  : f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
+  if (n)
+    return n.getValue().str();
+  return (result ? "result " : "argument ") + std::to_string(i);
+}
+
+/// The result to minimize: named by the option, else "loss", else the only
+/// scalar float result.
+FailureOr<unsigned> findLoss(func::FuncOp f, StringRef wanted) {
+  auto results = f.getFunctionType().getResults();
+  auto list = [&] {
+    std::string s;
+    for (unsigned i = 0; i < results.size(); ++i)
+      s += (i ? ", '" : "'") + nameOf(f, i, true) + "' (" +
+           llvm::formatv("{0}", results[i]).str() + ")";
+    return s.empty() ? std::string("none") : s;
+  };
+  std::optional<unsigned> found;
+  if (!wanted.empty()) {
+    for (unsigned i = 0; i < results.size(); ++i)
+      if (nameOf(f, i, true) == wanted)
+        found = i;
+    if (!found)
+      return f.emitError("graph-build-training: @forward has no output named '")
+                 << wanted << "'; its outputs are " << list(),
+             failure();
+  } else {
+    for (unsigned i = 0; i < results.size(); ++i)
+      if (nameOf(f, i, true) == "loss")
+        found = i;
+    if (!found) {
+      SmallVector<unsigned> scalars;
+      for (unsigned i = 0; i < results.size(); ++i) {
+        auto t = cast<RankedTensorType>(results[i]);
+        if (t.getRank() == 0 && isa<FloatType>(t.getElementType()))
+          scalars.push_back(i);
+      }
+      if (scalars.size() != 1)
+        return f.emitError("graph-build-training: cannot tell which output "
+                           "is the loss (no output is named 'loss' and ")
+                   << scalars.size()
+                   << " are float scalars); name it with the 'loss' option. "
+                      "Outputs: "
+                   << list(),
+               failure();
+      found = scalars.front();
+    }
+  }
+  auto t = cast<RankedTensorType>(results[*found]);
+  if (t.getRank() != 0 || !isa<FloatType>(t.getElementType()))
+    return f.emitError("graph-build-training: the loss '")
+               << nameOf(f, *found, true) << "' must be a float scalar, not "
+               << t,
+           failure();
+  return *found;
+}
+
+class TrainingBuilder {
+public:
+  TrainingBuilder(func::FuncOp f, const OptimizerConfig &c) : f(f), config(c) {}
+
+  LogicalResult run(StringRef lossName, ArrayRef<std::string> freeze) {
+    FailureOr<unsigned> loss = findLoss(f, lossName);
+    if (failed(loss) || failed(pickTrained(freeze)))
+      return failure();
+    Block &block = f.getBody().front();
+    auto ret = cast<func::ReturnOp>(block.getTerminator());
+    Value lossValue = ret.getOperand(*loss);
+    f->setAttr(graph::kLossAttr,
+               StringAttr::get(f.getContext(), nameOf(f, *loss, true)));
+    if (failed(differentiate(block, ret, lossValue)))
+      return failure();
+    addUpdates(block, ret);
+    // Gradient ops of operands that need none (the input batch, labels).
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (&op != ret && isOpTriviallyDead(&op))
+        op.erase();
+    return success();
+  }
+
+private:
+  /// Trainable parameters: initializers marked trainable with a float type,
+  /// less the frozen ones (each of which must name a parameter).
+  LogicalResult pickTrained(ArrayRef<std::string> freeze) {
+    llvm::StringSet<> params, frozen;
+    for (const std::string &n : freeze)
+      frozen.insert(n);
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (f.getArgAttr(i, graph::kInitAttr))
+        params.insert(nameOf(f, i, false));
+    for (const std::string &n : freeze)
+      if (!params.contains(n)) {
+        std::string list;
+        for (unsigned i = 0; i < f.getNumArguments(); ++i)
+          if (f.getArgAttr(i, graph::kInitAttr))
+            list += (list.empty() ? "'" : ", '") + nameOf(f, i, false) + "'";
+        return f.emitError("graph-build-training: freeze names '")
+               << n << "', which is no parameter; the parameters are "
+               << (list.empty() ? "none" : list);
+      }
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      auto trainable = f.getArgAttrOfType<BoolAttr>(i, graph::kTrainableAttr);
+      BlockArgument arg = f.getArgument(i);
+      if (trainable && trainable.getValue() && autodiff::isFloat(arg) &&
+          !frozen.contains(nameOf(f, i, false)))
+        trained.push_back(i);
+    }
+    return success();
+  }
+
+  LogicalResult differentiate(Block &block, func::ReturnOp ret, Value loss) {
+    // Values that depend on a trained parameter: only they need gradients.
+    for (unsigned i : trained)
+      active.insert(f.getArgument(i));
+    SmallVector<Operation *> forward;
+    for (Operation &op : block.without_terminator()) {
+      forward.push_back(&op);
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return active.contains(v); }))
+        for (Value r : op.getResults())
+          if (autodiff::isFloat(r))
+            active.insert(r);
+    }
+    if (!active.contains(loss))
+      return success(); // nothing to train; the step only counts
+
+    OpBuilder b(ret);
+    grads[loss] = autodiff::splat(b, ret.getLoc(), autodiff::typeOf(loss), 1.0);
+    for (Operation *op : llvm::reverse(forward)) {
+      SmallVector<Value> dys;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        dys.push_back(grads.lookup(r));
+        any |= static_cast<bool>(dys.back());
+      }
+      if (!any)
+        continue;
+      auto iface = dyn_cast<graph::GradientOpInterface>(op);
+      if (!iface)
+        return op->emitOpError("has no gradient rule, but the loss depends "
+                               "on a trained parameter through it");
+      SmallVector<Value> dxs;
+      if (failed(iface.buildGradients(b, dys, dxs)))
+        return failure();
+      for (auto [operand, dx] : llvm::zip(op->getOperands(), dxs)) {
+        if (!dx || !active.contains(operand))
+          continue;
+        Value &sum = grads[operand];
+        sum = sum ? autodiff::add(b, op->getLoc(), sum, dx) : dx;
+      }
+    }
+    return success();
+  }
+
+  void addUpdates(Block &block, func::ReturnOp ret) {
+    MLIRContext *ctx = f.getContext();
+    OpBuilder b(ctx);
+    Location loc = f.getLoc();
+    auto i64 = RankedTensorType::get({}, IntegerType::get(ctx, 64));
+    SmallVector<std::pair<Value, unsigned>> newState; // value, argument
+
+    auto addStateArg = [&](Type type, StringRef name, Attribute init) {
+      unsigned idx = f.getNumArguments();
+      NamedAttrList attrs;
+      attrs.set(graph::kNameAttr, StringAttr::get(ctx, name));
+      attrs.set(graph::kInitAttr, init);
+      attrs.set(graph::kStateAttr, UnitAttr::get(ctx));
+      (void)f.insertArgument(idx, type, attrs.getDictionary(ctx), loc);
+      return f.getArgument(idx);
+    };
+    auto zerosOf = [&](Type t) -> Attribute {
+      auto rt = cast<RankedTensorType>(t);
+      Type e = rt.getElementType();
+      if (auto fe = dyn_cast<FloatType>(e))
+        return DenseElementsAttr::get(rt,
+                                      APFloat::getZero(fe.getFloatSemantics()));
+      return DenseElementsAttr::get(rt, APInt(e.getIntOrFloatBitWidth(), 0));
+    };
+
+    Value step = addStateArg(i64, kStepName, zerosOf(i64));
+    unsigned stepArg = f.getNumArguments() - 1;
+    b.setInsertionPointToStart(&block);
+    Value lr = buildLearningRate(b, loc, config, step);
+    Operation *lrOp = lr.getDefiningOp();
+
+    for (unsigned i : trained) {
+      BlockArgument p = f.getArgument(i);
+      Value g = grads.lookup(p);
+      if (!g)
+        continue; // the loss does not depend on it
+      std::string pname = nameOf(f, i, false);
+      SmallVector<Value> state;
+      SmallVector<unsigned> stateArgs;
+      for (StringRef s : optimizerState(config)) {
+        state.push_back(addStateArg(p.getType(), pname + "." + s.str(),
+                                    zerosOf(p.getType())));
+        stateArgs.push_back(f.getNumArguments() - 1);
+      }
+      b.setInsertionPoint(ret);
+      Operation *upd =
+          buildUpdate(b, p.getLoc(), config, lr, step, p, g, state);
+      placeAfterLastUse(upd, block, lrOp, step);
+      newState.push_back({upd->getResult(0), i});
+      for (auto [k, a] : llvm::enumerate(stateArgs))
+        newState.push_back({upd->getResult(k + 1), a});
+    }
+
+    // Running statistics of training-mode batch normalization.
+    for (auto bn : block.getOps<graph::BatchNormTrainingOp>())
+      for (auto [stat, next] : {std::pair<Value, Value>{bn.getRunningMean(),
+                                                        bn.getNewRunningMean()},
+                                {bn.getRunningVar(), bn.getNewRunningVar()}}) {
+        auto arg = dyn_cast<BlockArgument>(stat);
+        if (arg && f.getArgAttr(arg.getArgNumber(), graph::kInitAttr) &&
+            !llvm::any_of(newState, [&](auto &s) {
+              return s.second == arg.getArgNumber();
+            }))
+          newState.push_back({next, arg.getArgNumber()});
+      }
+
+    b.setInsertionPoint(ret);
+    Value one = autodiff::splat(b, loc, i64, 1.0);
+    newState.push_back({autodiff::add(b, loc, step, one), stepArg});
+
+    SmallVector<Value> results(ret.getOperands());
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (unsigned i = 0; i < results.size(); ++i)
+      resultAttrs.push_back(f.getResultAttrDict(i));
+    for (auto [v, arg] : newState) {
+      results.push_back(v);
+      NamedAttrList attrs;
+      attrs.set(graph::kNameAttr, StringAttr::get(ctx, nameOf(f, arg, false)));
+      attrs.set(graph::kUpdatesAttr,
+                IntegerAttr::get(IntegerType::get(ctx, 64), arg));
+      resultAttrs.push_back(attrs.getDictionary(ctx));
+    }
+    ret->setOperands(results);
+    f.setType(FunctionType::get(ctx, f.getArgumentTypes(),
+                                ValueRange(results).getTypes()));
+    f.setAllResultAttrs(resultAttrs);
+  }
+
+  /// Moves `upd` right after the last op that uses its parameter or state
+  /// (other than itself) or defines one of its operands, so the parameter
+  /// dies at the update and the gradient lives no longer than needed. The
+  /// step counter is read by every update and does not order them.
+  static void placeAfterLastUse(Operation *upd, Block &block, Operation *floor,
+                                Value step) {
+    Operation *anchor = floor;
+    auto later = [&](Operation *op) {
+      if (op && op->getBlock() == &block && op != upd &&
+          anchor->isBeforeInBlock(op))
+        anchor = op;
+    };
+    for (Value v : upd->getOperands()) {
+      later(v.getDefiningOp());
+      for (Operation *user : v.getUsers())
+        if (isa<BlockArgument>(v) && v != step)
+          later(user);
+    }
+    upd->moveAfter(anchor);
+  }
+
+  func::FuncOp f;
+  const OptimizerConfig &config;
+  SmallVector<unsigned> trained;
+  llvm::DenseSet<Value> active;
+  llvm::DenseMap<Value, Value> grads;
+};
+
+struct GraphBuildTrainingPass
+    : impl::GraphBuildTrainingPassBase<GraphBuildTrainingPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto f = module.lookupSymbol<func::FuncOp>("forward");
+    if (!f || f.isExternal()) {
+      module.emitError("graph-build-training: the module has no @forward "
+                       "function with a body");
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("train_step")) {
+      module.emitError("graph-build-training: the module already has "
+                       "@train_step");
+      return signalPassFailure();
+    }
+    if (!f.getBody().hasOneBlock()) {
+      f.emitError("graph-build-training: @forward must have one block");
+      return signalPassFailure();
+    }
+    OptimizerConfig c{optimizer, lr,         momentum,   dampening,
+                      beta1,     beta2,      epsilon,    weightDecay,
+                      lrDecay,   lrSchedule, lrStepSize, lrTotalSteps,
+                      lrGamma,   lrMin};
+    if (failed(validateOptimizer(c, f.getLoc())))
+      return signalPassFailure();
+    f.setSymName("train_step");
+    TrainingBuilder builder(f, c);
+    SmallVector<std::string> frozen(freeze.begin(), freeze.end());
+    if (failed(builder.run(loss, frozen)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace ampc
