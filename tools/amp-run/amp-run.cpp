@@ -5,8 +5,11 @@
 // amp-exec would do with the file) and runs it on the given inputs.
 // `--emit=mlir|rt|program` stops after a stage.
 //
+// `--mode train` builds a training step instead (Train.cpp).
+//
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Autodiff/Gradients.h"
 #include "compiler/Import/Onnx/OnnxImporter.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/ProgramWriter.h"
@@ -18,6 +21,7 @@
 #include "runtime/Session.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
+#include "tools/amp-run/Train.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -44,17 +48,20 @@ namespace {
 
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
-cl::opt<std::string> mode("mode", cl::desc("What to run: infer"),
+cl::opt<std::string> mode("mode", cl::desc("What to run: infer | train"),
                           cl::init("infer"));
 cl::list<std::string> inputs("input",
                              cl::desc("NAME=FILE: a graph input (.npy or "
                                       "ONNX TensorProto .pb)"));
-cl::list<std::string> binds(
-    "bind", cl::desc("NAME=FILE: compile a graph input as this constant"));
-cl::list<std::string> shapes(
-    "shape", cl::desc("NAME=d0,d1,...: the shape of a dynamic graph input"));
-cl::opt<std::string> saveOutputs(
-    "save-outputs", cl::desc("Directory to write <output name>.npy into"));
+cl::list<std::string>
+    binds("bind",
+          cl::desc("NAME=FILE: compile a graph input as this constant"));
+cl::list<std::string>
+    shapes("shape",
+           cl::desc("NAME=d0,d1,...: the shape of a dynamic graph input"));
+cl::opt<std::string>
+    saveOutputs("save-outputs",
+                cl::desc("Directory to write <output name>.npy into"));
 cl::opt<std::string> device("device", cl::desc("cpu"), cl::init("cpu"));
 cl::opt<unsigned> threads("threads",
                           cl::desc("CPU threads (0: all hardware threads)"),
@@ -68,8 +75,7 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file for --emit"),
 cl::opt<bool> noFuse("no-fuse", cl::desc("Do not fuse elementwise chains"));
 cl::opt<bool> noReuse("no-memory-reuse",
                       cl::desc("Give every value its own arena bytes"));
-cl::opt<bool> noCheck("no-onnx-check",
-                      cl::desc("Skip ONNX's model checker"));
+cl::opt<bool> noCheck("no-onnx-check", cl::desc("Skip ONNX's model checker"));
 cl::opt<unsigned> repeat("repeat",
                          cl::desc("Run N times and print the time per run "
                                   "(median)"),
@@ -77,6 +83,71 @@ cl::opt<unsigned> repeat("repeat",
 cl::opt<bool> printOutputs("print-outputs",
                            cl::desc("Print each output's type and values "
                                     "summary"));
+
+cl::OptionCategory trainCat("Training (--mode train)");
+cl::opt<std::string> lossName("loss",
+                              cl::desc("The output to minimize (default: the "
+                                       "output named 'loss', or the only "
+                                       "scalar output)"),
+                              cl::cat(trainCat));
+cl::opt<std::string> dataDir(
+    "data",
+    cl::desc("DIR with one <input name>.npy per graph input (samples on axis "
+             "0, taken in order in batches, wrapping around), or 'synthetic' "
+             "(drawn from --seed)"),
+    cl::cat(trainCat));
+cl::opt<int64_t> steps("steps", cl::desc("Training steps"), cl::init(1),
+                       cl::cat(trainCat));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of --data synthetic"),
+                       cl::init(0), cl::cat(trainCat));
+cl::opt<std::string> optimizer("optimizer",
+                               cl::desc("sgd | momentum | nesterov | adam | "
+                                        "adamw | adagrad"),
+                               cl::init("sgd"), cl::cat(trainCat));
+cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::init(0.01),
+                   cl::cat(trainCat));
+cl::opt<double> momentum("momentum", cl::desc("Momentum factor"), cl::init(0.9),
+                         cl::cat(trainCat));
+cl::opt<double> dampening("dampening", cl::desc("Momentum dampening"),
+                          cl::init(0.0), cl::cat(trainCat));
+cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9),
+                      cl::cat(trainCat));
+cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999),
+                      cl::cat(trainCat));
+cl::opt<double> epsilon("epsilon",
+                        cl::desc("Adam/Adagrad epsilon (default: PyTorch's)"),
+                        cl::init(-1.0), cl::cat(trainCat));
+cl::opt<double> weightDecay("weight-decay",
+                            cl::desc("Weight decay (AdamW: decoupled)"),
+                            cl::init(0.0), cl::cat(trainCat));
+cl::opt<double> lrDecay("lr-decay", cl::desc("Adagrad learning-rate decay"),
+                        cl::init(0.0), cl::cat(trainCat));
+cl::opt<std::string> lrSchedule("lr-schedule",
+                                cl::desc("constant | step | cosine"),
+                                cl::init("constant"), cl::cat(trainCat));
+cl::opt<int64_t> lrStepSize("lr-step-size",
+                            cl::desc("step schedule: steps between decays"),
+                            cl::init(1), cl::cat(trainCat));
+cl::opt<double> lrGamma("lr-gamma", cl::desc("step schedule: decay factor"),
+                        cl::init(0.1), cl::cat(trainCat));
+cl::opt<int64_t> lrTotalSteps(
+    "lr-total-steps",
+    cl::desc("cosine schedule: steps to reach --lr-min (default: --steps)"),
+    cl::init(0), cl::cat(trainCat));
+cl::opt<double> lrMin("lr-min", cl::desc("cosine schedule: final lr"),
+                      cl::init(0.0), cl::cat(trainCat));
+cl::list<std::string> freeze("freeze",
+                             cl::desc("Parameters to leave untrained "
+                                      "(comma-separated initializer names)"),
+                             cl::CommaSeparated, cl::cat(trainCat));
+cl::opt<std::string> metricsFile(
+    "metrics",
+    cl::desc("Per-step metrics (step, loss, step_time_ms): .csv or .json"),
+    cl::cat(trainCat));
+cl::opt<std::string>
+    saveOnnx("save-onnx",
+             cl::desc("Write the model with the trained weights here"),
+             cl::cat(trainCat));
 
 int fail(const Twine &msg) {
   errs() << "amp-run: error: " << msg << "\n";
@@ -113,16 +184,31 @@ int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "amp-run: compile an ONNX model and run it\n");
-  if (mode != "infer")
-    return fail("--mode '" + mode + "' is not a mode amp-run has (modes: "
-                "infer)");
+  if (mode != "infer" && mode != "train")
+    return fail("--mode '" + mode +
+                "' is not a mode amp-run has (modes: "
+                "infer, train)");
+  bool train = mode == "train";
+  if (train && dataDir.empty() && emit.empty())
+    return fail("--mode train needs --data DIR (or --data synthetic)");
+  if (train && steps < 1)
+    return fail("--steps must be at least 1");
+  if (!train)
+    for (const char *flag : {"data", "metrics", "save-onnx", "loss"})
+      if (cl::getRegisteredOptions().lookup(flag)->getNumOccurrences())
+        return fail(std::string("--") + flag + " is for --mode train");
+  if (train && (!inputs.empty() || !saveOutputs.empty() || repeat != 1))
+    return fail("--input, --save-outputs and --repeat are for --mode infer; "
+                "training reads its inputs from --data");
   if (!emit.empty() && emit != "mlir" && emit != "rt" && emit != "program")
-    return fail("--emit '" + emit + "' is not a stage (stages: mlir, rt, "
+    return fail("--emit '" + emit +
+                "' is not a stage (stages: mlir, rt, "
                 "program)");
   if (emit == "program" && outputFile == "-")
     return fail("--emit=program writes a binary file: give it with -o FILE");
   if (device != "cpu")
-    return fail("--device '" + device + "' is not available in this build "
+    return fail("--device '" + device +
+                "' is not available in this build "
                 "(devices: cpu)");
   if (repeat == 0)
     return fail("--repeat must be at least 1");
@@ -158,6 +244,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
                   ampc::graph::GraphDialect, ampc::amp::AmpDialect,
                   ampc::rtir::RtDialect>();
+  ampc::registerGradientModels(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
@@ -165,12 +252,45 @@ int main(int argc, char **argv) {
 
   auto file = MemoryBuffer::getFile(modelPath, /*IsText=*/false);
   if (!file)
-    return fail("cannot read '" + modelPath + "': " +
-                file.getError().message());
+    return fail("cannot read '" + modelPath +
+                "': " + file.getError().message());
   mlir::OwningOpRef<mlir::ModuleOp> module = ampc::importOnnxModel(
       (*file)->getBuffer(), modelPath, &context, importOptions);
   if (!module)
     return 1;
+
+  if (train) {
+    ampc::tools::TrainOptions t;
+    t.modelPath = modelPath;
+    t.training.loss = lossName;
+    t.training.optimizer = optimizer;
+    t.training.lr = lr;
+    t.training.momentum = momentum;
+    t.training.dampening = dampening;
+    t.training.beta1 = beta1;
+    t.training.beta2 = beta2;
+    t.training.epsilon = epsilon;
+    t.training.weightDecay = weightDecay;
+    t.training.lrDecay = lrDecay;
+    t.training.lrSchedule = lrSchedule;
+    t.training.lrStepSize = lrStepSize;
+    t.training.lrGamma = lrGamma;
+    t.training.lrTotalSteps = lrTotalSteps > 0 ? lrTotalSteps : steps;
+    t.training.lrMin = lrMin;
+    t.training.freeze.assign(freeze.begin(), freeze.end());
+    t.lowering.fuse = !noFuse;
+    t.lowering.reuseMemory = !noReuse;
+    t.session.device = device;
+    t.session.threads = threads;
+    t.data = dataDir;
+    t.steps = steps;
+    t.seed = seed;
+    t.metrics = metricsFile;
+    t.saveOnnx = saveOnnx;
+    t.emit = emit;
+    t.outputFile = outputFile;
+    return ampc::tools::runTraining(std::move(module), t);
+  }
 
   ampc::InferencePipelineOptions pipelineOptions;
   pipelineOptions.fuse = !noFuse;
@@ -197,8 +317,8 @@ int main(int argc, char **argv) {
   if (mlir::failed(ampc::writeProgram(*module, programBytes)))
     return 1;
   if (emit == "program") {
-    if (rt::Status s = rt::writeFileAtomically(
-            outputFile, programBytes.data(), programBytes.size());
+    if (rt::Status s = rt::writeFileAtomically(outputFile, programBytes.data(),
+                                               programBytes.size());
         !s)
       return fail(s.message());
     return 0;
@@ -243,9 +363,9 @@ int main(int argc, char **argv) {
       if (rt::Status s = rt::convertTo(t, rt::DType::BF16); !s)
         return fail("--input " + name + ": " + s.message());
     if (t.dtype != want.dtype || t.shape != want.shape)
-      return fail("--input " + name + ": '" + path + "' holds " +
-                  t.typeStr() + ", but the model's input '" + name +
-                  "' is " + want.typeStr());
+      return fail("--input " + name + ": '" + path + "' holds " + t.typeStr() +
+                  ", but the model's input '" + name + "' is " +
+                  want.typeStr());
     if (given.count(name))
       return fail("--input " + name + " is given twice");
     given[name] = std::move(t);

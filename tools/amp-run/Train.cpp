@@ -1,0 +1,245 @@
+//===- Train.cpp - amp-run --mode train -----------------------------------===//
+//
+// Builds @train_step, lowers it to a Program, and runs it once per step on
+// the batches of a BatchSource. The loss of a step is read before the next
+// run (it is the loss before that step's update). Trained weights go back
+// into a copy of the ONNX model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/amp-run/Train.h"
+
+#include "compiler/Import/Onnx/OnnxWeights.h"
+#include "compiler/Target/ProgramWriter.h"
+#include "dialects/Graph/GraphOps.h"
+#include "tools/amp-run/Metrics.h"
+#include "tools/amp-run/TrainData.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+using namespace llvm;
+
+namespace ampc::tools {
+namespace {
+
+int fail(const Twine &msg) {
+  errs() << "amp-run: error: " << msg << "\n";
+  return 1;
+}
+
+/// What the host needs to know about @train_step before it is lowered.
+struct StepInfo {
+  std::string loss;
+  std::map<std::string, int64_t> classes; // label input -> class count
+  std::set<std::string> weights;          // initializers, not state
+};
+
+StepInfo describe(mlir::func::FuncOp f) {
+  StepInfo info;
+  if (auto loss = f->getAttrOfType<mlir::StringAttr>(graph::kLossAttr))
+    info.loss = loss.getValue().str();
+  auto argName = [&](mlir::Value v) -> std::string {
+    auto arg = dyn_cast<mlir::BlockArgument>(v);
+    if (!arg)
+      return "";
+    auto n = f.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(),
+                                                  graph::kNameAttr);
+    return n ? n.getValue().str() : "";
+  };
+  // Labels feed a loss directly; their range is the scores' class axis.
+  f.walk([&](mlir::Operation *op) {
+    mlir::Value labels, scores;
+    if (auto sce = dyn_cast<graph::SoftmaxCrossEntropyOp>(op)) {
+      labels = sce.getLabels();
+      scores = sce.getScores();
+    } else if (auto nll = dyn_cast<graph::NllLossOp>(op)) {
+      labels = nll.getTarget();
+      scores = nll.getInput();
+    } else {
+      return;
+    }
+    std::string name = argName(labels);
+    if (!name.empty())
+      info.classes[name] =
+          cast<mlir::ShapedType>(scores.getType()).getDimSize(1);
+  });
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (f.getArgAttr(i, graph::kInitAttr) &&
+        !f.getArgAttr(i, graph::kStateAttr))
+      if (auto n = f.getArgAttrOfType<mlir::StringAttr>(i, graph::kNameAttr))
+        info.weights.insert(n.getValue().str());
+  return info;
+}
+
+double scalarOf(const rt::TensorView &v) {
+  switch (v.dtype) {
+  case rt::DType::F32:
+    return *static_cast<const float *>(v.data);
+  case rt::DType::F64:
+    return *static_cast<const double *>(v.data);
+  default: {
+    rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape);
+    std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
+                t.bytes.begin());
+    if (!rt::convertTo(t, rt::DType::F64))
+      return NAN;
+    return *reinterpret_cast<const double *>(t.bytes.data());
+  }
+  }
+}
+
+int emitModule(mlir::ModuleOp module, const std::string &path) {
+  std::string err;
+  auto out = mlir::openOutputFile(path, &err);
+  if (!out)
+    return fail(err);
+  module.print(out->os());
+  out->keep();
+  return 0;
+}
+
+} // namespace
+
+int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
+                const TrainOptions &o) {
+  mlir::MLIRContext *ctx = module->getContext();
+  mlir::PassManager graphPm(ctx);
+  buildTrainingGraphPipeline(graphPm, o.training);
+  if (mlir::failed(graphPm.run(*module)))
+    return 1;
+  auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step");
+  if (!step)
+    return fail(o.modelPath + ": graph-build-training made no @train_step");
+  StepInfo info = describe(step);
+  if (o.emit == "mlir")
+    return emitModule(*module, o.outputFile);
+
+  mlir::PassManager lowerPm(ctx);
+  buildLoweringPipeline(lowerPm, o.lowering);
+  if (mlir::failed(lowerPm.run(*module)))
+    return 1;
+  if (o.emit == "rt")
+    return emitModule(*module, o.outputFile);
+  std::string bytes;
+  if (mlir::failed(writeProgram(*module, bytes)))
+    return 1;
+  if (o.emit == "program") {
+    if (rt::Status s =
+            rt::writeFileAtomically(o.outputFile, bytes.data(), bytes.size());
+        !s)
+      return fail(s.message());
+    return 0;
+  }
+
+  module = nullptr; // the weights are in `bytes` now
+  rt::ProgramInfo program;
+  if (rt::Status s = rt::parseProgram(bytes, o.modelPath, program); !s)
+    return fail(s.message());
+  std::string().swap(bytes);
+  rt::FunctionInfo *fn = nullptr;
+  for (rt::FunctionInfo &f : program.functions)
+    if (f.name == "train_step")
+      fn = &f;
+  if (!fn)
+    return fail(o.modelPath + ": the compiled Program has no 'train_step'");
+  std::unique_ptr<rt::Session> session;
+  if (rt::Status s = rt::Session::create(std::move(*fn), o.session, session);
+      !s)
+    return fail(s.message());
+
+  std::vector<InputSpec> specs;
+  for (const rt::BindingInfo &b : session->function().inputs) {
+    rt::TensorView t;
+    if (rt::Status s = session->inputType(b.name, t); !s)
+      return fail(s.message());
+    if (t.shape.empty())
+      return fail("input '" + b.name +
+                  "' is a scalar; training data needs "
+                  "a batch axis 0");
+    auto c = info.classes.find(b.name);
+    specs.push_back(
+        {b.name, t.dtype, t.shape, c == info.classes.end() ? 0 : c->second});
+  }
+  std::unique_ptr<BatchSource> data;
+  rt::Status opened = o.data == "synthetic"
+                          ? BatchSource::synthetic(o.seed, specs, data)
+                          : BatchSource::openDirectory(o.data, specs, data);
+  if (!opened)
+    return fail("--data: " + opened.message());
+
+  std::unique_ptr<MetricsWriter> metrics;
+  if (!o.metrics.empty())
+    if (rt::Status s = MetricsWriter::open(
+            o.metrics, {"step", "loss", "step_time_ms"}, metrics);
+        !s)
+      return fail("--metrics: " + s.message());
+
+  std::vector<rt::HostTensor> batch;
+  std::vector<double> times;
+  double loss = NAN;
+  for (int64_t s = 0; s < o.steps; ++s) {
+    if (rt::Status st = data->batch(s, batch); !st)
+      return fail("--data: step " + std::to_string(s) + ": " + st.message());
+    for (rt::HostTensor &t : batch)
+      if (rt::Status st = session->setInput(t.name, t.view()); !st)
+        return fail(st.message());
+    auto start = std::chrono::steady_clock::now();
+    if (rt::Status st = session->run(); !st)
+      return fail(o.modelPath + ": step " + std::to_string(s) + ": " +
+                  st.message());
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    times.push_back(ms);
+    rt::TensorView lv;
+    if (rt::Status st = session->output(info.loss, lv); !st)
+      return fail(st.message());
+    loss = scalarOf(lv);
+    if (metrics)
+      if (rt::Status st = metrics->row({static_cast<double>(s), loss, ms}); !st)
+        return fail("--metrics: " + st.message());
+  }
+  if (metrics)
+    if (rt::Status st = metrics->close(); !st)
+      return fail("--metrics: " + st.message());
+
+  if (!o.saveOnnx.empty()) {
+    std::vector<rt::HostTensor> weights;
+    for (const rt::BindingInfo &b : session->function().params) {
+      if (!info.weights.count(b.name))
+        continue;
+      rt::TensorView v;
+      if (rt::Status st = session->param(b.name, v); !st)
+        return fail(st.message());
+      rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape, b.name);
+      std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
+                  t.bytes.begin());
+      weights.push_back(std::move(t));
+    }
+    std::string err;
+    if (!writeOnnxWithWeights(o.modelPath, o.saveOnnx, weights, err))
+      return fail("--save-onnx: " + err);
+  }
+
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  outs() << "amp-run: trained " << o.steps << " steps; final loss "
+         << format("%.6g", loss);
+  if (!sorted.empty())
+    outs() << "; median step " << format("%.3f", sorted[sorted.size() / 2])
+           << " ms";
+  outs() << "\n";
+  return 0;
+}
+
+} // namespace ampc::tools
