@@ -45,6 +45,15 @@ LogicalResult GeluGradOp::verify() {
   return success();
 }
 
+LogicalResult ClipGradOp::verify() {
+  if (getMin() && getMax() &&
+      getMin()->convertToDouble() > getMax()->convertToDouble())
+    return emitOpError("min ")
+           << getMin()->convertToDouble() << " is greater than max "
+           << getMax()->convertToDouble();
+  return success();
+}
+
 LogicalResult Conv2dBackwardDataOp::verify() {
   if (failed(sameElements(*this, {getGrad(), getFilter(), getOutput()})))
     return failure();
@@ -126,9 +135,11 @@ LogicalResult ReduceMaxGradOp::inferReturnTypes(MLIRContext *,
 
 template <typename OpTy> static LogicalResult verifySoftmaxGradAxis(OpTy op) {
   int64_t rank = cast<ShapedType>(op.getGrad().getType()).getRank();
-  if (op.getAxis() < 0 || op.getAxis() >= rank)
+  // I64Attr's getter is unsigned: read the attribute as signed.
+  int64_t axis = op.getAxisAttr().getInt();
+  if (axis < 0 || axis >= rank)
     return op.emitOpError("axis ")
-           << op.getAxis() << " is out of range [0, " << rank << ")";
+           << axis << " is out of range [0, " << rank << ")";
   return success();
 }
 LogicalResult SoftmaxGradOp::verify() { return verifySoftmaxGradAxis(*this); }
@@ -234,9 +245,10 @@ LogicalResult GatherGradOp::verify() {
   if (failed(sameElements(*this, {getGrad(), getOutput()})))
     return failure();
   int64_t rank = cast<ShapedType>(getOutput().getType()).getRank();
-  if (getAxis() < 0 || getAxis() >= rank)
+  int64_t axis = getAxisAttr().getInt(); // the getter is unsigned
+  if (axis < 0 || axis >= rank)
     return emitOpError("axis ")
-           << getAxis() << " is out of range [0, " << rank << ")";
+           << axis << " is out of range [0, " << rank << ")";
   std::string error;
   auto fwd =
       sh::gather(shapeOf(getOutput()), shapeOf(getIndices()), getAxis(), error);

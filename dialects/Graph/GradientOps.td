@@ -54,6 +54,7 @@ def Graph_ClipGradOp
   }];
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input,
                    OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max);
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -235,9 +235,11 @@ AMPC_REDUCE_INFER(ReduceMaxOp)
 
 template <typename OpTy> static LogicalResult verifySoftmaxAxis(OpTy op) {
   int64_t rank = cast<ShapedType>(op.getInput().getType()).getRank();
-  if (op.getAxis() < 0 || op.getAxis() >= rank)
+  // I64Attr's getter is unsigned: read the attribute as signed.
+  int64_t axis = op.getAxisAttr().getInt();
+  if (axis < 0 || axis >= rank)
     return op.emitOpError("axis ")
-           << op.getAxis() << " is out of range [0, " << rank << ")";
+           << axis << " is out of range [0, " << rank << ")";
   return success();
 }
 LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
