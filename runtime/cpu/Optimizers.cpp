@@ -1,0 +1,457 @@
+//===- Optimizers.cpp - parameter updates and learning-rate schedules -----===//
+//
+// sgd_update, momentum_update, adam_update, adagrad_update and lr_schedule;
+// dialects/Graph/OptimizerOps.td gives their formulas. Each update loads
+// a block of every tensor input before it writes that block of any output,
+// so the memory planner may place each new tensor exactly over the one it
+// replaces. f16/bf16/f32 compute in f32 and f64 in f64; the per-step scalars
+// (learning rate, bias corrections) are formed in double first.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace ampc::rt::cpu {
+namespace {
+using namespace kh;
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+Status checkScalar(const TensorView &t, const std::string &what, bool isStep) {
+  bool typeOk = isStep ? t.dtype == DType::I64
+                       : t.dtype == DType::F32 || t.dtype == DType::F64;
+  if (!typeOk || t.rank() != 0)
+    return Status::error(what + " must be a scalar (rank 0) " +
+                         (isStep ? "i64" : "f32 or f64") + " tensor, got " +
+                         t.typeStr());
+  return Status::ok();
+}
+
+// The parameter (input `first`), the tensors after it and every output
+// share one float type and shape.
+Status checkTensors(const OpCall &call, size_t first,
+                    std::initializer_list<const char *> inputs,
+                    std::initializer_list<const char *> outputs) {
+  const TensorView &param = call.inputs[first];
+  AMPC_RETURN_IF_ERROR(checkFloat(param, "param"));
+  size_t i = first + 1;
+  for (const char *name : inputs) {
+    const TensorView &t = call.inputs[i++];
+    AMPC_RETURN_IF_ERROR(checkSameDType(t, name, param.dtype, "param"));
+    if (t.shape != param.shape)
+      return Status::error(std::string(name) + " has shape " +
+                           shapeStr(t.shape) + " but param has " +
+                           shapeStr(param.shape));
+  }
+  size_t k = 0;
+  for (const char *name : outputs)
+    AMPC_RETURN_IF_ERROR(
+        checkOutput(call, k++, name, param.shape, param.dtype));
+  return Status::ok();
+}
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
+Status checkInUnitInterval(const char *name, double v) {
+  if (!(v >= 0 && v <= 1))
+    return Status::error("attribute '" + std::string(name) +
+                         "' must be in [0, 1], got " + num(v));
+  return Status::ok();
+}
+
+Status checkNonNegative(const char *name, double v) {
+  if (!(v >= 0))
+    return Status::error("attribute '" + std::string(name) +
+                         "' must be >= 0, got " + num(v));
+  return Status::ok();
+}
+
+// `step` counts the updates done before this one; the bias corrections
+// and decays are only defined for step >= 0.
+Status readStep(const TensorView &t, int64_t &step) {
+  step = elementAsInt(t, 0);
+  if (step < 0)
+    return Status::error("step is " + std::to_string(step) +
+                         ", but it counts the updates already done and must "
+                         "be >= 0");
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// The elementwise driver
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kBlock = 256;
+
+// Runs fn(in, out, n) over blocks of the tensors call.inputs[first ..
+// first + NIn) and the NOut outputs, in compute type T. Each block is
+// loaded into local arrays before fn and stored after it, so an output
+// placed exactly over an input is safe, and fn's loops see arrays that
+// cannot alias and vectorize.
+template <typename T, size_t NIn, size_t NOut, typename Fn>
+void forEachBlock(const OpCall &call, size_t first, const CpuContext &ctx,
+                  Fn fn) {
+  int64_t n = call.inputs[first].numElements();
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  parallelFor(ctx, blocks, 64, [&](int64_t b, int64_t e) {
+    alignas(64) T in[NIn][kBlock];
+    alignas(64) T out[NOut][kBlock];
+    for (int64_t blk = b; blk < e; ++blk) {
+      int64_t off = blk * kBlock, len = std::min(kBlock, n - off);
+      for (size_t k = 0; k < NIn; ++k)
+        loadC(call.inputs[first + k], off, len, in[k]);
+      fn(in, out, len);
+      for (size_t k = 0; k < NOut; ++k)
+        storeC(out[k], len, call.outputs[k], off);
+    }
+  });
+}
+
+// Square roots in a loop of their own: std::sqrt may set errno, which
+// keeps a loop that calls it from vectorizing, so the loops around it stay
+// free of calls.
+template <typename T> void sqrtRun(const T *x, T *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = std::sqrt(x[i]);
+}
+
+// f64 tensors compute in double, the others in float.
+template <template <typename> class Kernel>
+Status dispatch(const OpCall &call, CpuContext &ctx) {
+  if (call.outputs[0].dtype == DType::F64)
+    return Kernel<double>::run(call, ctx);
+  return Kernel<float>::run(call, ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// sgd_update(lr, param, grad) -> new_param
+//===----------------------------------------------------------------------===//
+
+Status checkSgd(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 3, 1));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
+  AMPC_RETURN_IF_ERROR(checkTensors(call, 1, {"grad"}, {"new_param"}));
+  double wd = 0;
+  return getFloat(*call.attrs, "weight_decay", 0.0, wd);
+}
+
+template <typename T> struct Sgd {
+  static Status run(const OpCall &call, CpuContext &ctx) {
+    double wd = 0;
+    AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "weight_decay", 0.0, wd));
+    const T lr = static_cast<T>(elementAsDouble(call.inputs[0], 0)),
+            decay = static_cast<T>(wd);
+    forEachBlock<T, 2, 1>(call, 1, ctx, [&](auto in, auto out, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        T p = in[0][i], g = in[1][i];
+        out[0][i] = p - lr * (g + decay * p);
+      }
+    });
+    return Status::ok();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// momentum_update(lr, step, param, grad, velocity) -> new_param,
+// new_velocity
+//===----------------------------------------------------------------------===//
+
+struct MomentumAttrs {
+  double alpha = 0, beta = 0, normCoefficient = 0;
+  bool nesterov = false;
+};
+
+Status readMomentumAttrs(const Attrs &attrs, MomentumAttrs &a) {
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", std::nullopt, a.alpha));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", std::nullopt, a.beta));
+  AMPC_RETURN_IF_ERROR(
+      getFloat(attrs, "norm_coefficient", 0.0, a.normCoefficient));
+  std::string mode;
+  AMPC_RETURN_IF_ERROR(getString(attrs, "mode", std::string("standard"), mode));
+  if (mode != "standard" && mode != "nesterov")
+    return Status::error(
+        "attribute 'mode' must be \"standard\" or \"nesterov\", got \"" + mode +
+        "\"");
+  a.nesterov = mode == "nesterov";
+  return Status::ok();
+}
+
+Status checkMomentum(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, 2));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
+  AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "velocity"},
+                                    {"new_param", "new_velocity"}));
+  MomentumAttrs a;
+  return readMomentumAttrs(*call.attrs, a);
+}
+
+template <typename T> struct Momentum {
+  static Status run(const OpCall &call, CpuContext &ctx) {
+    MomentumAttrs a;
+    AMPC_RETURN_IF_ERROR(readMomentumAttrs(*call.attrs, a));
+    int64_t step = 0;
+    AMPC_RETURN_IF_ERROR(readStep(call.inputs[1], step));
+    const T lr = static_cast<T>(elementAsDouble(call.inputs[0], 0)),
+            alpha = static_cast<T>(a.alpha),
+            // The first update takes the whole gradient (ONNX's rule, and
+            // PyTorch's velocity starting as a copy of the gradient).
+        beta = static_cast<T>(step > 0 ? a.beta : 1.0),
+            nc = static_cast<T>(a.normCoefficient);
+    bool nesterov = a.nesterov;
+    forEachBlock<T, 3, 2>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        T p = in[0][i], g = nc * p + in[1][i], v = in[2][i];
+        T vNew = alpha * v + beta * g;
+        out[0][i] = nesterov ? p - lr * (g + alpha * vNew) : p - lr * vNew;
+        out[1][i] = vNew;
+      }
+    });
+    return Status::ok();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// adam_update(lr, step, param, grad, m, v) -> new_param, new_m, new_v
+//===----------------------------------------------------------------------===//
+
+struct AdamAttrs {
+  double alpha = 0, beta = 0, epsilon = 0, normCoefficient = 0,
+         normCoefficientPost = 0, weightDecay = 0;
+  bool pytorch = true;
+};
+
+Status readAdamAttrs(const Attrs &attrs, AdamAttrs &a) {
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 0.9, a.alpha));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", 0.999, a.beta));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-8, a.epsilon));
+  AMPC_RETURN_IF_ERROR(
+      getFloat(attrs, "norm_coefficient", 0.0, a.normCoefficient));
+  AMPC_RETURN_IF_ERROR(
+      getFloat(attrs, "norm_coefficient_post", 0.0, a.normCoefficientPost));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "weight_decay", 0.0, a.weightDecay));
+  std::string mode;
+  AMPC_RETURN_IF_ERROR(getString(attrs, "mode", std::string("pytorch"), mode));
+  if (mode != "onnx" && mode != "pytorch")
+    return Status::error(
+        "attribute 'mode' must be \"onnx\" or \"pytorch\", got \"" + mode +
+        "\"");
+  a.pytorch = mode == "pytorch";
+  AMPC_RETURN_IF_ERROR(checkInUnitInterval("alpha", a.alpha));
+  AMPC_RETURN_IF_ERROR(checkInUnitInterval("beta", a.beta));
+  AMPC_RETURN_IF_ERROR(checkNonNegative("epsilon", a.epsilon));
+  // PyTorch divides by 1 - alpha^t and 1 - beta^t from the first step on.
+  if (a.pytorch && (a.alpha == 1 || a.beta == 1))
+    return Status::error(
+        "attribute '" + std::string(a.alpha == 1 ? "alpha" : "beta") +
+        "' must be < 1 in \"pytorch\" mode, whose bias correction divides "
+        "by 1 - " +
+        (a.alpha == 1 ? "alpha" : "beta") + "^(step + 1)");
+  // Each mode has its own decoupled decay; the other one's would be
+  // silently ignored.
+  if (!a.pytorch && a.weightDecay != 0)
+    return Status::error("attribute 'weight_decay' is used in \"pytorch\" "
+                         "mode only; \"onnx\" mode has "
+                         "norm_coefficient_post");
+  if (a.pytorch && a.normCoefficientPost != 0)
+    return Status::error("attribute 'norm_coefficient_post' is used in "
+                         "\"onnx\" mode only; \"pytorch\" mode has "
+                         "weight_decay");
+  return Status::ok();
+}
+
+Status checkAdam(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 6, 6, 3));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
+  AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "m", "v"},
+                                    {"new_param", "new_m", "new_v"}));
+  AdamAttrs a;
+  return readAdamAttrs(*call.attrs, a);
+}
+
+template <typename T> struct Adam {
+  static Status run(const OpCall &call, CpuContext &ctx) {
+    AdamAttrs a;
+    AMPC_RETURN_IF_ERROR(readAdamAttrs(*call.attrs, a));
+    int64_t step = 0;
+    AMPC_RETURN_IF_ERROR(readStep(call.inputs[1], step));
+    double lr = elementAsDouble(call.inputs[0], 0);
+    const T alpha = static_cast<T>(a.alpha), beta = static_cast<T>(a.beta),
+            oneMinusAlpha = static_cast<T>(1 - a.alpha),
+            oneMinusBeta = static_cast<T>(1 - a.beta),
+            eps = static_cast<T>(a.epsilon),
+            nc = static_cast<T>(a.normCoefficient);
+    if (a.pytorch) {
+      double t = static_cast<double>(step) + 1;
+      const T decay = static_cast<T>(1 - lr * a.weightDecay),
+              stepSize = static_cast<T>(lr / (1 - std::pow(a.alpha, t))),
+              bc2Sqrt = static_cast<T>(std::sqrt(1 - std::pow(a.beta, t)));
+      forEachBlock<T, 4, 3>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          T g = in[1][i] + nc * in[0][i];
+          out[1][i] = alpha * in[2][i] + oneMinusAlpha * g;
+          out[2][i] = beta * in[3][i] + oneMinusBeta * (g * g);
+        }
+        T root[kBlock];
+        sqrtRun(out[2], root, n);
+        for (int64_t i = 0; i < n; ++i)
+          out[0][i] = in[0][i] * decay -
+                      stepSize * (out[1][i] / (root[i] / bc2Sqrt + eps));
+      });
+      return Status::ok();
+    }
+    double t = static_cast<double>(step);
+    const T rate = static_cast<T>(
+                step > 0 ? lr * std::sqrt(1 - std::pow(a.beta, t)) /
+                               (1 - std::pow(a.alpha, t))
+                         : lr),
+            keep = static_cast<T>(1 - a.normCoefficientPost);
+    forEachBlock<T, 4, 3>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        T g = nc * in[0][i] + in[1][i];
+        out[1][i] = alpha * in[2][i] + oneMinusAlpha * g;
+        out[2][i] = beta * in[3][i] + oneMinusBeta * (g * g);
+      }
+      T root[kBlock];
+      sqrtRun(out[2], root, n);
+      for (int64_t i = 0; i < n; ++i)
+        out[0][i] = keep * (in[0][i] - rate * (out[1][i] / (root[i] + eps)));
+    });
+    return Status::ok();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// adagrad_update(lr, step, param, grad, accumulator) -> new_param,
+// new_accumulator
+//===----------------------------------------------------------------------===//
+
+struct AdagradAttrs {
+  double decayFactor = 0, epsilon = 0, normCoefficient = 0;
+};
+
+Status readAdagradAttrs(const Attrs &attrs, AdagradAttrs &a) {
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "decay_factor", 0.0, a.decayFactor));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-6, a.epsilon));
+  AMPC_RETURN_IF_ERROR(
+      getFloat(attrs, "norm_coefficient", 0.0, a.normCoefficient));
+  AMPC_RETURN_IF_ERROR(checkNonNegative("decay_factor", a.decayFactor));
+  return checkNonNegative("epsilon", a.epsilon);
+}
+
+Status checkAdagrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, 2));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
+  AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "accumulator"},
+                                    {"new_param", "new_accumulator"}));
+  AdagradAttrs a;
+  return readAdagradAttrs(*call.attrs, a);
+}
+
+template <typename T> struct Adagrad {
+  static Status run(const OpCall &call, CpuContext &ctx) {
+    AdagradAttrs a;
+    AMPC_RETURN_IF_ERROR(readAdagradAttrs(*call.attrs, a));
+    int64_t step = 0;
+    AMPC_RETURN_IF_ERROR(readStep(call.inputs[1], step));
+    double lr = elementAsDouble(call.inputs[0], 0);
+    const T rate = static_cast<T>(
+                lr / (1 + static_cast<double>(step) * a.decayFactor)),
+            eps = static_cast<T>(a.epsilon),
+            nc = static_cast<T>(a.normCoefficient);
+    forEachBlock<T, 3, 2>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        T g = nc * in[0][i] + in[1][i];
+        out[1][i] = in[2][i] + g * g;
+      }
+      T root[kBlock];
+      sqrtRun(out[1], root, n);
+      for (int64_t i = 0; i < n; ++i) {
+        T g = nc * in[0][i] + in[1][i];
+        out[0][i] = in[0][i] - rate * g / (root[i] + eps);
+      }
+    });
+    return Status::ok();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// lr_schedule(step) -> lr
+//===----------------------------------------------------------------------===//
+
+struct ScheduleAttrs {
+  double baseLr = 0, gamma = 0, minLr = 0;
+  int64_t stepSize = 1, totalSteps = 1;
+  std::string kind;
+};
+
+Status readScheduleAttrs(const Attrs &attrs, ScheduleAttrs &a) {
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "base_lr", std::nullopt, a.baseLr));
+  AMPC_RETURN_IF_ERROR(
+      getString(attrs, "kind", std::string("constant"), a.kind));
+  AMPC_RETURN_IF_ERROR(getInt(attrs, "step_size", 1, a.stepSize));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "gamma", 0.1, a.gamma));
+  AMPC_RETURN_IF_ERROR(getInt(attrs, "total_steps", 1, a.totalSteps));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "min_lr", 0.0, a.minLr));
+  if (a.kind != "constant" && a.kind != "step" && a.kind != "cosine")
+    return Status::error("attribute 'kind' must be \"constant\", \"step\" or "
+                         "\"cosine\", got \"" +
+                         a.kind + "\"");
+  if (a.stepSize < 1)
+    return Status::error("attribute 'step_size' must be >= 1, got " +
+                         std::to_string(a.stepSize));
+  if (a.totalSteps < 1)
+    return Status::error("attribute 'total_steps' must be >= 1, got " +
+                         std::to_string(a.totalSteps));
+  return Status::ok();
+}
+
+Status checkSchedule(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "step", true));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.outputs[0], "lr", false));
+  ScheduleAttrs a;
+  return readScheduleAttrs(*call.attrs, a);
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+Status runSchedule(const OpCall &call, CpuContext &) {
+  ScheduleAttrs a;
+  AMPC_RETURN_IF_ERROR(readScheduleAttrs(*call.attrs, a));
+  int64_t step = 0;
+  AMPC_RETURN_IF_ERROR(readStep(call.inputs[0], step));
+  double lr = a.baseLr;
+  if (a.kind == "step") {
+    lr = a.baseLr * std::pow(a.gamma, static_cast<double>(step / a.stepSize));
+  } else if (a.kind == "cosine") {
+    double t = static_cast<double>(std::min(step, a.totalSteps));
+    lr = a.minLr +
+         (a.baseLr - a.minLr) *
+             (1 + std::cos(kPi * t / static_cast<double>(a.totalSteps))) / 2;
+  }
+  storeF64(&lr, 1, call.outputs[0], 0);
+  return Status::ok();
+}
+
+} // namespace
+
+void addOptimizerKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"sgd_update", checkSgd, dispatch<Sgd>});
+  out.push_back({"momentum_update", checkMomentum, dispatch<Momentum>});
+  out.push_back({"adam_update", checkAdam, dispatch<Adam>});
+  out.push_back({"adagrad_update", checkAdagrad, dispatch<Adagrad>});
+  out.push_back({"lr_schedule", checkSchedule, runSchedule});
+}
+
+} // namespace ampc::rt::cpu

@@ -1,0 +1,707 @@
+//===- OptimizerKernelsTest.cpp - parameter updates and lr schedules ------===//
+//
+// Each update against a double loop written from ONNX's reference pseudo
+// code (onnx/backend/test/case/node/{momentum,adam,adagrad}.py) in every
+// float dtype, and against PyTorch's optimizers over three steps where
+// OptimizerOps.td says they coincide; outputs written over their inputs
+// give the same bits as separate buffers; lr_schedule kinds; check() and
+// run() errors.
+//
+//===----------------------------------------------------------------------===//
+#include "NumericKernelTestUtil.h"
+
+#include <optional>
+
+using namespace ampc::rt;
+using namespace ampc::rt::nktest;
+
+namespace {
+
+const DType kFloats[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
+
+Buf lrBuf(double lr, DType t = DType::F32) { return makeBuf(t, {}, {lr}); }
+Buf stepBuf(int64_t step) {
+  return makeBuf(DType::I64, {}, {static_cast<double>(step)});
+}
+
+// Absolute floor for outputs that cancel to near zero: the f32 (or f64)
+// rounding of the intermediate terms, whose magnitudes are about 1.
+double absTol(DType t) { return t == DType::F64 ? 1e-13 : 1e-6; }
+
+//===----------------------------------------------------------------------===//
+// Double references from ONNX's pseudo code
+//===----------------------------------------------------------------------===//
+
+struct MomentumRef {
+  double alpha, beta, nc;
+  bool nesterov;
+  // Element i: (param, velocity) in place.
+  void apply(double lr, int64_t step, double &p, double g, double &v) const {
+    double gr = nc * p + g;
+    double b = step > 0 ? beta : 1;
+    double vNew = alpha * v + b * gr;
+    p = nesterov ? p - lr * (gr + alpha * vNew) : p - lr * vNew;
+    v = vNew;
+  }
+};
+
+struct AdamOnnxRef {
+  double alpha, beta, eps, nc, ncPost;
+  void apply(double lr, int64_t t, double &x, double g, double &v,
+             double &h) const {
+    double gr = nc * x + g;
+    v = alpha * v + (1 - alpha) * gr;
+    h = beta * h + (1 - beta) * gr * gr;
+    double r =
+        t > 0 ? lr * std::sqrt(1 - std::pow(beta, t)) / (1 - std::pow(alpha, t))
+              : lr;
+    x = (1 - ncPost) * (x - r * v / (std::sqrt(h) + eps));
+  }
+};
+
+struct AdagradRef {
+  double decay, eps, nc;
+  void apply(double lr, int64_t t, double &x, double g, double &h) const {
+    double r = lr / (1 + t * decay);
+    double gr = nc * x + g;
+    h += gr * gr;
+    x -= r * gr / (std::sqrt(h) + eps);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// PyTorch's rules (torch/optim/{sgd,adam,adamw,adagrad}.py, 1.13), written
+// independently of OptimizerOps.td's mapping so the tests check it.
+//===----------------------------------------------------------------------===//
+
+// torch.optim.SGD: d = g + wd * p; buf = d on the first step, else
+// momentum * buf + (1 - dampening) * d; nesterov: d += momentum * buf,
+// else d = buf; p -= lr * d.
+struct TorchSgd {
+  double lr, momentum, dampening, wd;
+  bool nesterov;
+  std::optional<std::vector<double>> buf;
+  void step(std::vector<double> &p, const std::vector<double> &g) {
+    std::vector<double> d(p.size());
+    for (size_t i = 0; i < p.size(); ++i)
+      d[i] = g[i] + wd * p[i];
+    if (!buf) {
+      buf = d;
+    } else {
+      for (size_t i = 0; i < p.size(); ++i)
+        (*buf)[i] = momentum * (*buf)[i] + (1 - dampening) * d[i];
+    }
+    for (size_t i = 0; i < p.size(); ++i) {
+      double upd = nesterov ? d[i] + momentum * (*buf)[i] : (*buf)[i];
+      p[i] -= lr * upd;
+    }
+  }
+};
+
+// torch.optim.Adam (L2: g += wd * p) or AdamW (p *= 1 - lr * wd first),
+// amsgrad off: t += 1; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+struct TorchAdam {
+  double lr, b1, b2, eps, wd;
+  bool decoupled;
+  std::vector<double> m, v;
+  int t = 0;
+  void step(std::vector<double> &p, const std::vector<double> &g) {
+    m.resize(p.size());
+    v.resize(p.size());
+    ++t;
+    for (size_t i = 0; i < p.size(); ++i) {
+      double gi = g[i];
+      if (decoupled)
+        p[i] *= 1 - lr * wd;
+      else
+        gi += wd * p[i];
+      m[i] = b1 * m[i] + (1 - b1) * gi;
+      v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+      double denom = std::sqrt(v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps;
+      p[i] -= lr / (1 - std::pow(b1, t)) * m[i] / denom;
+    }
+  }
+};
+
+// torch.optim.Adagrad (initial accumulator 0): t += 1; g += wd * p;
+// clr = lr / (1 + (t - 1) * lr_decay); s += g^2; p -= clr * g / (sqrt(s)
+// + eps).
+struct TorchAdagrad {
+  double lr, lrDecay, wd, eps;
+  std::vector<double> s;
+  int t = 0;
+  void step(std::vector<double> &p, const std::vector<double> &g) {
+    s.resize(p.size());
+    ++t;
+    double clr = lr / (1 + (t - 1) * lrDecay);
+    for (size_t i = 0; i < p.size(); ++i) {
+      double gi = g[i] + wd * p[i];
+      s[i] += gi * gi;
+      p[i] -= clr * gi / (std::sqrt(s[i]) + eps);
+    }
+  }
+};
+
+// Three steps of every torch case start from the same parameter and see
+// the same gradients.
+const std::vector<double> kP0 = {0.5, -1.25, 2.0};
+const std::vector<std::vector<double>> kGrads = {
+    {0.1, -0.3, 0.7}, {-0.2, 0.05, 0.4}, {0.3, 0.6, -0.9}};
+
+// The parameter after each of the three steps as PyTorch 1.13 computes it
+// in float64, printed with "%.17g" by:
+//   torch.set_default_dtype(torch.float64)
+//   p = torch.nn.Parameter(torch.tensor(kP0)); opt = <optimizer>([p])
+//   for g in kGrads: p.grad = torch.tensor(g); opt.step(); print(p)
+// They pin the C++ rules above to PyTorch itself.
+using Steps = std::vector<std::vector<double>>;
+// SGD(lr=0.1, momentum=0.9, dampening=0.25, weight_decay=0.01)
+const Steps kTorchSgdMomentum = {
+    {0.48949999999999999, -1.21875, 1.9279999999999999},
+    {0.49468287499999997, -1.1934609375, 1.8317539999999999},
+    {0.47647645034374997, -1.214805685546875, 1.8112587844999999}};
+// SGD(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)
+const Steps kTorchSgdNesterov = {
+    {0.48004999999999998, -1.190625, 1.8632},
+    {0.50863290500000002, -1.1725503125000001, 1.7253399199999999},
+    {0.45882316198050005, -1.2646268106562502, 1.806664582152}};
+// Adam(lr=0.01, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.1)
+const Steps kTorchAdamL2 = {
+    {0.4900000006666666, -1.2400000002352942, 1.9900000001111111},
+    {0.49055952657924279, -1.2321049077278134, 1.9802898991533768},
+    {0.48534334231384657, -1.232759975968273, 1.9774801734074465}};
+// AdamW(lr=0.01, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.1)
+const Steps kTorchAdamW = {
+    {0.48950000099999991, -1.2387500003333334, 1.988000000142857},
+    {0.4926665779014659, -1.2321143069636149, 1.9764906917212406},
+    {0.48875034033271242, -1.2346902740017458, 1.9743715422784889}};
+// Adagrad(lr=0.1, lr_decay=0.1, weight_decay=0.01, eps=1e-10)
+const Steps kTorchAdagrad = {
+    {0.40000000009523806, -1.1500000000320001, 1.9000000000138888},
+    {0.48013454278900125, -1.1611159573977856, 1.854274990377941},
+    {0.41281134467674502, -1.2345905799942856, 1.9148403524369049}};
+
+template <typename Opt> Steps runTorchRule(Opt opt) {
+  std::vector<double> p = kP0;
+  Steps out;
+  for (const auto &g : kGrads) {
+    opt.step(p, g);
+    out.push_back(p);
+  }
+  return out;
+}
+
+TEST(TorchRules, MatchPyTorch) {
+  auto expectSteps = [](const Steps &got, const Steps &want, const char *what) {
+    for (size_t s = 0; s < want.size(); ++s)
+      for (size_t i = 0; i < want[s].size(); ++i)
+        EXPECT_NEAR(got[s][i], want[s][i], 1e-14)
+            << what << " step " << s << " element " << i;
+  };
+  expectSteps(runTorchRule(TorchSgd{0.1, 0.9, 0.25, 0.01, false, {}}),
+              kTorchSgdMomentum, "SGD momentum");
+  expectSteps(runTorchRule(TorchSgd{0.1, 0.9, 0.0, 0.01, true, {}}),
+              kTorchSgdNesterov, "SGD nesterov");
+  expectSteps(runTorchRule(TorchAdam{0.01, 0.9, 0.99, 1e-8, 0.1, false}),
+              kTorchAdamL2, "Adam");
+  expectSteps(runTorchRule(TorchAdam{0.01, 0.9, 0.99, 1e-8, 0.1, true}),
+              kTorchAdamW, "AdamW");
+  expectSteps(runTorchRule(TorchAdagrad{0.1, 0.1, 0.01, 1e-10}), kTorchAdagrad,
+              "Adagrad");
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+Call momentumCall(Buf &lr, Buf &step, Buf &p, Buf &g, Buf &v, Buf &pOut,
+                  Buf &vOut, const MomentumRef &r) {
+  Call c{"momentum_update", {}, {&lr, &step, &p, &g, &v}, {&pOut, &vOut}};
+  c.attrs.setFloat("alpha", r.alpha);
+  c.attrs.setFloat("beta", r.beta);
+  c.attrs.setFloat("norm_coefficient", r.nc);
+  c.attrs.setString("mode", r.nesterov ? "nesterov" : "standard");
+  return c;
+}
+
+Call adamCall(Buf &lr, Buf &step, Buf &p, Buf &g, Buf &m, Buf &v, Buf &pOut,
+              Buf &mOut, Buf &vOut, const std::string &mode, double alpha,
+              double beta, double eps, double nc, double ncPost, double wd) {
+  Call c{
+      "adam_update", {}, {&lr, &step, &p, &g, &m, &v}, {&pOut, &mOut, &vOut}};
+  c.attrs.setString("mode", mode);
+  c.attrs.setFloat("alpha", alpha);
+  c.attrs.setFloat("beta", beta);
+  c.attrs.setFloat("epsilon", eps);
+  c.attrs.setFloat("norm_coefficient", nc);
+  c.attrs.setFloat("norm_coefficient_post", ncPost);
+  c.attrs.setFloat("weight_decay", wd);
+  return c;
+}
+
+Call adagradCall(Buf &lr, Buf &step, Buf &p, Buf &g, Buf &h, Buf &pOut,
+                 Buf &hOut, const AdagradRef &r) {
+  Call c{"adagrad_update", {}, {&lr, &step, &p, &g, &h}, {&pOut, &hOut}};
+  c.attrs.setFloat("decay_factor", r.decay);
+  c.attrs.setFloat("epsilon", r.eps);
+  c.attrs.setFloat("norm_coefficient", r.nc);
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Against ONNX's pseudo code, every float dtype
+//===----------------------------------------------------------------------===//
+
+class OptimizerDTypeTest : public ::testing::TestWithParam<DType> {};
+
+// Large enough for several chunks on several threads, odd so the last
+// chunk is partial.
+const Shape kShape = {3, 7001};
+
+TEST_P(OptimizerDTypeTest, Sgd) {
+  DType t = GetParam();
+  Buf lr = lrBuf(0.05, DType::F64), p = randomBuf(t, kShape, 1),
+      g = randomBuf(t, kShape, 2), out(t, kShape);
+  Call c{"sgd_update", {}, {&lr, &p, &g}, {&out}};
+  c.attrs.setFloat("weight_decay", 0.01);
+  ASSERT_TRUE(c.run(&testPool()).isOk());
+  std::vector<double> ref(p.size());
+  for (int64_t i = 0; i < p.size(); ++i)
+    ref[i] = p.get(i) - 0.05 * (g.get(i) + 0.01 * p.get(i));
+  expectNear(out, ref, absTol(t), relTol(t), "new_param");
+}
+
+TEST_P(OptimizerDTypeTest, Momentum) {
+  DType t = GetParam();
+  for (bool nesterov : {false, true})
+    for (int64_t s : {0, 4}) {
+      SCOPED_TRACE(std::string(nesterov ? "nesterov" : "standard") + " step " +
+                   std::to_string(s));
+      MomentumRef r{0.95, 0.85, 0.001, nesterov};
+      Buf lr = lrBuf(0.1), step = stepBuf(s), p = randomBuf(t, kShape, 3),
+          g = randomBuf(t, kShape, 4), v = randomBuf(t, kShape, 5),
+          pOut(t, kShape), vOut(t, kShape);
+      ASSERT_TRUE(
+          momentumCall(lr, step, p, g, v, pOut, vOut, r).run(&testPool()));
+      std::vector<double> pr = p.values(), vr = v.values();
+      for (int64_t i = 0; i < p.size(); ++i)
+        r.apply(0.1f, s, pr[i], g.get(i), vr[i]);
+      expectNear(pOut, pr, absTol(t), relTol(t), "new_param");
+      expectNear(vOut, vr, absTol(t), relTol(t), "new_velocity");
+    }
+}
+
+TEST_P(OptimizerDTypeTest, AdamOnnx) {
+  DType t = GetParam();
+  for (int64_t s : {0, 3}) {
+    SCOPED_TRACE("step " + std::to_string(s));
+    AdamOnnxRef r{0.95, 0.1, 1e-7, 0.001, 0.02};
+    Buf lr = lrBuf(0.1, DType::F64), step = stepBuf(s),
+        p = randomBuf(t, kShape, 6), g = randomBuf(t, kShape, 7),
+        m = randomBuf(t, kShape, 8), v = randomBuf(t, kShape, 9, 0.01, 1),
+        pOut(t, kShape), mOut(t, kShape), vOut(t, kShape);
+    ASSERT_TRUE(adamCall(lr, step, p, g, m, v, pOut, mOut, vOut, "onnx",
+                         r.alpha, r.beta, r.eps, r.nc, r.ncPost, 0)
+                    .run(&testPool()));
+    std::vector<double> pr = p.values(), mr = m.values(), vr = v.values();
+    for (int64_t i = 0; i < p.size(); ++i)
+      r.apply(0.1, s, pr[i], g.get(i), mr[i], vr[i]);
+    expectNear(pOut, pr, absTol(t), relTol(t), "new_param");
+    expectNear(mOut, mr, absTol(t), relTol(t), "new_m");
+    expectNear(vOut, vr, absTol(t), relTol(t), "new_v");
+  }
+}
+
+TEST_P(OptimizerDTypeTest, AdamPytorch) {
+  DType t = GetParam();
+  // One torch step from the state after `s` steps (t = s + 1), AdamW's
+  // decoupled decay and Adam's L2 decay together as the op defines them.
+  for (int64_t s : {0, 5}) {
+    SCOPED_TRACE("step " + std::to_string(s));
+    Buf lr = lrBuf(0.01), step = stepBuf(s), p = randomBuf(t, kShape, 10),
+        g = randomBuf(t, kShape, 11), m = randomBuf(t, kShape, 12),
+        v = randomBuf(t, kShape, 13, 0.01, 1), pOut(t, kShape), mOut(t, kShape),
+        vOut(t, kShape);
+    double b1 = 0.9, b2 = 0.99, eps = 1e-8, l2 = 0.03, wd = 0.1, lrv = 0.01f;
+    ASSERT_TRUE(adamCall(lr, step, p, g, m, v, pOut, mOut, vOut, "pytorch", b1,
+                         b2, eps, l2, 0, wd)
+                    .run(&testPool()));
+    std::vector<double> pr(p.size()), mr(p.size()), vr(p.size());
+    double tt = s + 1;
+    for (int64_t i = 0; i < p.size(); ++i) {
+      double x = p.get(i), gi = g.get(i) + l2 * x;
+      mr[i] = b1 * m.get(i) + (1 - b1) * gi;
+      vr[i] = b2 * v.get(i) + (1 - b2) * gi * gi;
+      double mHat = mr[i] / (1 - std::pow(b1, tt));
+      double vHat = vr[i] / (1 - std::pow(b2, tt));
+      pr[i] = x * (1 - lrv * wd) - lrv * mHat / (std::sqrt(vHat) + eps);
+    }
+    expectNear(pOut, pr, absTol(t), relTol(t), "new_param");
+    expectNear(mOut, mr, absTol(t), relTol(t), "new_m");
+    expectNear(vOut, vr, absTol(t), relTol(t), "new_v");
+  }
+}
+
+TEST_P(OptimizerDTypeTest, Adagrad) {
+  DType t = GetParam();
+  for (int64_t s : {0, 7}) {
+    SCOPED_TRACE("step " + std::to_string(s));
+    AdagradRef r{0.1, 1e-5, 0.001};
+    Buf lr = lrBuf(0.1, DType::F64), step = stepBuf(s),
+        p = randomBuf(t, kShape, 14), g = randomBuf(t, kShape, 15),
+        h = randomBuf(t, kShape, 16, 0, 2), pOut(t, kShape), hOut(t, kShape);
+    ASSERT_TRUE(adagradCall(lr, step, p, g, h, pOut, hOut, r).run(&testPool()));
+    std::vector<double> pr = p.values(), hr = h.values();
+    for (int64_t i = 0; i < p.size(); ++i)
+      r.apply(0.1, s, pr[i], g.get(i), hr[i]);
+    expectNear(pOut, pr, absTol(t), relTol(t), "new_param");
+    expectNear(hOut, hr, absTol(t), relTol(t), "new_accumulator");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Floats, OptimizerDTypeTest,
+                         ::testing::ValuesIn(kFloats), dtypeName);
+
+// ONNX's own node test (node/test_adam, data set 0): element 0 of its
+// inputs and of output_0.pb .. output_2.pb, so the reference above is
+// pinned to ONNX's data too.
+TEST(OptimizerOnnx, AdamNodeTestValues) {
+  AdamOnnxRef r{0.95f, 0.1f, 1e-7f, 0.001f, 0};
+  double x = 1.2f, v = 1.7f, h = 0.1f;
+  r.apply(0.1f, 0, x, -0.94f, v, h);
+  EXPECT_NEAR(x, 1.0250363, 2e-6);
+  EXPECT_NEAR(v, 1.56806, 2e-6);
+  EXPECT_NEAR(h, 0.8032108, 2e-6);
+}
+
+//===----------------------------------------------------------------------===//
+// PyTorch equivalences over three steps (f64 kernels, the kernel's state
+// carried from step to step)
+//===----------------------------------------------------------------------===//
+
+Buf vecBuf(const std::vector<double> &v) {
+  return makeBuf(DType::F64, {static_cast<int64_t>(v.size())}, v);
+}
+
+void expectVec(const Buf &got, const std::vector<double> &want,
+               const std::string &what) {
+  expectNear(got, want, 1e-14, 1e-12, what);
+}
+
+// momentum_update with alpha = momentum, beta = 1 - dampening,
+// norm_coefficient = weight_decay and v starting at 0 is torch's SGD.
+void checkMomentumAsTorch(bool nesterov, double dampening, const Steps &want) {
+  MomentumRef r{0.9, 1 - dampening, 0.01, nesterov};
+  Buf lr = lrBuf(0.1, DType::F64), p = vecBuf(kP0),
+      v = vecBuf(std::vector<double>(3, 0.0));
+  for (int s = 0; s < 3; ++s) {
+    Buf step = stepBuf(s), g = vecBuf(kGrads[s]);
+    ASSERT_TRUE(momentumCall(lr, step, p, g, v, p, v, r).run());
+    expectVec(p, want[s], "param after step " + std::to_string(s + 1));
+  }
+}
+
+TEST(OptimizerTorch, MomentumIsSgdWithDampening) {
+  checkMomentumAsTorch(false, 0.25, kTorchSgdMomentum);
+  checkMomentumAsTorch(false, 0.25,
+                       runTorchRule(TorchSgd{0.1, 0.9, 0.25, 0.01, false, {}}));
+}
+
+TEST(OptimizerTorch, NesterovIsSgdNesterov) {
+  checkMomentumAsTorch(true, 0.0, kTorchSgdNesterov);
+}
+
+void checkAdamAsTorch(double l2, double wd, const Steps &want) {
+  Buf lr = lrBuf(0.01, DType::F64), p = vecBuf(kP0),
+      m = vecBuf(std::vector<double>(3, 0.0)),
+      v = vecBuf(std::vector<double>(3, 0.0));
+  for (int s = 0; s < 3; ++s) {
+    Buf step = stepBuf(s), g = vecBuf(kGrads[s]);
+    ASSERT_TRUE(adamCall(lr, step, p, g, m, v, p, m, v, "pytorch", 0.9, 0.99,
+                         1e-8, l2, 0, wd)
+                    .run());
+    expectVec(p, want[s], "param after step " + std::to_string(s + 1));
+  }
+}
+
+TEST(OptimizerTorch, AdamL2IsTorchAdam) {
+  checkAdamAsTorch(0.1, 0, kTorchAdamL2);
+}
+
+TEST(OptimizerTorch, AdamWeightDecayIsTorchAdamW) {
+  checkAdamAsTorch(0, 0.1, kTorchAdamW);
+}
+
+TEST(OptimizerTorch, AdagradIsTorchAdagrad) {
+  AdagradRef r{0.1, 1e-10, 0.01};
+  Buf lr = lrBuf(0.1, DType::F64), p = vecBuf(kP0),
+      h = vecBuf(std::vector<double>(3, 0.0));
+  for (int s = 0; s < 3; ++s) {
+    Buf step = stepBuf(s), g = vecBuf(kGrads[s]);
+    ASSERT_TRUE(adagradCall(lr, step, p, g, h, p, h, r).run());
+    expectVec(p, kTorchAdagrad[s], "param after step " + std::to_string(s + 1));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Outputs over their inputs
+//===----------------------------------------------------------------------===//
+
+bool sameBits(const Buf &a, const Buf &b) {
+  return a.dtype == b.dtype && a.shape == b.shape &&
+         std::memcmp(a.bytes(), b.bytes(), a.size() * sizeOf(a.dtype)) == 0;
+}
+
+class OptimizerInPlaceTest : public ::testing::TestWithParam<DType> {};
+
+// Runs `make` once with fresh outputs and once with every output being the
+// input it replaces; both must give the same bits.
+TEST_P(OptimizerInPlaceTest, SameBitsAsSeparateBuffers) {
+  DType t = GetParam();
+  Shape s = {40001};
+  Buf lr = lrBuf(0.1), step = stepBuf(2);
+  auto fresh = [&](uint32_t seed, double lo = -1) {
+    return randomBuf(t, s, seed, lo, 1);
+  };
+  {
+    SCOPED_TRACE("sgd_update");
+    Buf p = fresh(1), g = fresh(2), out(t, s);
+    Call sep{"sgd_update", {}, {&lr, &p, &g}, {&out}};
+    sep.attrs.setFloat("weight_decay", 0.01);
+    ASSERT_TRUE(sep.run(&testPool()));
+    Call in = sep;
+    in.outs = {&p};
+    ASSERT_TRUE(in.run(&testPool()));
+    EXPECT_TRUE(sameBits(p, out));
+  }
+  for (bool nesterov : {false, true}) {
+    SCOPED_TRACE("momentum_update");
+    MomentumRef r{0.9, 0.8, 0.01, nesterov};
+    Buf p = fresh(3), g = fresh(4), v = fresh(5), pOut(t, s), vOut(t, s);
+    ASSERT_TRUE(
+        momentumCall(lr, step, p, g, v, pOut, vOut, r).run(&testPool()));
+    ASSERT_TRUE(momentumCall(lr, step, p, g, v, p, v, r).run(&testPool()));
+    EXPECT_TRUE(sameBits(p, pOut));
+    EXPECT_TRUE(sameBits(v, vOut));
+  }
+  for (const char *mode : {"onnx", "pytorch"}) {
+    SCOPED_TRACE(std::string("adam_update ") + mode);
+    bool torch = std::string(mode) == "pytorch";
+    Buf p = fresh(6), g = fresh(7), m = fresh(8), v = fresh(9, 0), pOut(t, s),
+        mOut(t, s), vOut(t, s);
+    auto call = [&](Buf &po, Buf &mo, Buf &vo) {
+      return adamCall(lr, step, p, g, m, v, po, mo, vo, mode, 0.9, 0.999, 1e-6,
+                      0.01, torch ? 0 : 0.01, torch ? 0.01 : 0);
+    };
+    ASSERT_TRUE(call(pOut, mOut, vOut).run(&testPool()));
+    ASSERT_TRUE(call(p, m, v).run(&testPool()));
+    EXPECT_TRUE(sameBits(p, pOut));
+    EXPECT_TRUE(sameBits(m, mOut));
+    EXPECT_TRUE(sameBits(v, vOut));
+  }
+  {
+    SCOPED_TRACE("adagrad_update");
+    AdagradRef r{0.1, 1e-6, 0.01};
+    Buf p = fresh(10), g = fresh(11), h = fresh(12, 0), pOut(t, s), hOut(t, s);
+    ASSERT_TRUE(adagradCall(lr, step, p, g, h, pOut, hOut, r).run(&testPool()));
+    ASSERT_TRUE(adagradCall(lr, step, p, g, h, p, h, r).run(&testPool()));
+    EXPECT_TRUE(sameBits(p, pOut));
+    EXPECT_TRUE(sameBits(h, hOut));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Floats, OptimizerInPlaceTest,
+                         ::testing::ValuesIn(kFloats), dtypeName);
+
+//===----------------------------------------------------------------------===//
+// lr_schedule
+//===----------------------------------------------------------------------===//
+
+double schedule(const std::string &kind, int64_t s, DType out,
+                void (*set)(Attrs &) = nullptr) {
+  Buf step = stepBuf(s), lr(out, {});
+  Call c{"lr_schedule", {}, {&step}, {&lr}};
+  c.attrs.setFloat("base_lr", 0.1);
+  c.attrs.setString("kind", kind);
+  if (set)
+    set(c.attrs);
+  Status st = c.run();
+  EXPECT_TRUE(st.isOk()) << st.message();
+  return lr.get(0);
+}
+
+TEST(LrSchedule, Constant) {
+  EXPECT_EQ(schedule("constant", 0, DType::F64), 0.1);
+  EXPECT_EQ(schedule("constant", 12345, DType::F32), 0.1f);
+}
+
+TEST(LrSchedule, StepDecaysEveryStepSizeSteps) {
+  auto set = [](Attrs &a) {
+    a.setInt("step_size", 3);
+    a.setFloat("gamma", 0.5);
+  };
+  const double want[] = {0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025};
+  for (int64_t s = 0; s < 8; ++s) {
+    EXPECT_DOUBLE_EQ(schedule("step", s, DType::F64, set), want[s]) << s;
+    EXPECT_EQ(schedule("step", s, DType::F32, set), static_cast<float>(want[s]))
+        << s;
+  }
+}
+
+TEST(LrSchedule, CosineAnnealsToMinAndStays) {
+  auto set = [](Attrs &a) {
+    a.setInt("total_steps", 10);
+    a.setFloat("min_lr", 0.01);
+  };
+  EXPECT_DOUBLE_EQ(schedule("cosine", 0, DType::F64, set), 0.1);
+  EXPECT_DOUBLE_EQ(schedule("cosine", 5, DType::F64, set), 0.055);
+  EXPECT_NEAR(schedule("cosine", 2, DType::F64, set),
+              0.01 + 0.09 * (1 + std::cos(M_PI * 0.2)) / 2, 1e-15);
+  EXPECT_DOUBLE_EQ(schedule("cosine", 10, DType::F64, set), 0.01);
+  EXPECT_DOUBLE_EQ(schedule("cosine", 25, DType::F64, set), 0.01);
+  EXPECT_EQ(schedule("cosine", 5, DType::F32, set), 0.055f);
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+struct MomentumFixture : ::testing::Test {
+  Shape s = {4};
+  Buf lr = lrBuf(0.1), step = stepBuf(0), p = Buf(DType::F32, s),
+      g = Buf(DType::F32, s), v = Buf(DType::F32, s), pOut = Buf(DType::F32, s),
+      vOut = Buf(DType::F32, s);
+  Call call() {
+    return momentumCall(lr, step, p, g, v, pOut, vOut,
+                        MomentumRef{0.9, 0.9, 0, false});
+  }
+};
+
+TEST_F(MomentumFixture, ScalarsMustBeScalars) {
+  lr = Buf(DType::F32, {1});
+  expectError(call().check(), "lr must be a scalar (rank 0) f32 or f64 "
+                              "tensor, got tensor<1xf32>");
+  lr = Buf(DType::I64, {});
+  expectError(call().check(), "lr must be a scalar (rank 0) f32 or f64 "
+                              "tensor, got tensor<i64>");
+  lr = lrBuf(0.1);
+  step = Buf(DType::F32, {});
+  expectError(call().check(),
+              "step must be a scalar (rank 0) i64 tensor, got tensor<f32>");
+  step = Buf(DType::I64, {2});
+  expectError(call().check(),
+              "step must be a scalar (rank 0) i64 tensor, got tensor<2xi64>");
+}
+
+TEST_F(MomentumFixture, TensorsMustMatchParam) {
+  ASSERT_TRUE(call().check().isOk());
+  g = Buf(DType::F32, {5});
+  expectError(call().check(), "grad has shape [5] but param has [4]");
+  g = Buf(DType::F32, s);
+  v = Buf(DType::F16, s);
+  expectError(call().check(),
+              "velocity has element type f16 but param has f32");
+  v = Buf(DType::F32, s);
+  vOut = Buf(DType::F32, {2, 2});
+  expectError(call().check(),
+              "new_velocity has shape [2, 2] but the op computes [4]");
+  vOut = Buf(DType::F32, s);
+  p = g = v = pOut = vOut = Buf(DType::I64, s);
+  expectError(call().check(), "param must be f32, f16, bf16 or f64, got i64");
+}
+
+TEST_F(MomentumFixture, Attributes) {
+  Call c = call();
+  c.attrs.setString("mode", "nesterovv");
+  expectError(c.check(), "attribute 'mode' must be \"standard\" or "
+                         "\"nesterov\", got \"nesterovv\"");
+  Call missing{"momentum_update", {}, c.ins, c.outs};
+  missing.attrs.setFloat("beta", 0.9);
+  expectError(missing.check(), "attribute 'alpha' is missing");
+  Call arity = call();
+  arity.ins.pop_back();
+  expectError(arity.check(), "expects 5 inputs, got 4");
+}
+
+TEST_F(MomentumFixture, NegativeStepIsARunError) {
+  step = stepBuf(-1);
+  expectError(call().run(), "step is -1, but it counts the updates already "
+                            "done and must be >= 0");
+}
+
+TEST(OptimizerErrors, Adam) {
+  Shape s = {3};
+  Buf lr = lrBuf(0.1), step = stepBuf(0), p(DType::F32, s), g(DType::F32, s),
+      m(DType::F32, s), v(DType::F32, s), po(DType::F32, s), mo(DType::F32, s),
+      vo(DType::F32, s);
+  auto call = [&](const std::string &mode, double alpha, double beta,
+                  double eps, double ncPost, double wd) {
+    return adamCall(lr, step, p, g, m, v, po, mo, vo, mode, alpha, beta, eps, 0,
+                    ncPost, wd)
+        .check();
+  };
+  EXPECT_TRUE(call("onnx", 1, 1, 0, 0.1, 0).isOk());
+  expectError(call("keras", 0.9, 0.999, 1e-8, 0, 0),
+              "attribute 'mode' must be \"onnx\" or \"pytorch\", got "
+              "\"keras\"");
+  expectError(call("onnx", 1.5, 0.999, 1e-8, 0, 0),
+              "attribute 'alpha' must be in [0, 1], got 1.5");
+  expectError(call("onnx", 0.9, -0.1, 1e-8, 0, 0),
+              "attribute 'beta' must be in [0, 1], got -0.1");
+  expectError(call("onnx", 0.9, 0.999, -1, 0, 0),
+              "attribute 'epsilon' must be >= 0");
+  expectError(call("pytorch", 0.9, 1, 1e-8, 0, 0),
+              "attribute 'beta' must be < 1 in \"pytorch\" mode");
+  expectError(call("onnx", 0.9, 0.999, 1e-8, 0, 0.01),
+              "attribute 'weight_decay' is used in \"pytorch\" mode only");
+  expectError(call("pytorch", 0.9, 0.999, 1e-8, 0.01, 0),
+              "attribute 'norm_coefficient_post' is used in \"onnx\" mode "
+              "only");
+  mo = Buf(DType::F64, s);
+  expectError(call("pytorch", 0.9, 0.999, 1e-8, 0, 0),
+              "new_m has element type f64 but the op computes f32");
+}
+
+TEST(OptimizerErrors, AdagradAndSgd) {
+  Shape s = {3};
+  Buf lr = lrBuf(0.1), step = stepBuf(0), p(DType::BF16, s), g(DType::BF16, s),
+      h(DType::BF16, s), po(DType::BF16, s), ho(DType::BF16, s);
+  EXPECT_TRUE(adagradCall(lr, step, p, g, h, po, ho, {0, 1e-6, 0}).check());
+  expectError(adagradCall(lr, step, p, g, h, po, ho, {0, -1, 0}).check(),
+              "attribute 'epsilon' must be >= 0");
+  expectError(adagradCall(lr, step, p, g, h, po, ho, {-0.5, 0, 0}).check(),
+              "attribute 'decay_factor' must be >= 0");
+  Buf wrong(DType::BF16, {3, 1});
+  expectError(adagradCall(lr, step, p, g, wrong, po, ho, {0, 0, 0}).check(),
+              "accumulator has shape [3, 1] but param has [3]");
+  Call sgd{"sgd_update", {}, {&lr, &p, &g}, {&po}};
+  EXPECT_TRUE(sgd.check());
+  sgd.attrs.setString("weight_decay", "lots");
+  expectError(sgd.check(), "attribute 'weight_decay' must be a float, got a "
+                           "string");
+}
+
+TEST(OptimizerErrors, LrSchedule) {
+  Buf step = stepBuf(0), lr(DType::F32, {});
+  Call c{"lr_schedule", {}, {&step}, {&lr}};
+  expectError(c.check(), "attribute 'base_lr' is missing");
+  c.attrs.setFloat("base_lr", 0.1);
+  EXPECT_TRUE(c.check());
+  c.attrs.setString("kind", "linear");
+  expectError(c.check(), "attribute 'kind' must be \"constant\", \"step\" or "
+                         "\"cosine\", got \"linear\"");
+  c.attrs.setString("kind", "step");
+  c.attrs.setInt("step_size", 0);
+  expectError(c.check(), "attribute 'step_size' must be >= 1, got 0");
+  c.attrs.setInt("step_size", 1);
+  c.attrs.setInt("total_steps", -2);
+  expectError(c.check(), "attribute 'total_steps' must be >= 1, got -2");
+  c.attrs.setInt("total_steps", 1);
+  Buf intLr(DType::I64, {});
+  c.outs = {&intLr};
+  expectError(c.check(), "lr must be a scalar (rank 0) f32 or f64 tensor, "
+                         "got tensor<i64>");
+}
+
+} // namespace
