@@ -1,0 +1,119 @@
+// RUN: %amp-opt %s -split-input-file -verify-diagnostics
+
+func.func @sgd_grad_type(%lr: tensor<f32>, %p: tensor<4xf32>, %g: tensor<4xf16>) {
+  // expected-error @+1 {{'graph.sgd_update' op grad has type 'tensor<4xf16>' but param has 'tensor<4xf32>'}}
+  %0 = graph.sgd_update %lr, %p, %g : (tensor<f32>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @lr_not_scalar(%lr: tensor<1xf32>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.sgd_update' op operand #0 must be 0D tensor of 32-bit float or 64-bit float values, but got 'tensor<1xf32>'}}
+  %0 = graph.sgd_update %lr, %p, %g : (tensor<1xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @step_not_i64(%lr: tensor<f32>, %t: tensor<i32>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.momentum_update' op operand #1 must be 0D tensor of 64-bit signless integer values, but got 'tensor<i32>'}}
+  %0:2 = graph.momentum_update %lr, %t, %p, %p, %p {alpha = 0.9 : f64, beta = 0.9 : f64} : (tensor<f32>, tensor<i32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @momentum_mode(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.momentum_update' op mode must be "standard" or "nesterov", got "heavy_ball"}}
+  %0:2 = graph.momentum_update %lr, %t, %p, %p, %p {alpha = 0.9 : f64, beta = 0.9 : f64, mode = "heavy_ball"} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @momentum_missing_alpha(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.momentum_update' op requires attribute 'alpha'}}
+  %0:2 = graph.momentum_update %lr, %t, %p, %p, %p {beta = 0.9 : f64} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @momentum_velocity_shape(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>, %v: tensor<2x2xf32>) {
+  // expected-error @+1 {{'graph.momentum_update' op velocity has type 'tensor<2x2xf32>' but param has 'tensor<4xf32>'}}
+  %0:2 = graph.momentum_update %lr, %t, %p, %p, %v {alpha = 0.9 : f64, beta = 0.9 : f64} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<2x2xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adam_mode(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.adam_update' op mode must be "onnx" or "pytorch", got "keras"}}
+  %0:3 = graph.adam_update %lr, %t, %p, %p, %p, %p {mode = "keras"} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adam_alpha(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.adam_update' op alpha must be in [0, 1], got -5.000000e-01}}
+  %0:3 = graph.adam_update %lr, %t, %p, %p, %p, %p {alpha = -0.5 : f64} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adam_epsilon(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.adam_update' op epsilon must be >= 0, got -1}}
+  %0:3 = graph.adam_update %lr, %t, %p, %p, %p, %p {epsilon = -1.0 : f64} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adam_result_type(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.adam_update' op new_v has type 'tensor<4xf64>' but param has 'tensor<4xf32>'}}
+  %0:3 = graph.adam_update %lr, %t, %p, %p, %p, %p : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf64>)
+  return
+}
+
+// -----
+
+func.func @adagrad_epsilon(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.adagrad_update' op epsilon must be >= 0, got -1.000000e-03}}
+  %0:2 = graph.adagrad_update %lr, %t, %p, %p, %p {epsilon = -0.001 : f64} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adagrad_accumulator(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>, %h: tensor<4xbf16>) {
+  // expected-error @+1 {{'graph.adagrad_update' op accumulator has type 'tensor<4xbf16>' but param has 'tensor<4xf32>'}}
+  %0:2 = graph.adagrad_update %lr, %t, %p, %p, %h : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @schedule_kind(%t: tensor<i64>) {
+  // expected-error @+1 {{'graph.lr_schedule' op kind must be constant, step or cosine, got "linear"}}
+  %0 = graph.lr_schedule %t {base_lr = 0.1 : f64, kind = "linear"} : (tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @schedule_step_size(%t: tensor<i64>) {
+  // expected-error @+1 {{'graph.lr_schedule' op step_size must be >= 1, got 0}}
+  %0 = graph.lr_schedule %t {base_lr = 0.1 : f64, kind = "step", step_size = 0 : i64} : (tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @schedule_result(%t: tensor<i64>) {
+  // expected-error @+1 {{'graph.lr_schedule' op result #0 must be 0D tensor of 32-bit float or 64-bit float values, but got 'tensor<1xf32>'}}
+  %0 = graph.lr_schedule %t {base_lr = 0.1 : f64} : (tensor<i64>) -> tensor<1xf32>
+  return
+}
