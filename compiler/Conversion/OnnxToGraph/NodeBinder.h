@@ -178,6 +178,7 @@ void populateContractionHandlers(HandlerTable &table);
 void populateNormalizationHandlers(HandlerTable &table);
 void populateReductionHandlers(HandlerTable &table);
 void populateShapeHandlers(HandlerTable &table);
+void populateTrainingHandlers(HandlerTable &table);
 
 /// Ops a handler emits for one ONNX result.
 inline mlir::FailureOr<llvm::SmallVector<mlir::Value>>

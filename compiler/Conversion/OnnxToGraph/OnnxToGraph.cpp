@@ -33,6 +33,7 @@ const HandlerTable &handlers() {
     populateNormalizationHandlers(t);
     populateReductionHandlers(t);
     populateShapeHandlers(t);
+    populateTrainingHandlers(t);
     return t;
   }();
   return table;
