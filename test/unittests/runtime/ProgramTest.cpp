@@ -40,8 +40,8 @@ pb::Program validProgram() {
   pb::Function &f = *p.add_functions();
   f.set_name("forward");
   f.set_arena_size(256);
-  addValue(f, pb::F32, {2, 2}, 0);   // 0: x
-  addValue(f, pb::F32, {2, 2}, 64);  // 1: w (param)
+  addValue(f, pb::F32, {2, 2}, 0);  // 0: x
+  addValue(f, pb::F32, {2, 2}, 64); // 1: w (param)
   pb::Constant *c = f.add_constants();
   c->mutable_type()->set_dtype(pb::F32);
   c->mutable_type()->add_shape(2);
@@ -181,14 +181,17 @@ TEST(Program, RejectsInconsistentPrograms) {
   expectRejected([](pb::Program &p) { p.clear_functions(); },
                  "has no functions");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_values(3)->set_arena_offset(8); },
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_values(3)->set_arena_offset(8);
+      },
       "value 3 has arena offset 8, not a non-negative multiple of 64");
   expectRejected(
       [](pb::Program &p) { p.mutable_functions(0)->set_arena_size(140); },
       "value 4 (16 bytes at offset 128) ends past the arena (140 bytes)");
   expectRejected(
       [](pb::Program &p) {
-        p.mutable_functions(0)->mutable_values(0)->mutable_type()->set_shape(0, -2);
+        p.mutable_functions(0)->mutable_values(0)->mutable_type()->set_shape(
+            0, -2);
       },
       "value 0: negative dimension");
   expectRejected(
@@ -203,17 +206,26 @@ TEST(Program, RejectsInconsistentPrograms) {
       },
       "constant 0 holds 3 bytes, but its type needs 8");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_values(2)->set_constant(5); },
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_values(2)->set_constant(5);
+      },
       "value 2 refers to constant 5 of 1");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_params(0)->set_init("x"); },
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_params(0)->set_init("x");
+      },
       "parameter 'w' has 1 bytes of initial value for 16 bytes of storage");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_inputs(0)->set_value(2); },
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_inputs(0)->set_value(2);
+      },
       "input 'x' is bound to a constant or a view");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_kernels(1)->set_inputs(0, 17); },
-      "kernel 1 (gemm at 'fc') input refers to value 17, but the function has 5 values");
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_kernels(1)->set_inputs(0, 17);
+      },
+      "kernel 1 (gemm at 'fc') input refers to value 17, but the function has "
+      "5 values");
   expectRejected(
       [](pb::Program &p) {
         // z read before it is written.
@@ -221,18 +233,27 @@ TEST(Program, RejectsInconsistentPrograms) {
       },
       "kernel 0 (fused) reads value 4 before anything writes it");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_kernels(1)->set_outputs(0, 2); },
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_kernels(1)->set_outputs(0, 2);
+      },
       "writes value 2, which is a constant or a view");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_kernels(0)->clear_steps(); },
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_kernels(0)->clear_steps();
+      },
       "is fused but has no steps");
   expectRejected(
       [](pb::Program &p) {
-        p.mutable_functions(0)->mutable_kernels(0)->mutable_steps(1)->set_operands(0, -5);
+        p.mutable_functions(0)
+            ->mutable_kernels(0)
+            ->mutable_steps(1)
+            ->set_operands(0, -5);
       },
       "step 1 has operand -5, which names no kernel input or earlier step");
   expectRejected(
-      [](pb::Program &p) { p.mutable_functions(0)->mutable_outputs(0)->set_value(9); },
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_outputs(0)->set_value(9);
+      },
       "output 'z' refers to value 9");
   expectRejected(
       [](pb::Program &p) {
@@ -287,4 +308,122 @@ TEST(Program, SessionRejectsKernelsTheBackendCannotRun) {
   s = Session::create(info.functions[0], {}, session);
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("op 'gemm'"), std::string::npos) << s.message();
+}
+
+namespace {
+// A training step: w' = sgd_update(lr, w, g), w' written over w when
+// `inPlace`, else in its own bytes (the Session copies it back).
+pb::Program trainingProgram(bool inPlace) {
+  pb::Program p;
+  p.set_version(kProgramVersion);
+  pb::Function &f = *p.add_functions();
+  f.set_name("train_step");
+  f.set_arena_size(256);
+  addValue(f, pb::F32, {2, 2}, 0);  // 0: w (param)
+  addValue(f, pb::F32, {2, 2}, 64); // 1: g (input)
+  pb::Constant *c = f.add_constants();
+  c->mutable_type()->set_dtype(pb::F32);
+  c->set_data(floats({0.5f}));
+  f.add_values()->set_constant(0); // 2: lr
+  f.mutable_values(2)->mutable_type()->set_dtype(pb::F32);
+  addValue(f, pb::F32, {2, 2}, inPlace ? 0 : 128); // 3: w'
+  pb::Binding *w = f.add_params();
+  w->set_name("w");
+  w->set_value(0);
+  w->set_init(floats({1, 2, 3, 4}));
+  w->set_update(3);
+  pb::Binding *g = f.add_inputs();
+  g->set_name("g");
+  g->set_value(1);
+  pb::Kernel *k = f.add_kernels();
+  k->set_kind("sgd_update");
+  k->add_inputs(2);
+  k->add_inputs(0);
+  k->add_inputs(1);
+  k->add_outputs(3);
+  (*k->mutable_attrs())["weight_decay"].set_f(0.0);
+  return p;
+}
+} // namespace
+
+TEST(Program, TrainingStateIsUpdatedInPlaceOrCopiedBack) {
+  for (bool inPlace : {true, false}) {
+    ProgramInfo info;
+    Status s = load(trainingProgram(inPlace), info);
+    ASSERT_TRUE(s.isOk()) << s.message();
+    std::unique_ptr<Session> session;
+    s = Session::create(info.functions[0], {}, session);
+    ASSERT_TRUE(s.isOk()) << s.message();
+    std::vector<float> g = {2, 4, 6, 8};
+    for (int run = 0; run < 2; ++run) {
+      ASSERT_TRUE(session->setInput("g", {DType::F32, {2, 2}, g.data()}));
+      s = session->run();
+      ASSERT_TRUE(s.isOk()) << s.message();
+    }
+    TensorView w;
+    ASSERT_TRUE(session->param("w", w).isOk());
+    // Two steps of w -= 0.5 * g.
+    EXPECT_EQ(std::vector<float>(w.as<float>(), w.as<float>() + 4),
+              (std::vector<float>{-1, -2, -3, -4}))
+        << (inPlace ? "in place" : "copied back");
+    std::vector<float> restored = {9, 9, 9, 9};
+    ASSERT_TRUE(session->setParam("w", {DType::F32, {2, 2}, restored.data()}));
+    ASSERT_TRUE(session->param("w", w).isOk());
+    EXPECT_EQ(w.as<float>()[0], 9);
+    EXPECT_FALSE(session->setParam("w", {DType::F32, {4}, restored.data()}));
+    EXPECT_FALSE(session->param("nope", w));
+  }
+}
+
+TEST(Program, RejectsUnsafeOrInconsistentStateUpdates) {
+  auto rejected = [](const std::function<void(pb::Program &)> &mutate,
+                     const std::string &message) {
+    pb::Program p = trainingProgram(true);
+    mutate(p);
+    ProgramInfo info;
+    Status s = load(p, info);
+    ASSERT_FALSE(s.isOk()) << "accepted; expected: " << message;
+    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+  };
+  // The update is another value: w' may not be written over w then.
+  rejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_params(0)->set_update(1);
+      },
+      "writes value 3 over bytes of value 0");
+  rejected(
+      [](pb::Program &p) {
+        pb::Function &f = *p.mutable_functions(0);
+        f.mutable_values(3)->mutable_type()->set_shape(0, 4);
+        f.mutable_values(3)->mutable_type()->set_shape(1, 1);
+      },
+      "is updated with value 3, which has another type");
+  rejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_params(0)->set_update(0);
+      },
+      "is updated with itself");
+  rejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_params(0)->set_update(9);
+      },
+      "parameter 'w' update");
+  // A later kernel still reads w after its new value was written over it.
+  rejected(
+      [](pb::Program &p) {
+        pb::Function &f = *p.mutable_functions(0);
+        addValue(f, pb::F32, {2, 2}, 192); // 4: relu(w)
+        pb::Kernel *k = f.add_kernels();
+        k->set_kind("relu");
+        k->add_inputs(0);
+        k->add_outputs(4);
+      },
+      "over bytes of value 0, which are still needed");
+  // Written over a parameter without being its update.
+  rejected(
+      [](pb::Program &p) {
+        pb::Function &f = *p.mutable_functions(0);
+        f.mutable_params(0)->clear_update();
+      },
+      "over bytes of value 0, which are still needed");
 }
