@@ -45,9 +45,22 @@ LogicalResult AdamUpdateOp::verify() {
   if (getMode() != "onnx" && getMode() != "pytorch")
     return emitOpError("mode must be \"onnx\" or \"pytorch\", got \"")
            << getMode() << "\"";
-  if (failed(inUnitInterval(*this, "alpha", getAlpha().convertToDouble())) ||
-      failed(inUnitInterval(*this, "beta", getBeta().convertToDouble())))
+  double alpha = getAlpha().convertToDouble(),
+         beta = getBeta().convertToDouble();
+  if (failed(inUnitInterval(*this, "alpha", alpha)) ||
+      failed(inUnitInterval(*this, "beta", beta)))
     return failure();
+  bool torch = getMode() == "pytorch";
+  // PyTorch's bias correction divides by 1 - beta^t.
+  if (torch && (alpha == 1 || beta == 1))
+    return emitOpError("alpha and beta must be < 1 in mode \"pytorch\", got ")
+           << alpha << " and " << beta;
+  if (!torch && getWeightDecay().convertToDouble() != 0)
+    return emitOpError("weight_decay (decoupled) is for mode \"pytorch\"; "
+                       "mode \"onnx\" has norm_coefficient_post");
+  if (torch && getNormCoefficientPost().convertToDouble() != 0)
+    return emitOpError("norm_coefficient_post is for mode \"onnx\"; mode "
+                       "\"pytorch\" has weight_decay");
   if (!(getEpsilon().convertToDouble() >= 0))
     return emitOpError("epsilon must be >= 0, got ")
            << getEpsilon().convertToDouble();
@@ -61,6 +74,9 @@ LogicalResult AdamUpdateOp::verify() {
 }
 
 LogicalResult AdagradUpdateOp::verify() {
+  if (!(getDecayFactor().convertToDouble() >= 0))
+    return emitOpError("decay_factor must be >= 0, got ")
+           << getDecayFactor().convertToDouble();
   if (!(getEpsilon().convertToDouble() >= 0))
     return emitOpError("epsilon must be >= 0, got ")
            << getEpsilon().convertToDouble();
@@ -76,9 +92,12 @@ LogicalResult LrScheduleOp::verify() {
   if (kind != "constant" && kind != "step" && kind != "cosine")
     return emitOpError("kind must be constant, step or cosine, got \"")
            << kind << "\"";
-  if (getStepSize() < 1)
-    return emitOpError("step_size must be >= 1, got ") << getStepSize();
-  if (getTotalSteps() < 1)
-    return emitOpError("total_steps must be >= 1, got ") << getTotalSteps();
+  // I64Attr's getters are unsigned: read the attributes as signed.
+  int64_t stepSize = getStepSizeAttr().getInt();
+  int64_t totalSteps = getTotalStepsAttr().getInt();
+  if (stepSize < 1)
+    return emitOpError("step_size must be >= 1, got ") << stepSize;
+  if (totalSteps < 1)
+    return emitOpError("total_steps must be >= 1, got ") << totalSteps;
   return success();
 }

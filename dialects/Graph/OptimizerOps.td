@@ -62,7 +62,10 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
     first multiplied by (1 - lr * weight_decay) (AdamW's decoupled decay),
     then g = grad + norm_coefficient * param_before (Adam's L2 decay), m'
     and v' as above, and
-    param' -= lr * (m' / (1 - alpha^t)) / (sqrt(v' / (1 - beta^t)) + epsilon).
+    param' -= lr / (1 - alpha^t) * m' / (sqrt(v') / sqrt(1 - beta^t) + epsilon)
+    (PyTorch's order of operations). Decoupled `weight_decay` belongs to
+    this mode and `norm_coefficient_post` to "onnx"; alpha and beta must be
+    below 1 here.
   }];
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
                    Graph_FloatTensor:$param, Graph_FloatTensor:$grad,

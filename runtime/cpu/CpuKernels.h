@@ -55,8 +55,10 @@ struct CpuContext {
 Status checkKernel(const OpCall &call);
 
 // Runs a call that passed checkKernel. Outputs never alias inputs, except
-// for "fused", whose output may be exactly one of its inputs (same address,
-// shape and dtype: the update is done in place).
+// for elementwise kernels ("fused" and the ops isElementwiseKernel names),
+// whose output may be exactly one of their inputs, and the optimizer
+// updates (isInPlaceUpdateKernel), whose outputs may each be exactly the
+// input they replace (same address, shape and dtype: updated in place).
 Status runKernel(const OpCall &call, CpuContext &ctx);
 
 // True for "fused" and the elementwise ops: kernels that read element i of
