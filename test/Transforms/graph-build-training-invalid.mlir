@@ -1,0 +1,132 @@
+// Each graph-build-training error names what is wrong (the option, the
+// output or parameter, the op) and lists the choices. The diagnostics of
+// the model itself are checked in place (structural.mlir); errors caused
+// by an option are checked on one model, one option at a time.
+
+// RUN: rm -rf %t && split-file %s %t
+// RUN: amp-opt %t/structural.mlir -split-input-file -verify-diagnostics -graph-build-training
+// RUN: not amp-opt %t/model.mlir -graph-build-training=optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// RUN: not amp-opt %t/model.mlir -graph-build-training=lr-schedule=linear 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not amp-opt %t/model.mlir -graph-build-training=freeze=w,bias 2>&1 | FileCheck %s --check-prefix=FREEZE
+// RUN: not amp-opt %t/model.mlir -graph-build-training=loss=total 2>&1 | FileCheck %s --check-prefix=LOSSNAME
+// RUN: not amp-opt %t/model.mlir -graph-build-training=loss=y 2>&1 | FileCheck %s --check-prefix=LOSSSHAPE
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=nesterov dampening=0.5" 2>&1 | FileCheck %s --check-prefix=NESTEROV
+// RUN: not amp-opt %t/model.mlir -graph-build-training=lr=-1 2>&1 | FileCheck %s --check-prefix=LR
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=momentum momentum=1.5" 2>&1 | FileCheck %s --check-prefix=MOMENTUM
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adam beta2=1" 2>&1 | FileCheck %s --check-prefix=BETA
+// RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=step lr-step-size=0" 2>&1 | FileCheck %s --check-prefix=STEPSIZE
+// RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=cosine lr-total-steps=0" 2>&1 | FileCheck %s --check-prefix=TOTAL
+
+// The option errors point at @forward (line 1 of model.mlir).
+// OPTIMIZER: model.mlir:1:1: error: graph-build-training: unknown optimizer 'rmsprop' (expected sgd, momentum, nesterov, adam, adamw or adagrad)
+// SCHEDULE: model.mlir:1:1: error: graph-build-training: unknown lr-schedule 'linear' (expected constant, step or cosine)
+// FREEZE: model.mlir:1:1: error: graph-build-training: freeze names 'bias', which is no parameter; the parameters are 'w', 'b', 'running'
+// LOSSNAME: model.mlir:1:1: error: graph-build-training: @forward has no output named 'total'; its outputs are 'loss' (tensor<f32>), 'y' (tensor<4x2xf32>)
+// LOSSSHAPE: model.mlir:1:1: error: graph-build-training: the loss 'y' must be a float scalar, not 'tensor<4x2xf32>'
+// NESTEROV: model.mlir:1:1: error: graph-build-training: nesterov momentum needs dampening 0 (as PyTorch), got 5.000000e-01
+// LR: model.mlir:1:1: error: graph-build-training: lr must be >= 0, got -1.000000e+00
+// MOMENTUM: model.mlir:1:1: error: graph-build-training: momentum must be in [0, 1], got 1.500000e+00
+// BETA: model.mlir:1:1: error: graph-build-training: beta1 and beta2 must be in [0, 1), got 9.000000e-01 and 1.000000e+00
+// STEPSIZE: model.mlir:1:1: error: graph-build-training: lr-step-size must be >= 1, got 0
+// TOTAL: model.mlir:1:1: error: graph-build-training: lr-total-steps must be >= 1, got 0
+
+//--- model.mlir
+func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
+                   %w: tensor<2x3xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<2x3xf32>, graph.trainable = true},
+                   %b: tensor<2xf32> {graph.name = "b", graph.init = dense<0.0> : tensor<2xf32>, graph.trainable = true},
+                   %running: tensor<2xf32> {graph.name = "running", graph.init = dense<1.0> : tensor<2xf32>})
+    -> (tensor<f32> {graph.name = "loss"}, tensor<4x2xf32> {graph.name = "y"}) {
+  %y = graph.gemm %x, %w, %b {trans_b = true} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %s = graph.mul %y, %running : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %l = graph.reduce_mean %s {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
+  return %l, %y : tensor<f32>, tensor<4x2xf32>
+}
+
+//--- structural.mlir
+
+// expected-error @+1 {{graph-build-training: the module has no @forward function with a body}}
+module {
+  func.func @predict(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// A declaration is no @forward either.
+// expected-error @+1 {{graph-build-training: the module has no @forward function with a body}}
+module {
+  func.func private @forward(%x: tensor<4xf32>) -> tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{graph-build-training: the module already has @train_step}}
+module {
+  func.func @forward(%x: tensor<4xf32> {graph.name = "x"}) -> (tensor<f32> {graph.name = "loss"}) {
+    %0 = graph.reduce_sum %x {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+  func.func @train_step() {
+    return
+  }
+}
+
+// -----
+
+// Two scalar outputs, neither named 'loss'.
+// expected-error @+1 {{graph-build-training: cannot tell which output is the loss (no output is named 'loss' and 2 are float scalars); name it with the 'loss' option. Outputs: 'mse' (tensor<f32>), 'l1' (tensor<f32>), 'y' (tensor<4x2xf32>)}}
+func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
+                   %w: tensor<3x2xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<3x2xf32>, graph.trainable = true})
+    -> (tensor<f32> {graph.name = "mse"}, tensor<f32> {graph.name = "l1"}, tensor<4x2xf32> {graph.name = "y"}) {
+  %0 = graph.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %1 = graph.mul %0, %0 : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %2 = graph.reduce_mean %1 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
+  %3 = graph.abs %0 : tensor<4x2xf32>
+  %4 = graph.reduce_sum %3 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
+  return %2, %4, %0 : tensor<f32>, tensor<f32>, tensor<4x2xf32>
+}
+
+// -----
+
+// No scalar output at all.
+// expected-error @+1 {{graph-build-training: cannot tell which output is the loss (no output is named 'loss' and 0 are float scalars); name it with the 'loss' option. Outputs: 'y' (tensor<4x2xf32>)}}
+func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
+                   %w: tensor<3x2xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<3x2xf32>, graph.trainable = true})
+    -> (tensor<4x2xf32> {graph.name = "y"}) {
+  %0 = graph.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// The output named 'loss' must be a float scalar.
+// expected-error @+1 {{graph-build-training: the loss 'loss' must be a float scalar, not 'tensor<4x2xf32>'}}
+func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
+                   %w: tensor<3x2xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<3x2xf32>, graph.trainable = true})
+    -> (tensor<4x2xf32> {graph.name = "loss"}) {
+  %0 = graph.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{graph-build-training: the loss 'loss' must be a float scalar, not 'tensor<i64>'}}
+func.func @forward(%x: tensor<4xi64> {graph.name = "x"}) -> (tensor<i64> {graph.name = "loss"}) {
+  %0 = graph.reduce_sum %x {axes = array<i64: 0>, keepdims = false} : (tensor<4xi64>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// Every forward graph op has a gradient rule; a gradient op does not. One
+// between a trained parameter and the loss is an error at that op.
+func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
+                   %w: tensor<3x2xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<3x2xf32>, graph.trainable = true})
+    -> (tensor<f32> {graph.name = "loss"}) {
+  %0 = graph.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  // expected-error @+1 {{'graph.relu_grad' op has no gradient rule, but the loss depends on a trained parameter through it}}
+  %1 = graph.relu_grad %0, %0 : tensor<4x2xf32>
+  %2 = graph.reduce_sum %1 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
