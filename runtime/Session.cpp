@@ -68,6 +68,9 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
     s->calls_.push_back(std::move(call));
   }
   s->inputSet_.assign(s->fn_.inputs.size(), false);
+  s->isParamValue_.assign(s->fn_.values.size(), false);
+  for (const BindingInfo &p : s->fn_.params)
+    s->isParamValue_[p.value] = true;
   out = std::move(s);
   return Status::ok();
 }
@@ -113,13 +116,26 @@ Status Session::run() {
                              .withContext("function '" + fn_.name +
                                           "': " + fn_.kernels[k].describe(k)));
   }
-  // Training state whose new value could not be planned in place.
-  for (const BindingInfo &p : fn_.params) {
+  // Training state whose new value could not be planned in place. All
+  // updates happen at once: a parameter that is another's new value (state
+  // that keeps the previous weights) is read before it is overwritten.
+  std::vector<std::vector<uint8_t>> staged(fn_.params.size());
+  for (size_t i = 0; i < fn_.params.size(); ++i) {
+    const BindingInfo &p = fn_.params[i];
+    if (p.update < 0 || !isParamValue_[p.update])
+      continue;
+    TensorView src = view(p.update);
+    const auto *b = static_cast<const uint8_t *>(src.data);
+    staged[i].assign(b, b + src.byteSize());
+  }
+  for (size_t i = 0; i < fn_.params.size(); ++i) {
+    const BindingInfo &p = fn_.params[i];
     if (p.update < 0)
       continue;
     TensorView dst = view(p.value), src = view(p.update);
-    if (dst.data != src.data)
-      std::memmove(dst.data, src.data, dst.byteSize());
+    const void *from = staged[i].empty() ? src.data : staged[i].data();
+    if (dst.data != from)
+      std::memmove(dst.data, from, dst.byteSize());
   }
   ++runs_;
   // The plan may reuse an input's bytes once it is read: inputs are given

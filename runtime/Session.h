@@ -60,6 +60,7 @@ private:
   std::unique_ptr<uint8_t[], void (*)(void *)> arena_{nullptr, nullptr};
   std::vector<cpu::OpCall> calls_;
   std::vector<bool> inputSet_;
+  std::vector<bool> isParamValue_; // by value id
   std::unique_ptr<cpu::ThreadPool> pool_;
   uint64_t runs_ = 0;
 };

@@ -54,10 +54,16 @@ LogicalResult UpdateOp::verify() {
     return emitOpError("gives parameter '")
            << param.getName() << "' of type " << getParam().getType()
            << " a value of type " << getValue().getType();
-  for (Operation *user : getParam().getUsers())
-    if (user != getOperation() && isa<UpdateOp>(user))
+  // Reported on the later update; an update that only reads the parameter
+  // (as another parameter's new value) does not count.
+  for (Operation *user : getParam().getUsers()) {
+    auto other = dyn_cast<UpdateOp>(user);
+    if (other && other != *this && other.getParam() == getParam() &&
+        other->getBlock() == (*this)->getBlock() &&
+        other->isBeforeInBlock(*this))
       return emitOpError("is the second update of parameter '")
              << param.getName() << "'";
+  }
   return success();
 }
 

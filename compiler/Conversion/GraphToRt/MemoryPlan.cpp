@@ -136,8 +136,13 @@ void planMemory(func::FuncOp func, bool reuse) {
     index[&op] = n;
     if (auto view = dyn_cast<rtir::ViewOp>(op))
       root[view.getOutput()] = rootOf(view.getInput());
-    if (auto upd = dyn_cast<rtir::UpdateOp>(op))
+    if (auto upd = dyn_cast<rtir::UpdateOp>(op)) {
       updates[upd.getValue()] = upd.getParam();
+      // A parameter that is another's new value is read at the end.
+      Value r = rootOf(upd.getValue());
+      if (isa_and_nonnull<rtir::ParamOp>(r.getDefiningOp()))
+        paramLastRead[r] = kForever;
+    }
     if (isa<rtir::KernelOp>(op))
       for (Value v : op.getOperands())
         if (isa_and_nonnull<rtir::ParamOp>(rootOf(v).getDefiningOp()))
