@@ -23,6 +23,13 @@ double adamEpsilon(const OptimizerConfig &c) {
 double adagradEpsilon(const OptimizerConfig &c) {
   return c.epsilon >= 0 ? c.epsilon : 1e-10;
 }
+double weightDecay(const OptimizerConfig &c) {
+  if (c.weightDecay >= 0)
+    return c.weightDecay;
+  return c.kind == "adamw" ? 0.01 : 0.0;
+}
+/// -1 stands for "the optimizer's default"; other negatives are errors.
+bool validOrDefault(double v) { return v >= 0 || v == -1.0; }
 } // namespace
 
 LogicalResult validateOptimizer(const OptimizerConfig &c, Location loc) {
@@ -35,6 +42,16 @@ LogicalResult validateOptimizer(const OptimizerConfig &c, Location loc) {
   if (!(c.lr >= 0))
     return emitError(loc, "graph-build-training: lr must be >= 0, got ")
            << c.lr;
+  if (!validOrDefault(c.epsilon))
+    return emitError(loc, "graph-build-training: epsilon must be >= 0, got ")
+           << c.epsilon;
+  if (!validOrDefault(c.weightDecay))
+    return emitError(loc, "graph-build-training: weight-decay must be >= 0, "
+                          "got ")
+           << c.weightDecay;
+  if (!(c.lrDecay >= 0))
+    return emitError(loc, "graph-build-training: lr-decay must be >= 0, got ")
+           << c.lrDecay;
   if (c.kind == "nesterov" && c.dampening != 0)
     return emitError(loc, "graph-build-training: nesterov momentum needs "
                           "dampening 0 (as PyTorch), got ")
@@ -90,23 +107,23 @@ Operation *buildUpdate(OpBuilder &b, Location loc, const OptimizerConfig &c,
   auto f = [&](double v) { return b.getF64FloatAttr(v); };
   if (c.kind == "sgd")
     return graph::SgdUpdateOp::create(b, loc, t, lr, param, grad,
-                                      f(c.weightDecay));
+                                      f(weightDecay(c)));
   if (c.kind == "momentum" || c.kind == "nesterov")
     return graph::MomentumUpdateOp::create(
         b, loc, TypeRange{t, t}, lr, step, param, grad, state[0], f(c.momentum),
-        f(1.0 - c.dampening), f(c.weightDecay),
+        f(1.0 - c.dampening), f(weightDecay(c)),
         b.getStringAttr(c.kind == "momentum" ? "standard" : "nesterov"));
   if (c.kind == "adam" || c.kind == "adamw") {
     bool decoupled = c.kind == "adamw";
     return graph::AdamUpdateOp::create(
         b, loc, TypeRange{t, t, t}, lr, step, param, grad, state[0], state[1],
         f(c.beta1), f(c.beta2), f(adamEpsilon(c)),
-        f(decoupled ? 0.0 : c.weightDecay), f(0.0),
-        f(decoupled ? c.weightDecay : 0.0), b.getStringAttr("pytorch"));
+        f(decoupled ? 0.0 : weightDecay(c)), f(0.0),
+        f(decoupled ? weightDecay(c) : 0.0), b.getStringAttr("pytorch"));
   }
-  return graph::AdagradUpdateOp::create(b, loc, TypeRange{t, t}, lr, step,
-                                        param, grad, state[0], f(c.lrDecay),
-                                        f(adagradEpsilon(c)), f(c.weightDecay));
+  return graph::AdagradUpdateOp::create(
+      b, loc, TypeRange{t, t}, lr, step, param, grad, state[0], f(c.lrDecay),
+      f(adagradEpsilon(c)), f(weightDecay(c)));
 }
 
 } // namespace ampc

@@ -56,8 +56,9 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
     Option<"epsilon", "epsilon", "double", /*default=*/"-1.0",
            "Adam/Adagrad epsilon (default: PyTorch's, 1e-8 for Adam and "
            "AdamW, 1e-10 for Adagrad)">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "L2 weight decay added to the gradient (AdamW: decoupled)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "L2 weight decay added to the gradient (AdamW: decoupled; "
+           "default: PyTorch's, 0.01 for AdamW, 0 otherwise)">,
     Option<"lrDecay", "lr-decay", "double", /*default=*/"0.0",
            "Adagrad learning-rate decay">,
     Option<"lrSchedule", "lr-schedule", "std::string",

@@ -246,6 +246,9 @@ int main(int argc, char **argv) {
                   ampc::rtir::RtDialect>();
   ampc::registerGradientModels(registry);
   mlir::MLIRContext context(registry);
+  // An error names its op and location; printing the whole function (with
+  // its weights) after it helps nobody.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
