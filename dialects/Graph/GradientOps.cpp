@@ -39,19 +39,11 @@ LogicalResult sameElements(Operation *op, ArrayRef<Value> values) {
 } // namespace
 
 LogicalResult GeluGradOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-           << getApproximate() << "\"";
-  return success();
+  return verifyGeluApproximate(*this, getApproximate());
 }
 
 LogicalResult ClipGradOp::verify() {
-  if (getMin() && getMax() &&
-      getMin()->convertToDouble() > getMax()->convertToDouble())
-    return emitOpError("min ")
-           << getMin()->convertToDouble() << " is greater than max "
-           << getMax()->convertToDouble();
-  return success();
+  return verifyClipBounds(*this, getMin(), getMax());
 }
 
 LogicalResult Conv2dBackwardDataOp::verify() {

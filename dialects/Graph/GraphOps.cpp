@@ -48,19 +48,11 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
 //===----------------------------------------------------------------------===//
 
 LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-           << getApproximate() << "\"";
-  return success();
+  return verifyGeluApproximate(*this, getApproximate());
 }
 
 LogicalResult ClipOp::verify() {
-  if (getMin() && getMax() &&
-      getMin()->convertToDouble() > getMax()->convertToDouble())
-    return emitOpError("min ")
-           << getMin()->convertToDouble() << " is greater than max "
-           << getMax()->convertToDouble();
-  return success();
+  return verifyClipBounds(*this, getMin(), getMax());
 }
 
 static LogicalResult inferBinary(std::optional<Location> loc, StringRef op,

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -111,6 +112,24 @@ inline LogicalResult inferLoss(std::optional<Location> loc, StringRef op,
                     "\"");
   types.push_back(reduction == "none" ? tensorOf(expected, elemOf(input))
                                       : tensorOf({}, elemOf(input)));
+  return success();
+}
+
+/// Gelu and its gradient: the two approximations ONNX and PyTorch have.
+inline LogicalResult verifyGeluApproximate(Operation *op, StringRef approx) {
+  if (approx != "none" && approx != "tanh")
+    return op->emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << approx << "\"";
+  return success();
+}
+
+/// Clip and its gradient: an absent bound does not cut.
+inline LogicalResult verifyClipBounds(Operation *op, std::optional<APFloat> min,
+                                      std::optional<APFloat> max) {
+  if (min && max && min->convertToDouble() > max->convertToDouble())
+    return op->emitOpError("min ")
+           << min->convertToDouble() << " is greater than max "
+           << max->convertToDouble();
   return success();
 }
 
