@@ -273,6 +273,33 @@ template <typename T> T sumRow(const T *x, int64_t n) {
   return acc[0] + tail;
 }
 
+// Sum of term(i) for i in [0, n) in 8 double lanes, the tail added first and
+// then the lanes in order: vectorizes without reassociation flags, and the
+// fixed order keeps the result independent of who calls it.
+template <typename Term> double laneSumD(int64_t n, Term term) {
+  constexpr int L = 8;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      acc[l] += term(i + l);
+  double s = 0;
+  for (; i < n; ++i)
+    s += term(i);
+  for (int l = 0; l < L; ++l)
+    s += acc[l];
+  return s;
+}
+// sum(x) and sum(x * y) over a contiguous run, in double.
+template <typename T> double sumD(const T *x, int64_t n) {
+  return laneSumD(n, [x](int64_t i) { return static_cast<double>(x[i]); });
+}
+template <typename T> double dotD(const T *x, const T *y, int64_t n) {
+  return laneSumD(n, [x, y](int64_t i) {
+    return static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  });
+}
+
 // Softmax (or log-softmax) down the columns of a row-major [rows, cols]
 // block, in place: x - max is formed first so large inputs cannot overflow.
 template <typename T>
@@ -355,8 +382,8 @@ void storeRows(const T *buf, int64_t rows, int64_t stride, int64_t cols,
 // The window attributes conv2d and the pooling ops share: 2 strides and
 // dilations >= 1, 4 pads [top, left, bottom, right] >= 0.
 inline Status checkWindow(const std::vector<int64_t> &strides,
-                   const std::vector<int64_t> &pads,
-                   const std::vector<int64_t> &dilations) {
+                          const std::vector<int64_t> &pads,
+                          const std::vector<int64_t> &dilations) {
   if (strides.size() != 2)
     return Status::error("attribute 'strides' must have 2 entries, got " +
                          std::to_string(strides.size()));

@@ -21,36 +21,6 @@ using namespace kh;
 // softmax_grad / log_softmax_grad
 //===----------------------------------------------------------------------===//
 
-// Sum of x, and of x * y, over a contiguous run, in double lanes.
-template <typename T> double sumD(const T *x, int64_t n) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(x[i + l]);
-  double s = 0;
-  for (; i < n; ++i)
-    s += static_cast<double>(x[i]);
-  for (int l = 0; l < L; ++l)
-    s += acc[l];
-  return s;
-}
-template <typename T> double dotD(const T *x, const T *y, int64_t n) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(x[i + l]) * static_cast<double>(y[i + l]);
-  double s = 0;
-  for (; i < n; ++i)
-    s += static_cast<double>(x[i]) * static_cast<double>(y[i]);
-  for (int l = 0; l < L; ++l)
-    s += acc[l];
-  return s;
-}
-
 Status checkSoftmaxGrad(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
   const TensorView &g = call.inputs[0], &y = call.inputs[1];

@@ -14,38 +14,12 @@ namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
 
-// Sum and sum of squared deviations of a contiguous run, in double lanes.
-template <typename T> double sumD(const T *x, int64_t n) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(x[i + l]);
-  double s = 0;
-  for (; i < n; ++i)
-    s += static_cast<double>(x[i]);
-  for (int l = 0; l < L; ++l)
-    s += acc[l];
-  return s;
-}
+// Sum of squared deviations from `mean` of a contiguous run, in double.
 template <typename T> double sqDevD(const T *x, int64_t n, double mean) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l) {
-      double d = static_cast<double>(x[i + l]) - mean;
-      acc[l] += d * d;
-    }
-  double s = 0;
-  for (; i < n; ++i) {
+  return laneSumD(n, [x, mean](int64_t i) {
     double d = static_cast<double>(x[i]) - mean;
-    s += d * d;
-  }
-  for (int l = 0; l < L; ++l)
-    s += acc[l];
-  return s;
+    return d * d;
+  });
 }
 
 //===----------------------------------------------------------------------===//

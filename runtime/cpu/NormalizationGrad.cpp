@@ -20,37 +20,12 @@ using namespace kh;
 // enough to spread over threads, few enough to add up cheaply.
 constexpr int64_t kSlices = 16;
 
-template <typename T> double sumD(const T *x, int64_t n) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(x[i + l]);
-  double s = 0;
-  for (; i < n; ++i)
-    s += static_cast<double>(x[i]);
-  for (int l = 0; l < L; ++l)
-    s += acc[l];
-  return s;
-}
-
-// sum(g * (x - mean)) in double lanes.
+// sum(g * (x - mean)) over a contiguous run, in double.
 template <typename T>
 double dotCenteredD(const T *g, const T *x, int64_t n, double mean) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(g[i + l]) *
-                (static_cast<double>(x[i + l]) - mean);
-  double s = 0;
-  for (; i < n; ++i)
-    s += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mean);
-  for (int l = 0; l < L; ++l)
-    s += acc[l];
-  return s;
+  return laneSumD(n, [g, x, mean](int64_t i) {
+    return static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mean);
+  });
 }
 
 bool wantsF64(const OpCall &call) {
