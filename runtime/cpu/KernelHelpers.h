@@ -106,6 +106,15 @@ inline Status checkOutput(const OpCall &call, size_t i, const std::string &what,
   return checkShape(o, what, shape);
 }
 
+// The 'axis' attribute of softmax, layer_norm and their gradients names a
+// dimension of the input.
+inline Status checkAxis(int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return Status::error("attribute 'axis' " + std::to_string(axis) +
+                         " is out of range [0, " + std::to_string(rank) + ")");
+  return Status::ok();
+}
+
 inline const char *kindName(AttrValue::Kind k) {
   switch (k) {
   case AttrValue::Kind::Int:

@@ -31,10 +31,7 @@ Status checkSoftmaxGrad(const OpCall &call) {
                          " but grad has " + shapeStr(g.shape));
   int64_t axis = 0;
   AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  if (axis < 0 || axis >= g.rank())
-    return Status::error("attribute 'axis' " + std::to_string(axis) +
-                         " is out of range [0, " + std::to_string(g.rank()) +
-                         ")");
+  AMPC_RETURN_IF_ERROR(checkAxis(axis, g.rank()));
   return checkOutput(call, 0, "input_grad", g.shape, g.dtype);
 }
 

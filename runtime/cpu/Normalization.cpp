@@ -198,10 +198,7 @@ Status checkLayerNorm(const OpCall &call) {
                          std::to_string(eps));
   const TensorView &x = call.inputs[0];
   AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  if (axis < 0 || axis >= x.rank())
-    return Status::error("attribute 'axis' " + std::to_string(axis) +
-                         " is out of range [0, " + std::to_string(x.rank()) +
-                         ")");
+  AMPC_RETURN_IF_ERROR(checkAxis(axis, x.rank()));
   Shape normalized(x.shape.begin() + axis, x.shape.end());
   const TensorView &scale = call.inputs[1];
   AMPC_RETURN_IF_ERROR(checkFloat(scale, "scale"));

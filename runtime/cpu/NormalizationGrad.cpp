@@ -169,10 +169,7 @@ Status checkLayerNormGrad(const OpCall &call) {
   const TensorView &x = call.inputs[1], &scale = call.inputs[2];
   int64_t axis = 0;
   AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  if (axis < 0 || axis >= x.rank())
-    return Status::error("attribute 'axis' " + std::to_string(axis) +
-                         " is out of range [0, " + std::to_string(x.rank()) +
-                         ")");
+  AMPC_RETURN_IF_ERROR(checkAxis(axis, x.rank()));
   Shape normalized(x.shape.begin() + axis, x.shape.end());
   AMPC_RETURN_IF_ERROR(checkFloat(scale, "scale"));
   if (!broadcastsTo(scale.shape, normalized))

@@ -296,10 +296,7 @@ Status checkSoftmax(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
   int64_t axis = 0;
   AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  if (axis < 0 || axis >= x.rank())
-    return Status::error("attribute 'axis' " + std::to_string(axis) +
-                         " is out of range [0, " + std::to_string(x.rank()) +
-                         ")");
+  AMPC_RETURN_IF_ERROR(checkAxis(axis, x.rank()));
   return checkOutput(call, 0, "output", x.shape, x.dtype);
 }
 
