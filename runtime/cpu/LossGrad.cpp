@@ -9,7 +9,7 @@
 // outside [0, C) that is not ignore_index is an error naming it.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/ReducePlan.h"
 
 #include <cmath>
 
@@ -321,28 +321,8 @@ Status checkReduceMaxGrad(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkSameDType(m, "output_value", x.dtype, "input"));
   std::vector<int64_t> axes;
   bool keep = true;
-  AMPC_RETURN_IF_ERROR(getInts(*call.attrs, "axes", axes));
-  AMPC_RETURN_IF_ERROR(getBool(*call.attrs, "keepdims", true, keep));
-  if (axes.empty())
-    return Status::error("attribute 'axes' is empty (list every axis to "
-                         "reduce over all of them)");
-  std::vector<bool> red(static_cast<size_t>(x.rank()), false);
-  for (int64_t a : axes) {
-    if (a < 0 || a >= x.rank())
-      return Status::error("reduction axis " + std::to_string(a) +
-                           " is out of range for rank " +
-                           std::to_string(x.rank()));
-    if (red[a])
-      return Status::error("reduction axis " + std::to_string(a) +
-                           " is repeated");
-    red[a] = true;
-  }
-  Shape reduced;
-  for (int64_t i = 0; i < x.rank(); ++i)
-    if (!red[i])
-      reduced.push_back(x.shape[i]);
-    else if (keep)
-      reduced.push_back(1);
+  AMPC_RETURN_IF_ERROR(readReduceAttrs(*call.attrs, x.rank(), axes, keep));
+  Shape reduced = reducedShape(x.shape, axes, keep);
   if (g.shape != reduced)
     return Status::error("grad has shape " + shapeStr(g.shape) +
                          " but reduce_max of the input gives " +
@@ -352,38 +332,6 @@ Status checkReduceMaxGrad(const OpCall &call) {
                          " but reduce_max of the input gives " +
                          shapeStr(reduced));
   return checkOutput(call, 0, "output", x.shape, x.dtype);
-}
-
-// The input's dims with size-1 dims dropped and adjacent dims of the same
-// kind (reduced or kept) merged: a group is then either whole rows (the
-// last dim reduced) or one column across rows (the last dim kept).
-struct MergedDims {
-  std::vector<int64_t> dims, strides;
-  std::vector<bool> reduced;
-};
-
-MergedDims mergeDims(const Shape &shape, const std::vector<int64_t> &axes) {
-  MergedDims p;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    bool red = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) !=
-               axes.end();
-    if (shape[i] == 1)
-      continue;
-    if (!p.dims.empty() && p.reduced.back() == red) {
-      p.dims.back() *= shape[i];
-    } else {
-      p.dims.push_back(shape[i]);
-      p.reduced.push_back(red);
-    }
-  }
-  if (p.dims.empty()) {
-    p.dims.push_back(1);
-    p.reduced.push_back(true);
-  }
-  p.strides.assign(p.dims.size(), 1);
-  for (size_t i = p.dims.size() - 1; i-- > 0;)
-    p.strides[i] = p.strides[i + 1] * p.dims[i + 1];
-  return p;
 }
 
 template <typename T> inline bool isMax(T v, T m) {
@@ -398,30 +346,9 @@ void runReduceMaxGradT(const OpCall &call, const CpuContext &ctx) {
   std::vector<T> gStore, mStore;
   const T *gv = computeView<T>(call.inputs[0], gStore, ctx);
   const T *mv = computeView<T>(call.inputs[2], mStore, ctx);
-  MergedDims p = mergeDims(x.shape, call.attrs->getInts("axes"));
-  size_t last = p.dims.size() - 1;
-  std::vector<size_t> keptDims;
-  std::vector<int64_t> redOffs{0}; // offsets of the reduced dims but the last
-  for (size_t i = 0; i < last; ++i) {
-    if (!p.reduced[i]) {
-      keptDims.push_back(i);
-      continue;
-    }
-    std::vector<int64_t> next;
-    for (int64_t o : redOffs)
-      for (int64_t k = 0; k < p.dims[i]; ++k)
-        next.push_back(o + k * p.strides[i]);
-    redOffs.swap(next);
-  }
-  auto keptBase = [&](int64_t idx) {
-    int64_t off = 0;
-    for (size_t i = keptDims.size(); i-- > 0;) {
-      size_t dim = keptDims[i];
-      off += (idx % p.dims[dim]) * p.strides[dim];
-      idx /= p.dims[dim];
-    }
-    return off;
-  };
+  const ReducePlan p = planReduce(x.shape, call.attrs->getInts("axes"));
+  const size_t last = p.last();
+  const std::vector<int64_t> &redOffs = p.redOffs;
   const int64_t groups = call.inputs[0].numElements();
   if (p.reduced[last]) {
     // Group o is redOffs.size() contiguous rows of length len.
@@ -432,7 +359,7 @@ void runReduceMaxGradT(const OpCall &call, const CpuContext &ctx) {
     parallelFor(ctx, groups, grain, [&](int64_t b, int64_t e) {
       std::vector<T> row(static_cast<size_t>(len));
       for (int64_t o = b; o < e; ++o) {
-        int64_t base = keptBase(o), count = 0;
+        int64_t base = p.keptBase(o), count = 0;
         const T m = mv[o];
         for (int64_t r : redOffs) {
           loadC(x, base + r, len, row.data());
@@ -461,7 +388,7 @@ void runReduceMaxGradT(const OpCall &call, const CpuContext &ctx) {
     for (int64_t t = b; t < e; ++t) {
       int64_t pre = t / chunks, j0 = (t % chunks) * kChunk;
       int64_t w = std::min(kChunk, vec - j0);
-      int64_t base = keptBase(pre) + j0, g0 = pre * vec + j0;
+      int64_t base = p.keptBase(pre) + j0, g0 = pre * vec + j0;
       std::fill(count.begin(), count.begin() + w, 0);
       for (int64_t r : redOffs) {
         loadC(x, base + r, w, row.data());

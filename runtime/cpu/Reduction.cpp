@@ -9,7 +9,7 @@
 // (Losses.cpp) join the table from here.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/ReducePlan.h"
 
 #include <cmath>
 #include <limits>
@@ -20,91 +20,15 @@ using namespace kh;
 
 enum class RKind { Sum, Mean, Max };
 
-Status readReduceAttrs(const OpCall &call, std::vector<int64_t> &axes,
-                       bool &keepdims) {
-  AMPC_RETURN_IF_ERROR(getInts(*call.attrs, "axes", axes));
-  AMPC_RETURN_IF_ERROR(getBool(*call.attrs, "keepdims", true, keepdims));
-  int64_t rank = call.inputs[0].rank();
-  if (axes.empty())
-    return Status::error("attribute 'axes' is empty (list every axis to "
-                         "reduce over all of them)");
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t a : axes) {
-    if (a < 0 || a >= rank)
-      return Status::error("reduction axis " + std::to_string(a) +
-                           " is out of range for rank " + std::to_string(rank));
-    if (seen[a])
-      return Status::error("reduction axis " + std::to_string(a) +
-                           " is repeated");
-    seen[a] = true;
-  }
-  return Status::ok();
-}
-
 Status checkReduce(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
   const TensorView &x = call.inputs[0];
   AMPC_RETURN_IF_ERROR(checkNumeric(x, "input"));
   std::vector<int64_t> axes;
   bool keep;
-  AMPC_RETURN_IF_ERROR(readReduceAttrs(call, axes, keep));
-  Shape out;
-  for (int64_t i = 0; i < x.rank(); ++i) {
-    bool red = std::find(axes.begin(), axes.end(), i) != axes.end();
-    if (!red)
-      out.push_back(x.shape[i]);
-    else if (keep)
-      out.push_back(1);
-  }
-  return checkOutput(call, 0, "output", out, x.dtype);
-}
-
-// Input dims after dropping size-1 dims and merging runs of equal kind.
-struct ReducePlan {
-  std::vector<int64_t> dims, strides;
-  std::vector<bool> reduced;
-  int64_t count = 1; // elements reduced into each output
-};
-
-ReducePlan planReduce(const Shape &shape, const std::vector<int64_t> &axes) {
-  ReducePlan p;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    bool red = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) !=
-               axes.end();
-    if (red)
-      p.count *= shape[i];
-    if (shape[i] == 1)
-      continue;
-    if (!p.dims.empty() && p.reduced.back() == red)
-      p.dims.back() *= shape[i];
-    else {
-      p.dims.push_back(shape[i]);
-      p.reduced.push_back(red);
-    }
-  }
-  if (p.dims.empty()) {
-    p.dims.push_back(1);
-    p.reduced.push_back(true);
-  }
-  p.strides.assign(p.dims.size(), 1);
-  for (size_t i = p.dims.size() - 1; i-- > 0;)
-    p.strides[i] = p.strides[i + 1] * p.dims[i + 1];
-  return p;
-}
-
-// Offsets of every combination of the dims in `which` (row-major order).
-std::vector<int64_t> offsetsOf(const ReducePlan &p,
-                               const std::vector<size_t> &which) {
-  std::vector<int64_t> offs{0};
-  for (size_t d : which) {
-    std::vector<int64_t> next;
-    next.reserve(offs.size() * p.dims[d]);
-    for (int64_t o : offs)
-      for (int64_t i = 0; i < p.dims[d]; ++i)
-        next.push_back(o + i * p.strides[d]);
-    offs.swap(next);
-  }
-  return offs;
+  AMPC_RETURN_IF_ERROR(readReduceAttrs(*call.attrs, x.rank(), axes, keep));
+  return checkOutput(call, 0, "output", reducedShape(x.shape, axes, keep),
+                     x.dtype);
 }
 
 // Compute traits: T is float, double or int64_t.
@@ -203,28 +127,15 @@ void runReduceT(const OpCall &call, RKind kind, const CpuContext &ctx) {
   int64_t outN = out.numElements();
   if (outN == 0)
     return;
-  ReducePlan p = planReduce(x.shape, axes);
   if (x.numElements() == 0) { // every output reduces an empty set
     std::vector<T> v(static_cast<size_t>(outN),
                      finish(kind, identity<T>(kind), 0));
     storeAny(v.data(), outN, out, 0);
     return;
   }
-  size_t last = p.dims.size() - 1;
-  std::vector<size_t> keptDims, redDims;
-  for (size_t i = 0; i < last; ++i)
-    (p.reduced[i] ? redDims : keptDims).push_back(i);
-  std::vector<int64_t> redOffs = offsetsOf(p, redDims);
-  // Base input offset of kept-dims combination `idx` (row-major).
-  auto keptBase = [&](int64_t idx) {
-    int64_t off = 0;
-    for (size_t i = keptDims.size(); i-- > 0;) {
-      size_t d = keptDims[i];
-      off += (idx % p.dims[d]) * p.strides[d];
-      idx /= p.dims[d];
-    }
-    return off;
-  };
+  const ReducePlan p = planReduce(x.shape, axes);
+  const size_t last = p.last();
+  const std::vector<int64_t> &redOffs = p.redOffs;
   if (p.reduced[last]) {
     // Each output reduces redOffs.size() contiguous rows of length L.
     int64_t len = p.dims[last];
@@ -233,7 +144,7 @@ void runReduceT(const OpCall &call, RKind kind, const CpuContext &ctx) {
     parallelFor(ctx, outN, grain, [&](int64_t b, int64_t e) {
       std::vector<T> row(static_cast<size_t>(len)), res(e - b);
       for (int64_t o = b; o < e; ++o) {
-        int64_t base = keptBase(o);
+        int64_t base = p.keptBase(o);
         T acc = identity<T>(kind);
         for (int64_t r : redOffs) {
           loadAny(x, base + r, len, row.data());
@@ -257,7 +168,7 @@ void runReduceT(const OpCall &call, RKind kind, const CpuContext &ctx) {
     for (int64_t t = b; t < e; ++t) {
       int64_t pre = t / chunks, j0 = (t % chunks) * kChunk;
       int64_t w = std::min(kChunk, vec - j0);
-      int64_t base = keptBase(pre) + j0;
+      int64_t base = p.keptBase(pre) + j0;
       std::fill(acc.begin(), acc.begin() + w, identity<T>(kind));
       for (int64_t r : redOffs) {
         loadAny(x, base + r, w, row.data());
