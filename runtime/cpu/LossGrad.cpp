@@ -9,6 +9,7 @@
 // outside [0, C) that is not ignore_index is an error naming it.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/LossRules.h"
 #include "runtime/cpu/ReducePlan.h"
 
 #include <cmath>
@@ -112,26 +113,6 @@ template <bool Log> Status runSoftmaxGrad(const OpCall &call, CpuContext &ctx) {
 // softmax_cross_entropy_grad / nll_loss_grad
 //===----------------------------------------------------------------------===//
 
-struct LossAttrs {
-  std::string reduction = "mean";
-  std::optional<int64_t> ignoreIndex;
-};
-
-Status readLossAttrs(const Attrs &attrs, LossAttrs &la) {
-  AMPC_RETURN_IF_ERROR(
-      getString(attrs, "reduction", std::string("mean"), la.reduction));
-  if (la.reduction != "none" && la.reduction != "sum" && la.reduction != "mean")
-    return Status::error(
-        "attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"" +
-        la.reduction + "\"");
-  if (attrs.has("ignore_index")) {
-    int64_t v = 0;
-    AMPC_RETURN_IF_ERROR(getInt(attrs, "ignore_index", std::nullopt, v));
-    la.ignoreIndex = v;
-  }
-  return Status::ok();
-}
-
 // `x` is the [N, C, d...] tensor the gradient is taken with respect to;
 // labels are input `labelsAt`, optional class weights the one after it,
 // and grad (input 0) has the forward loss's shape.
@@ -139,27 +120,9 @@ Status checkLossGradOperands(const OpCall &call, const LossAttrs &la,
                              const TensorView &x, const char *xName,
                              size_t labelsAt, const char *tName,
                              const char *wName) {
-  AMPC_RETURN_IF_ERROR(checkFloat(x, xName));
-  if (x.rank() < 2)
-    return Status::error(std::string(xName) +
-                         " must be [N, C, d...] of rank >= 2, got " +
-                         shapeStr(x.shape));
-  Shape perSample{x.shape[0]};
-  perSample.insert(perSample.end(), x.shape.begin() + 2, x.shape.end());
-  const TensorView &t = call.inputs[labelsAt];
-  AMPC_RETURN_IF_ERROR(checkIntTensor(t, tName));
-  if (t.shape != perSample)
-    return Status::error(std::string(tName) + " " + shapeStr(t.shape) +
-                         " must have shape " + shapeStr(perSample) + " for " +
-                         xName + " " + shapeStr(x.shape));
-  if (hasInput(call, labelsAt + 1)) {
-    const TensorView &w = call.inputs[labelsAt + 1];
-    AMPC_RETURN_IF_ERROR(checkSameDType(w, wName, x.dtype, xName));
-    if (w.shape != Shape{x.shape[1]})
-      return Status::error(std::string(wName) + " must have shape [" +
-                           std::to_string(x.shape[1]) + "], got " +
-                           shapeStr(w.shape));
-  }
+  Shape perSample;
+  AMPC_RETURN_IF_ERROR(
+      checkLossOperands(call, x, xName, labelsAt, tName, wName, perSample));
   const TensorView &g = call.inputs[0];
   AMPC_RETURN_IF_ERROR(checkSameDType(g, "grad", x.dtype, xName));
   Shape loss = la.reduction == "none" ? perSample : Shape{};
@@ -217,13 +180,7 @@ Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
     if (ignored(l))
       continue;
     if (l < 0 || l >= c)
-      return Status::error(
-          "label " + std::to_string(l) + " at index " + std::to_string(s) +
-          " is out of range for " + std::to_string(c) + " classes [0, " +
-          std::to_string(c) + ")" +
-          (la.ignoreIndex
-               ? " and is not ignore_index " + std::to_string(*la.ignoreIndex)
-               : std::string()));
+      return labelOutOfRange(l, s, c, la);
     denom += weights.empty() ? 1.0 : weights[l];
   }
   if (out.numElements() == 0)

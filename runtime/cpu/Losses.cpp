@@ -9,7 +9,7 @@
 // the label and C.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/LossRules.h"
 
 #include <atomic>
 #include <limits>
@@ -17,26 +17,6 @@
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-struct LossAttrs {
-  std::string reduction = "mean";
-  std::optional<int64_t> ignoreIndex;
-};
-
-Status readLossAttrs(const Attrs &attrs, LossAttrs &la) {
-  AMPC_RETURN_IF_ERROR(
-      getString(attrs, "reduction", std::string("mean"), la.reduction));
-  if (la.reduction != "none" && la.reduction != "sum" && la.reduction != "mean")
-    return Status::error(
-        "attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"" +
-        la.reduction + "\"");
-  if (attrs.has("ignore_index")) {
-    int64_t v = 0;
-    AMPC_RETURN_IF_ERROR(getInt(attrs, "ignore_index", std::nullopt, v));
-    la.ignoreIndex = v;
-  }
-  return Status::ok();
-}
 
 // softmax_cross_entropy: (scores, labels, weights?) -> (loss, log_prob);
 // nll_loss: (input, target, weight?) -> (loss).
@@ -47,29 +27,12 @@ Status checkLoss(const OpCall &call, bool softmax) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, softmax ? 2 : 1));
   LossAttrs la;
   AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
-  const TensorView &x = call.inputs[0], &t = call.inputs[1];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, xName));
-  AMPC_RETURN_IF_ERROR(checkIntTensor(t, tName));
-  if (x.rank() < 2)
-    return Status::error(std::string(xName) +
-                         " must be [N, C, d...] of rank >= 2, got " +
-                         shapeStr(x.shape));
-  Shape expected{x.shape[0]};
-  expected.insert(expected.end(), x.shape.begin() + 2, x.shape.end());
-  if (t.shape != expected)
-    return Status::error(std::string(tName) + " " + shapeStr(t.shape) +
-                         " must have shape " + shapeStr(expected) + " for " +
-                         xName + " " + shapeStr(x.shape));
-  if (hasInput(call, 2)) {
-    const TensorView &w = call.inputs[2];
-    AMPC_RETURN_IF_ERROR(checkSameDType(w, wName, x.dtype, xName));
-    if (w.shape != Shape{x.shape[1]})
-      return Status::error(std::string(wName) + " must have shape [" +
-                           std::to_string(x.shape[1]) + "], got " +
-                           shapeStr(w.shape));
-  }
+  const TensorView &x = call.inputs[0];
+  Shape perSample;
+  AMPC_RETURN_IF_ERROR(
+      checkLossOperands(call, x, xName, 1, tName, wName, perSample));
   AMPC_RETURN_IF_ERROR(checkOutput(
-      call, 0, "loss", la.reduction == "none" ? expected : Shape{}, x.dtype));
+      call, 0, "loss", la.reduction == "none" ? perSample : Shape{}, x.dtype));
   if (softmax)
     AMPC_RETURN_IF_ERROR(checkOutput(call, 1, "log_prob", x.shape, x.dtype));
   return Status::ok();
@@ -144,13 +107,7 @@ Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
   });
   int64_t bad = firstBad.load();
   if (bad != std::numeric_limits<int64_t>::max())
-    return Status::error(
-        "label " + std::to_string(elementAsInt(labels, bad)) + " at index " +
-        std::to_string(bad) + " is out of range for " + std::to_string(c) +
-        " classes [0, " + std::to_string(c) + ")" +
-        (la.ignoreIndex
-             ? " and is not ignore_index " + std::to_string(*la.ignoreIndex)
-             : std::string()));
+    return labelOutOfRange(elementAsInt(labels, bad), bad, c, la);
   if (none)
     return Status::ok();
   double total = 0, totalWeight = 0;
