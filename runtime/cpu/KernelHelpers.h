@@ -264,6 +264,45 @@ inline int64_t product(const Shape &s, size_t begin, size_t end) {
   return n;
 }
 
+// For each element of `to` (row-major), the element of a tensor of shape
+// `from` that numpy broadcasting (right-aligned) reads.
+inline std::vector<int64_t> broadcastIndex(const Shape &from, const Shape &to) {
+  int64_t total = numElements(to);
+  std::vector<int64_t> out(static_cast<size_t>(total));
+  size_t off = to.size() - from.size();
+  std::vector<int64_t> strides(to.size(), 0), idx(to.size(), 0);
+  int64_t s = 1;
+  for (size_t i = to.size(); i-- > off;) {
+    int64_t d = from[i - off];
+    strides[i] = d == 1 ? 0 : s;
+    s *= d;
+  }
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t si = 0;
+    for (size_t i = 0; i < to.size(); ++i)
+      si += idx[i] * strides[i];
+    out[flat] = si;
+    for (size_t i = to.size(); i-- > 0;) {
+      if (++idx[i] < to[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+  return out;
+}
+
+// `t` broadcast to `to`, flattened, in compute type T.
+template <typename T>
+std::vector<T> expandTo(const TensorView &t, const Shape &to) {
+  std::vector<T> src(static_cast<size_t>(t.numElements()));
+  loadC(t, 0, t.numElements(), src.data());
+  std::vector<int64_t> index = broadcastIndex(t.shape, to);
+  std::vector<T> out(index.size());
+  for (size_t k = 0; k < index.size(); ++k)
+    out[k] = src[index[k]];
+  return out;
+}
+
 // Sum of a contiguous run in 16 independent lanes: vectorizes without
 // reassociation flags and is more accurate than one serial accumulator.
 template <typename T> T sumRow(const T *x, int64_t n) {

@@ -222,36 +222,6 @@ Status checkLayerNorm(const OpCall &call) {
   return checkOutput(call, 2, "inv_std_dev", stat, statType);
 }
 
-// `t` broadcast (numpy, right-aligned) to `to`, flattened, in type T.
-template <typename T>
-std::vector<T> expandTo(const TensorView &t, const Shape &to) {
-  std::vector<T> src(static_cast<size_t>(t.numElements()));
-  loadC(t, 0, t.numElements(), src.data());
-  int64_t total = numElements(to);
-  std::vector<T> out(static_cast<size_t>(total));
-  size_t off = to.size() - t.shape.size();
-  std::vector<int64_t> strides(to.size(), 0);
-  int64_t s = 1;
-  for (size_t i = to.size(); i-- > off;) {
-    int64_t d = t.shape[i - off];
-    strides[i] = d == 1 ? 0 : s;
-    s *= d;
-  }
-  std::vector<int64_t> idx(to.size(), 0);
-  for (int64_t flat = 0; flat < total; ++flat) {
-    int64_t si = 0;
-    for (size_t i = 0; i < to.size(); ++i)
-      si += idx[i] * strides[i];
-    out[flat] = src[si];
-    for (size_t i = to.size(); i-- > 0;) {
-      if (++idx[i] < to[i])
-        break;
-      idx[i] = 0;
-    }
-  }
-  return out;
-}
-
 template <typename T>
 void runLayerNormT(const OpCall &call, const CpuContext &ctx) {
   const TensorView &x = call.inputs[0], &out = call.outputs[0];

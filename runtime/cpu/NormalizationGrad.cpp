@@ -192,33 +192,6 @@ Status checkLayerNormGrad(const OpCall &call) {
   return checkOutput(call, 2, "bias_grad", scale.shape, scale.dtype);
 }
 
-// For each element k of the normalized shape, the element of `from` that
-// numpy broadcasting reads.
-std::vector<int64_t> broadcastIndex(const Shape &from, const Shape &to) {
-  int64_t total = numElements(to);
-  std::vector<int64_t> out(static_cast<size_t>(total));
-  size_t off = to.size() - from.size();
-  std::vector<int64_t> strides(to.size(), 0), idx(to.size(), 0);
-  int64_t s = 1;
-  for (size_t i = to.size(); i-- > off;) {
-    int64_t d = from[i - off];
-    strides[i] = d == 1 ? 0 : s;
-    s *= d;
-  }
-  for (int64_t flat = 0; flat < total; ++flat) {
-    int64_t si = 0;
-    for (size_t i = 0; i < to.size(); ++i)
-      si += idx[i] * strides[i];
-    out[flat] = si;
-    for (size_t i = to.size(); i-- > 0;) {
-      if (++idx[i] < to[i])
-        break;
-      idx[i] = 0;
-    }
-  }
-  return out;
-}
-
 // Per row, with D normalized elements, xhat = (x - mean) * inv_std and
 // gs = g * scale: input_grad = inv_std * (gs - mean(gs) - xhat * mean(gs *
 // xhat)); scale_grad and bias_grad sum g * xhat and g over the rows and
@@ -230,11 +203,10 @@ void runLayerNormGradT(const OpCall &call, const CpuContext &ctx) {
   int64_t axis = call.attrs->getInt("axis");
   Shape normalized(x.shape.begin() + axis, x.shape.end());
   int64_t d = numElements(normalized), rows = product(x.shape, 0, axis);
+  std::vector<T> scale = expandTo<T>(scaleT, normalized);
+  // Where each normalized element's scale came from: its gradients add
+  // there.
   std::vector<int64_t> src = broadcastIndex(scaleT.shape, normalized);
-  std::vector<T> scaleSrc(static_cast<size_t>(scaleT.numElements())), scale(d);
-  loadC(scaleT, 0, scaleT.numElements(), scaleSrc.data());
-  for (int64_t k = 0; k < d; ++k)
-    scale[k] = scaleSrc[src[k]];
   std::vector<double> mean(rows), invStd(rows);
   loadF64(call.inputs[3], 0, rows, mean.data());
   loadF64(call.inputs[4], 0, rows, invStd.data());
