@@ -427,6 +427,26 @@ void storeRows(const T *buf, int64_t rows, int64_t stride, int64_t cols,
     storeC(buf + r * cols, cols, t, base + r * stride);
 }
 
+// gather's (and gather_grad's) indices as rows of an axis of size `dim`,
+// negative ones counted from the end. All are resolved before the caller
+// writes anything, so a bad one fails the call with the output untouched.
+inline Status resolveGatherIndices(const TensorView &indices, int64_t axis,
+                                   int64_t dim, std::vector<int64_t> &rows) {
+  int64_t count = indices.numElements();
+  rows.resize(static_cast<size_t>(count));
+  loadI64(indices, 0, count, rows.data());
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t v = rows[j];
+    if (v < -dim || v >= dim)
+      return Status::error(
+          "index " + std::to_string(v) + " (element " + std::to_string(j) +
+          " of indices) is out of range for axis " + std::to_string(axis) +
+          " of size " + std::to_string(dim));
+    rows[j] = v < 0 ? v + dim : v;
+  }
+  return Status::ok();
+}
+
 // The window attributes conv2d and the pooling ops share: 2 strides and
 // dilations >= 1, 4 pads [top, left, bottom, right] >= 0.
 inline Status checkWindow(const std::vector<int64_t> &strides,

@@ -6,9 +6,7 @@
 // only type information.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/Parallel.h"
-#include "runtime/cpu/Registry.h"
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/cpu/KernelHelpers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -380,19 +378,8 @@ Status runGather(const OpCall &call, CpuContext &ctx) {
   for (int64_t i = axis + 1; i < data.rank(); ++i)
     inner *= data.shape[i];
   const int64_t count = idx.numElements();
-  // Resolve every index first: a bad one fails the call before any byte of
-  // the output is written.
-  std::vector<int64_t> rows(count);
-  loadI64(idx, 0, count, rows.data());
-  for (int64_t j = 0; j < count; ++j) {
-    int64_t v = rows[j];
-    if (v < -dim || v >= dim)
-      return Status::error(
-          "index " + std::to_string(v) + " (element " + std::to_string(j) +
-          " of indices) is out of range for axis " + std::to_string(axis) +
-          " of size " + std::to_string(dim));
-    rows[j] = v < 0 ? v + dim : v;
-  }
+  std::vector<int64_t> rows;
+  AMPC_RETURN_IF_ERROR(kh::resolveGatherIndices(idx, axis, dim, rows));
   const int64_t es = static_cast<int64_t>(sizeOf(data.dtype));
   const int64_t block = inner * es;
   if (block == 0 || outer * count == 0)

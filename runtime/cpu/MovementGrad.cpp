@@ -164,20 +164,9 @@ Status runGatherGrad(const OpCall &call, CpuContext &ctx) {
   const TensorView &idx = call.inputs[1], &out = call.outputs[0];
   int64_t axis = 0;
   AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  int64_t dim = out.shape[axis], count = idx.numElements();
-  // Every index is resolved before any output is written, so a bad one
-  // leaves the output untouched.
-  std::vector<int64_t> rows(static_cast<size_t>(count));
-  loadI64(idx, 0, count, rows.data());
-  for (int64_t j = 0; j < count; ++j) {
-    int64_t v = rows[j];
-    if (v < -dim || v >= dim)
-      return Status::error(
-          "index " + std::to_string(v) + " (element " + std::to_string(j) +
-          " of indices) is out of range for axis " + std::to_string(axis) +
-          " of size " + std::to_string(dim));
-    rows[j] = v < 0 ? v + dim : v;
-  }
+  int64_t dim = out.shape[axis];
+  std::vector<int64_t> rows;
+  AMPC_RETURN_IF_ERROR(resolveGatherIndices(idx, axis, dim, rows));
   if (out.numElements() == 0)
     return Status::ok();
   if (out.dtype == DType::F64)
