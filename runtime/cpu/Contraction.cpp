@@ -367,8 +367,7 @@ void runConvT(const OpCall &call, const ConvPlan &p, const CpuContext &ctx) {
   const TensorView &out = call.outputs[0];
   T *Y = computeOut<T>(out, so);
   int64_t og = p.o / p.group, kdim = p.cg * p.kh * p.kw, cols = p.oh * p.ow;
-  bool direct = p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 &&
-                p.pl == 0 && p.oh == p.h && p.ow == p.w;
+  bool direct = isDirect(p);
   int64_t tasks = p.n * p.group;
   parallelFor(ctx, tasks, 1, [&](int64_t t0, int64_t t1) {
     std::vector<T> col;

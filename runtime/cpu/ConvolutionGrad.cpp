@@ -59,12 +59,6 @@ Status planBackwardFilter(const OpCall &call, ConvPlan &p) {
   return planConv(*call.attrs, call.inputs[1].shape, out, p);
 }
 
-bool isDirect(const ConvPlan &p) {
-  // A 1x1 stride-1 unpadded convolution's im2col matrix is the input.
-  return p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 &&
-         p.pl == 0 && p.oh == p.h && p.ow == p.w;
-}
-
 //===----------------------------------------------------------------------===//
 // conv2d_backward_data
 //===----------------------------------------------------------------------===//

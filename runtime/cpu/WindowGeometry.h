@@ -27,6 +27,29 @@ struct ConvPlan {
   int64_t sh, sw, dh, dw, pt, pl;
 };
 
+// A 1x1 stride-1 unpadded convolution's im2col matrix is the input itself.
+inline bool isDirect(const ConvPlan &p) {
+  return p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 &&
+         p.pl == 0 && p.oh == p.h && p.ow == p.w;
+}
+
+// How far a window of `kernel` taps `dilation` apart can still move along
+// spatial dimension `dim` of an input of extent `in` padded by `padBegin`
+// and `padEnd`; an error when not even one window fits.
+inline Status windowRoom(int64_t in, int64_t padBegin, int64_t padEnd,
+                         int64_t kernel, int64_t dilation, int dim,
+                         int64_t &room) {
+  int64_t span = dilation * (kernel - 1) + 1;
+  int64_t padded = in + padBegin + padEnd;
+  if (padded < span)
+    return Status::error("kernel extent " + std::to_string(span) +
+                         " is larger than the padded input " +
+                         std::to_string(padded) + " in spatial dimension " +
+                         std::to_string(dim));
+  room = padded - span;
+  return Status::ok();
+}
+
 // `in` is the NCHW input's shape and `f` the OIHW filter's; the gradient
 // kernels pass the shape they produce in place of the one they lack.
 inline Status planConv(const Attrs &at, const Shape &in, const Shape &f,
@@ -62,14 +85,10 @@ inline Status planConv(const Attrs &at, const Shape &in, const Shape &f,
                pads[0],    pads[1]};
   int64_t outHW[2];
   for (int i = 0; i < 2; ++i) {
-    int64_t span = dilations[i] * (f[2 + i] - 1) + 1;
-    int64_t padded = in[2 + i] + pads[i] + pads[i + 2];
-    if (padded < span)
-      return Status::error("kernel extent " + std::to_string(span) +
-                           " is larger than the padded input " +
-                           std::to_string(padded) + " in spatial dimension " +
-                           std::to_string(i));
-    outHW[i] = (padded - span) / strides[i] + 1;
+    int64_t room = 0;
+    AMPC_RETURN_IF_ERROR(windowRoom(in[2 + i], pads[i], pads[i + 2], f[2 + i],
+                                    dilations[i], i, room));
+    outHW[i] = room / strides[i] + 1;
   }
   p.oh = outHW[0];
   p.ow = outHW[1];
@@ -191,14 +210,9 @@ inline Status planPool(const Attrs &at, const Shape &in, bool isMax,
       return Status::error("attribute 'pads' " + shapeStr(pads) +
                            " must be smaller than the kernel " +
                            shapeStr(kernel));
-    int64_t span = dilations[i] * (kernel[i] - 1) + 1;
-    int64_t padded = in[2 + i] + pads[i] + pads[i + 2];
-    if (padded < span)
-      return Status::error("kernel extent " + std::to_string(span) +
-                           " is larger than the padded input " +
-                           std::to_string(padded) + " in spatial dimension " +
-                           std::to_string(i));
-    int64_t rem = padded - span;
+    int64_t rem = 0;
+    AMPC_RETURN_IF_ERROR(windowRoom(in[2 + i], pads[i], pads[i + 2], kernel[i],
+                                    dilations[i], i, rem));
     int64_t o =
         (p.ceil ? (rem + strides[i] - 1) / strides[i] : rem / strides[i]) + 1;
     // A ceil-mode window must start inside the input or the begin padding.
