@@ -290,41 +290,38 @@ template <typename T> struct Adam {
             oneMinusBeta = static_cast<T>(1 - a.beta),
             eps = static_cast<T>(a.epsilon),
             nc = static_cast<T>(a.normCoefficient);
-    if (a.pytorch) {
+    // The modes update the moments alike and differ in the parameter step:
+    //   pytorch: p * decay - stepSize * m / (sqrt(v) / bc2Sqrt + eps),
+    //   onnx:    keep * (p - rate * m / (sqrt(v) + eps)).
+    const bool pytorch = a.pytorch;
+    T decay = 1, stepSize = 0, bc2Sqrt = 1, rate = 0, keep = 1;
+    if (pytorch) {
       double t = static_cast<double>(step) + 1;
-      const T decay = static_cast<T>(1 - lr * a.weightDecay),
-              stepSize = static_cast<T>(lr / (1 - std::pow(a.alpha, t))),
-              bc2Sqrt = static_cast<T>(std::sqrt(1 - std::pow(a.beta, t)));
-      forEachBlock<T, 4, 3>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
-        for (int64_t i = 0; i < n; ++i) {
-          T g = in[1][i] + nc * in[0][i];
-          out[1][i] = alpha * in[2][i] + oneMinusAlpha * g;
-          out[2][i] = beta * in[3][i] + oneMinusBeta * (g * g);
-        }
-        T root[kBlock];
-        sqrtRun(out[2], root, n);
-        for (int64_t i = 0; i < n; ++i)
-          out[0][i] = in[0][i] * decay -
-                      stepSize * (out[1][i] / (root[i] / bc2Sqrt + eps));
-      });
-      return Status::ok();
+      decay = static_cast<T>(1 - lr * a.weightDecay);
+      stepSize = static_cast<T>(lr / (1 - std::pow(a.alpha, t)));
+      bc2Sqrt = static_cast<T>(std::sqrt(1 - std::pow(a.beta, t)));
+    } else {
+      double t = static_cast<double>(step);
+      rate = static_cast<T>(step > 0 ? lr * std::sqrt(1 - std::pow(a.beta, t)) /
+                                           (1 - std::pow(a.alpha, t))
+                                     : lr);
+      keep = static_cast<T>(1 - a.normCoefficientPost);
     }
-    double t = static_cast<double>(step);
-    const T rate = static_cast<T>(
-                step > 0 ? lr * std::sqrt(1 - std::pow(a.beta, t)) /
-                               (1 - std::pow(a.alpha, t))
-                         : lr),
-            keep = static_cast<T>(1 - a.normCoefficientPost);
     forEachBlock<T, 4, 3>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        T g = nc * in[0][i] + in[1][i];
+        T g = in[1][i] + nc * in[0][i];
         out[1][i] = alpha * in[2][i] + oneMinusAlpha * g;
         out[2][i] = beta * in[3][i] + oneMinusBeta * (g * g);
       }
       T root[kBlock];
       sqrtRun(out[2], root, n);
-      for (int64_t i = 0; i < n; ++i)
-        out[0][i] = keep * (in[0][i] - rate * (out[1][i] / (root[i] + eps)));
+      if (pytorch)
+        for (int64_t i = 0; i < n; ++i)
+          out[0][i] = in[0][i] * decay -
+                      stepSize * (out[1][i] / (root[i] / bc2Sqrt + eps));
+      else
+        for (int64_t i = 0; i < n; ++i)
+          out[0][i] = keep * (in[0][i] - rate * (out[1][i] / (root[i] + eps)));
     });
     return Status::ok();
   }
