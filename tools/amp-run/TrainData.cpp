@@ -2,7 +2,7 @@
 
 #include "tools/amp-run/TrainData.h"
 
-#include "runtime/Half.h"
+#include "runtime/cpu/TypedIO.h"
 #include "runtime/io/Npy.h"
 
 #include <algorithm>
@@ -110,40 +110,6 @@ public:
 private:
   uint64_t state_;
 };
-
-void storeFloat(DType t, uint8_t *p, double v) {
-  switch (t) {
-  case DType::F32: {
-    float f = static_cast<float>(v);
-    std::memcpy(p, &f, 4);
-    break;
-  }
-  case DType::F64:
-    std::memcpy(p, &v, 8);
-    break;
-  case DType::F16: {
-    uint16_t h = rt::doubleToHalfBits(v);
-    std::memcpy(p, &h, 2);
-    break;
-  }
-  case DType::BF16: {
-    uint16_t h = rt::doubleToBFloatBits(v);
-    std::memcpy(p, &h, 2);
-    break;
-  }
-  default:
-    break;
-  }
-}
-
-void storeInt(DType t, uint8_t *p, int64_t v) {
-  if (t == DType::I64) {
-    std::memcpy(p, &v, 8);
-  } else {
-    int32_t i = static_cast<int32_t>(v);
-    std::memcpy(p, &i, 4);
-  }
-}
 
 // Sizes `t` for `spec`, reusing its buffer across steps.
 void shapeLike(const InputSpec &spec, HostTensor &t) {
@@ -283,21 +249,21 @@ void BatchSource::fillSynthetic(int64_t step, size_t input,
   // One independent stream per (seed, step, input).
   SplitMix64 rng(mix64(mix64(mix64(seed_) ^ uint64_t(step)) ^ input));
   int64_t n = t.numElements();
-  size_t size = rt::sizeOf(t.dtype);
+  // Values are drawn in double (labels in int64) and stored rounded once.
+  rt::TensorView view = t.view();
   if (rt::isFloat(t.dtype)) {
     constexpr double kTwoPi = 6.283185307179586476925286766559;
     for (int64_t i = 0; i < n; i += 2) {
       double r = std::sqrt(-2.0 * std::log(rng.openUniform()));
       double theta = kTwoPi * (double(rng.next() >> 11) * 0x1p-53);
-      storeFloat(t.dtype, &t.bytes[size_t(i) * size], r * std::cos(theta));
-      if (i + 1 < n)
-        storeFloat(t.dtype, &t.bytes[size_t(i + 1) * size],
-                   r * std::sin(theta));
+      double pair[2] = {r * std::cos(theta), r * std::sin(theta)};
+      rt::cpu::storeF64(pair, std::min<int64_t>(2, n - i), view, i);
     }
   } else if (spec.classes > 0) {
-    for (int64_t i = 0; i < n; ++i)
-      storeInt(t.dtype, &t.bytes[size_t(i) * size],
-               int64_t(rng.below(uint64_t(spec.classes))));
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t label = int64_t(rng.below(uint64_t(spec.classes)));
+      rt::cpu::storeI64(&label, 1, view, i);
+    }
   } else {
     std::memset(t.bytes.data(), 0, t.bytes.size());
   }
