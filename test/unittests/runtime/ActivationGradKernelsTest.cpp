@@ -10,7 +10,6 @@
 #include "GradCheckUtil.h"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 
 using namespace ampc::rt;
@@ -147,32 +146,10 @@ TEST(ActivationGradKernels, HandCheckedValuesAtKinksAndBounds) {
   }
 }
 
-// Low-precision kernels compute in f32 and round the result once, so on the
-// same stored inputs they differ from the f64 kernel by that rounding (half
-// an ulp: 2^-11 relative for f16, 2^-8 for bf16, 2^-24 for f32; f16 results
-// below 2^-14 are subnormal, with a fixed spacing of 2^-24) plus f32's error
-// in erf/exp/tanh and in Phi(x) + x phi(x) or 1 - tanh^2, which is a few f32
-// ulps of 1 times |grad|: not small relative to the result in the tails and
-// near gelu's zero crossing, hence an absolute floor scaled by the largest
-// value.
-struct Tol {
-  double rel, absOfMax, absMin;
-};
-Tol lowPrecisionTol(DType t) {
-  switch (t) {
-  case DType::F16:
-    return {1e-3, 1e-5, 0x1p-24};
-  case DType::BF16:
-    return {8e-3, 1e-4, 0};
-  default:
-    return {2e-6, 1e-6, 0};
-  }
-}
-
 TEST(ActivationGradKernels, LowPrecisionMatchesF64OnTheSameValues) {
   uint32_t seed = 100;
   cpu::ThreadPool &pool = testPool();
-  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+  for (DType t : kLowFloats) {
     for (const ActCase &c : cases()) {
       SCOPED_TRACE(std::string(c.name) + " " + std::string(name(t)));
       // Large enough for several chunks and threads.
@@ -185,13 +162,7 @@ TEST(ActivationGradKernels, LowPrecisionMatchesF64OnTheSameValues) {
       Buf x64 = asF64(x), g64 = asF64(g), ref(DType::F64, s);
       st = gradCall(c, &g64, &x64, &ref).run();
       ASSERT_TRUE(st.isOk()) << st.message();
-      std::vector<double> want = ref.values();
-      double maxAbs = 0;
-      for (double v : want)
-        maxAbs = std::max(maxAbs, std::fabs(v));
-      Tol tol = lowPrecisionTol(t);
-      expectNear(out, want, tol.absOfMax * maxAbs + tol.absMin, tol.rel,
-                 c.name);
+      expectCloseToF64(out, ref, c.name);
     }
   }
 }
@@ -202,11 +173,6 @@ cpu::FusedStep step(const char *op, std::vector<int> operands, DType t) {
   s.operands = std::move(operands);
   s.dtype = t;
   return s;
-}
-
-bool sameBits(const Buf &a, const Buf &b) {
-  return a.dtype == b.dtype && a.shape == b.shape &&
-         std::memcmp(a.bytes(), b.bytes(), a.size() * sizeOf(a.dtype)) == 0;
 }
 
 // A backward chain through every gradient op and three dtypes, fused and

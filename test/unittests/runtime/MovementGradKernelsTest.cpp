@@ -14,12 +14,6 @@ using namespace ampc::rt::nktest;
 
 namespace {
 
-const DType kLowFloats[] = {DType::F32, DType::F16, DType::BF16};
-
-int randInt(std::mt19937 &rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
-
 //===----------------------------------------------------------------------===//
 // slice_grad
 //===----------------------------------------------------------------------===//

@@ -181,6 +181,12 @@ struct Call {
   }
 };
 
+// Same dtype, shape and stored bytes.
+inline bool sameBits(const Buf &a, const Buf &b) {
+  return a.dtype == b.dtype && a.shape == b.shape &&
+         std::memcmp(a.bytes(), b.bytes(), a.size() * sizeOf(a.dtype)) == 0;
+}
+
 inline cpu::ThreadPool &testPool() {
   static cpu::ThreadPool pool(4);
   return pool;

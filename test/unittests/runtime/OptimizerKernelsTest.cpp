@@ -448,11 +448,6 @@ TEST(OptimizerTorch, AdagradIsTorchAdagrad) {
 // Outputs over their inputs
 //===----------------------------------------------------------------------===//
 
-bool sameBits(const Buf &a, const Buf &b) {
-  return a.dtype == b.dtype && a.shape == b.shape &&
-         std::memcmp(a.bytes(), b.bytes(), a.size() * sizeOf(a.dtype)) == 0;
-}
-
 class OptimizerInPlaceTest : public ::testing::TestWithParam<DType> {};
 
 // Runs `make` once with fresh outputs and once with every output being the
