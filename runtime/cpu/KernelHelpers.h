@@ -1,11 +1,12 @@
 //===- KernelHelpers.h - checks and compute buffers for CPU kernels -------===//
 //
-// Shared by the contraction, pooling, normalization, reduction and loss
-// kernels: validating a call without data (arity, dtypes, attributes,
-// shapes) with messages that name the operand or attribute, and moving whole
-// tensors or runs of elements between their stored dtype and the compute type
-// (float for f16/bf16/f32, double for f64) so each stored value is rounded
-// exactly once.
+// Shared by the CPU kernels and their gradients: validating a call without
+// data (arity, dtypes, attributes, shapes) with messages that name the
+// operand or attribute; moving whole tensors or runs of elements between
+// their stored dtype and the compute type (float for f16/bf16/f32, double
+// for f64) so each stored value is rounded exactly once; and the loops that
+// a forward kernel and its gradient must do alike (lane sums, softmax
+// columns, numpy broadcast indices, gather's index resolution).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_KERNELHELPERS_H
