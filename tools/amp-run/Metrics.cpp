@@ -68,6 +68,12 @@ std::string formatNumber(double v) {
   if (std::isinf(v))
     return v > 0 ? "inf" : "-inf";
   char buf[32];
+  // Whole numbers (steps, counts) print as integers: %g would write 10 as
+  // 1e+01.
+  if (v == std::trunc(v) && std::fabs(v) < 9007199254740992.0) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
   for (int digits = 1; digits <= 17; ++digits) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, v);
     if (std::strtod(buf, nullptr) == v)

@@ -49,6 +49,10 @@ const double kInf = std::numeric_limits<double>::infinity();
 TEST(MetricsFormat, ShortestRoundTrip) {
   EXPECT_EQ(formatNumber(0), "0");
   EXPECT_EQ(formatNumber(17), "17");
+  // Not %g: 10 would be 1e+01.
+  EXPECT_EQ(formatNumber(10), "10");
+  EXPECT_EQ(formatNumber(100), "100");
+  EXPECT_EQ(formatNumber(1e6), "1000000");
   EXPECT_EQ(formatNumber(-3), "-3");
   EXPECT_EQ(formatNumber(65536), "65536");
   EXPECT_EQ(formatNumber(123456789012), "123456789012");
