@@ -9,6 +9,7 @@
 #ifndef AMPC_TEST_RUNTIME_KERNELTESTUTIL_H
 #define AMPC_TEST_RUNTIME_KERNELTESTUTIL_H
 
+#include "ElementValue.h"
 #include "runtime/Half.h"
 #include "runtime/cpu/CpuKernels.h"
 
@@ -48,42 +49,8 @@ struct Tensor {
   // Writes v rounded to the dtype (f16/bf16 through f32: callers use values
   // that are exact in f32). Ints take the value as is.
   void set(int64_t i, double v) {
-    char *p = reinterpret_cast<char *>(storage.data()) + i * sizeOf(dtype);
-    switch (dtype) {
-    case DType::F32: {
-      float f = static_cast<float>(v);
-      std::memcpy(p, &f, 4);
-      break;
-    }
-    case DType::F64:
-      std::memcpy(p, &v, 8);
-      break;
-    case DType::F16: {
-      uint16_t h = floatToHalfBits(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::BF16: {
-      uint16_t h = floatToBFloatBits(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::I64: {
-      int64_t x = static_cast<int64_t>(v);
-      std::memcpy(p, &x, 8);
-      break;
-    }
-    case DType::I32: {
-      int32_t x = static_cast<int32_t>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case DType::I1: {
-      uint8_t x = v != 0;
-      std::memcpy(p, &x, 1);
-      break;
-    }
-    }
+    writeElement(reinterpret_cast<char *>(storage.data()) + i * sizeOf(dtype),
+                 dtype, v);
   }
   void setInt(int64_t i, int64_t v) {
     char *p = reinterpret_cast<char *>(storage.data()) + i * sizeOf(dtype);
@@ -97,27 +64,9 @@ struct Tensor {
     }
   }
   double get(int64_t i) const {
-    uint64_t b = bits(i);
-    switch (dtype) {
-    case DType::F32:
-      return floatOf(static_cast<uint32_t>(b));
-    case DType::F64: {
-      double d;
-      std::memcpy(&d, &b, 8);
-      return d;
-    }
-    case DType::F16:
-      return halfBitsToFloat(static_cast<uint16_t>(b));
-    case DType::BF16:
-      return bfloatBitsToFloat(static_cast<uint16_t>(b));
-    case DType::I64:
-      return static_cast<double>(static_cast<int64_t>(b));
-    case DType::I32:
-      return static_cast<int32_t>(static_cast<uint32_t>(b));
-    case DType::I1:
-      return static_cast<double>(b & 0xFF);
-    }
-    return 0;
+    return readElement(reinterpret_cast<const char *>(storage.data()) +
+                           i * sizeOf(dtype),
+                       dtype);
   }
   int64_t getInt(int64_t i) const {
     uint64_t b = bits(i);

@@ -11,6 +11,7 @@
 #ifndef AMPC_TEST_RUNTIME_NUMERICKERNELTESTUTIL_H
 #define AMPC_TEST_RUNTIME_NUMERICKERNELTESTUTIL_H
 
+#include "ElementValue.h"
 #include "runtime/Half.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/Parallel.h"
@@ -48,80 +49,10 @@ struct Buf {
     return v;
   }
   void set(int64_t i, double v) {
-    char *p = bytes() + i * sizeOf(dtype);
-    switch (dtype) {
-    case DType::F32: {
-      float f = static_cast<float>(v);
-      std::memcpy(p, &f, 4);
-      break;
-    }
-    case DType::F64:
-      std::memcpy(p, &v, 8);
-      break;
-    case DType::F16: {
-      uint16_t h = floatToHalfBits(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::BF16: {
-      uint16_t h = floatToBFloatBits(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::I64: {
-      int64_t x = static_cast<int64_t>(v);
-      std::memcpy(p, &x, 8);
-      break;
-    }
-    case DType::I32: {
-      int32_t x = static_cast<int32_t>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case DType::I1: {
-      uint8_t x = v != 0;
-      std::memcpy(p, &x, 1);
-      break;
-    }
-    }
+    test::writeElement(bytes() + i * sizeOf(dtype), dtype, v);
   }
   double get(int64_t i) const {
-    const char *p = bytes() + i * sizeOf(dtype);
-    switch (dtype) {
-    case DType::F32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      return f;
-    }
-    case DType::F64: {
-      double d;
-      std::memcpy(&d, p, 8);
-      return d;
-    }
-    case DType::F16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return halfBitsToFloat(h);
-    }
-    case DType::BF16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return bfloatBitsToFloat(h);
-    }
-    case DType::I64: {
-      int64_t x;
-      std::memcpy(&x, p, 8);
-      return static_cast<double>(x);
-    }
-    case DType::I32: {
-      int32_t x;
-      std::memcpy(&x, p, 4);
-      return x;
-    }
-    case DType::I1:
-      return static_cast<double>(static_cast<uint8_t>(*p));
-    }
-    return 0;
+    return test::readElement(bytes() + i * sizeOf(dtype), dtype);
   }
   std::vector<double> values() const {
     std::vector<double> v(static_cast<size_t>(size()));
