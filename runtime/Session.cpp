@@ -68,9 +68,23 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
     s->calls_.push_back(std::move(call));
   }
   s->inputSet_.assign(s->fn_.inputs.size(), false);
-  s->isParamValue_.assign(s->fn_.values.size(), false);
+  // State whose new value is not planned in the parameter's bytes is
+  // copied after each run. A new value that is itself a parameter (state
+  // that keeps the previous weights) is staged first: all updates happen at
+  // once.
+  std::vector<bool> isParam(s->fn_.values.size(), false);
   for (const BindingInfo &p : s->fn_.params)
-    s->isParamValue_[p.value] = true;
+    isParam[p.value] = true;
+  for (size_t i = 0; i < s->fn_.params.size(); ++i) {
+    const BindingInfo &p = s->fn_.params[i];
+    if (p.update < 0 || s->view(p.update).data == s->view(p.value).data)
+      continue;
+    UpdateCopy c{static_cast<int>(i), isParam[p.update], s->stagingBytes_};
+    if (c.staged)
+      s->stagingBytes_ += static_cast<size_t>(s->view(p.update).byteSize());
+    s->updateCopies_.push_back(c);
+  }
+  s->staging_.resize(s->stagingBytes_);
   out = std::move(s);
   return Status::ok();
 }
@@ -112,30 +126,22 @@ Status Session::run() {
   cpu::CpuContext ctx{pool_.get()};
   for (size_t k = 0; k < calls_.size(); ++k) {
     calls_[k].rngCounter = runs_;
-    AMPC_RETURN_IF_ERROR(cpu::runKernel(calls_[k], ctx)
-                             .withContext("function '" + fn_.name +
-                                          "': " + fn_.kernels[k].describe(k)));
+    // The context string is built only for an error: this loop is the step.
+    if (Status st = cpu::runKernel(calls_[k], ctx); !st)
+      return st.withContext("function '" + fn_.name +
+                            "': " + fn_.kernels[k].describe(k));
   }
-  // Training state whose new value could not be planned in place. All
-  // updates happen at once: a parameter that is another's new value (state
-  // that keeps the previous weights) is read before it is overwritten.
-  std::vector<std::vector<uint8_t>> staged(fn_.params.size());
-  for (size_t i = 0; i < fn_.params.size(); ++i) {
-    const BindingInfo &p = fn_.params[i];
-    if (p.update < 0 || !isParamValue_[p.update])
-      continue;
-    TensorView src = view(p.update);
-    const auto *b = static_cast<const uint8_t *>(src.data);
-    staged[i].assign(b, b + src.byteSize());
-  }
-  for (size_t i = 0; i < fn_.params.size(); ++i) {
-    const BindingInfo &p = fn_.params[i];
-    if (p.update < 0)
-      continue;
+  for (const UpdateCopy &c : updateCopies_)
+    if (c.staged) {
+      TensorView src = view(fn_.params[c.param].update);
+      std::memcpy(staging_.data() + c.stageOffset, src.data, src.byteSize());
+    }
+  for (const UpdateCopy &c : updateCopies_) {
+    const BindingInfo &p = fn_.params[c.param];
     TensorView dst = view(p.value), src = view(p.update);
-    const void *from = staged[i].empty() ? src.data : staged[i].data();
-    if (dst.data != from)
-      std::memmove(dst.data, from, dst.byteSize());
+    std::memmove(dst.data,
+                 c.staged ? staging_.data() + c.stageOffset : src.data,
+                 dst.byteSize());
   }
   ++runs_;
   // The plan may reuse an input's bytes once it is read: inputs are given

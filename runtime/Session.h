@@ -60,7 +60,15 @@ private:
   std::unique_ptr<uint8_t[], void (*)(void *)> arena_{nullptr, nullptr};
   std::vector<cpu::OpCall> calls_;
   std::vector<bool> inputSet_;
-  std::vector<bool> isParamValue_; // by value id
+  // Parameters whose new value is copied into place after a run.
+  struct UpdateCopy {
+    int param;          // index in fn_.params
+    bool staged;        // the value is another parameter: copied via staging_
+    size_t stageOffset; // into staging_
+  };
+  std::vector<UpdateCopy> updateCopies_;
+  std::vector<uint8_t> staging_;
+  size_t stagingBytes_ = 0;
   std::unique_ptr<cpu::ThreadPool> pool_;
   uint64_t runs_ = 0;
 };

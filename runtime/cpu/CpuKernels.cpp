@@ -26,9 +26,10 @@ const std::vector<KernelEntry> &table() {
     addNormalizationGradKernels(v);
     addLossGradKernels(v);
     addOptimizerKernels(v);
-    std::sort(v.begin(), v.end(), [](const KernelEntry &a, const KernelEntry &b) {
-      return std::string_view(a.name) < std::string_view(b.name);
-    });
+    std::sort(v.begin(), v.end(),
+              [](const KernelEntry &a, const KernelEntry &b) {
+                return std::string_view(a.name) < std::string_view(b.name);
+              });
     return v;
   }();
   return entries;
@@ -54,9 +55,8 @@ Status checkKernel(const OpCall &call) {
                          "'");
   if (call.present.size() != call.inputs.size())
     return Status::error("op '" + call.op + "': input presence list has " +
-                         std::to_string(call.present.size()) +
-                         " entries for " + std::to_string(call.inputs.size()) +
-                         " inputs");
+                         std::to_string(call.present.size()) + " entries for " +
+                         std::to_string(call.inputs.size()) + " inputs");
   return e->check(call).withContext("op '" + call.op + "'");
 }
 
@@ -65,12 +65,14 @@ Status runKernel(const OpCall &call, CpuContext &ctx) {
   if (!e)
     return Status::error("the CPU backend has no kernel for op '" + call.op +
                          "'");
-  return e->run(call, ctx).withContext("op '" + call.op + "'");
+  if (Status s = e->run(call, ctx); !s)
+    return s.withContext("op '" + call.op + "'");
+  return Status::ok();
 }
 
 bool isInPlaceUpdateKernel(const std::string &op) {
-  return op == "sgd_update" || op == "momentum_update" ||
-         op == "adam_update" || op == "adagrad_update";
+  return op == "sgd_update" || op == "momentum_update" || op == "adam_update" ||
+         op == "adagrad_update";
 }
 
 std::vector<std::string> kernelNames() {
