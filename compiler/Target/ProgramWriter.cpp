@@ -17,7 +17,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 namespace pb = ::ampc::rt::proto;

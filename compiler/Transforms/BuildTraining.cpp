@@ -11,8 +11,6 @@
 #include "compiler/Transforms/Optimizers.h"
 #include "dialects/Graph/GradientOpInterface.h"
 
-#include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -199,14 +197,7 @@ private:
       (void)f.insertArgument(idx, type, attrs.getDictionary(ctx), loc);
       return f.getArgument(idx);
     };
-    auto zerosOf = [&](Type t) -> Attribute {
-      auto rt = cast<RankedTensorType>(t);
-      Type e = rt.getElementType();
-      if (auto fe = dyn_cast<FloatType>(e))
-        return DenseElementsAttr::get(rt,
-                                      APFloat::getZero(fe.getFloatSemantics()));
-      return DenseElementsAttr::get(rt, APInt(e.getIntOrFloatBitWidth(), 0));
-    };
+    auto zerosOf = [&](Type t) { return b.getZeroAttr(t); };
 
     Value step = addStateArg(i64, kStepName, zerosOf(i64));
     unsigned stepArg = f.getNumArguments() - 1;

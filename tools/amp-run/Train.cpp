@@ -12,6 +12,7 @@
 #include "compiler/Import/Onnx/OnnxWeights.h"
 #include "compiler/Target/ProgramWriter.h"
 #include "dialects/Graph/GraphOps.h"
+#include "runtime/cpu/TypedIO.h"
 #include "tools/amp-run/Metrics.h"
 #include "tools/amp-run/TrainData.h"
 
@@ -79,23 +80,6 @@ StepInfo describe(mlir::func::FuncOp f) {
       if (auto n = f.getArgAttrOfType<mlir::StringAttr>(i, graph::kNameAttr))
         info.weights.insert(n.getValue().str());
   return info;
-}
-
-double scalarOf(const rt::TensorView &v) {
-  switch (v.dtype) {
-  case rt::DType::F32:
-    return *static_cast<const float *>(v.data);
-  case rt::DType::F64:
-    return *static_cast<const double *>(v.data);
-  default: {
-    rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape);
-    std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
-                t.bytes.begin());
-    if (!rt::convertTo(t, rt::DType::F64))
-      return NAN;
-    return *reinterpret_cast<const double *>(t.bytes.data());
-  }
-  }
 }
 
 int emitModule(mlir::ModuleOp module, const std::string &path) {
@@ -204,7 +188,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     rt::TensorView lv;
     if (rt::Status st = session->output(info.loss, lv); !st)
       return fail(st.message());
-    loss = scalarOf(lv);
+    loss = rt::cpu::elementAsDouble(lv, 0);
     if (metrics)
       if (rt::Status st = metrics->row({static_cast<double>(s), loss, ms}); !st)
         return fail("--metrics: " + st.message());

@@ -22,6 +22,7 @@
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
 #include "tools/amp-run/Train.h"
+#include "tools/amp-run/TrainData.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -101,41 +102,41 @@ cl::opt<int64_t> steps("steps", cl::desc("Training steps"), cl::init(1),
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of --data synthetic"),
                        cl::init(0), cl::cat(trainCat));
 cl::opt<std::string> optimizer("optimizer",
-                               cl::desc("sgd | momentum | nesterov | adam | "
-                                        "adamw | adagrad"),
-                               cl::init("sgd"), cl::cat(trainCat));
-cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::init(0.01),
+                               cl::desc("sgd (default) | momentum | nesterov | "
+                                        "adam | adamw | adagrad"),
+                               cl::cat(trainCat));
+cl::opt<double> lr("lr", cl::desc("Learning rate (default 0.01)"),
                    cl::cat(trainCat));
-cl::opt<double> momentum("momentum", cl::desc("Momentum factor"), cl::init(0.9),
+cl::opt<double> momentum("momentum", cl::desc("Momentum factor (default 0.9)"),
                          cl::cat(trainCat));
 cl::opt<double> dampening("dampening", cl::desc("Momentum dampening"),
-                          cl::init(0.0), cl::cat(trainCat));
-cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9),
-                      cl::cat(trainCat));
-cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999),
-                      cl::cat(trainCat));
+                          cl::cat(trainCat));
+cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::cat(trainCat));
+cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::cat(trainCat));
 cl::opt<double> epsilon("epsilon",
                         cl::desc("Adam/Adagrad epsilon (default: PyTorch's)"),
-                        cl::init(-1.0), cl::cat(trainCat));
-cl::opt<double> weightDecay("weight-decay",
-                            cl::desc("Weight decay (AdamW: decoupled)"),
-                            cl::init(0.0), cl::cat(trainCat));
+                        cl::cat(trainCat));
+cl::opt<double>
+    weightDecay("weight-decay",
+                cl::desc("Weight decay (AdamW: decoupled; default 0.01 for "
+                         "AdamW, else 0)"),
+                cl::cat(trainCat));
 cl::opt<double> lrDecay("lr-decay", cl::desc("Adagrad learning-rate decay"),
-                        cl::init(0.0), cl::cat(trainCat));
+                        cl::cat(trainCat));
 cl::opt<std::string> lrSchedule("lr-schedule",
                                 cl::desc("constant | step | cosine"),
-                                cl::init("constant"), cl::cat(trainCat));
+                                cl::cat(trainCat));
 cl::opt<int64_t> lrStepSize("lr-step-size",
                             cl::desc("step schedule: steps between decays"),
-                            cl::init(1), cl::cat(trainCat));
+                            cl::cat(trainCat));
 cl::opt<double> lrGamma("lr-gamma", cl::desc("step schedule: decay factor"),
-                        cl::init(0.1), cl::cat(trainCat));
+                        cl::cat(trainCat));
 cl::opt<int64_t> lrTotalSteps(
     "lr-total-steps",
     cl::desc("cosine schedule: steps to reach --lr-min (default: --steps)"),
     cl::init(0), cl::cat(trainCat));
 cl::opt<double> lrMin("lr-min", cl::desc("cosine schedule: final lr"),
-                      cl::init(0.0), cl::cat(trainCat));
+                      cl::cat(trainCat));
 cl::list<std::string> freeze("freeze",
                              cl::desc("Parameters to leave untrained "
                                       "(comma-separated initializer names)"),
@@ -164,18 +165,6 @@ bool splitSpec(StringRef spec, StringRef flag, std::string &name,
   name = n.str();
   file = f.str();
   return true;
-}
-
-// Output names are free text in ONNX; a file name keeps [A-Za-z0-9._-]
-// and turns anything else into '_'.
-std::string fileNameFor(const std::string &output) {
-  std::string s = output;
-  for (char &c : s)
-    if (!llvm::isAlnum(c) && c != '.' && c != '_' && c != '-')
-      c = '_';
-  if (s.empty() || s == "." || s == "..")
-    s = "_" + s;
-  return s;
 }
 
 } // namespace
@@ -265,21 +254,27 @@ int main(int argc, char **argv) {
   if (train) {
     ampc::tools::TrainOptions t;
     t.modelPath = modelPath;
-    t.training.loss = lossName;
-    t.training.optimizer = optimizer;
-    t.training.lr = lr;
-    t.training.momentum = momentum;
-    t.training.dampening = dampening;
-    t.training.beta1 = beta1;
-    t.training.beta2 = beta2;
-    t.training.epsilon = epsilon;
-    t.training.weightDecay = weightDecay;
-    t.training.lrDecay = lrDecay;
-    t.training.lrSchedule = lrSchedule;
-    t.training.lrStepSize = lrStepSize;
-    t.training.lrGamma = lrGamma;
+    // Only what the user gave overrides graph-build-training's options, so
+    // its defaults (Passes.td: PyTorch's per optimizer) are the only ones.
+    auto given = [](auto &opt, auto &field) {
+      if (opt.getNumOccurrences())
+        field = opt;
+    };
+    given(lossName, t.training.loss);
+    given(optimizer, t.training.optimizer);
+    given(lr, t.training.lr);
+    given(momentum, t.training.momentum);
+    given(dampening, t.training.dampening);
+    given(beta1, t.training.beta1);
+    given(beta2, t.training.beta2);
+    given(epsilon, t.training.epsilon);
+    given(weightDecay, t.training.weightDecay);
+    given(lrDecay, t.training.lrDecay);
+    given(lrSchedule, t.training.lrSchedule);
+    given(lrStepSize, t.training.lrStepSize);
+    given(lrGamma, t.training.lrGamma);
+    given(lrMin, t.training.lrMin);
     t.training.lrTotalSteps = lrTotalSteps > 0 ? lrTotalSteps : steps;
-    t.training.lrMin = lrMin;
     t.training.freeze.assign(freeze.begin(), freeze.end());
     t.lowering.fuse = !noFuse;
     t.lowering.reuseMemory = !noReuse;
@@ -416,7 +411,7 @@ int main(int argc, char **argv) {
     std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
                 t.bytes.begin());
     SmallString<256> path(saveOutputs);
-    sys::path::append(path, fileNameFor(b.name) + ".npy");
+    sys::path::append(path, ampc::tools::npyFileNameFor(b.name));
     if (rt::Status s = rt::writeNpy(path.str().str(), t); !s)
       return fail(s.message());
   }

@@ -16,7 +16,6 @@
 #include "dialects/Rt/RtOps.h"
 
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace ampc {
 #define GEN_PASS_DEF_CONVERTGRAPHTORTPASS
