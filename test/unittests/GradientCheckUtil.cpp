@@ -16,6 +16,7 @@
 #include "dialects/Rt/RtOps.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
+#include "test/unittests/runtime/ElementValue.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -352,41 +353,15 @@ bool compile(const GradCase &c, bool training, rt::FunctionInfo &out,
   return false;
 }
 
+// Every dtype, f16/bf16 included, through the kernel tests' reference.
 double readElement(const rt::TensorView &v, int64_t i) {
-  switch (v.dtype) {
-  case rt::DType::F64:
-    return v.as<double>()[i];
-  case rt::DType::F32:
-    return v.as<float>()[i];
-  case rt::DType::I64:
-    return static_cast<double>(v.as<int64_t>()[i]);
-  case rt::DType::I32:
-    return v.as<int32_t>()[i];
-  case rt::DType::I1:
-    return v.as<uint8_t>()[i];
-  default:
-    return NAN;
-  }
+  return rt::test::readElement(
+      static_cast<const char *>(v.data) + i * rt::sizeOf(v.dtype), v.dtype);
 }
 
 void writeElement(rt::DType dtype, std::vector<uint8_t> &bytes, int64_t i,
                   double x) {
-  uint8_t *p = bytes.data() + i * rt::sizeOf(dtype);
-  auto put = [&](auto value) { std::memcpy(p, &value, sizeof value); };
-  switch (dtype) {
-  case rt::DType::F64:
-    return put(x);
-  case rt::DType::F32:
-    return put(static_cast<float>(x));
-  case rt::DType::I64:
-    return put(static_cast<int64_t>(x));
-  case rt::DType::I32:
-    return put(static_cast<int32_t>(x));
-  case rt::DType::I1:
-    return put(static_cast<uint8_t>(x != 0));
-  default:
-    return;
-  }
+  rt::test::writeElement(bytes.data() + i * rt::sizeOf(dtype), dtype, x);
 }
 
 /// A tensor's bytes in its dtype.
