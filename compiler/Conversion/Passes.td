@@ -66,6 +66,8 @@ def ConvertGraphToRtPass : Pass<"convert-graph-to-rt", "mlir::ModuleOp"> {
     - chains of elementwise ops (activations, arithmetic, casts, where) with
       one result shape become one `rt.kernel "fused"` when their
       intermediate values have no use outside the chain;
+    - `amp.cast` is lowered as the `graph.cast` it computes (round to
+      nearest even), so it fuses and runs as the runtime's `cast`;
     - `graph.reshape` becomes `rt.view` (no launch, same bytes);
     - every stored value gets a byte offset in one arena. Offsets are reused
       once a value is dead (liveness over the op order), parameters keep

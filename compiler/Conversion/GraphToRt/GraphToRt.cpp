@@ -1,10 +1,10 @@
 //===- GraphToRt.cpp - the convert-graph-to-rt pass -----------------------===//
 //
 // Turns a function of graph ops into kernel launches over a planned arena:
-// arguments become rt.input / rt.param, each non-elementwise op one
-// rt.kernel, each fusion group one "fused" rt.kernel, reshapes views, and
-// results rt.output. Fusion.cpp picks the groups and MemoryPlan.cpp the
-// offsets.
+// amp.cast becomes graph.cast, arguments become rt.input / rt.param, each
+// non-elementwise op one rt.kernel, each fusion group one "fused"
+// rt.kernel, reshapes views, and results rt.output. Fusion.cpp picks the
+// groups and MemoryPlan.cpp the offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 
 #include "compiler/Conversion/GraphToRt/Fusion.h"
 #include "compiler/Conversion/GraphToRt/MemoryPlan.h"
+#include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
 
@@ -81,6 +82,19 @@ Location fusedLoc(ArrayRef<Operation *> ops) {
   return FusedLoc::get(ops.front()->getContext(), locs);
 }
 
+/// An amp.cast computes what a float-to-float graph.cast does (round to
+/// nearest even); it is told apart only so the AMP passes may move and
+/// fold it. From here on it is that graph.cast, so it fuses and runs as the
+/// runtime's "cast" like any other.
+void castsToGraph(Block &block, OpBuilder &b) {
+  for (auto c : llvm::make_early_inc_range(block.getOps<amp::CastOp>())) {
+    b.setInsertionPoint(c);
+    auto g = graph::CastOp::create(b, c.getLoc(), c.getType(), c.getInput());
+    c.replaceAllUsesWith(g.getOutput());
+    c.erase();
+  }
+}
+
 LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
   if (func.isExternal())
     return success();
@@ -89,6 +103,7 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
                                     << " blocks; convert-graph-to-rt needs one";
   Block &block = func.getBody().front();
   OpBuilder b(func.getContext());
+  castsToGraph(block, b);
 
   // Arguments: graph inputs and parameters.
   b.setInsertionPointToStart(&block);
