@@ -2,6 +2,7 @@
 #ifndef AMPC_COMPILER_TRANSFORMS_PASSES_H
 #define AMPC_COMPILER_TRANSFORMS_PASSES_H
 
+#include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -76,4 +76,80 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
   ];
 }
 
+def AmpAutoCastPass : Pass<"amp-auto-cast", "mlir::ModuleOp"> {
+  let summary = "decides which ops of @forward run in f16/bf16 and places "
+                "the fewest casts that realise it";
+  let description = [{
+    Runs on `@forward` before the training graph is built, so the backward
+    graph inherits the forward precision through the gradients of the casts.
+
+    Every graph op belongs to one category of a table in the code (printed
+    by `amp-opt --amp-print-lists`): allow (contractions: run low), deny
+    (numerically sensitive: stay f32), infer (low when every float input
+    that is an activation is low) and clear (like infer; precision-neutral
+    data movement). Levels: O0 changes nothing; O1 runs allow ops low and
+    infer/clear ops whose activation inputs are all low; O2 runs every op
+    but the deny list low; O3 runs every op low. Parameters and constants do
+    not decide an op's precision: parameters are cast once, at the top of the
+    step, and constants are converted. The loss op and everything after it
+    stay f32, and so do the statistics, scale and shift of batch and layer
+    normalization. Results of `@forward` keep their types.
+
+    A value is cast at most once per dtype, right after its definition, and
+    the cast is shared by every user; cast pairs that cancel are folded
+    (`amp-fold-casts`). Low-precision contractions and reductions carry
+    `graph.accumulate = f32`. Running the pass a second time changes nothing.
+
+    `report=FILE` writes every decision as JSON: one entry per compute op
+    with its ONNX node, the graph op, the precision and the rule that chose
+    it, and the number of casts inserted.
+  }];
+  let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
+  let options = [
+    Option<"level", "level", "std::string", /*default=*/"\"O1\"",
+           "O0 | O1 | O2 | O3">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
+           "the low-precision type: f16 | bf16">,
+    ListOption<"allow", "allow", "std::string",
+               "graph op names to move to the allow list (a leading '-' "
+               "takes the op off the list: it then stays f32)">,
+    ListOption<"deny", "deny", "std::string",
+               "graph op names to move to the deny list ('-op' removes)">,
+    ListOption<"infer", "infer", "std::string",
+               "graph op names to move to the infer list ('-op' removes)">,
+    ListOption<"clear", "clear", "std::string",
+               "graph op names to move to the clear list ('-op' removes)">,
+    ListOption<"fp32Nodes", "fp32-nodes", "std::string",
+               "ONNX node names whose ops stay f32 whatever their list">,
+    ListOption<"lowNodes", "low-nodes", "std::string",
+               "ONNX node names whose ops run low whatever their list">,
+    Option<"masterWeights", "master-weights", "bool", /*default=*/"false",
+           "O3: keep f32 master parameters and cast a working copy once per "
+           "step (O1 and O2 always do; without it O3 stores parameters low)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "write the decision report (JSON) to this file">,
+  ];
+}
+
+def AmpFoldCastsPass : Pass<"amp-fold-casts", "mlir::ModuleOp"> {
+  let summary = "removes amp.cast pairs that cancel and shares duplicate casts";
+  let description = [{
+    Run after amp-auto-cast and again after the backward graph is built
+    (the gradient of a cast is a cast, so the backward graph of a precision
+    boundary can hold round trips). On `amp.cast` only, never on a
+    `graph.cast` the model wrote:
+    - `cast(cast(x: A -> B) -> A)` is `x` when B holds every value of A
+      (f16 -> f32 -> f16, bf16 -> f32 -> bf16): the round trip is exact;
+    - `cast(cast(x: A -> B) -> C)` is `cast(x: A -> C)` when B holds every
+      value of A, since only the last step rounds;
+    - two casts of one value to one type become one, placed after the value
+      is defined;
+    - a cast of a `graph.constant` becomes a converted constant;
+    - casts left without users are erased.
+    A round trip through a narrower type (f32 -> f16 -> f32) rounds, so it is
+    kept.
+  }];
+  let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
+}
+
 #endif // AMPC_COMPILER_TRANSFORMS_PASSES_TD

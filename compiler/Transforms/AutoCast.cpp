@@ -1,0 +1,587 @@
+//===- AutoCast.cpp - the amp-auto-cast pass ------------------------------===//
+//
+// Decides the precision of every op of @forward in one walk in program
+// order (an op's decision may depend on its producers', never on its
+// users'), then realises it with casts shared per (value, dtype). Looking
+// through the casts a previous run placed makes the pass idempotent: the
+// decisions only read op categories and producers, and the cast cache is
+// seeded with the casts already there. See Passes.td for the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "compiler/Transforms/AmpLists.h"
+#include "compiler/Transforms/AmpReport.h"
+#include "compiler/Transforms/FoldCasts.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace ampc {
+#define GEN_PASS_DEF_AMPAUTOCASTPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace ampc
+
+using namespace mlir;
+
+namespace ampc {
+namespace {
+
+bool isCastable(Type elem) {
+  return isa<Float32Type, Float16Type, BFloat16Type>(elem);
+}
+
+Type elemOf(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
+
+Value lookThroughCasts(Value v) {
+  while (auto c = v.getDefiningOp<amp::CastOp>())
+    v = c.getInput();
+  return v;
+}
+
+/// Normalization statistics, scale and shift stay f32 even when the op runs
+/// low: they are per-channel (cheap) and their precision sets the accuracy
+/// of every normalized element (cuDNN and PyTorch keep them f32 too).
+bool keepsOperandF32(Operation *op, unsigned i) {
+  return i >= 1 && isa<graph::BatchNormInferenceOp, graph::BatchNormTrainingOp,
+                       graph::LayerNormOp>(op);
+}
+
+/// The loss result, by the rule graph-build-training uses: the result named
+/// "loss", else the only scalar float result, else none (an inference graph).
+std::optional<unsigned> findLoss(func::FuncOp f) {
+  auto results = f.getFunctionType().getResults();
+  std::optional<unsigned> scalar;
+  unsigned scalars = 0;
+  for (unsigned i = 0; i < results.size(); ++i) {
+    auto name = f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr);
+    if (name && name.getValue() == "loss")
+      return i;
+    auto t = cast<RankedTensorType>(results[i]);
+    if (t.getRank() == 0 && isa<FloatType>(t.getElementType())) {
+      scalar = i;
+      ++scalars;
+    }
+  }
+  if (scalars == 1)
+    return scalar;
+  return std::nullopt;
+}
+
+/// The ONNX node an op came from (its NameLoc), or "".
+std::string nodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (std::string n = nodeName(l); !n.empty())
+        return n;
+  return "";
+}
+
+std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// `attr` with every element rounded to `to` (nearest even), for storing a
+/// parameter in low precision.
+FailureOr<ElementsAttr> convertElements(ElementsAttr attr, FloatType to,
+                                        StringRef name) {
+  auto type = cast<ShapedType>(attr.getType());
+  auto from = dyn_cast<FloatType>(type.getElementType());
+  if (!from)
+    return failure();
+  auto newType = RankedTensorType::get(type.getShape(), to);
+  SmallVector<APFloat> values;
+  values.reserve(type.getNumElements());
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    for (APFloat v : dense.getValues<APFloat>())
+      values.push_back(v);
+  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    unsigned bytes = from.getWidth() / 8;
+    if (!blob || blob->getData().size() !=
+                     static_cast<size_t>(type.getNumElements()) * bytes)
+      return failure();
+    ArrayRef<char> data = blob->getData();
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      uint64_t word = 0;
+      std::memcpy(&word, data.data() + i * bytes, bytes);
+      values.emplace_back(from.getFloatSemantics(), APInt(bytes * 8, word));
+    }
+  } else {
+    return failure();
+  }
+  SmallVector<char> raw;
+  raw.reserve(values.size() * to.getWidth() / 8);
+  for (APFloat &v : values) {
+    bool lost;
+    v.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    uint64_t word = v.bitcastToAPInt().getZExtValue();
+    for (unsigned b = 0; b < to.getWidth() / 8; ++b)
+      raw.push_back(static_cast<char>(word >> (8 * b)));
+  }
+  // Small tensors print inline; large ones stay resources, as imported.
+  if (raw.size() <= 256)
+    return cast<ElementsAttr>(
+        DenseElementsAttr::getFromRawBuffer(newType, raw));
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(ArrayRef<char>(raw),
+                                                            alignof(uint64_t));
+  return cast<ElementsAttr>(DenseResourceElementsAttr::get(
+      newType, ("amp_" + name).str(), std::move(blob)));
+}
+
+enum class Level { O0, O1, O2, O3 };
+
+class AutoCaster {
+public:
+  AutoCaster(func::FuncOp f, Level level, FloatType low, const AmpLists &lists,
+             const llvm::StringSet<> &fp32Nodes,
+             const llvm::StringSet<> &lowNodes, bool masterWeights)
+      : f(f), block(f.getBody().front()), level(level), low(low), lists(lists),
+        fp32Nodes(fp32Nodes), lowNodes(lowNodes), masterWeights(masterWeights) {
+  }
+
+  LogicalResult run(AmpReport &report) {
+    report.level = level == Level::O0   ? "O0"
+                   : level == Level::O1 ? "O1"
+                   : level == Level::O2 ? "O2"
+                                        : "O3";
+    report.dtype = typeName(low);
+    int64_t before = countCasts();
+    findLossRegion();
+    seedCastCache();
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops)
+      if (failed(visit(op, report)))
+        return failure();
+    if (level != Level::O0) {
+      auto ret = cast<func::ReturnOp>(block.getTerminator());
+      auto results = f.getFunctionType().getResults();
+      for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+        Type want = cast<ShapedType>(results[i]).getElementType();
+        if (isCastable(want))
+          ret.setOperand(i, castTo(ret.getOperand(i), want));
+      }
+      if (level == Level::O3 && !masterWeights &&
+          failed(storeParamsLow(report)))
+        return failure();
+      eraseDeadCasts();
+      foldAmpCasts(f);
+    }
+    describeParams(report);
+    report.castsInserted = countCasts() - before;
+    return success();
+  }
+
+private:
+  struct Decision {
+    bool low;
+    std::string rule;
+  };
+
+  int64_t countCasts() {
+    int64_t n = 0;
+    f.walk([&](amp::CastOp) { ++n; });
+    return n;
+  }
+
+  bool isParamOrConstant(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return static_cast<bool>(
+          f.getArgAttr(arg.getArgNumber(), graph::kInitAttr));
+    return static_cast<bool>(v.getDefiningOp<graph::ConstantOp>());
+  }
+
+  void findLossRegion() {
+    std::optional<unsigned> loss = findLoss(f);
+    if (!loss)
+      return;
+    Value v = lookThroughCasts(block.getTerminator()->getOperand(*loss));
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return;
+    SmallVector<Operation *> work{def};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (isa<func::ReturnOp>(op) || !lossRegion.insert(op))
+        continue;
+      for (Operation *user : op->getUsers())
+        work.push_back(user);
+    }
+  }
+
+  void seedCastCache() {
+    for (Operation &op : block) {
+      auto c = dyn_cast<amp::CastOp>(op);
+      if (!c || !isa<BlockArgument>(c.getInput()))
+        break;
+      hoistLast = &op;
+    }
+    block.walk([&](amp::CastOp c) {
+      castCache.try_emplace({c.getInput(), elemOf(c.getOutput())},
+                            c.getOutput());
+    });
+  }
+
+  /// The value `v` as element type `want`: `v` itself, its root (through
+  /// casts), or one shared cast of the root, placed right after the root is
+  /// defined (at the top of the step for arguments).
+  Value castTo(Value v, Type want) {
+    Value root = lookThroughCasts(v);
+    if (elemOf(root) == want)
+      return root;
+    auto [it, inserted] = castCache.try_emplace({root, want}, Value());
+    if (!inserted)
+      return it->second;
+    OpBuilder b(f.getContext());
+    if (isa<BlockArgument>(root)) {
+      if (hoistLast)
+        b.setInsertionPointAfter(hoistLast);
+      else
+        b.setInsertionPointToStart(&block);
+    } else {
+      b.setInsertionPointAfter(root.getDefiningOp());
+    }
+    auto type = RankedTensorType::get(
+        cast<ShapedType>(root.getType()).getShape(), want);
+    auto c = amp::CastOp::create(b, root.getLoc(), type, root);
+    if (isa<BlockArgument>(root))
+      hoistLast = c;
+    it->second = c.getOutput();
+    return c.getOutput();
+  }
+
+  Decision decide(Operation *op, std::optional<AmpCategory> category) {
+    StringRef name = op->getName().stripDialect();
+    std::string node = nodeName(op->getLoc());
+    if (level == Level::O0)
+      return {false, "O0: nothing changes"};
+    if (lossRegion.contains(op))
+      return {false, "loss: the loss and what follows it stay f32"};
+    if (!node.empty() && fp32Nodes.contains(node))
+      return {false, "fp32-nodes: node '" + node + "' forced to f32"};
+    if (!node.empty() && lowNodes.contains(node))
+      return {true, "low-nodes: node '" + node + "' forced low"};
+    if (isa<graph::CastOp>(op))
+      return {false, "model cast: keeps the types the model wrote"};
+    if (!category)
+      return {false, "not on the AMP lists: stays f32"};
+    std::string list = (categoryName(*category) + " list").str();
+    if (level == Level::O3)
+      return {true, "O3: every op runs low"};
+    if (*category == AmpCategory::Unlisted)
+      return {false, "taken off its list: stays f32"};
+    if (*category == AmpCategory::Deny)
+      return {false, "deny list"};
+    if (level == Level::O2) {
+      // Deny spreads downstream: an infer/clear op fed only by f32 ops
+      // stays f32 rather than cast in and (often) straight back out.
+      if (*category != AmpCategory::Allow && allActivationsFromF32Ops(op))
+        return {false, list + ": every activation input comes from an f32 op"};
+      return {true, "O2: " + list + ", not deny"};
+    }
+    if (*category == AmpCategory::Allow)
+      return {true, "allow list"};
+    // O1 infer/clear: low only when every activation input is low, so a
+    // chain between allow ops stays low and an f32 producer (a deny op, a
+    // graph input) keeps its consumers f32 downstream.
+    bool anyActivation = false;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      if (!isCastable(elemOf(v)) || keepsOperandF32(op, i))
+        continue;
+      Value root = lookThroughCasts(v);
+      if (isParamOrConstant(root))
+        continue;
+      anyActivation = true;
+      if (elemOf(root) != low)
+        return {false, list + ": input " + describe(root) + " is " +
+                           typeName(elemOf(root))};
+    }
+    if (!anyActivation)
+      return {false, list + ": no activation input"};
+    return {true, list + ": every activation input is " + typeName(low)};
+  }
+
+  bool allActivationsFromF32Ops(Operation *op) {
+    bool any = false;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      if (!isCastable(elemOf(v)) || keepsOperandF32(op, i))
+        continue;
+      Value root = lookThroughCasts(v);
+      if (isParamOrConstant(root))
+        continue;
+      if (!root.getDefiningOp() || elemOf(root) == low)
+        return false;
+      any = true;
+    }
+    return any;
+  }
+
+  /// How a report names a value: its ONNX node or argument name.
+  std::string describe(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto n =
+          f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kNameAttr);
+      return "'" + (n ? n.getValue().str() : "arg") + "'";
+    }
+    Operation *def = v.getDefiningOp();
+    std::string node = nodeName(def->getLoc());
+    return "from " + def->getName().getStringRef().str() +
+           (node.empty() ? "" : " (node '" + node + "')");
+  }
+
+  LogicalResult visit(Operation *op, AmpReport &report) {
+    if (isa<amp::CastOp, graph::ConstantOp>(op) ||
+        !isa<graph::GraphDialect>(op->getDialect()))
+      return success();
+    auto hasCastable = [](TypeRange types) {
+      return llvm::any_of(types, [](Type t) {
+        return isCastable(cast<ShapedType>(t).getElementType());
+      });
+    };
+    auto hasF64 = [](TypeRange types) {
+      return llvm::any_of(types, [](Type t) {
+        return cast<ShapedType>(t).getElementType().isF64();
+      });
+    };
+    if (!hasCastable(op->getOperandTypes()) &&
+        !hasCastable(op->getResultTypes()))
+      return success(); // integer-only ops have no precision to choose
+    std::optional<AmpCategory> category =
+        lists.lookup(op->getName().stripDialect());
+    Decision d = hasF64(op->getOperandTypes()) || hasF64(op->getResultTypes())
+                     ? Decision{false, "f64 data: never lowered"}
+                     : decide(op, category);
+    if (level != Level::O0 && failed(apply(op, d.low)))
+      return failure();
+    Type resultElem;
+    for (Type t : op->getResultTypes())
+      if (isCastable(cast<ShapedType>(t).getElementType())) {
+        resultElem = cast<ShapedType>(t).getElementType();
+        break;
+      }
+    report.ops.push_back(
+        {nodeName(op->getLoc()), op->getName().stripDialect().str(),
+         d.low ? typeName(low) : typeName(resultElem ? resultElem : f32()),
+         d.rule});
+    return success();
+  }
+
+  Type f32() { return Float32Type::get(f.getContext()); }
+
+  Type originalElem(Value v) {
+    auto it = originalType.find(v);
+    return it != originalType.end() ? it->second : elemOf(v);
+  }
+
+  LogicalResult apply(Operation *op, bool runLow) {
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value v = op->getOperand(i);
+      Type orig = originalElem(v);
+      if (!isCastable(orig))
+        continue;
+      Type want = runLow && !keepsOperandF32(op, i) ? Type(low) : orig;
+      Value nv = castTo(v, want);
+      if (nv != v)
+        op->setOperand(i, nv);
+    }
+    if (!runLow)
+      return success();
+    SmallVector<Type> types;
+    if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+      if (failed(infer.inferReturnTypes(
+              op->getContext(), op->getLoc(), op->getOperands(),
+              op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+              op->getRegions(), types)))
+        return op->emitOpError("cannot run in ") << low;
+    } else {
+      for (Type t : op->getResultTypes()) {
+        auto shaped = cast<ShapedType>(t);
+        types.push_back(
+            isCastable(shaped.getElementType()) ? shaped.clone(Type(low)) : t);
+      }
+    }
+    for (auto [r, t] : llvm::zip(op->getResults(), types)) {
+      if (r.getType() == t)
+        continue;
+      originalType.try_emplace(r, elemOf(r));
+      r.setType(t);
+    }
+    // graph::markAccumulation(op); TODO-wire
+    return success();
+  }
+
+  /// O3 without master weights: a parameter that every user reads low is
+  /// stored low, its initial value rounded once.
+  LogicalResult storeParamsLow(AmpReport &report) {
+    SmallVector<Type> argTypes(f.getArgumentTypes());
+    for (BlockArgument arg : block.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      auto init = f.getArgAttrOfType<ElementsAttr>(i, graph::kInitAttr);
+      if (!init || elemOf(arg) == low || !arg.hasOneUse())
+        continue;
+      auto c = dyn_cast<amp::CastOp>(*arg.getUsers().begin());
+      if (!c || elemOf(c.getOutput()) != low)
+        continue;
+      auto name = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
+      std::string n = name ? name.getValue().str() : std::to_string(i);
+      FailureOr<ElementsAttr> converted = convertElements(init, low, n);
+      if (failed(converted))
+        return f.emitOpError("amp-auto-cast: cannot convert the initial "
+                             "value of parameter '")
+                   << n << "' to " << low,
+               failure();
+      arg.setType(c.getOutput().getType());
+      f.setArgAttr(i, graph::kInitAttr, *converted);
+      argTypes[i] = arg.getType();
+      if (hoistLast == c.getOperation())
+        hoistLast = c->getPrevNode();
+      c.getOutput().replaceAllUsesWith(arg);
+      castCache.erase({arg, low});
+      c.erase();
+    }
+    f.setType(FunctionType::get(f.getContext(), argTypes,
+                                f.getFunctionType().getResults()));
+    (void)report;
+    return success();
+  }
+
+  void eraseDeadCasts() {
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (isa<amp::CastOp>(op) && op.use_empty())
+        op.erase();
+  }
+
+  void describeParams(AmpReport &report) {
+    for (BlockArgument arg : block.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      if (!f.getArgAttr(i, graph::kInitAttr) || !isCastable(elemOf(arg)))
+        continue;
+      auto name = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
+      AmpReport::Param p{name ? name.getValue().str() : std::to_string(i),
+                         typeName(elemOf(arg)),
+                         {}};
+      for (Operation *user : arg.getUsers())
+        if (auto c = dyn_cast<amp::CastOp>(user))
+          p.workingCopies.push_back(typeName(elemOf(c.getOutput())));
+      report.params.push_back(std::move(p));
+    }
+  }
+
+  func::FuncOp f;
+  Block &block;
+  Level level;
+  FloatType low;
+  const AmpLists &lists;
+  const llvm::StringSet<> &fp32Nodes;
+  const llvm::StringSet<> &lowNodes;
+  bool masterWeights;
+  llvm::SetVector<Operation *> lossRegion;
+  DenseMap<std::pair<Value, Type>, Value> castCache;
+  DenseMap<Value, Type> originalType;
+  /// The last cast of an argument at the top of the step: where the next
+  /// one goes, so parameter casts stay together and in creation order.
+  Operation *hoistLast = nullptr;
+};
+
+struct AmpAutoCastPass : impl::AmpAutoCastPassBase<AmpAutoCastPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto fail = [&](const Twine &msg) {
+      module.emitError(msg);
+      signalPassFailure();
+    };
+    std::optional<Level> lvl = llvm::StringSwitch<std::optional<Level>>(level)
+                                   .Case("O0", Level::O0)
+                                   .Case("O1", Level::O1)
+                                   .Case("O2", Level::O2)
+                                   .Case("O3", Level::O3)
+                                   .Default(std::nullopt);
+    if (!lvl)
+      return fail("amp-auto-cast: option 'level' must be O0, O1, O2 or O3, "
+                  "got '" +
+                  level + "'");
+    FloatType low;
+    if (dtype == "f16")
+      low = Float16Type::get(&getContext());
+    else if (dtype == "bf16")
+      low = BFloat16Type::get(&getContext());
+    else
+      return fail("amp-auto-cast: option 'dtype' must be f16 or bf16, got '" +
+                  dtype + "'");
+    AmpLists lists = AmpLists::defaults();
+    std::string error;
+    for (auto [option, category, names] :
+         {std::tuple<StringRef, AmpCategory, ArrayRef<std::string>>{
+              "allow", AmpCategory::Allow, allow},
+          {"deny", AmpCategory::Deny, deny},
+          {"infer", AmpCategory::Infer, infer},
+          {"clear", AmpCategory::Clear, clear}})
+      if (failed(lists.edit(option, category, names, error)))
+        return fail(error);
+
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward || forward.isExternal())
+      return fail("amp-auto-cast: the module has no @forward function with a "
+                  "body; run it before graph-build-training");
+    if (!forward.getBody().hasOneBlock())
+      return fail("amp-auto-cast: @forward has several blocks");
+
+    // Node overrides must name nodes that exist, and not both ways.
+    llvm::StringSet<> nodes, fp32Set, lowSet;
+    forward.walk([&](Operation *op) {
+      if (std::string n = nodeName(op->getLoc()); !n.empty())
+        nodes.insert(n);
+    });
+    for (auto [option, names, set] :
+         {std::tuple<StringRef, ArrayRef<std::string>, llvm::StringSet<> *>{
+              "fp32-nodes", fp32Nodes, &fp32Set},
+          {"low-nodes", lowNodes, &lowSet}})
+      for (const std::string &n : names) {
+        if (!nodes.contains(n)) {
+          std::vector<std::string> known;
+          for (auto &k : nodes)
+            known.push_back(k.getKey().str());
+          llvm::sort(known);
+          if (known.size() > 20) {
+            known.resize(20);
+            known.push_back("...");
+          }
+          return fail("amp-auto-cast: option '" + option + "' names node '" +
+                      n + "', which no op of @forward comes from (nodes: " +
+                      llvm::join(known, ", ") + ")");
+        }
+        set->insert(n);
+      }
+    for (auto &n : fp32Set)
+      if (lowSet.contains(n.getKey()))
+        return fail("amp-auto-cast: node '" + n.getKey() +
+                    "' is in both fp32-nodes and low-nodes");
+
+    AmpReport report;
+    AutoCaster caster(forward, *lvl, low, lists, fp32Set, lowSet,
+                      masterWeights);
+    if (failed(caster.run(report)))
+      return signalPassFailure();
+    if (!this->report.empty()) {
+      std::string err;
+      if (failed(report.write(this->report, err)))
+        return fail("amp-auto-cast: " + err);
+    }
+  }
+};
+
+} // namespace
+} // namespace ampc
