@@ -25,23 +25,38 @@ void buildLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertGraphToRtPass(rt));
 }
 
+void buildAutoCastPipeline(OpPassManager &pm,
+                           const AmpAutoCastPassOptions &options) {
+  pm.addPass(createAmpAutoCastPass(options));
+}
+
 void buildInferencePipeline(OpPassManager &pm,
                             const InferencePipelineOptions &options) {
   buildGraphPipeline(pm);
+  if (options.amp)
+    buildAutoCastPipeline(pm, *options.amp);
   buildLoweringPipeline(pm, options);
 }
 
-void buildTrainingGraphPipeline(OpPassManager &pm,
-                                const GraphBuildTrainingPassOptions &options) {
+void buildTrainingGraphPipeline(
+    OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
+    const std::optional<AmpAutoCastPassOptions> &amp) {
   ConvertOnnxToGraphPassOptions convert;
   convert.trainingMode = true;
   pm.addPass(createConvertOnnxToGraphPass(convert));
   pm.addPass(createCanonicalizerPass());
+  // Before differentiation, so the backward graph inherits the forward
+  // precision through the gradients of the casts.
+  if (amp)
+    buildAutoCastPipeline(pm, *amp);
   pm.addPass(createGraphBuildTrainingPass(options));
   // The backward graph repeats forward shapes and constants (1.0 seeds,
-  // reshapes of the same bias gradient): fold and share them.
+  // reshapes of the same bias gradient): fold and share them. The gradient
+  // of a cast is a cast, so precision boundaries leave round trips to fold.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (amp)
+    pm.addPass(createAmpFoldCastsPass());
 }
 
 void registerPipelines() {

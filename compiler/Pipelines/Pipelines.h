@@ -13,24 +13,35 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <optional>
+
 namespace ampc {
 
 struct InferencePipelineOptions {
   bool fuse = true;
   bool reuseMemory = true;
+  /// amp-auto-cast's options; none: the model's own precision.
+  std::optional<AmpAutoCastPassOptions> amp;
 };
 
 /// onnx dialect -> graph ops, folded (what `amp-run --emit=mlir` shows).
 void buildGraphPipeline(mlir::OpPassManager &pm);
 
-/// onnx dialect -> graph -> rt, for running the forward function.
+/// amp-auto-cast then amp-fold-casts' cleanup: what `--emit=mlir` shows
+/// with AMP on.
+void buildAutoCastPipeline(mlir::OpPassManager &pm,
+                           const AmpAutoCastPassOptions &options);
+
+/// onnx dialect -> graph (-> AMP casts) -> rt, for running the forward
+/// function.
 void buildInferencePipeline(mlir::OpPassManager &pm,
                             const InferencePipelineOptions &options);
 
 /// onnx dialect -> graph -> @train_step (backward graph and optimizer),
 /// folded and deduplicated: what `amp-run --mode train --emit=mlir` shows.
-void buildTrainingGraphPipeline(mlir::OpPassManager &pm,
-                                const GraphBuildTrainingPassOptions &options);
+void buildTrainingGraphPipeline(
+    mlir::OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
+    const std::optional<AmpAutoCastPassOptions> &amp = std::nullopt);
 
 /// graph -> rt for every function of the module.
 void buildLoweringPipeline(mlir::OpPassManager &pm,

@@ -7,18 +7,28 @@
 
 #include "compiler/Autodiff/Gradients.h"
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/AmpLists.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Amp/AmpOps.h"
-#include "dialects/Rt/RtOps.h"
-#include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
+#include "dialects/Rt/RtOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  // Not an mlir-opt flag: it prints and exits, with no input to read.
+  for (int i = 1; i < argc; ++i)
+    if (llvm::StringRef(argv[i]) == "--amp-print-lists" ||
+        llvm::StringRef(argv[i]) == "-amp-print-lists") {
+      llvm::outs() << "# amp-auto-cast default lists (graph op names; edit "
+                      "with allow=, deny=, infer=, clear=; '-op' removes)\n";
+      ampc::AmpLists::defaults().print(llvm::outs());
+      return 0;
+    }
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
                   ampc::graph::GraphDialect, ampc::amp::AmpDialect,
@@ -29,5 +39,7 @@ int main(int argc, char **argv) {
   ampc::registerConversionPasses();
   ampc::registerPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "ampc optimizer driver\n", registry));
+      argc, argv,
+      "ampc optimizer driver (--amp-print-lists prints the AMP op lists)\n",
+      registry));
 }

@@ -13,6 +13,7 @@
 #include "compiler/Target/ProgramWriter.h"
 #include "dialects/Graph/GraphOps.h"
 #include "runtime/cpu/TypedIO.h"
+#include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Metrics.h"
 #include "tools/amp-run/TrainData.h"
 
@@ -97,8 +98,13 @@ int emitModule(mlir::ModuleOp module, const std::string &path) {
 int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
                 const TrainOptions &o) {
   mlir::MLIRContext *ctx = module->getContext();
+  // The f32 step, compiled beside the AMP one, is what the report's memory
+  // figures compare against.
+  mlir::OwningOpRef<mlir::ModuleOp> f32Module;
+  if (o.amp && !o.amp->report.empty() && o.emit != "mlir")
+    f32Module = module->clone();
   mlir::PassManager graphPm(ctx);
-  buildTrainingGraphPipeline(graphPm, o.training);
+  buildTrainingGraphPipeline(graphPm, o.training, o.amp);
   if (mlir::failed(graphPm.run(*module)))
     return 1;
   auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step");
@@ -112,6 +118,16 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   buildLoweringPipeline(lowerPm, o.lowering);
   if (mlir::failed(lowerPm.run(*module)))
     return 1;
+  if (f32Module) {
+    mlir::PassManager f32Pm(ctx);
+    buildTrainingGraphPipeline(f32Pm, o.training);
+    buildLoweringPipeline(f32Pm, o.lowering);
+    if (mlir::failed(f32Pm.run(*f32Module)))
+      return 1;
+    if (int rc = reportMemory(*f32Module, *module, "train_step", o.amp->report))
+      return rc;
+    f32Module = nullptr;
+  }
   if (o.emit == "rt")
     return emitModule(*module, o.outputFile);
   std::string bytes;

@@ -15,6 +15,7 @@ namespace ampc::tools {
 struct TrainOptions {
   std::string modelPath;
   GraphBuildTrainingPassOptions training;
+  std::optional<AmpAutoCastPassOptions> amp; // none: the model's precision
   InferencePipelineOptions lowering;
   rt::SessionOptions session;
   std::string data; // a directory, or "synthetic"

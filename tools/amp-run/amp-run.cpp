@@ -21,6 +21,7 @@
 #include "runtime/Session.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
+#include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Train.h"
 #include "tools/amp-run/TrainData.h"
 
@@ -150,6 +151,46 @@ cl::opt<std::string>
              cl::desc("Write the model with the trained weights here"),
              cl::cat(trainCat));
 
+cl::OptionCategory ampCat("Automatic mixed precision (amp-auto-cast)");
+cl::opt<std::string>
+    ampLevel("amp",
+             cl::desc("AMP level: O0 (none), O1 (lists), O2 (all but the deny "
+                      "list), O3 (all) (default O0)"),
+             cl::init("O0"), cl::cat(ampCat));
+cl::opt<std::string> ampDtype("amp-dtype",
+                              cl::desc("Low-precision type: f16 | bf16"),
+                              cl::init("f16"), cl::cat(ampCat));
+cl::list<std::string> ampAllow("amp-allow",
+                               cl::desc("Graph ops to move to the allow list "
+                                        "('-op' takes one off it)"),
+                               cl::CommaSeparated, cl::cat(ampCat));
+cl::list<std::string> ampDeny("amp-deny",
+                              cl::desc("Graph ops to move to the deny list"),
+                              cl::CommaSeparated, cl::cat(ampCat));
+cl::list<std::string> ampInfer("amp-infer",
+                               cl::desc("Graph ops to move to the infer list"),
+                               cl::CommaSeparated, cl::cat(ampCat));
+cl::list<std::string> ampClear("amp-clear",
+                               cl::desc("Graph ops to move to the clear list"),
+                               cl::CommaSeparated, cl::cat(ampCat));
+cl::list<std::string>
+    ampFp32Nodes("amp-fp32-nodes",
+                 cl::desc("ONNX nodes (by name) forced to f32"),
+                 cl::CommaSeparated, cl::cat(ampCat));
+cl::list<std::string>
+    ampLowNodes("amp-low-nodes",
+                cl::desc("ONNX nodes (by name) forced to low precision"),
+                cl::CommaSeparated, cl::cat(ampCat));
+cl::opt<bool> ampMasterWeights(
+    "amp-master-weights",
+    cl::desc("O3: keep f32 master weights (O1 and O2 always do)"),
+    cl::cat(ampCat));
+cl::opt<std::string> ampReport(
+    "amp-report",
+    cl::desc("Write the AMP decisions and the planned f32 and AMP activation "
+             "bytes here (JSON)"),
+    cl::cat(ampCat));
+
 int fail(const Twine &msg) {
   errs() << "amp-run: error: " << msg << "\n";
   return 1;
@@ -229,6 +270,21 @@ int main(int argc, char **argv) {
     importOptions.bindings.push_back(std::move(bound));
   }
 
+  std::optional<ampc::AmpAutoCastPassOptions> amp;
+  if (ampLevel != "O0" || !ampReport.empty()) {
+    amp.emplace();
+    amp->level = ampLevel;
+    amp->dtype = ampDtype;
+    amp->allow.assign(ampAllow.begin(), ampAllow.end());
+    amp->deny.assign(ampDeny.begin(), ampDeny.end());
+    amp->infer.assign(ampInfer.begin(), ampInfer.end());
+    amp->clear.assign(ampClear.begin(), ampClear.end());
+    amp->fp32Nodes.assign(ampFp32Nodes.begin(), ampFp32Nodes.end());
+    amp->lowNodes.assign(ampLowNodes.begin(), ampLowNodes.end());
+    amp->masterWeights = ampMasterWeights;
+    amp->report = ampReport;
+  }
+
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
                   ampc::graph::GraphDialect, ampc::amp::AmpDialect,
@@ -276,6 +332,7 @@ int main(int argc, char **argv) {
     given(lrMin, t.training.lrMin);
     t.training.lrTotalSteps = lrTotalSteps > 0 ? lrTotalSteps : steps;
     t.training.freeze.assign(freeze.begin(), freeze.end());
+    t.amp = amp;
     t.lowering.fuse = !noFuse;
     t.lowering.reuseMemory = !noReuse;
     t.session.device = device;
@@ -293,14 +350,34 @@ int main(int argc, char **argv) {
   ampc::InferencePipelineOptions pipelineOptions;
   pipelineOptions.fuse = !noFuse;
   pipelineOptions.reuseMemory = !noReuse;
+  // The f32 step, compiled beside the AMP one, is what the report's memory
+  // figures compare against.
+  mlir::OwningOpRef<mlir::ModuleOp> f32Module;
+  if (amp && !amp->report.empty() && emit != "mlir")
+    f32Module = module->clone();
+  pipelineOptions.amp = amp;
   mlir::PassManager pm(&context);
   if (emit == "mlir") {
     ampc::buildGraphPipeline(pm);
+    if (amp)
+      ampc::buildAutoCastPipeline(pm, *amp);
   } else {
     ampc::buildInferencePipeline(pm, pipelineOptions);
   }
   if (mlir::failed(pm.run(*module)))
     return 1;
+  if (f32Module) {
+    ampc::InferencePipelineOptions f32Options = pipelineOptions;
+    f32Options.amp.reset();
+    mlir::PassManager f32Pm(&context);
+    ampc::buildInferencePipeline(f32Pm, f32Options);
+    if (mlir::failed(f32Pm.run(*f32Module)))
+      return 1;
+    if (int rc = ampc::tools::reportMemory(*f32Module, *module, "forward",
+                                           amp->report))
+      return rc;
+    f32Module = nullptr;
+  }
   if (emit == "mlir" || emit == "rt") {
     std::string err;
     auto out = mlir::openOutputFile(outputFile, &err);
