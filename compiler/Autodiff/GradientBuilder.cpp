@@ -2,6 +2,7 @@
 
 #include "compiler/Autodiff/GradientBuilder.h"
 #include "compiler/Autodiff/Gradients.h"
+#include "dialects/Amp/AmpOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -90,5 +91,8 @@ void ampc::registerGradientModels(DialectRegistry &registry) {
     autodiff::attachReductionGradients(ctx);
     autodiff::attachNormalizationGradients(ctx);
     autodiff::attachMovementGradients(ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, amp::AmpDialect *) {
+    autodiff::attachAmpGradients(ctx);
   });
 }

@@ -1,7 +1,7 @@
 //===- Gradients.h - the backward rules of the graph ops --------*- C++ -*-===//
 //
-// Attaches GradientOpInterface to every differentiable graph op. Each
-// family file holds the rules of one group of ops.
+// Attaches GradientOpInterface to every differentiable graph and amp op.
+// Each family file holds the rules of one group of ops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_COMPILER_AUTODIFF_GRADIENTS_H
@@ -14,7 +14,8 @@ class MLIRContext;
 
 namespace ampc {
 
-/// Registers the gradient models; they attach when the graph dialect loads.
+/// Registers the gradient models; they attach when the graph (or amp)
+/// dialect loads.
 void registerGradientModels(mlir::DialectRegistry &registry);
 
 namespace autodiff {
@@ -23,6 +24,7 @@ void attachContractionGradients(mlir::MLIRContext *ctx);
 void attachReductionGradients(mlir::MLIRContext *ctx);
 void attachNormalizationGradients(mlir::MLIRContext *ctx);
 void attachMovementGradients(mlir::MLIRContext *ctx);
+void attachAmpGradients(mlir::MLIRContext *ctx);
 } // namespace autodiff
 
 } // namespace ampc

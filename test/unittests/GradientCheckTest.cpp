@@ -334,6 +334,40 @@ TEST(GradientCheck, Cast) {
   }
 }
 
+// What amp-auto-cast makes of a linear layer: an f32 master weight cast to
+// f16 for an f16 matmul whose result is cast up again. The gradient comes
+// back down through amp.cast (f64 -> f16), the f16 matmul's rule, and
+// amp.cast up to the weight's f32. Weights are multiples of 2^-4 in
+// [-2, 2], x of 1/4 in [-1, 1] and R of 1/8, and K <= 3, M <= 4, so with
+// the step 2^-4 every value on both paths is exact in f16: the check holds
+// at 1e-6 with f16 arithmetic on the path.
+TEST(GradientCheck, AmpCast) {
+  for (int draw = 0; draw < kDraws; ++draw) {
+    Rng rng(seedOf("amp.cast", draw));
+    int64_t m = rng.integer(1, 4), k = rng.integer(1, 3), n = rng.integer(1, 3);
+    Shape xs = {m, k}, ws = {k, n}, ys = {m, n};
+    auto t = [](const Shape &s, const char *e) { return tensorType(s, e); };
+    ForwardBuilder b;
+    std::string x =
+        b.input("x", xs, rng.quantized(m * k, -1, 1, 0.25), DType::F16);
+    std::string w =
+        b.param("w", ws, rng.quantized(k * n, -2, 2, 0x1p-4), true, DType::F32);
+    std::string wh =
+        b.op("amp.cast " + w + " : " + t(ws, "f32") + " to " + t(ws, "f16"));
+    std::string y =
+        b.op("graph.matmul " + x + ", " + wh + " : (" + t(xs, "f16") + ", " +
+             t(ws, "f16") + ") -> " + t(ys, "f16"));
+    std::string y64 =
+        b.op("amp.cast " + y + " : " + t(ys, "f16") + " to " + T(ys));
+    b.lossTerm(y64, ys, rng.quantized(m * n, -2, 2, 0.125));
+    GradCase c = b.finish(
+        label("f16 matmul " + str(xs) + " x " + str(ws) + " between amp.casts",
+              draw));
+    c.absStep = 0x1p-4;
+    checkGradients(c);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions, convolution, pooling
 //===----------------------------------------------------------------------===//

@@ -138,6 +138,10 @@ std::string elementType(rt::DType dtype) {
     return "f64";
   case rt::DType::F32:
     return "f32";
+  case rt::DType::F16:
+    return "f16";
+  case rt::DType::BF16:
+    return "bf16";
   case rt::DType::I64:
     return "i64";
   case rt::DType::I32:
