@@ -9,6 +9,7 @@
 #define AMPC_COMPILER_TRANSFORMS_AMPLISTS_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -46,6 +47,9 @@ public:
   std::optional<AmpCategory> lookup(llvm::StringRef opName) const;
 
   void print(llvm::raw_ostream &os) const;
+
+  /// Every op on the table, in the table's order.
+  llvm::ArrayRef<std::string> ops() const { return order; }
 
 private:
   llvm::StringMap<AmpCategory> category;
