@@ -13,10 +13,9 @@
 
 #include "compiler/Transforms/AmpLists.h"
 #include "compiler/Transforms/AmpReport.h"
+#include "compiler/Transforms/ConvertElements.h"
 #include "compiler/Transforms/FoldCasts.h"
 
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -88,54 +87,6 @@ std::string typeName(Type t) {
   llvm::raw_string_ostream os(s);
   os << t;
   return s;
-}
-
-/// `attr` with every element rounded to `to` (nearest even), for storing a
-/// parameter in low precision.
-FailureOr<ElementsAttr> convertElements(ElementsAttr attr, FloatType to,
-                                        StringRef name) {
-  auto type = cast<ShapedType>(attr.getType());
-  auto from = dyn_cast<FloatType>(type.getElementType());
-  if (!from)
-    return failure();
-  auto newType = RankedTensorType::get(type.getShape(), to);
-  SmallVector<APFloat> values;
-  values.reserve(type.getNumElements());
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    for (APFloat v : dense.getValues<APFloat>())
-      values.push_back(v);
-  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = res.getRawHandle().getBlob();
-    unsigned bytes = from.getWidth() / 8;
-    if (!blob || blob->getData().size() !=
-                     static_cast<size_t>(type.getNumElements()) * bytes)
-      return failure();
-    ArrayRef<char> data = blob->getData();
-    for (int64_t i = 0; i < type.getNumElements(); ++i) {
-      uint64_t word = 0;
-      std::memcpy(&word, data.data() + i * bytes, bytes);
-      values.emplace_back(from.getFloatSemantics(), APInt(bytes * 8, word));
-    }
-  } else {
-    return failure();
-  }
-  SmallVector<char> raw;
-  raw.reserve(values.size() * to.getWidth() / 8);
-  for (APFloat &v : values) {
-    bool lost;
-    v.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    uint64_t word = v.bitcastToAPInt().getZExtValue();
-    for (unsigned b = 0; b < to.getWidth() / 8; ++b)
-      raw.push_back(static_cast<char>(word >> (8 * b)));
-  }
-  // Small tensors print inline; large ones stay resources, as imported.
-  if (raw.size() <= 256)
-    return cast<ElementsAttr>(
-        DenseElementsAttr::getFromRawBuffer(newType, raw));
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(ArrayRef<char>(raw),
-                                                            alignof(uint64_t));
-  return cast<ElementsAttr>(DenseResourceElementsAttr::get(
-      newType, ("amp_" + name).str(), std::move(blob)));
 }
 
 enum class Level { O0, O1, O2, O3 };
@@ -255,8 +206,16 @@ private:
     auto type = RankedTensorType::get(
         cast<ShapedType>(root.getType()).getShape(), want);
     auto c = amp::CastOp::create(b, root.getLoc(), type, root);
-    if (isa<BlockArgument>(root))
+    if (auto arg = dyn_cast<BlockArgument>(root)) {
       hoistLast = c;
+      // With an f32 master, the low copy of a parameter is its working copy:
+      // graph-build-training has the optimizer update write it (O1 casts
+      // where used instead, as DESIGN.md says).
+      if ((level == Level::O2 || (level == Level::O3 && masterWeights)) &&
+          want == Type(low) &&
+          f.getArgAttr(arg.getArgNumber(), graph::kInitAttr))
+        c->setAttr(amp::kWorkingCopyAttr, b.getUnitAttr());
+    }
     it->second = c.getOutput();
     return c.getOutput();
   }
