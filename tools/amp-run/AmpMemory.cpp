@@ -28,6 +28,11 @@ FailureOr<ArenaBytes> measureArena(ModuleOp lowered, StringRef name) {
     else if (isa<rtir::InputOp>(op))
       bytes.inputs +=
           rtir::byteSize(cast<ShapedType>(op->getResult(0).getType()));
+    else if (auto k = dyn_cast<rtir::KernelOp>(op))
+      if (k.getKind() == "cast" && k.getInputs().size() == 1 &&
+          k.getInputs()[0].getDefiningOp<rtir::ParamOp>())
+        bytes.workingCopies +=
+            rtir::byteSize(cast<ShapedType>(k->getResult(0).getType()));
   });
   return bytes;
 }
@@ -36,6 +41,7 @@ static llvm::json::Object toJson(const ArenaBytes &b) {
   return llvm::json::Object{{"arena_bytes", b.arena},
                             {"param_and_state_bytes", b.params},
                             {"input_bytes", b.inputs},
+                            {"working_copy_bytes", b.workingCopies},
                             {"activation_bytes", b.activations()}};
 }
 

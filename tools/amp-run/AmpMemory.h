@@ -19,6 +19,10 @@ struct ArenaBytes {
   int64_t arena = 0;  // the planned arena of the function
   int64_t params = 0; // parameters and state (rt.param)
   int64_t inputs = 0; // graph inputs (rt.input)
+  /// Low-precision working copies of parameters made in the step (cast
+  /// kernels that read a parameter): part of the activations, shown apart
+  /// because at small batches they, not the activations, set the peak.
+  int64_t workingCopies = 0;
   int64_t activations() const { return arena - params - inputs; }
 };
 
