@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 namespace pb = ::ampc::rt::proto;
@@ -99,6 +100,14 @@ FailureOr<std::string> elementBytes(Operation *at, ElementsAttr attr) {
   return out;
 }
 
+/// A type attribute travels as the type's spelling: graph.accumulate = f32
+/// reaches the kernel as "f32".
+std::string spelling(Type t) {
+  std::string s;
+  llvm::raw_string_ostream(s) << t;
+  return s;
+}
+
 LogicalResult setAttrs(Operation *op,
                        google::protobuf::Map<std::string, pb::Attr> &out) {
   for (NamedAttribute na : op->getAttrs()) {
@@ -115,6 +124,8 @@ LogicalResult setAttrs(Operation *op,
     else if (auto arr = dyn_cast<DenseI64ArrayAttr>(v))
       for (int64_t x : arr.asArrayRef())
         a.mutable_ints()->add_values(x);
+    else if (auto t = dyn_cast<TypeAttr>(v))
+      a.set_s(spelling(t.getValue()));
     else
       return op->emitOpError("has attribute '")
                  << na.getName().getValue() << "' of a kind a Program cannot "

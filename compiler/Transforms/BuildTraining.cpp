@@ -321,6 +321,9 @@ struct GraphBuildTrainingPass
     SmallVector<std::string> frozen(freeze.begin(), freeze.end());
     if (failed(builder.run(loss, frozen)))
       return signalPassFailure();
+    // The backward contractions of a low-precision forward are low
+    // precision too, and say so like the forward ones.
+    f.walk([](Operation *op) { graph::markAccumulation(op); });
   }
 };
 

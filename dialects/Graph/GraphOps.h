@@ -31,6 +31,20 @@ inline constexpr llvm::StringLiteral kUpdatesAttr = "graph.updates";
 inline constexpr llvm::StringLiteral kLossAttr = "graph.loss";
 /// Argument attribute of @train_step: optimizer or counter state.
 inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
+/// Op attribute: the type a low-precision (f16/bf16) contraction or
+/// reduction accumulates in. Only f32 is valid: the IR says explicitly what
+/// every backend does (Tensor Core semantics), so no pass or runtime has to
+/// assume it.
+inline constexpr llvm::StringLiteral kAccumulateAttr = "graph.accumulate";
+
+/// True for the ops that sum many products or many elements: contractions,
+/// average pooling, sum/mean reductions, softmax, losses and normalization,
+/// and their gradients that sum (the ops graph.accumulate may be put on).
+bool isAccumulatingOp(mlir::Operation *op);
+
+/// Sets graph.accumulate = f32 on `op` when it is accumulating and its
+/// (first) result is f16 or bf16; does nothing otherwise.
+void markAccumulation(mlir::Operation *op);
 } // namespace ampc::graph
 
 #endif // AMPC_DIALECTS_GRAPH_GRAPHOPS_H

@@ -31,6 +31,8 @@ def Graph_Dialect : Dialect {
   // from them before an op exists (see createInferred in the converter).
   let usePropertiesForAttributes = 0;
   let hasConstantMaterializer = 1;
+  // `graph.accumulate` on ops (see kAccumulateAttr in GraphOps.h).
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

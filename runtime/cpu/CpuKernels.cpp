@@ -46,6 +46,23 @@ const KernelEntry *find(const std::string &op) {
   return &*it;
 }
 
+// The compiler's graph.accumulate: the type a low-precision contraction or
+// reduction accumulates in. Every kernel here computes f16/bf16 in f32
+// (TypedIO.h), so f32 is the only value this backend can honour; anything
+// else is refused at load time rather than silently run in f32.
+Status checkAccumulate(const Attrs &attrs) {
+  const AttrValue *a = attrs.find("graph.accumulate");
+  if (!a)
+    return Status::ok();
+  if (a->kind != AttrValue::Kind::String || a->s != "f32")
+    return Status::error("graph.accumulate is " +
+                         (a->kind == AttrValue::Kind::String
+                              ? "'" + a->s + "'"
+                              : std::string("not a type name")) +
+                         ", but the CPU backend accumulates in f32 only");
+  return Status::ok();
+}
+
 } // namespace
 
 Status checkKernel(const OpCall &call) {
@@ -57,7 +74,10 @@ Status checkKernel(const OpCall &call) {
     return Status::error("op '" + call.op + "': input presence list has " +
                          std::to_string(call.present.size()) + " entries for " +
                          std::to_string(call.inputs.size()) + " inputs");
-  return e->check(call).withContext("op '" + call.op + "'");
+  Status s = checkAccumulate(*call.attrs);
+  if (s)
+    s = e->check(call);
+  return s.withContext("op '" + call.op + "'");
 }
 
 Status runKernel(const OpCall &call, CpuContext &ctx) {

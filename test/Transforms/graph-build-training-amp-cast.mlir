@@ -12,14 +12,17 @@
 // CHECK-SAME: %[[W:arg[0-9]+]]: tensor<8x2xf32> {{{.*}}graph.name = "w"
 // CHECK: %[[XH:.*]] = amp.cast %[[X]] : tensor<4x8xf32> to tensor<4x8xf16>
 // CHECK: %[[WH:.*]] = amp.cast %[[W]] : tensor<8x2xf32> to tensor<8x2xf16>
-// CHECK: %[[M:.*]] = graph.matmul %[[XH]], %[[WH]]
+// CHECK: %[[M:.*]] = graph.matmul %[[XH]], %[[WH]] {graph.accumulate = f32}
 // CHECK: %[[Y:.*]] = amp.cast %[[M]] : tensor<4x2xf16> to tensor<4x2xf32>
-// CHECK: graph.reduce_mean
+// An f32 reduction accumulates in f32 anyway: it is not marked.
+// CHECK: graph.reduce_mean %{{.*}} {axes = array<i64: 0, 1>, keepdims = false} :
 // The output gradient, f32 -> f16.
 // CHECK: %[[DY:.*]] = graph.add {{.*}} -> tensor<4x2xf32>
 // CHECK-NEXT: %[[DYH:.*]] = amp.cast %[[DY]] : tensor<4x2xf32> to tensor<4x2xf16>
 // CHECK: %[[XT:.*]] = graph.transpose %[[XH]]
-// CHECK-NEXT: %[[DWH:.*]] = graph.matmul %[[XT]], %[[DYH]] : (tensor<8x4xf16>, tensor<4x2xf16>) -> tensor<8x2xf16>
+// The backward matmul is f16 too, and says it accumulates in f32 like the
+// forward one (which was not marked in the input).
+// CHECK-NEXT: %[[DWH:.*]] = graph.matmul %[[XT]], %[[DYH]] {graph.accumulate = f32} : (tensor<8x4xf16>, tensor<4x2xf16>) -> tensor<8x2xf16>
 // The weight gradient, f16 -> f32, is what the update reads.
 // CHECK-NEXT: %[[DW:.*]] = amp.cast %[[DWH]] : tensor<8x2xf16> to tensor<8x2xf32>
 // CHECK-NEXT: graph.sgd_update %{{.*}}, %[[W]], %[[DW]] : (tensor<f32>, tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>

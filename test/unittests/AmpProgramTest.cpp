@@ -1,9 +1,9 @@
 //===- AmpProgramTest.cpp - amp IR through the lowering to the runtime ----===//
 //
-// Hand-written graph functions with the AMP machinery in them (amp.cast),
-// compiled by the real lowering and Program writer and run on the CPU
-// runtime: what amp-run does after amp-auto-cast, without needing the pass
-// to place the ops.
+// Hand-written graph functions with what amp-auto-cast puts in them
+// (amp.cast, graph.accumulate), compiled by the real lowering and Program
+// writer and run on the CPU runtime: what amp-run does after the pass,
+// without needing the pass to place them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,9 +67,9 @@ rt::ProgramInfo compile(const std::string &mlir, bool fuse) {
   return program;
 }
 
-/// Runs `fn` with one input and returns its output "y" as doubles.
+/// Runs `fn` with one input "x" and returns its output "y" as doubles.
 std::vector<double> run(const rt::FunctionInfo &fn, rt::DType dtype,
-                        const std::vector<double> &x) {
+                        const rt::Shape &shape, const std::vector<double> &x) {
   std::unique_ptr<rt::Session> session;
   rt::SessionOptions options;
   options.threads = 1;
@@ -80,7 +80,7 @@ std::vector<double> run(const rt::FunctionInfo &fn, rt::DType dtype,
   std::vector<uint8_t> bytes(x.size() * rt::sizeOf(dtype));
   for (size_t i = 0; i < x.size(); ++i)
     rt::test::writeElement(bytes.data() + i * rt::sizeOf(dtype), dtype, x[i]);
-  rt::TensorView in{dtype, {static_cast<int64_t>(x.size())}, bytes.data()};
+  rt::TensorView in{dtype, shape, bytes.data()};
   rt::TensorView out;
   s = session->setInput("x", in);
   if (s.isOk())
@@ -135,11 +135,38 @@ TEST(AmpCastExecution, RoundTripRoundsToTheLowType) {
       if (!fuse) {
         EXPECT_EQ(fn->kernels[1].kind, "cast");
       }
-      std::vector<double> y = run(*fn, rt::DType::F32, x);
+      std::vector<double> y = run(*fn, rt::DType::F32, {5}, x);
       ASSERT_EQ(y.size(), c.want.size());
       for (size_t i = 0; i < y.size(); ++i)
         EXPECT_EQ(y[i], c.want[i]) << "x = " << x[i];
     }
+}
+
+// graph.accumulate reaches the Program as the type's spelling and the
+// runtime honours it: 4096 ones summed by an f16 matmul give 4096 with an
+// f32 accumulator (an f16 one would stop at 2048, where 2048 + 1 rounds
+// back to 2048).
+TEST(AccumulateInProgram, F16MatmulSumsInF32) {
+  const char *mlir = R"(
+func.func @forward(%x: tensor<1x4096xf16> {graph.name = "x"},
+                   %w: tensor<4096x1xf16> {graph.name = "w", graph.init = dense<1.0> : tensor<4096x1xf16>})
+    -> (tensor<1x1xf16> {graph.name = "y"}) {
+  %0 = graph.matmul %x, %w {graph.accumulate = f32} : (tensor<1x4096xf16>, tensor<4096x1xf16>) -> tensor<1x1xf16>
+  return %0 : tensor<1x1xf16>
+}
+)";
+  rt::ProgramInfo p = compile(mlir, true);
+  const rt::FunctionInfo *fn = p.find("forward");
+  ASSERT_NE(fn, nullptr);
+  ASSERT_EQ(fn->kernels.size(), 1u);
+  const rt::AttrValue *a = fn->kernels[0].attrs.find("graph.accumulate");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->kind, rt::AttrValue::Kind::String);
+  EXPECT_EQ(a->s, "f32");
+  std::vector<double> y =
+      run(*fn, rt::DType::F16, {1, 4096}, std::vector<double>(4096, 1.0));
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0], 4096.0);
 }
 
 } // namespace

@@ -310,6 +310,34 @@ TEST(Program, SessionRejectsKernelsTheBackendCannotRun) {
   EXPECT_NE(s.message().find("op 'gemm'"), std::string::npos) << s.message();
 }
 
+// graph.accumulate (the compiler's TypeAttr, written as the type's
+// spelling) may only say f32, the type every CPU kernel accumulates in.
+TEST(Program, SessionAcceptsOnlyF32Accumulation) {
+  auto withAccumulate = [](const std::function<void(pb::Attr &)> &set) {
+    pb::Program p = validProgram();
+    set((*p.mutable_functions(0)
+              ->mutable_kernels(1)
+              ->mutable_attrs())["graph.accumulate"]);
+    ProgramInfo info;
+    Status s = load(p, info);
+    EXPECT_TRUE(s.isOk()) << s.message();
+    std::unique_ptr<Session> session;
+    return s.isOk() ? Session::create(info.functions[0], {}, session) : s;
+  };
+  Status s = withAccumulate([](pb::Attr &a) { a.set_s("f32"); });
+  EXPECT_TRUE(s.isOk()) << s.message();
+  s = withAccumulate([](pb::Attr &a) { a.set_s("f16"); });
+  EXPECT_NE(s.message().find("kernel 1 (gemm at 'fc'): op 'gemm': "
+                             "graph.accumulate is 'f16', but the CPU backend "
+                             "accumulates in f32 only"),
+            std::string::npos)
+      << s.message();
+  s = withAccumulate([](pb::Attr &a) { a.set_i(32); });
+  EXPECT_NE(s.message().find("op 'gemm': graph.accumulate is not a type name"),
+            std::string::npos)
+      << s.message();
+}
+
 namespace {
 // A training step: w' = sgd_update(lr, w, g), w' written over w when
 // `inPlace`, else in its own bytes (the Session copies it back).
