@@ -376,7 +376,7 @@ private:
       originalType.try_emplace(r, elemOf(r));
       r.setType(t);
     }
-    // graph::markAccumulation(op); TODO-wire
+    graph::markAccumulation(op);
     return success();
   }
 
