@@ -9,6 +9,7 @@
 
 #include "compiler/Autodiff/GradientBuilder.h"
 #include "compiler/Transforms/Optimizers.h"
+#include "compiler/Transforms/WorkingCopies.h"
 #include "dialects/Graph/GradientOpInterface.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -104,7 +105,7 @@ public:
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
       if (&op != ret && isOpTriviallyDead(&op))
         op.erase();
-    return success();
+    return makeWorkingCopiesState(f);
   }
 
 private:

@@ -28,6 +28,18 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
     it drives Adam's bias correction, Momentum's first step and the
     learning-rate schedule.
 
+    The low-precision working copy of a trained parameter `p` (the
+    `amp.cast %p {amp.working_copy}` that amp-auto-cast places at O2, and at
+    O3 with master weights) becomes state, after the backward graph and the
+    updates are built (so the gradient still reaches the f32 master through
+    the cast): an argument `<p>.working` of the low type (after
+    `ampc.step`), whose `graph.init` is p's initial value rounded to nearest
+    even, replaces the cast, and a result tied to it casts p's new value
+    right after p's update. It rounds the same f32 value that the next
+    step's cast at the top would, so the losses do not change; the cast
+    moves off the forward and next to the update that can write it. Frozen
+    and unused parameters keep their per-step cast.
+
     Example:
     ```mlir
     func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
