@@ -254,36 +254,36 @@ private:
     // O1 infer/clear: low only when every activation input is low, so a
     // chain between allow ops stays low and an f32 producer (a deny op, a
     // graph input) keeps its consumers f32 downstream.
-    bool anyActivation = false;
-    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-      if (!isCastable(elemOf(v)) || keepsOperandF32(op, i))
-        continue;
-      Value root = lookThroughCasts(v);
-      if (isParamOrConstant(root))
-        continue;
-      anyActivation = true;
+    SmallVector<Value> inputs = activationInputs(op);
+    if (inputs.empty())
+      return {false, list + ": no activation input"};
+    for (Value root : inputs)
       if (elemOf(root) != low)
         return {false, list + ": input " + describe(root) + " is " +
                            typeName(elemOf(root))};
-    }
-    if (!anyActivation)
-      return {false, list + ": no activation input"};
     return {true, list + ": every activation input is " + typeName(low)};
   }
 
-  bool allActivationsFromF32Ops(Operation *op) {
-    bool any = false;
+  /// The float operands that decide an op's precision, through casts:
+  /// parameters and constants do not (they are cast once, or converted),
+  /// nor do the f32 statistics and affine operands of normalizations.
+  SmallVector<Value> activationInputs(Operation *op) {
+    SmallVector<Value> roots;
     for (auto [i, v] : llvm::enumerate(op->getOperands())) {
       if (!isCastable(elemOf(v)) || keepsOperandF32(op, i))
         continue;
       Value root = lookThroughCasts(v);
-      if (isParamOrConstant(root))
-        continue;
-      if (!root.getDefiningOp() || elemOf(root) == low)
-        return false;
-      any = true;
+      if (!isParamOrConstant(root))
+        roots.push_back(root);
     }
-    return any;
+    return roots;
+  }
+
+  bool allActivationsFromF32Ops(Operation *op) {
+    SmallVector<Value> inputs = activationInputs(op);
+    return !inputs.empty() && llvm::all_of(inputs, [&](Value root) {
+      return root.getDefiningOp() && elemOf(root) != low;
+    });
   }
 
   /// How a report names a value: its ONNX node or argument name.
