@@ -67,7 +67,10 @@ def ConvertGraphToRtPass : Pass<"convert-graph-to-rt", "mlir::ModuleOp"> {
       one result shape become one `rt.kernel "fused"` when their
       intermediate values have no use outside the chain;
     - `amp.cast` is lowered as the `graph.cast` it computes (round to
-      nearest even), so it fuses and runs as the runtime's `cast`;
+      nearest even), so it fuses and runs as the runtime's `cast`; with
+      fusion on, the working copy cast from an optimizer update's new
+      parameter (`amp.working_copy`) becomes one more output of the update
+      kernel, which writes it in the loop that computes the new parameter;
     - `graph.reshape` becomes `rt.view` (no launch, same bytes);
     - every stored value gets a byte offset in one arena. Offsets are reused
       once a value is dead (liveness over the op order), parameters keep

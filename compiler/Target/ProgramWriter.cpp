@@ -285,9 +285,20 @@ private:
     Block &body = kernel.getBody().front();
     if (kernel.getKind() != "fused") {
       auto ops = body.without_terminator();
-      if (std::distance(ops.begin(), ops.end()) != 1)
+      // An optimizer update may also write the rounded working copy of the
+      // new parameter (a graph.cast of its first result): one more output.
+      auto n = std::distance(ops.begin(), ops.end());
+      auto castsNewParam = [&] {
+        auto c = dyn_cast<graph::CastOp>(*std::next(ops.begin()));
+        return c && c.getInput() == ops.begin()->getResult(0) &&
+               isa<graph::SgdUpdateOp, graph::MomentumUpdateOp,
+                   graph::AdamUpdateOp, graph::AdagradUpdateOp>(*ops.begin());
+      };
+      if (n != 1 && !(n == 2 && castsNewParam()))
         return kernel.emitOpError("of kind '")
-                   << kernel.getKind() << "' must have exactly one body op",
+                   << kernel.getKind()
+                   << "' must have exactly one body op (an optimizer update "
+                      "may add a cast of its new parameter)",
                failure();
       Operation &inner = *ops.begin();
       if (inner.getName().stripDialect() != kernel.getKind())

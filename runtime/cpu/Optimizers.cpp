@@ -5,7 +5,9 @@
 // a block of every tensor input before it writes that block of any output,
 // so the memory planner may place each new tensor exactly over the one it
 // replaces. f16/bf16/f32 compute in f32 and f64 in f64; the per-step scalars
-// (learning rate, bias corrections) are formed in double first.
+// (learning rate, bias corrections) are formed in double first. An update
+// may write one more output, the new parameter rounded to f16/bf16: the
+// working copy of an f32 master, stored from the same block.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
@@ -51,7 +53,21 @@ Status checkTensors(const OpCall &call, size_t first,
   for (const char *name : outputs)
     AMPC_RETURN_IF_ERROR(
         checkOutput(call, k++, name, param.shape, param.dtype));
+  if (call.outputs.size() > k) {
+    const TensorView &w = call.outputs[k];
+    if (w.dtype != DType::F16 && w.dtype != DType::BF16)
+      return Status::error("working_copy (output " + std::to_string(k) +
+                           ") must be f16 or bf16, got " +
+                           std::string(name(w.dtype)));
+    AMPC_RETURN_IF_ERROR(checkShape(w, "working_copy", param.shape));
+  }
   return Status::ok();
+}
+
+// The outputs an update expects: its own, plus the working copy if there
+// is one more.
+size_t withWorkingCopy(const OpCall &call, size_t outputs) {
+  return call.outputs.size() == outputs + 1 ? outputs + 1 : outputs;
 }
 
 std::string num(double v) {
@@ -111,6 +127,8 @@ void forEachBlock(const OpCall &call, size_t first, const CpuContext &ctx,
       fn(in, out, len);
       for (size_t k = 0; k < NOut; ++k)
         storeC(out[k], len, call.outputs[k], off);
+      if (call.outputs.size() > NOut) // the working copy of out[0]
+        storeC(out[0], len, call.outputs[NOut], off);
     }
   });
 }
@@ -136,7 +154,7 @@ Status dispatch(const OpCall &call, CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 
 Status checkSgd(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 3, 1));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 3, withWorkingCopy(call, 1)));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 1, {"grad"}, {"new_param"}));
   double wd = 0;
@@ -185,7 +203,7 @@ Status readMomentumAttrs(const Attrs &attrs, MomentumAttrs &a) {
 }
 
 Status checkMomentum(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, 2));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, withWorkingCopy(call, 2)));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "velocity"},
@@ -269,7 +287,7 @@ Status readAdamAttrs(const Attrs &attrs, AdamAttrs &a) {
 }
 
 Status checkAdam(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 6, 6, 3));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 6, 6, withWorkingCopy(call, 3)));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "m", "v"},
@@ -346,7 +364,7 @@ Status readAdagradAttrs(const Attrs &attrs, AdagradAttrs &a) {
 }
 
 Status checkAdagrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, 2));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, withWorkingCopy(call, 2)));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "accumulator"},

@@ -82,6 +82,44 @@ Location fusedLoc(ArrayRef<Operation *> ops) {
   return FusedLoc::get(ops.front()->getContext(), locs);
 }
 
+/// The working copy of a parameter cast from its new value (placed right
+/// after the update by graph-build-training) becomes one more output of the
+/// update kernel: the optimizer rounds the new value in the loop that
+/// computes it, so the new master is not read a second time.
+void fuseWorkingCopies(Block &block, OpBuilder &b) {
+  for (auto c : llvm::make_early_inc_range(block.getOps<amp::CastOp>())) {
+    auto res = dyn_cast<OpResult>(c.getInput());
+    if (!c->hasAttr(amp::kWorkingCopyAttr) || !res ||
+        res.getResultNumber() != 0 || !isOptimizerUpdate(res.getOwner()))
+      continue;
+    Operation *upd = res.getOwner();
+    SmallVector<Type> types(upd->getResultTypes());
+    types.push_back(c.getType());
+    b.setInsertionPoint(upd);
+    auto kernel =
+        rtir::KernelOp::create(b, upd->getLoc(), types, upd->getOperands(),
+                               b.getStringAttr(upd->getName().stripDialect()),
+                               b.getDenseI64ArrayAttr({}));
+    Block *body = new Block();
+    kernel.getBody().push_back(body);
+    SmallVector<Value> args;
+    for (Value in : upd->getOperands())
+      args.push_back(body->addArgument(in.getType(), in.getLoc()));
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    // The body op takes the inputs in order, even one value read twice.
+    Operation *copy = inner.clone(*upd);
+    copy->setOperands(args);
+    SmallVector<Value> yielded(copy->getResults());
+    yielded.push_back(graph::CastOp::create(inner, c.getLoc(), c.getType(),
+                                            copy->getResult(0)));
+    rtir::YieldOp::create(inner, upd->getLoc(), yielded);
+    c.replaceAllUsesWith(kernel->getResults().back());
+    upd->replaceAllUsesWith(kernel->getResults().drop_back());
+    c.erase();
+    upd->erase();
+  }
+}
+
 /// An amp.cast computes what a float-to-float graph.cast does (round to
 /// nearest even); it is told apart only so the AMP passes may move and
 /// fold it. From here on it is that graph.cast, so it fuses and runs as the
@@ -103,6 +141,8 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
                                     << " blocks; convert-graph-to-rt needs one";
   Block &block = func.getBody().front();
   OpBuilder b(func.getContext());
+  if (fuse)
+    fuseWorkingCopies(block, b);
   castsToGraph(block, b);
 
   // Arguments: graph inputs and parameters.

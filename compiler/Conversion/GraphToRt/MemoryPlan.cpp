@@ -11,7 +11,8 @@
 // A parameter's new value (rt.update) goes into the parameter's own bytes
 // when the kernel that writes it runs after the parameter's last read, or
 // at that read if the kernel is elementwise or an optimizer update (which
-// read element i of every input before writing element i of any output).
+// read element i of every input before writing element i of any output,
+// the rounded working copy of the new parameter included).
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,15 +102,16 @@ private:
 };
 
 /// Kernels whose outputs may overlay the inputs they read for the last
-/// time, element for element.
+/// time, element for element: elementwise ones, and optimizer updates
+/// (alone, or writing a working copy too).
 bool updatesInPlace(rtir::KernelOp kernel) {
   auto ops = kernel.getBody().front().without_terminator();
   if (kernel.getNumResults() == 1 &&
       llvm::all_of(ops, [](Operation &o) { return isElementwise(&o); }))
     return true;
-  return std::distance(ops.begin(), ops.end()) == 1 &&
-         isa<graph::SgdUpdateOp, graph::MomentumUpdateOp, graph::AdamUpdateOp,
-             graph::AdagradUpdateOp>(*ops.begin());
+  auto n = std::distance(ops.begin(), ops.end());
+  return (n == 1 || (n == 2 && isa<graph::CastOp>(*std::next(ops.begin())))) &&
+         isOptimizerUpdate(&*ops.begin());
 }
 
 bool hasStorage(Value v) {

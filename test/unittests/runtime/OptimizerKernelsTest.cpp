@@ -510,6 +510,70 @@ INSTANTIATE_TEST_SUITE_P(Floats, OptimizerInPlaceTest,
                          ::testing::ValuesIn(kFloats), dtypeName);
 
 //===----------------------------------------------------------------------===//
+// The working copy: one more output, the new parameter rounded
+//===----------------------------------------------------------------------===//
+
+// Given one more f16 or bf16 output, each update of an f32 parameter writes
+// there the new parameter rounded to nearest even (what a separate cast
+// stores; Half.h's conversions are the reference), in place over the old
+// copy too, and leaves its other outputs' bits as they were without it.
+TEST(OptimizerWorkingCopy, IsTheNewParameterRounded) {
+  Shape s = {40001};
+  const DType f32 = DType::F32;
+  Buf lr = lrBuf(0.1), step = stepBuf(2), p = randomBuf(f32, s, 30),
+      g = randomBuf(f32, s, 31), m = randomBuf(f32, s, 32),
+      v = randomBuf(f32, s, 33, 0, 1);
+  for (DType low : {DType::F16, DType::BF16}) {
+    Buf o1(f32, s), o2(f32, s), o3(f32, s);
+    Call sgd{"sgd_update", {}, {&lr, &p, &g}, {&o1}};
+    std::pair<const char *, Call> calls[] = {
+        {"sgd_update", sgd},
+        {"momentum_update",
+         momentumCall(lr, step, p, g, v, o1, o2, {0.9, 0.8, 0.01, false})},
+        {"adam_update", adamCall(lr, step, p, g, m, v, o1, o2, o3, "pytorch",
+                                 0.9, 0.999, 1e-6, 0, 0, 0.01)},
+        {"adagrad_update",
+         adagradCall(lr, step, p, g, v, o1, o2, {0.1, 1e-6, 0.01})}};
+    for (auto &[op, without] : calls) {
+      SCOPED_TRACE(std::string(op) + " to " + std::string(name(low)));
+      ASSERT_TRUE(without.run(&testPool()));
+      std::vector<Buf> want;
+      for (Buf *o : without.outs)
+        want.push_back(*o);
+      // The copy is written over a buffer that held the old one.
+      Buf copy = randomBuf(low, s, 34);
+      Call with = without;
+      with.outs.push_back(&copy);
+      ASSERT_TRUE(with.run(&testPool()));
+      for (size_t k = 0; k < want.size(); ++k)
+        EXPECT_TRUE(sameBits(*with.outs[k], want[k])) << "output " << k;
+      Buf rounded(low, s);
+      for (int64_t i = 0; i < rounded.size(); ++i)
+        rounded.set(i, want[0].get(i));
+      EXPECT_TRUE(sameBits(copy, rounded));
+    }
+  }
+}
+
+TEST(OptimizerWorkingCopy, Errors) {
+  Shape s = {3};
+  Buf lr = lrBuf(0.1), step = stepBuf(0), p(DType::F32, s), g(DType::F32, s),
+      v(DType::F32, s), po(DType::F32, s), vo(DType::F32, s);
+  Call c = momentumCall(lr, step, p, g, v, po, vo, {0.9, 0.8, 0, false});
+  Buf copy(DType::F16, s);
+  c.outs.push_back(&copy);
+  EXPECT_TRUE(c.check());
+  copy = Buf(DType::F32, s);
+  expectError(c.check(), "working_copy (output 2) must be f16 or bf16, got "
+                         "f32");
+  copy = Buf(DType::BF16, {2});
+  expectError(c.check(), "working_copy has shape [2] but the op computes [3]");
+  copy = Buf(DType::F16, s);
+  c.outs.push_back(&copy);
+  expectError(c.check(), "expects 2 outputs, got 4");
+}
+
+//===----------------------------------------------------------------------===//
 // lr_schedule
 //===----------------------------------------------------------------------===//
 
