@@ -291,8 +291,7 @@ private:
       auto castsNewParam = [&] {
         auto c = dyn_cast<graph::CastOp>(*std::next(ops.begin()));
         return c && c.getInput() == ops.begin()->getResult(0) &&
-               isa<graph::SgdUpdateOp, graph::MomentumUpdateOp,
-                   graph::AdamUpdateOp, graph::AdagradUpdateOp>(*ops.begin());
+               graph::isOptimizerUpdate(&*ops.begin());
       };
       if (n != 1 && !(n == 2 && castsNewParam()))
         return kernel.emitOpError("of kind '")

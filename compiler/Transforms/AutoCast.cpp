@@ -123,8 +123,7 @@ public:
         if (isCastable(want))
           ret.setOperand(i, castTo(ret.getOperand(i), want));
       }
-      if (level == Level::O3 && !masterWeights &&
-          failed(storeParamsLow(report)))
+      if (level == Level::O3 && !masterWeights && failed(storeParamsLow()))
         return failure();
       eraseDeadCasts();
       foldAmpCasts(f);
@@ -382,7 +381,7 @@ private:
 
   /// O3 without master weights: a parameter that every user reads low is
   /// stored low, its initial value rounded once.
-  LogicalResult storeParamsLow(AmpReport &report) {
+  LogicalResult storeParamsLow() {
     SmallVector<Type> argTypes(f.getArgumentTypes());
     for (BlockArgument arg : block.getArguments()) {
       unsigned i = arg.getArgNumber();
@@ -411,7 +410,6 @@ private:
     }
     f.setType(FunctionType::get(f.getContext(), argTypes,
                                 f.getFunctionType().getResults()));
-    (void)report;
     return success();
   }
 

@@ -37,6 +37,10 @@ inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
 /// assume it.
 inline constexpr llvm::StringLiteral kAccumulateAttr = "graph.accumulate";
 
+/// True for the optimizer updates (sgd, momentum, adam, adagrad): they read
+/// element i of every input before writing element i of any output.
+bool isOptimizerUpdate(mlir::Operation *op);
+
 /// True for the ops that sum many products or many elements: contractions,
 /// average pooling, sum/mean reductions, softmax, losses and normalization,
 /// and their gradients that sum (the ops graph.accumulate may be put on).

@@ -101,3 +101,7 @@ LogicalResult LrScheduleOp::verify() {
     return emitOpError("total_steps must be >= 1, got ") << totalSteps;
   return success();
 }
+
+bool ampc::graph::isOptimizerUpdate(Operation *op) {
+  return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp, AdagradUpdateOp>(op);
+}

@@ -25,11 +25,6 @@ bool isElementwise(Operation *op) {
              LeakyReluGradOp, GeluGradOp, ClipGradOp>(op);
 }
 
-bool isOptimizerUpdate(Operation *op) {
-  using namespace graph;
-  return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp, AdagradUpdateOp>(op);
-}
-
 static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<ShapedType>(v.getType()).getShape();
 }

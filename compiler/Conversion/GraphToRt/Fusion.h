@@ -17,10 +17,6 @@ namespace ampc {
 /// True for graph ops the runtime runs elementwise (and so can fuse).
 bool isElementwise(mlir::Operation *op);
 
-/// True for the optimizer updates (sgd, momentum, adam, adagrad): they read
-/// element i of every input before writing element i of any output.
-bool isOptimizerUpdate(mlir::Operation *op);
-
 /// Groups of elementwise ops in `block`, each in block order with the root
 /// last. Ops in no group are not listed; with `fuse` false every
 /// elementwise op is a group of one.

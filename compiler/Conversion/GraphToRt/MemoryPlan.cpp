@@ -111,7 +111,7 @@ bool updatesInPlace(rtir::KernelOp kernel) {
     return true;
   auto n = std::distance(ops.begin(), ops.end());
   return (n == 1 || (n == 2 && isa<graph::CastOp>(*std::next(ops.begin())))) &&
-         isOptimizerUpdate(&*ops.begin());
+         graph::isOptimizerUpdate(&*ops.begin());
 }
 
 bool hasStorage(Value v) {
