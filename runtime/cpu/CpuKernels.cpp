@@ -26,6 +26,7 @@ const std::vector<KernelEntry> &table() {
     addNormalizationGradKernels(v);
     addLossGradKernels(v);
     addOptimizerKernels(v);
+    addLossScalingKernels(v);
     std::sort(v.begin(), v.end(),
               [](const KernelEntry &a, const KernelEntry &b) {
                 return std::string_view(a.name) < std::string_view(b.name);

@@ -58,7 +58,8 @@ Status checkKernel(const OpCall &call);
 // for elementwise kernels ("fused" and the ops isElementwiseKernel names),
 // whose output may be exactly one of their inputs, and the optimizer
 // updates (isInPlaceUpdateKernel), whose outputs may each be exactly the
-// input they replace (same address, shape and dtype: updated in place).
+// input they replace (same address, shape and dtype: updated in place),
+// and unscale_and_check, whose output i may be exactly its input i.
 Status runKernel(const OpCall &call, CpuContext &ctx);
 
 // True for "fused" and the elementwise ops: kernels that read element i of

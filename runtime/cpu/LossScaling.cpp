@@ -1,0 +1,272 @@
+//===- LossScaling.cpp - unscale_and_check and update_scale ---------------===//
+//
+// The two kernels of dynamic loss scaling. unscale_and_check multiplies
+// every gradient by 1/scale and raises one found_inf flag if anything is inf
+// or NaN (PyTorch's _amp_foreach_non_finite_check_and_unscale_);
+// update_scale is the scale's state machine (Paddle's update_loss_scaling,
+// which covers PyTorch's _amp_update_scale_ and MindSpore's
+// DynamicLossScaleUpdateCell through its attributes).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+
+#include <atomic>
+#include <cstdio>
+
+namespace ampc::rt::cpu {
+namespace {
+using namespace kh;
+
+Status checkScalarOf(const TensorView &t, const std::string &what, DType d) {
+  if (t.dtype != d || t.rank() != 0)
+    return Status::error(what + " must be a scalar (rank 0) " +
+                         std::string(name(d)) + " tensor, got " + t.typeStr());
+  return Status::ok();
+}
+
+// skip, when the call has it, is the flag of a step whose gradients are not
+// to be used (an earlier overflow, or an accumulation step).
+bool skipped(const OpCall &call, size_t index) {
+  return hasInput(call, index) && elementAsInt(call.inputs[index], 0) != 0;
+}
+
+//===----------------------------------------------------------------------===//
+// unscale_and_check(g_0 .. g_{n-1}, scale[, skip]) -> u_0 .. u_{n-1},
+// found_inf
+//===----------------------------------------------------------------------===//
+//
+// u_i = g_i * (1.0f / scale), computed in f32 (f64 for f64 gradients) and
+// rounded to g_i's dtype; found_inf = 1 if any element of any g_i or of any
+// stored u_i is inf or NaN (so an f16 gradient that overflows only once
+// unscaled with a scale below 1 counts). Each u_i may be exactly g_i
+// (unscaled in place): every element is read before it is written. With
+// skip nonzero, found_inf is 0 and no u_i is written (their contents are
+// then unspecified).
+
+Status checkUnscale(const OpCall &call) {
+  if (!call.attrs)
+    return Status::error("has no attribute list");
+  if (call.outputs.size() < 2)
+    return Status::error("expects at least 2 outputs (the unscaled gradients, "
+                         "then found_inf), got " +
+                         std::to_string(call.outputs.size()));
+  const size_t n = call.outputs.size() - 1;
+  if (call.inputs.size() != n + 1 && call.inputs.size() != n + 2)
+    return Status::error(
+        "has " + std::to_string(n) + " unscaled outputs, so expects " +
+        std::to_string(n + 1) + " inputs (the gradients, then scale) or " +
+        std::to_string(n + 2) + " (then skip), got " +
+        std::to_string(call.inputs.size()));
+  for (size_t i = 0; i < call.inputs.size(); ++i)
+    if (!call.present[i])
+      return Status::error("input " + std::to_string(i) +
+                           " is required but marked absent");
+  for (size_t i = 0; i < n; ++i) {
+    const TensorView &g = call.inputs[i], &u = call.outputs[i];
+    std::string what = "gradient " + std::to_string(i);
+    AMPC_RETURN_IF_ERROR(checkFloat(g, what));
+    if (u.dtype != g.dtype)
+      return Status::error(what + " is " + std::string(name(g.dtype)) +
+                           " but its unscaled output is " +
+                           std::string(name(u.dtype)));
+    if (u.shape != g.shape)
+      return Status::error(what + " has shape " + shapeStr(g.shape) +
+                           " but its unscaled output has " + shapeStr(u.shape));
+  }
+  AMPC_RETURN_IF_ERROR(checkScalarOf(
+      call.inputs[n], "scale (input " + std::to_string(n) + ")", DType::F32));
+  if (call.inputs.size() == n + 2)
+    AMPC_RETURN_IF_ERROR(
+        checkScalarOf(call.inputs[n + 1],
+                      "skip (input " + std::to_string(n + 1) + ")", DType::I1));
+  return checkScalarOf(call.outputs[n],
+                       "found_inf (output " + std::to_string(n) + ")",
+                       DType::I1);
+}
+
+template <typename T> int anyNonFinite(const T *x, int64_t n) {
+  const T big = std::numeric_limits<T>::max();
+  int bad = 0;
+  for (int64_t i = 0; i < n; ++i)
+    bad |= !(std::fabs(x[i]) <= big);
+  return bad;
+}
+
+constexpr int64_t kBlock = 256;
+
+// Unscales elements [off, off + len) of g into u; returns whether any of
+// them, read or stored, is not finite.
+template <typename T>
+bool unscaleRun(const TensorView &g, const TensorView &u, int64_t off,
+                int64_t len, T inv) {
+  alignas(64) T in[kBlock], out[kBlock];
+  int bad = 0;
+  for (int64_t b = off; b < off + len; b += kBlock) {
+    int64_t m = std::min(kBlock, off + len - b);
+    loadC(g, b, m, in);
+    bad |= anyNonFinite(in, m);
+    for (int64_t i = 0; i < m; ++i)
+      out[i] = in[i] * inv;
+    storeC(out, m, u, b);
+    if (u.dtype == nativeDType<T>()) {
+      bad |= anyNonFinite(out, m);
+    } else {
+      // Rounding to f16/bf16 can overflow what f32 held.
+      loadC(u, b, m, in);
+      bad |= anyNonFinite(in, m);
+    }
+  }
+  return bad != 0;
+}
+
+Status runUnscale(const OpCall &call, CpuContext &ctx) {
+  const size_t n = call.outputs.size() - 1;
+  uint8_t *foundInf = call.outputs[n].as<uint8_t>();
+  if (skipped(call, n + 1)) {
+    *foundInf = 0;
+    return Status::ok();
+  }
+  const float inv =
+      1.0f / static_cast<float>(elementAsDouble(call.inputs[n], 0));
+  // Every gradient cut into chunks, so that one large tensor and many
+  // small ones spread over the threads alike.
+  constexpr int64_t kChunk = 16384;
+  struct Chunk {
+    size_t tensor;
+    int64_t offset, length;
+  };
+  std::vector<Chunk> chunks;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t count = call.inputs[i].numElements();
+    for (int64_t off = 0; off < count; off += kChunk)
+      chunks.push_back({i, off, std::min(kChunk, count - off)});
+  }
+  std::atomic<bool> found{false};
+  parallelFor(
+      ctx, static_cast<int64_t>(chunks.size()), 2, [&](int64_t b, int64_t e) {
+        bool bad = false;
+        for (int64_t c = b; c < e; ++c) {
+          const Chunk &ch = chunks[c];
+          const TensorView &g = call.inputs[ch.tensor],
+                           &u = call.outputs[ch.tensor];
+          bad |= g.dtype == DType::F64
+                     ? unscaleRun<double>(g, u, ch.offset, ch.length,
+                                          static_cast<double>(inv))
+                     : unscaleRun<float>(g, u, ch.offset, ch.length, inv);
+        }
+        if (bad)
+          found.store(true, std::memory_order_relaxed);
+      });
+  *foundInf = found.load(std::memory_order_relaxed) ? 1 : 0;
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// update_scale(scale, good_steps, bad_steps, found_inf) -> new_scale,
+// new_good_steps, new_bad_steps
+//===----------------------------------------------------------------------===//
+//
+// An overflowing step clears good_steps and counts a bad one; after
+// decr_every_n of them in a row the scale is multiplied by backoff (no
+// lower than min_scale) and bad_steps restarts. A clean step clears
+// bad_steps and counts a good one; after growth_interval of them in a row
+// the scale is multiplied by growth (no higher than max_scale, and kept as
+// it was if the product is not finite in f32) and good_steps restarts. The
+// products are formed in double from the f32 scale and rounded to f32, as
+// PyTorch does.
+
+struct ScaleAttrs {
+  double growth = 0, backoff = 0, minScale = 0, maxScale = 0;
+  int64_t growthInterval = 0, decrEveryN = 0;
+};
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
+Status readScaleAttrs(const Attrs &attrs, ScaleAttrs &a) {
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "growth", std::nullopt, a.growth));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "backoff", std::nullopt, a.backoff));
+  AMPC_RETURN_IF_ERROR(
+      getInt(attrs, "growth_interval", std::nullopt, a.growthInterval));
+  AMPC_RETURN_IF_ERROR(
+      getInt(attrs, "decr_every_n", std::nullopt, a.decrEveryN));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "min_scale", std::nullopt, a.minScale));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "max_scale", std::nullopt, a.maxScale));
+  if (!(a.growth >= 1))
+    return Status::error("attribute 'growth' must be >= 1, got " +
+                         num(a.growth));
+  if (!(a.backoff > 0 && a.backoff <= 1))
+    return Status::error("attribute 'backoff' must be in (0, 1], got " +
+                         num(a.backoff));
+  if (a.growthInterval < 1)
+    return Status::error("attribute 'growth_interval' must be >= 1, got " +
+                         std::to_string(a.growthInterval));
+  if (a.decrEveryN < 1)
+    return Status::error("attribute 'decr_every_n' must be >= 1, got " +
+                         std::to_string(a.decrEveryN));
+  if (!(a.minScale > 0 && std::isfinite(a.minScale)))
+    return Status::error("attribute 'min_scale' must be finite and > 0, got " +
+                         num(a.minScale));
+  if (!(a.maxScale >= a.minScale))
+    return Status::error("attribute 'max_scale' (" + num(a.maxScale) +
+                         ") must be >= min_scale (" + num(a.minScale) + ")");
+  return Status::ok();
+}
+
+Status checkUpdateScale(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 4, 4, 3));
+  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[0], "scale", DType::F32));
+  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[1], "good_steps", DType::I64));
+  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[2], "bad_steps", DType::I64));
+  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[3], "found_inf", DType::I1));
+  AMPC_RETURN_IF_ERROR(checkScalarOf(call.outputs[0], "new_scale", DType::F32));
+  AMPC_RETURN_IF_ERROR(
+      checkScalarOf(call.outputs[1], "new_good_steps", DType::I64));
+  AMPC_RETURN_IF_ERROR(
+      checkScalarOf(call.outputs[2], "new_bad_steps", DType::I64));
+  ScaleAttrs a;
+  return readScaleAttrs(*call.attrs, a);
+}
+
+Status runUpdateScale(const OpCall &call, CpuContext &) {
+  ScaleAttrs a;
+  AMPC_RETURN_IF_ERROR(readScaleAttrs(*call.attrs, a));
+  float scale = *call.inputs[0].as<const float>();
+  int64_t good = *call.inputs[1].as<const int64_t>();
+  int64_t bad = *call.inputs[2].as<const int64_t>();
+  bool overflow = *call.inputs[3].as<const uint8_t>() != 0;
+  if (overflow) {
+    good = 0;
+    if (++bad >= a.decrEveryN) {
+      double s = static_cast<float>(static_cast<double>(scale) * a.backoff);
+      scale = static_cast<float>(s < a.minScale ? a.minScale : s);
+      bad = 0;
+    }
+  } else {
+    bad = 0;
+    if (++good >= a.growthInterval) {
+      float g = static_cast<float>(static_cast<double>(scale) * a.growth);
+      if (std::isfinite(g))
+        scale = static_cast<double>(g) > a.maxScale
+                    ? static_cast<float>(a.maxScale)
+                    : g;
+      good = 0;
+    }
+  }
+  *call.outputs[0].as<float>() = scale;
+  *call.outputs[1].as<int64_t>() = good;
+  *call.outputs[2].as<int64_t>() = bad;
+  return Status::ok();
+}
+
+} // namespace
+
+void addLossScalingKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"unscale_and_check", checkUnscale, runUnscale});
+  out.push_back({"update_scale", checkUpdateScale, runUpdateScale});
+}
+
+} // namespace ampc::rt::cpu
