@@ -1,17 +1,81 @@
 //===- Session.cpp - the executor -----------------------------------------===//
 //
 // Kernel calls are built once, when the Session is created (the arena does
-// not move), so a run is a loop of launches with nothing to look up.
+// not move), so a run is a loop of launches with nothing to look up. The
+// non-finite probe reads around each launch and never writes.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Session.h"
 
 #include "runtime/cpu/Parallel.h"
+#include "runtime/cpu/TypedIO.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 namespace ampc::rt {
+namespace {
+
+struct NonFiniteCount {
+  int64_t infs = 0, nans = 0;
+  bool any() const { return infs + nans != 0; }
+};
+
+// Through the loaders in chunks: f16, bf16 and f32 widen to f32 exactly, so
+// inf and NaN survive; f64 is read as f64 (a large finite f64 is no f32).
+template <typename T>
+NonFiniteCount countChunks(const TensorView &t,
+                           void (*load)(const TensorView &, int64_t, int64_t,
+                                        T *)) {
+  constexpr int64_t kChunk = 1024;
+  T buf[kChunk];
+  NonFiniteCount c;
+  const int64_t n = t.numElements();
+  for (int64_t i = 0; i < n; i += kChunk) {
+    int64_t m = std::min(kChunk, n - i);
+    load(t, i, m, buf);
+    for (int64_t j = 0; j < m; ++j) {
+      c.infs += std::isinf(buf[j]);
+      c.nans += std::isnan(buf[j]);
+    }
+  }
+  return c;
+}
+
+NonFiniteCount countNonFinite(const TensorView &t) {
+  if (!isFloat(t.dtype))
+    return {};
+  if (t.dtype == DType::F64)
+    return countChunks<double>(t, cpu::loadF64);
+  return countChunks<float>(t, cpu::loadF32);
+}
+
+bool overlaps(const TensorView &a, const TensorView &b) {
+  auto lo = [](const TensorView &t) {
+    return reinterpret_cast<uintptr_t>(t.data);
+  };
+  return lo(a) < lo(b) + b.byteSize() && lo(b) < lo(a) + a.byteSize();
+}
+
+} // namespace
+
+std::string NonFiniteReport::message() const {
+  std::string what = infs && nans
+                         ? "inf or NaN (" + std::to_string(infs) + " inf, " +
+                               std::to_string(nans) + " NaN)"
+                     : infs ? "inf"
+                            : "NaN";
+  std::string m = where + " output " + std::to_string(output) + ": " +
+                  std::to_string(infs + nans) + " of " +
+                  std::to_string(elements) + " elements are " + what;
+  if (inputsNonFinite)
+    m += "; its inputs already held inf or NaN, which no kernel made: they "
+         "came in with the function's inputs, parameters or constants";
+  return m;
+}
 
 Session::Session(FunctionInfo fn) : fn_(std::move(fn)) {}
 Session::~Session() = default;
@@ -119,17 +183,62 @@ Status Session::setInput(const std::string &name, const TensorView &value) {
   return inputType(name, unused);
 }
 
+bool Session::inputsNonFinite(size_t k, bool overwritten) const {
+  const cpu::OpCall &call = calls_[k];
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!call.present[i])
+      continue;
+    const TensorView &in = call.inputs[i];
+    bool overwrite =
+        std::any_of(call.outputs.begin(), call.outputs.end(),
+                    [&](const TensorView &out) { return overlaps(in, out); });
+    if (overwrite == overwritten && countNonFinite(in).any())
+      return true;
+  }
+  return false;
+}
+
+void Session::probeOutputs(size_t k, bool inputsBad) {
+  const cpu::OpCall &call = calls_[k];
+  for (size_t o = 0; o < call.outputs.size(); ++o) {
+    NonFiniteCount c = countNonFinite(call.outputs[o]);
+    if (!c.any())
+      continue;
+    inputsBad = inputsBad || inputsNonFinite(k, /*overwritten=*/false);
+    // An origin replaces the first propagation; run() stops probing after
+    // an origin.
+    if (nonFinite_ && inputsBad)
+      return;
+    NonFiniteReport r;
+    r.kernel = k;
+    r.where = fn_.kernels[k].describe(k);
+    r.output = o;
+    r.elements = call.outputs[o].numElements();
+    r.infs = c.infs;
+    r.nans = c.nans;
+    r.inputsNonFinite = inputsBad;
+    nonFinite_ = std::move(r);
+    return;
+  }
+}
+
 Status Session::run() {
+  nonFinite_.reset();
   for (size_t i = 0; i < fn_.inputs.size(); ++i)
     if (!inputSet_[i])
       return Status::error("input '" + fn_.inputs[i].name + "' was not given");
   cpu::CpuContext ctx{pool_.get()};
   for (size_t k = 0; k < calls_.size(); ++k) {
     calls_[k].rngCounter = runs_;
+    bool probing = probe_ && (!nonFinite_ || nonFinite_->inputsNonFinite);
+    // Inputs the kernel writes over (in place) can only be read before.
+    bool inputsBad = probing && inputsNonFinite(k, /*overwritten=*/true);
     // The context string is built only for an error: this loop is the step.
     if (Status st = cpu::runKernel(calls_[k], ctx); !st)
       return st.withContext("function '" + fn_.name +
                             "': " + fn_.kernels[k].describe(k));
+    if (probing)
+      probeOutputs(k, inputsBad);
   }
   for (const UpdateCopy &c : updateCopies_)
     if (c.staged) {
