@@ -7,13 +7,17 @@
 // replaces. f16/bf16/f32 compute in f32 and f64 in f64; the per-step scalars
 // (learning rate, bias corrections) are formed in double first. An update
 // may write one more output, the new parameter rounded to f16/bf16: the
-// working copy of an f32 master, stored from the same block.
+// working copy of an f32 master, stored from the same block. An update may
+// take one more input, skip (i1): when it is set the update leaves every
+// output as the state it replaces, bit for bit (the step that loss scaling
+// found to overflow), and reads neither lr nor step.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace ampc::rt::cpu {
 namespace {
@@ -68,6 +72,18 @@ Status checkTensors(const OpCall &call, size_t first,
 // is one more.
 size_t withWorkingCopy(const OpCall &call, size_t outputs) {
   return call.outputs.size() == outputs + 1 ? outputs + 1 : outputs;
+}
+
+// The optional skip flag after an update's `inputs` inputs.
+Status checkSkip(const OpCall &call, size_t inputs) {
+  if (!hasInput(call, inputs))
+    return Status::ok();
+  const TensorView &t = call.inputs[inputs];
+  if (t.dtype != DType::I1 || t.rank() != 0)
+    return Status::error("skip (input " + std::to_string(inputs) +
+                         ") must be a scalar (rank 0) i1 tensor, got " +
+                         t.typeStr());
+  return Status::ok();
 }
 
 std::string num(double v) {
@@ -141,20 +157,66 @@ template <typename T> void sqrtRun(const T *x, T *y, int64_t n) {
     y[i] = std::sqrt(x[i]);
 }
 
-// f64 tensors compute in double, the others in float.
+// A skipped update: each output that is not already the input it replaces
+// (param for output 0, then the state tensors after grad) gets a copy of
+// its bytes, and the working copy gets the old parameter rounded, which is
+// what it held.
+template <typename T>
+void keepState(const OpCall &call, size_t first, size_t outputs,
+               const CpuContext &ctx) {
+  const TensorView &param = call.inputs[first];
+  const int64_t n = param.numElements(), size = sizeOf(param.dtype);
+  const int64_t chunk = 64 * kBlock, chunks = (n + chunk - 1) / chunk;
+  parallelFor(ctx, chunks, 2, [&](int64_t b, int64_t e) {
+    alignas(64) T buf[kBlock];
+    for (int64_t c = b; c < e; ++c) {
+      int64_t off = c * chunk, len = std::min(chunk, n - off);
+      for (size_t k = 0; k < outputs; ++k) {
+        const TensorView &src = call.inputs[k == 0 ? first : first + 1 + k];
+        char *dst = static_cast<char *>(call.outputs[k].data);
+        if (dst != src.data)
+          std::memcpy(dst + off * size,
+                      static_cast<const char *>(src.data) + off * size,
+                      static_cast<size_t>(len * size));
+      }
+      if (call.outputs.size() > outputs)
+        for (int64_t o = off; o < off + len; o += kBlock) {
+          int64_t m = std::min(kBlock, off + len - o);
+          loadC(param, o, m, buf);
+          storeC(buf, m, call.outputs[outputs], o);
+        }
+    }
+  });
+}
+
+// f64 tensors compute in double, the others in float. Each Kernel<T> says
+// how many inputs it has before skip (kInputs), where param is among them
+// (kFirst) and how many outputs it writes before the working copy
+// (kOutputs).
 template <template <typename> class Kernel>
 Status dispatch(const OpCall &call, CpuContext &ctx) {
-  if (call.outputs[0].dtype == DType::F64)
+  using K = Kernel<float>;
+  const bool f64 = call.outputs[0].dtype == DType::F64;
+  if (hasInput(call, K::kInputs) &&
+      elementAsInt(call.inputs[K::kInputs], 0) != 0) {
+    if (f64)
+      keepState<double>(call, K::kFirst, K::kOutputs, ctx);
+    else
+      keepState<float>(call, K::kFirst, K::kOutputs, ctx);
+    return Status::ok();
+  }
+  if (f64)
     return Kernel<double>::run(call, ctx);
   return Kernel<float>::run(call, ctx);
 }
 
 //===----------------------------------------------------------------------===//
-// sgd_update(lr, param, grad) -> new_param
+// sgd_update(lr, param, grad[, skip]) -> new_param
 //===----------------------------------------------------------------------===//
 
 Status checkSgd(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 3, withWorkingCopy(call, 1)));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 4, withWorkingCopy(call, 1)));
+  AMPC_RETURN_IF_ERROR(checkSkip(call, 3));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 1, {"grad"}, {"new_param"}));
   double wd = 0;
@@ -162,6 +224,7 @@ Status checkSgd(const OpCall &call) {
 }
 
 template <typename T> struct Sgd {
+  static constexpr size_t kInputs = 3, kFirst = 1, kOutputs = 1;
   static Status run(const OpCall &call, CpuContext &ctx) {
     double wd = 0;
     AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "weight_decay", 0.0, wd));
@@ -178,7 +241,7 @@ template <typename T> struct Sgd {
 };
 
 //===----------------------------------------------------------------------===//
-// momentum_update(lr, step, param, grad, velocity) -> new_param,
+// momentum_update(lr, step, param, grad, velocity[, skip]) -> new_param,
 // new_velocity
 //===----------------------------------------------------------------------===//
 
@@ -203,7 +266,8 @@ Status readMomentumAttrs(const Attrs &attrs, MomentumAttrs &a) {
 }
 
 Status checkMomentum(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, withWorkingCopy(call, 2)));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 6, withWorkingCopy(call, 2)));
+  AMPC_RETURN_IF_ERROR(checkSkip(call, 5));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "velocity"},
@@ -213,6 +277,7 @@ Status checkMomentum(const OpCall &call) {
 }
 
 template <typename T> struct Momentum {
+  static constexpr size_t kInputs = 5, kFirst = 2, kOutputs = 2;
   static Status run(const OpCall &call, CpuContext &ctx) {
     MomentumAttrs a;
     AMPC_RETURN_IF_ERROR(readMomentumAttrs(*call.attrs, a));
@@ -238,7 +303,8 @@ template <typename T> struct Momentum {
 };
 
 //===----------------------------------------------------------------------===//
-// adam_update(lr, step, param, grad, m, v) -> new_param, new_m, new_v
+// adam_update(lr, step, param, grad, m, v[, skip]) -> new_param, new_m,
+// new_v
 //===----------------------------------------------------------------------===//
 
 struct AdamAttrs {
@@ -287,7 +353,8 @@ Status readAdamAttrs(const Attrs &attrs, AdamAttrs &a) {
 }
 
 Status checkAdam(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 6, 6, withWorkingCopy(call, 3)));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 6, 7, withWorkingCopy(call, 3)));
+  AMPC_RETURN_IF_ERROR(checkSkip(call, 6));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "m", "v"},
@@ -297,6 +364,7 @@ Status checkAdam(const OpCall &call) {
 }
 
 template <typename T> struct Adam {
+  static constexpr size_t kInputs = 6, kFirst = 2, kOutputs = 3;
   static Status run(const OpCall &call, CpuContext &ctx) {
     AdamAttrs a;
     AMPC_RETURN_IF_ERROR(readAdamAttrs(*call.attrs, a));
@@ -346,7 +414,7 @@ template <typename T> struct Adam {
 };
 
 //===----------------------------------------------------------------------===//
-// adagrad_update(lr, step, param, grad, accumulator) -> new_param,
+// adagrad_update(lr, step, param, grad, accumulator[, skip]) -> new_param,
 // new_accumulator
 //===----------------------------------------------------------------------===//
 
@@ -364,7 +432,8 @@ Status readAdagradAttrs(const Attrs &attrs, AdagradAttrs &a) {
 }
 
 Status checkAdagrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, withWorkingCopy(call, 2)));
+  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 6, withWorkingCopy(call, 2)));
+  AMPC_RETURN_IF_ERROR(checkSkip(call, 5));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
   AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "accumulator"},
@@ -374,6 +443,7 @@ Status checkAdagrad(const OpCall &call) {
 }
 
 template <typename T> struct Adagrad {
+  static constexpr size_t kInputs = 5, kFirst = 2, kOutputs = 2;
   static Status run(const OpCall &call, CpuContext &ctx) {
     AdagradAttrs a;
     AMPC_RETURN_IF_ERROR(readAdagradAttrs(*call.attrs, a));

@@ -5,7 +5,7 @@
 // float dtype, and against PyTorch's optimizers over three steps where
 // OptimizerOps.td says they coincide; outputs written over their inputs
 // give the same bits as separate buffers; lr_schedule kinds; check() and
-// run() errors.
+// run() errors; skip leaves every output as the state it replaces.
 //
 //===----------------------------------------------------------------------===//
 #include "NumericKernelTestUtil.h"
@@ -574,6 +574,189 @@ TEST(OptimizerWorkingCopy, Errors) {
 }
 
 //===----------------------------------------------------------------------===//
+// skip: the update of a step that loss scaling found to overflow
+//===----------------------------------------------------------------------===//
+
+struct UpdateOp {
+  const char *op;
+  bool hasStep;
+  int states; // state tensors after grad, each replaced by one output
+};
+const UpdateOp kUpdates[] = {{"sgd_update", false, 0},
+                             {"momentum_update", true, 1},
+                             {"adam_update", true, 2},
+                             {"adagrad_update", true, 1}};
+
+// An update of `p` with state `state` into `outs` (new param, new state,
+// optional working copy), and skip when given.
+Call updateCall(const UpdateOp &u, Buf &lr, Buf &step, Buf &p, Buf &g,
+                std::vector<Buf> &state, std::vector<Buf *> outs, Buf *skip) {
+  Call c{u.op, {}, {&lr}, std::move(outs)};
+  if (u.hasStep)
+    c.ins.push_back(&step);
+  c.ins.push_back(&p);
+  c.ins.push_back(&g);
+  for (Buf &b : state)
+    c.ins.push_back(&b);
+  if (skip)
+    c.ins.push_back(skip);
+  std::string op = u.op;
+  if (op == "sgd_update") {
+    c.attrs.setFloat("weight_decay", 0.01);
+  } else if (op == "momentum_update") {
+    c.attrs.setFloat("alpha", 0.9);
+    c.attrs.setFloat("beta", 0.8);
+    c.attrs.setFloat("norm_coefficient", 0.01);
+  } else if (op == "adam_update") {
+    c.attrs.setFloat("epsilon", 1e-6);
+    c.attrs.setFloat("weight_decay", 0.01);
+  } else {
+    c.attrs.setFloat("decay_factor", 0.1);
+    c.attrs.setFloat("norm_coefficient", 0.01);
+  }
+  return c;
+}
+
+std::vector<Buf> randomState(const UpdateOp &u, DType t, const Shape &s) {
+  std::vector<Buf> state;
+  for (int k = 0; k < u.states; ++k) // >= 0: Adam's v, Adagrad's sum
+    state.push_back(randomBuf(t, s, 40 + k, 0, 1));
+  return state;
+}
+
+// The working copy of `p`: its value rounded once to `low` (Half.h).
+Buf roundedCopy(const Buf &p, DType low) {
+  Buf w(low, p.shape);
+  for (int64_t i = 0; i < p.size(); ++i) {
+    uint16_t bits =
+        p.dtype == DType::F64
+            ? (low == DType::F16 ? doubleToHalfBits(p.get(i))
+                                 : doubleToBFloatBits(p.get(i)))
+            : (low == DType::F16
+                   ? floatToHalfBits(static_cast<float>(p.get(i)))
+                   : floatToBFloatBits(static_cast<float>(p.get(i))));
+    std::memcpy(w.bytes() + 2 * i, &bits, 2);
+  }
+  return w;
+}
+
+class OptimizerSkipTest : public ::testing::TestWithParam<DType> {};
+
+// With skip set, every output holds the bits of the input it replaces
+// (written over it or not), the working copy the old parameter rounded, and
+// nothing else is read: the gradient, lr and step are NaN, NaN and -1
+// (which a running update rejects).
+TEST_P(OptimizerSkipTest, LeavesEveryOutputAsTheStateItReplaces) {
+  const DType t = GetParam();
+  const Shape s = {40001};
+  Buf lr = lrBuf(std::numeric_limits<double>::quiet_NaN()), step = stepBuf(-1),
+      skip = makeBuf(DType::I1, {}, {1});
+  Buf g(t, s);
+  for (int64_t i = 0; i < g.size(); ++i)
+    g.set(i, std::numeric_limits<double>::quiet_NaN());
+  for (const UpdateOp &u : kUpdates)
+    for (bool inPlace : {false, true})
+      for (std::optional<DType> low :
+           {std::optional<DType>(), std::optional<DType>(DType::F16),
+            std::optional<DType>(DType::BF16)}) {
+        SCOPED_TRACE(
+            std::string(u.op) + (inPlace ? " in place" : "") +
+            (low ? " with an " + std::string(name(*low)) + " copy" : ""));
+        Buf p = randomBuf(t, s, 1);
+        std::vector<Buf> state = randomState(u, t, s);
+        const Buf pBefore = p;
+        const std::vector<Buf> stateBefore = state;
+        std::vector<Buf> fresh;
+        for (int k = 0; k <= u.states; ++k)
+          fresh.push_back(randomBuf(t, s, 60 + k));
+        std::vector<Buf *> outs;
+        outs.push_back(inPlace ? &p : &fresh[0]);
+        for (int k = 0; k < u.states; ++k)
+          outs.push_back(inPlace ? &state[k] : &fresh[k + 1]);
+        Buf copy = low ? randomBuf(*low, s, 70) : Buf();
+        if (low)
+          outs.push_back(&copy);
+        Call c = updateCall(u, lr, step, p, g, state, outs, &skip);
+        Status st = c.run(&testPool());
+        ASSERT_TRUE(st.isOk()) << st.message();
+        EXPECT_TRUE(sameBits(*outs[0], pBefore)) << "new param";
+        for (int k = 0; k < u.states; ++k)
+          EXPECT_TRUE(sameBits(*outs[k + 1], stateBefore[k]))
+              << "new state " << k;
+        EXPECT_TRUE(sameBits(p, pBefore)) << "param";
+        for (int k = 0; k < u.states; ++k)
+          EXPECT_TRUE(sameBits(state[k], stateBefore[k])) << "state " << k;
+        if (low) {
+          EXPECT_TRUE(sameBits(copy, roundedCopy(pBefore, *low)))
+              << "working copy";
+        }
+      }
+}
+
+// skip = 0 (and skip listed but absent) is the update without skip.
+TEST_P(OptimizerSkipTest, UnsetIsTheUpdateWithoutSkip) {
+  const DType t = GetParam();
+  const Shape s = {40001};
+  Buf lr = lrBuf(0.1), step = stepBuf(2), noSkip = makeBuf(DType::I1, {}, {0}),
+      p = randomBuf(t, s, 1), g = randomBuf(t, s, 2);
+  for (const UpdateOp &u : kUpdates) {
+    SCOPED_TRACE(u.op);
+    std::vector<Buf> state = randomState(u, t, s);
+    auto outputs = [&] {
+      std::vector<Buf> o(u.states + 1, Buf(t, s));
+      o.push_back(Buf(DType::F16, s));
+      return o;
+    };
+    auto pointers = [](std::vector<Buf> &o) {
+      std::vector<Buf *> v;
+      for (Buf &b : o)
+        v.push_back(&b);
+      return v;
+    };
+    std::vector<Buf> want = outputs(), got = outputs(), absent = outputs();
+    ASSERT_TRUE(updateCall(u, lr, step, p, g, state, pointers(want), nullptr)
+                    .run(&testPool()));
+    ASSERT_TRUE(updateCall(u, lr, step, p, g, state, pointers(got), &noSkip)
+                    .run(&testPool()));
+    Call withAbsent =
+        updateCall(u, lr, step, p, g, state, pointers(absent), nullptr);
+    withAbsent.ins.push_back(nullptr);
+    ASSERT_TRUE(withAbsent.run(&testPool()));
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_TRUE(sameBits(got[k], want[k])) << "output " << k;
+      EXPECT_TRUE(sameBits(absent[k], want[k])) << "output " << k;
+    }
+    // The update did run: the parameter moved.
+    EXPECT_FALSE(sameBits(want[0], p));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Floats, OptimizerSkipTest,
+                         ::testing::ValuesIn(kFloats), dtypeName);
+
+TEST(OptimizerSkip, Errors) {
+  Shape s = {3};
+  Buf lr = lrBuf(0.1), p(DType::F32, s), g(DType::F32, s), out(DType::F32, s),
+      skip = makeBuf(DType::I1, {}, {1}), notFlag(DType::F32, {}),
+      flags(DType::I1, {2});
+  Call c{"sgd_update", {}, {&lr, &p, &g, &skip}, {&out}};
+  EXPECT_TRUE(c.check());
+  c.ins[3] = &notFlag;
+  expectError(c.check(), "op 'sgd_update': skip (input 3) must be a scalar "
+                         "(rank 0) i1 tensor, got tensor<f32>");
+  c.ins[3] = &flags;
+  expectError(c.check(), "skip (input 3) must be a scalar (rank 0) i1 "
+                         "tensor, got tensor<2xi1>");
+  c.ins[3] = &skip;
+  c.ins.push_back(&skip);
+  expectError(c.check(), "expects 3 to 4 inputs, got 5");
+  Buf step = stepBuf(0), v(DType::F32, s), vo(DType::F32, s);
+  Call m = momentumCall(lr, step, p, g, v, out, vo, {0.9, 0.9, 0, false});
+  m.ins.push_back(&notFlag);
+  expectError(m.check(), "skip (input 5) must be a scalar (rank 0) i1");
+}
+
+//===----------------------------------------------------------------------===//
 // lr_schedule
 //===----------------------------------------------------------------------===//
 
@@ -680,7 +863,7 @@ TEST_F(MomentumFixture, Attributes) {
   expectError(missing.check(), "attribute 'alpha' is missing");
   Call arity = call();
   arity.ins.pop_back();
-  expectError(arity.check(), "expects 5 inputs, got 4");
+  expectError(arity.check(), "expects 5 to 6 inputs, got 4");
 }
 
 TEST_F(MomentumFixture, NegativeStepIsARunError) {
