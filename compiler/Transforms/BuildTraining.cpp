@@ -155,7 +155,9 @@ private:
       return success(); // nothing to train; the step only counts
 
     OpBuilder b(ret);
-    grads[loss] = autodiff::splat(b, ret.getLoc(), autodiff::typeOf(loss), 1.0);
+    Value seed = autodiff::splat(b, ret.getLoc(), autodiff::typeOf(loss), 1.0);
+    seed.getDefiningOp()->setAttr(graph::kLossSeedAttr, b.getUnitAttr());
+    grads[loss] = seed;
     for (Operation *op : llvm::reverse(forward)) {
       SmallVector<Value> dys;
       bool any = false;

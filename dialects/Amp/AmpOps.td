@@ -1,7 +1,8 @@
 //===- AmpOps.td - the amp dialect -------------------------*- tablegen -*-===//
 //
 // The mixed-precision machinery: casts placed by amp-auto-cast, and the loss
-// scaling ops that amp-loss-scale puts in the training step. Everything a
+// scaling ops that amp-loss-scale puts in the training step (whose seed
+// gradient is the scale itself, so scaling the loss needs no op). Everything a
 // step needs to decide about overflow is here, as values, so it runs on the
 // device with no host synchronisation.
 //
@@ -45,26 +46,32 @@ def Amp_CastOp : Amp_Op<"cast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Amp_ScaleLossOp : Amp_Op<"scale_loss", [Pure, AllTypesMatch<["loss", "scale", "scaled"]>]> {
-  let summary = "loss * scale: the seed of the scaled backward pass";
-  let arguments = (ins Amp_F32Scalar:$loss, Amp_F32Scalar:$scale);
-  let results = (outs Amp_F32Scalar:$scaled);
-  let assemblyFormat = "$loss `,` $scale attr-dict `:` type($loss)";
-}
-
 def Amp_UnscaleAndCheckOp
-    : Amp_Op<"unscale_and_check", [Pure]> {
+    : Amp_Op<"unscale_and_check", [Pure, AttrSizedOperandSegments]> {
   let summary = "multiplies every gradient by 1/scale and detects inf/NaN";
   let description = [{
     One fused op over all gradients: `unscaled[i] = grads[i] / scale`, and
     `found_inf` is true if any element of any gradient (before or after
-    unscaling) is inf or NaN. The runtime runs it as one multi-tensor launch.
+    unscaling) is inf or NaN. The runtime runs it as one multi-tensor launch,
+    which may write each unscaled gradient over the gradient it replaces.
+    `1/scale` is rounded to f32 first, as PyTorch's GradScaler does.
+
+    With `skip` true (a micro-step of gradient accumulation, between two
+    updates) it does nothing: `found_inf` is false and the unscaled results
+    are unspecified, as nothing that runs reads them then.
+    ```mlir
+    %u:2, %found = amp.unscale_and_check(%gw, %gb), %scale
+        : (tensor<4x8xf32>, tensor<8xf32>, tensor<f32>)
+        -> (tensor<4x8xf32>, tensor<8xf32>, tensor<i1>)
+    ```
   }];
-  let arguments = (ins Variadic<Amp_FloatTensor>:$grads, Amp_F32Scalar:$scale);
+  let arguments = (ins Variadic<Amp_FloatTensor>:$grads, Amp_F32Scalar:$scale,
+                   Optional<Amp_BoolScalar>:$skip);
   let results = (outs Variadic<Amp_FloatTensor>:$unscaled,
                  Amp_BoolScalar:$found_inf);
   let assemblyFormat = [{
-    `(` $grads `)` `,` $scale attr-dict `:` functional-type(operands, results)
+    `(` $grads `)` `,` $scale (`skip` $skip^)? attr-dict
+    `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -76,7 +83,12 @@ def Amp_UpdateScaleOp : Amp_Op<"update_scale", [Pure]> {
     `decr_every_n` the scale is multiplied by `backoff` (not below
     `min_scale`) and bad_steps reset. On a clean step: bad_steps = 0,
     good_steps += 1, and when good_steps reaches `growth_interval` the scale
-    is multiplied by `growth` (not above `max_scale`) and good_steps reset.
+    is multiplied by `growth` (not above `max_scale`, and not at all if
+    the product is not a finite f32) and good_steps reset. The products
+    are formed in f64 and rounded to f32. With decr_every_n = 1 and no
+    bounds this is PyTorch's GradScaler; with min_scale = 1 MindSpore's
+    DynamicLossScaleManager; Paddle's decr_every_n_nan_or_inf is
+    decr_every_n.
   }];
   let arguments = (ins Amp_F32Scalar:$scale, Amp_I64Scalar:$good_steps,
                    Amp_I64Scalar:$bad_steps, Amp_BoolScalar:$found_inf,

@@ -44,6 +44,15 @@ LogicalResult GraphDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
   // Other graph.* names are argument, result and function attributes,
   // checked by the passes that read them.
+  if (attr.getName() == kLossSeedAttr) {
+    auto c = dyn_cast<ConstantOp>(op);
+    if (!c || cast<ShapedType>(c.getType()).getRank() != 0 ||
+        !isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError("has ")
+             << kLossSeedAttr
+             << ", which only a scalar graph.constant (unit) may carry";
+    return success();
+  }
   if (attr.getName() != kAccumulateAttr)
     return success();
   auto type = dyn_cast<TypeAttr>(attr.getValue());

@@ -36,10 +36,19 @@ inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
 /// every backend does (Tensor Core semantics), so no pass or runtime has to
 /// assume it.
 inline constexpr llvm::StringLiteral kAccumulateAttr = "graph.accumulate";
+/// Op attribute (unit) of the scalar graph.constant that graph-build-training
+/// seeds the backward pass with (d loss / d loss = 1): amp-loss-scale
+/// replaces it by the loss scale. Canonicalization may fold it away, so
+/// amp-loss-scale runs right after graph-build-training.
+inline constexpr llvm::StringLiteral kLossSeedAttr = "graph.loss_seed";
 
 /// True for the optimizer updates (sgd, momentum, adam, adagrad): they read
 /// element i of every input before writing element i of any output.
 bool isOptimizerUpdate(mlir::Operation *op);
+/// The gradient an optimizer update reads, and its optional `skip`
+/// (`update` must satisfy isOptimizerUpdate).
+mlir::OpOperand &updateGradOperand(mlir::Operation *update);
+mlir::MutableOperandRange updateSkipOperand(mlir::Operation *update);
 
 /// True for the ops that sum many products or many elements: contractions,
 /// average pooling, sum/mean reductions, softmax, losses and normalization,

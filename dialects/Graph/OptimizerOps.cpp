@@ -105,3 +105,23 @@ LogicalResult LrScheduleOp::verify() {
 bool ampc::graph::isOptimizerUpdate(Operation *op) {
   return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp, AdagradUpdateOp>(op);
 }
+
+OpOperand &ampc::graph::updateGradOperand(Operation *op) {
+  if (auto u = dyn_cast<SgdUpdateOp>(op))
+    return u.getGradMutable();
+  if (auto u = dyn_cast<MomentumUpdateOp>(op))
+    return u.getGradMutable();
+  if (auto u = dyn_cast<AdamUpdateOp>(op))
+    return u.getGradMutable();
+  return cast<AdagradUpdateOp>(op).getGradMutable();
+}
+
+MutableOperandRange ampc::graph::updateSkipOperand(Operation *op) {
+  if (auto u = dyn_cast<SgdUpdateOp>(op))
+    return u.getSkipMutable();
+  if (auto u = dyn_cast<MomentumUpdateOp>(op))
+    return u.getSkipMutable();
+  if (auto u = dyn_cast<AdamUpdateOp>(op))
+    return u.getSkipMutable();
+  return cast<AdagradUpdateOp>(op).getSkipMutable();
+}

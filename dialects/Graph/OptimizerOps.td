@@ -7,6 +7,12 @@
 // one (0 at the first), as ONNX's `T`. Both are tensors so that schedules
 // and loss scaling can compute them inside the step.
 //
+// Every update takes an optional `skip` (an i1 scalar) last: when it is
+// true the results are the inputs they replace, bit for bit (the working
+// copy a kernel may also write is then the old parameter rounded, which is
+// the old working copy). Loss scaling skips a step that overflowed with it,
+// and gradient accumulation the micro-steps between two updates.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef AMPC_DIALECTS_GRAPH_OPTIMIZEROPS_TD
@@ -14,15 +20,17 @@
 
 def Graph_ScalarFloatTensor : 0DTensorOf<[F32, F64]>;
 def Graph_StepTensor : 0DTensorOf<[I64]>;
+def Graph_SkipTensor : 0DTensorOf<[I1]>;
 
 def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure]> {
   let summary = "plain SGD: param - lr * (grad + weight_decay * param)";
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_FloatTensor:$param,
-                   Graph_FloatTensor:$grad,
+                   Graph_FloatTensor:$grad, Optional<Graph_SkipTensor>:$skip,
                    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let results = (outs Graph_FloatTensor:$new_param);
   let assemblyFormat = [{
-    $lr `,` $param `,` $grad attr-dict `:` functional-type(operands, results)
+    $lr `,` $param `,` $grad (`skip` $skip^)? attr-dict
+    `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -39,13 +47,15 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update", [Pure]> {
   }];
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
                    Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
-                   Graph_FloatTensor:$velocity, F64Attr:$alpha, F64Attr:$beta,
+                   Graph_FloatTensor:$velocity,
+                   Optional<Graph_SkipTensor>:$skip, F64Attr:$alpha, F64Attr:$beta,
                    DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient,
                    DefaultValuedStrAttr<StrAttr, "standard">:$mode);
   let results = (outs Graph_FloatTensor:$new_param,
                  Graph_FloatTensor:$new_velocity);
   let assemblyFormat = [{
-    $lr `,` $step `,` $param `,` $grad `,` $velocity attr-dict
+    $lr `,` $step `,` $param `,` $grad `,` $velocity (`skip` $skip^)?
+    attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -70,6 +80,7 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
                    Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                    Graph_FloatTensor:$m, Graph_FloatTensor:$v,
+                   Optional<Graph_SkipTensor>:$skip,
                    DefaultValuedAttr<F64Attr, "0.9">:$alpha,
                    DefaultValuedAttr<F64Attr, "0.999">:$beta,
                    DefaultValuedAttr<F64Attr, "1e-8">:$epsilon,
@@ -80,7 +91,8 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
   let results = (outs Graph_FloatTensor:$new_param, Graph_FloatTensor:$new_m,
                  Graph_FloatTensor:$new_v);
   let assemblyFormat = [{
-    $lr `,` $step `,` $param `,` $grad `,` $m `,` $v attr-dict
+    $lr `,` $step `,` $param `,` $grad `,` $m `,` $v (`skip` $skip^)?
+    attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -95,13 +107,15 @@ def Graph_AdagradUpdateOp : Graph_Op<"adagrad_update", [Pure]> {
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
                    Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                    Graph_FloatTensor:$accumulator,
+                   Optional<Graph_SkipTensor>:$skip,
                    DefaultValuedAttr<F64Attr, "0.0">:$decay_factor,
                    DefaultValuedAttr<F64Attr, "1e-6">:$epsilon,
                    DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient);
   let results = (outs Graph_FloatTensor:$new_param,
                  Graph_FloatTensor:$new_accumulator);
   let assemblyFormat = [{
-    $lr `,` $step `,` $param `,` $grad `,` $accumulator attr-dict
+    $lr `,` $step `,` $param `,` $grad `,` $accumulator (`skip` $skip^)?
+    attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

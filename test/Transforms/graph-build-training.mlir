@@ -48,8 +48,8 @@
 // MLP-NEXT: %[[R:.*]] = graph.relu %[[H]]
 // MLP-NEXT: %[[Y:.*]] = graph.gemm %[[R]], %[[W2]], %[[B2]] {trans_b = true}
 // MLP-NEXT: %[[LOSS:.*]], %[[LP:.*]] = graph.softmax_cross_entropy %[[Y]], %[[LAB]]
-// The seed gradient of the loss is 1.
-// MLP-NEXT: %[[SEED:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// The seed gradient of the loss is 1, marked for amp-loss-scale.
+// MLP-NEXT: %[[SEED:.*]] = graph.constant {graph.loss_seed} dense<1.000000e+00> : tensor<f32>
 // MLP-NEXT: %[[DY:.*]] = graph.softmax_cross_entropy_grad %[[SEED]], %[[LP]], %[[LAB]]
 // Y = R * W2^T: dR = dY * W2 and dW2 = dY^T * R, transposes in the flags.
 // MLP-NEXT: %[[DR:.*]] = graph.gemm %[[DY]], %[[W2]] {beta = 0.000000e+00 : f64} : (tensor<4x2xf32>, tensor<2x5xf32>) -> tensor<4x5xf32>
@@ -228,7 +228,7 @@ func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
 // MSE-LABEL: func.func @train_step(
 // MSE-SAME: attributes {graph.loss = "mse"}
 // MSE: %[[H:.*]] = graph.matmul
-// MSE: graph.constant dense<1.000000e+00> : tensor<f32>
+// MSE: graph.constant {graph.loss_seed} dense<1.000000e+00> : tensor<f32>
 // MSE-NOT: graph.abs_grad
 // MSE: %[[P:.*]] = graph.mul %{{.*}}, %[[H]]
 // MSE-NEXT: %[[Q:.*]] = graph.mul %{{.*}}, %[[H]]
