@@ -96,6 +96,10 @@ bool isInPlaceUpdateKernel(const std::string &op) {
          op == "adagrad_update";
 }
 
+bool isPairwiseInPlaceKernel(const std::string &op) {
+  return op == "unscale_and_check";
+}
+
 std::vector<std::string> kernelNames() {
   std::vector<std::string> names;
   for (const KernelEntry &e : table())

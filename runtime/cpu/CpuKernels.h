@@ -71,6 +71,11 @@ bool isElementwiseKernel(const std::string &op);
 // so every output may overlay the input it replaces.
 bool isInPlaceUpdateKernel(const std::string &op);
 
+// True for unscale_and_check: output j is computed from input j alone,
+// element i read before element i is written, so output j may overlay
+// input j (and no other input).
+bool isPairwiseInPlaceKernel(const std::string &op);
+
 // The op names this backend implements (for docs and for tests).
 std::vector<std::string> kernelNames();
 

@@ -6,13 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
+#include "runtime/Half.h"
 #include "runtime/Session.h"
 #include "runtime/program.pb.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 using namespace ampc::rt;
 namespace pb = ampc::rt::proto;
@@ -454,4 +457,133 @@ TEST(Program, RejectsUnsafeOrInconsistentStateUpdates) {
         f.mutable_params(0)->clear_update();
       },
       "over bytes of value 0, which are still needed");
+}
+
+namespace {
+// found_inf and the unscaled gradients of two gradients: u0 = g0 / scale
+// (f32) and u1 = g1 / scale (f16), each written exactly over its gradient.
+pb::Program unscaleProgram() {
+  pb::Program p;
+  p.set_version(kProgramVersion);
+  pb::Function &f = *p.add_functions();
+  f.set_name("unscale");
+  f.set_arena_size(256);
+  addValue(f, pb::F32, {4}, 0);  // 0: g0
+  addValue(f, pb::F16, {4}, 64); // 1: g1
+  addValue(f, pb::F32, {}, 128); // 2: scale
+  addValue(f, pb::F32, {4}, 0);  // 3: u0 (over g0)
+  addValue(f, pb::F16, {4}, 64); // 4: u1 (over g1)
+  addValue(f, pb::I1, {}, 192);  // 5: found_inf
+  for (auto [name, value] :
+       {std::pair<const char *, int>{"g0", 0}, {"g1", 1}, {"scale", 2}}) {
+    pb::Binding *b = f.add_inputs();
+    b->set_name(name);
+    b->set_value(value);
+  }
+  pb::Kernel *k = f.add_kernels();
+  k->set_kind("unscale_and_check");
+  for (int in : {0, 1, 2})
+    k->add_inputs(in);
+  for (int out : {3, 4, 5})
+    k->add_outputs(out);
+  for (auto [name, value] :
+       {std::pair<const char *, int>{"u0", 3}, {"u1", 4}, {"found_inf", 5}}) {
+    pb::Binding *b = f.add_outputs();
+    b->set_name(name);
+    b->set_value(value);
+  }
+  return p;
+}
+} // namespace
+
+TEST(Program, GradientsAreUnscaledInPlace) {
+  EXPECT_TRUE(cpu::isPairwiseInPlaceKernel("unscale_and_check"));
+  EXPECT_FALSE(cpu::isPairwiseInPlaceKernel("update_scale"));
+  ProgramInfo info;
+  Status s = load(unscaleProgram(), info);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  std::unique_ptr<Session> session;
+  s = Session::create(info.functions[0], {}, session);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  for (float last : {8.0f, std::numeric_limits<float>::infinity()}) {
+    std::vector<float> g0 = {1, 2, 4, last}, scale = {2};
+    std::vector<uint16_t> g1;
+    for (float v : {65504.0f, 1.0f, -3.0f, 0.5f})
+      g1.push_back(floatToHalfBits(v));
+    ASSERT_TRUE(session->setInput("g0", {DType::F32, {4}, g0.data()}));
+    ASSERT_TRUE(session->setInput("g1", {DType::F16, {4}, g1.data()}));
+    ASSERT_TRUE(session->setInput("scale", {DType::F32, {}, scale.data()}));
+    s = session->run();
+    ASSERT_TRUE(s.isOk()) << s.message();
+    TensorView u0, u1, found;
+    ASSERT_TRUE(session->output("u0", u0));
+    ASSERT_TRUE(session->output("u1", u1));
+    ASSERT_TRUE(session->output("found_inf", found));
+    EXPECT_EQ(std::vector<float>(u0.as<float>(), u0.as<float>() + 4),
+              (std::vector<float>{0.5f, 1, 2, last / 2}));
+    std::vector<float> u1f;
+    for (int i = 0; i < 4; ++i)
+      u1f.push_back(halfBitsToFloat(u1.as<uint16_t>()[i]));
+    EXPECT_EQ(u1f, (std::vector<float>{32752, 0.5f, -1.5f, 0.25f}));
+    EXPECT_EQ(*found.as<uint8_t>(), std::isinf(last) ? 1 : 0);
+  }
+}
+
+TEST(Program, RejectsUnscaledGradientsOverOtherValues) {
+  auto rejected = [](const std::function<void(pb::Function &)> &mutate,
+                     const std::string &message) {
+    pb::Program p = unscaleProgram();
+    mutate(*p.mutable_functions(0));
+    ProgramInfo info;
+    Status s = load(p, info);
+    ASSERT_FALSE(s.isOk()) << "accepted; expected: " << message;
+    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+  };
+  // Output 0 over input 1 (and output 1 over input 0).
+  rejected(
+      [](pb::Function &f) {
+        f.mutable_values(3)->set_arena_offset(64);
+        f.mutable_values(4)->set_arena_offset(0);
+      },
+      "kernel 0 (unscale_and_check) writes value 3 over bytes of value 1, "
+      "which are still needed");
+  // Output 0 over input 0, but not exactly.
+  rejected(
+      [](pb::Function &f) {
+        f.mutable_values(3)->mutable_type()->set_shape(0, 2);
+      },
+      "writes value 3 over bytes of value 0");
+  rejected(
+      [](pb::Function &f) {
+        f.mutable_values(3)->mutable_type()->set_dtype(pb::I32);
+      },
+      "writes value 3 over bytes of value 0");
+  // The same gradient twice: writing u0 over it changes what input 1 reads.
+  rejected(
+      [](pb::Function &f) {
+        f.mutable_values(4)->mutable_type()->set_dtype(pb::F32);
+        f.mutable_kernels(0)->set_inputs(1, 0);
+        f.mutable_inputs()->DeleteSubrange(1, 1);
+      },
+      "writes value 3 over bytes of value 0");
+  // A later kernel still reads g0.
+  rejected(
+      [](pb::Function &f) {
+        addValue(f, pb::F32, {4}, 128); // 6: relu(g0), over scale
+        pb::Kernel *k = f.add_kernels();
+        k->set_kind("relu");
+        k->add_inputs(0);
+        k->add_outputs(6);
+      },
+      "writes value 3 over bytes of value 0, which are still needed");
+  // g0 is a parameter (state), not a gradient.
+  rejected(
+      [](pb::Function &f) {
+        f.mutable_inputs()->DeleteSubrange(0, 1);
+        pb::Binding *w = f.add_params();
+        w->set_name("g0");
+        w->set_value(0);
+        w->set_init(floats({1, 2, 3, 4}));
+      },
+      "writes value 3 over bytes of value 0, which are still needed");
 }
