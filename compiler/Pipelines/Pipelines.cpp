@@ -40,7 +40,8 @@ void buildInferencePipeline(OpPassManager &pm,
 
 void buildTrainingGraphPipeline(
     OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
-    const std::optional<AmpAutoCastPassOptions> &amp) {
+    const std::optional<AmpAutoCastPassOptions> &amp,
+    const std::optional<AmpLossScalePassOptions> &lossScale) {
   ConvertOnnxToGraphPassOptions convert;
   convert.trainingMode = true;
   pm.addPass(createConvertOnnxToGraphPass(convert));
@@ -50,6 +51,10 @@ void buildTrainingGraphPipeline(
   if (amp)
     buildAutoCastPipeline(pm, *amp);
   pm.addPass(createGraphBuildTrainingPass(options));
+  // Before canonicalization folds the seed of the backward pass.
+  if (amp || lossScale)
+    pm.addPass(
+        createAmpLossScalePass(lossScale.value_or(AmpLossScalePassOptions())));
   // The backward graph repeats forward shapes and constants (1.0 seeds,
   // reshapes of the same bias gradient): fold and share them. The gradient
   // of a cast is a cast, so precision boundaries leave round trips to fold.

@@ -39,9 +39,13 @@ void buildInferencePipeline(mlir::OpPassManager &pm,
 
 /// onnx dialect -> graph -> @train_step (backward graph and optimizer),
 /// folded and deduplicated: what `amp-run --mode train --emit=mlir` shows.
+/// With AMP on, amp-loss-scale runs with `lossScale` (or its defaults:
+/// dynamic for f16, none for bf16); without AMP only when `lossScale` is
+/// given.
 void buildTrainingGraphPipeline(
     mlir::OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
-    const std::optional<AmpAutoCastPassOptions> &amp = std::nullopt);
+    const std::optional<AmpAutoCastPassOptions> &amp = std::nullopt,
+    const std::optional<AmpLossScalePassOptions> &lossScale = std::nullopt);
 
 /// graph -> rt for every function of the module.
 void buildLoweringPipeline(mlir::OpPassManager &pm,

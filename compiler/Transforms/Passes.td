@@ -164,4 +164,60 @@ def AmpFoldCastsPass : Pass<"amp-fold-casts", "mlir::ModuleOp"> {
   let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
 }
 
+def AmpLossScalePass : Pass<"amp-loss-scale", "mlir::ModuleOp"> {
+  let summary = "scales the loss of @train_step, unscales and checks the "
+                "gradients, and skips the update of a step that overflowed";
+  let description = [{
+    Runs on the @train_step that graph-build-training built, before
+    anything folds its seed (`graph.loss_seed`, the constant 1 that
+    d loss / d loss starts from):
+    - the seed becomes the loss scale S, so every gradient of the backward
+      pass is S times the true one and small gradients survive in f16;
+    - one `amp.unscale_and_check` takes every gradient an optimizer update
+      reads, multiplies it by 1/S and gives one `found_inf`; the updates
+      are moved after it (they all wait for the one check);
+    - every optimizer update takes `found_inf` as its `skip`, and the other
+      state the step writes (the step counter, batch-norm running
+      statistics, ...) is kept by `amp.guard_update`: a step that
+      overflowed leaves parameters, optimizer state and counters bit for
+      bit as they were;
+    - `dynamic`: S is state `loss_scale`, with the counters
+      `loss_scale.good_steps` and `loss_scale.bad_steps`, advanced by
+      `amp.update_scale`; `static`: S is a constant;
+    - the step gains the output `found_inf` (i1 scalar).
+    No value goes back to the host inside the step. `mode=auto` (the
+    default) is `dynamic` when the step computes anything in f16 and `none`
+    otherwise (bf16 has f32's range); `none` leaves the step unchanged.
+    With gradient accumulation (updates that already take a `skip`: the
+    micro-steps between two updates), the check is skipped with them and
+    the scale only moves at an update.
+    Settings of other frameworks (docs/amp.md has the table): PyTorch
+    GradScaler is the default; Paddle is `init-scale=32768
+    growth-interval=1000 decr-every-n=2 min-scale=1`; MindSpore's
+    DynamicLossScaleManager is `init-scale=16777216 min-scale=1`.
+  }];
+  let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto, none, static or dynamic">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "the first loss scale (the only one in static mode)">,
+    Option<"growth", "growth", "double", /*default=*/"2.0",
+           "factor applied after growth-interval clean steps in a row">,
+    Option<"backoff", "backoff", "double", /*default=*/"0.5",
+           "factor applied after decr-every-n overflowing steps in a row">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000", "clean steps in a row before the scale grows">,
+    Option<"decrEveryN", "decr-every-n", "int64_t", /*default=*/"1",
+           "overflowing steps in a row before the scale backs off">,
+    Option<"minScale", "min-scale", "double",
+           /*default=*/"1.1754943508222875e-38",
+           "the scale never backs off below this (default: the smallest "
+           "normal f32, i.e. no floor, as PyTorch)">,
+    Option<"maxScale", "max-scale", "double",
+           /*default=*/"3.4028234663852886e+38",
+           "the scale never grows above this (default: the largest f32)">,
+  ];
+}
+
 #endif // AMPC_COMPILER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,296 @@
+//===- LossScale.cpp - the amp-loss-scale pass ----------------------------===//
+//
+// Loss scaling inside @train_step: the seed of the backward pass becomes the
+// scale, one amp.unscale_and_check reads every gradient an update uses, and
+// its found_inf skips the updates and keeps the other state. Everything is
+// a value of the step, so no host synchronisation is needed. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "llvm/ADT/SetVector.h"
+
+#include <cstdio>
+#include <limits>
+
+namespace ampc {
+#define GEN_PASS_DEF_AMPLOSSSCALEPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace ampc
+
+using namespace mlir;
+
+namespace ampc {
+namespace {
+
+constexpr llvm::StringLiteral kScaleName = "loss_scale";
+constexpr llvm::StringLiteral kGoodName = "loss_scale.good_steps";
+constexpr llvm::StringLiteral kBadName = "loss_scale.bad_steps";
+constexpr llvm::StringLiteral kFoundInfName = "found_inf";
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
+bool hasF16(func::FuncOp f) {
+  auto isF16 = [](Type t) {
+    auto s = dyn_cast<ShapedType>(t);
+    return s && s.getElementType().isF16();
+  };
+  if (llvm::any_of(f.getArgumentTypes(), isF16))
+    return true;
+  return f
+      .walk([&](Operation *op) {
+        return llvm::any_of(op->getResultTypes(), isF16)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkOptions(module)))
+      return signalPassFailure();
+    auto f = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!f || f.isExternal() || !f.getBody().hasOneBlock()) {
+      module.emitError("amp-loss-scale: the module has no @train_step with "
+                       "one block; run graph-build-training first");
+      return signalPassFailure();
+    }
+    std::string m = mode;
+    if (m == "auto")
+      m = hasF16(f) ? "dynamic" : "none";
+    if (m == "none")
+      return;
+    if (failed(scale(f, m == "dynamic")))
+      return signalPassFailure();
+  }
+
+  LogicalResult checkOptions(ModuleOp module) {
+    auto bad = [&](StringRef option, const Twine &why) {
+      return module.emitError("amp-loss-scale: option '")
+             << option << "' " << why;
+    };
+    if (mode != "auto" && mode != "none" && mode != "static" &&
+        mode != "dynamic")
+      return bad("mode",
+                 "must be auto, none, static or dynamic, got '" + mode + "'");
+    constexpr double kMaxF32 = std::numeric_limits<float>::max();
+    if (!(initScale > 0 && initScale <= kMaxF32))
+      return bad("init-scale",
+                 "must be a positive finite f32, got " + num(initScale));
+    if (!(growth >= 1 && growth <= kMaxF32))
+      return bad("growth", "must be >= 1, got " + num(growth));
+    if (!(backoff > 0 && backoff <= 1))
+      return bad("backoff", "must be in (0, 1], got " + num(backoff));
+    if (growthInterval < 1)
+      return bad("growth-interval",
+                 "must be >= 1, got " + std::to_string(growthInterval));
+    if (decrEveryN < 1)
+      return bad("decr-every-n",
+                 "must be >= 1, got " + std::to_string(decrEveryN));
+    if (!(minScale > 0 && minScale <= maxScale && maxScale <= kMaxF32))
+      return bad("min-scale",
+                 "and 'max-scale' need 0 < min-scale <= max-scale <= the "
+                 "largest f32, got " +
+                     num(minScale) + " and " + num(maxScale));
+    if (mode == "dynamic" && !(initScale >= minScale && initScale <= maxScale))
+      return bad("init-scale", "must be within [min-scale, max-scale], got " +
+                                   num(initScale));
+    return success();
+  }
+
+  LogicalResult scale(func::FuncOp f, bool dynamic) {
+    MLIRContext *ctx = f.getContext();
+    Block &block = f.getBody().front();
+    auto ret = cast<func::ReturnOp>(block.getTerminator());
+    Location loc = f.getLoc();
+
+    SmallVector<Operation *> updates;
+    SmallVector<Operation *> seeds;
+    for (Operation &op : block) {
+      if (graph::isOptimizerUpdate(&op))
+        updates.push_back(&op);
+      if (op.hasAttr(graph::kLossSeedAttr))
+        seeds.push_back(&op);
+    }
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (auto n = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
+          n && n.getValue() == kScaleName)
+        return f.emitError("amp-loss-scale: @train_step already has an "
+                           "argument named '")
+               << kScaleName << "': the step is scaled already";
+    if (updates.empty())
+      return success(); // nothing is trained: there is no gradient to scale
+    if (seeds.size() != 1)
+      return f.emitError("amp-loss-scale: @train_step has ")
+             << seeds.size() << " ops marked " << graph::kLossSeedAttr
+             << " (the seed of the backward pass) but needs exactly one; run "
+                "amp-loss-scale right after graph-build-training, before "
+                "canonicalization folds the seed";
+
+    // Micro-steps of gradient accumulation: one `skip` shared by every
+    // update.
+    Value between;
+    for (Operation *u : updates) {
+      MutableOperandRange s = graph::updateSkipOperand(u);
+      Value v = s.empty() ? Value() : s[0].get();
+      if (u != updates.front() && v != between)
+        return u->emitOpError("is skipped by another condition than the "
+                              "first update of the step; amp-loss-scale "
+                              "needs one condition for all of them");
+      between = v;
+    }
+
+    OpBuilder b(ctx);
+    auto f32 = RankedTensorType::get({}, b.getF32Type());
+    auto i64 = RankedTensorType::get({}, b.getI64Type());
+    auto addState = [&](Type type, StringRef name, Attribute init) {
+      unsigned idx = f.getNumArguments();
+      NamedAttrList attrs;
+      attrs.set(graph::kNameAttr, StringAttr::get(ctx, name));
+      attrs.set(graph::kInitAttr, init);
+      attrs.set(graph::kStateAttr, UnitAttr::get(ctx));
+      (void)f.insertArgument(idx, type, attrs.getDictionary(ctx), loc);
+      return f.getArgument(idx);
+    };
+    auto scaleInit =
+        DenseElementsAttr::get(f32, APFloat(static_cast<float>(initScale)));
+    Value scale, good, bad;
+    b.setInsertionPointToStart(&block);
+    if (dynamic) {
+      scale = addState(f32, kScaleName, scaleInit);
+      good = addState(i64, kGoodName, b.getZeroAttr(i64));
+      bad = addState(i64, kBadName, b.getZeroAttr(i64));
+    } else {
+      scale = graph::ConstantOp::create(b, loc, scaleInit);
+    }
+
+    // d loss / d loss = S instead of 1.
+    Operation *seed = seeds.front();
+    Value seedValue = seed->getResult(0);
+    b.setInsertionPoint(seed);
+    Value scaled = scale;
+    if (seedValue.getType() != f32)
+      scaled =
+          amp::CastOp::create(b, seed->getLoc(), seedValue.getType(), scale);
+    seedValue.replaceAllUsesWith(scaled);
+    seed->erase();
+
+    // The updates wait for the one check: move them, and what reads what
+    // they write, to the end of the step in their order.
+    llvm::SetVector<Operation *> moved(updates.begin(), updates.end());
+    for (Operation &op : block)
+      if (&op != ret && llvm::any_of(op.getOperands(), [&](Value v) {
+            return moved.contains(v.getDefiningOp());
+          }))
+        moved.insert(&op);
+    SmallVector<Operation *> inOrder(moved.begin(), moved.end());
+    llvm::sort(inOrder, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *op : inOrder)
+      op->moveBefore(ret);
+
+    SmallVector<Value> grads;
+    for (Operation *u : updates)
+      grads.push_back(graph::updateGradOperand(u).get());
+    b.setInsertionPoint(inOrder.front());
+    auto check = amp::UnscaleAndCheckOp::create(
+        b, loc, ValueRange(grads).getTypes(),
+        RankedTensorType::get({}, b.getI1Type()), grads, scale, between);
+    Value found = check.getFoundInf();
+    // At an update, skip if it overflowed; between updates, always.
+    Value skip = found;
+    if (between)
+      skip = graph::WhereOp::create(b, loc, found.getType(), between, between,
+                                    found);
+    for (auto [u, unscaled] : llvm::zip(updates, check.getUnscaled())) {
+      graph::updateGradOperand(u).set(unscaled);
+      graph::updateSkipOperand(u).assign(skip);
+    }
+
+    // The rest of the state the step writes: the step counter, running
+    // statistics. The working copies are the rounded parameters, which a
+    // skipped update leaves as they were.
+    b.setInsertionPoint(ret);
+    SmallVector<unsigned> guarded;
+    SmallVector<Value> fresh, old;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      auto tied = f.getResultAttrOfType<IntegerAttr>(i, graph::kUpdatesAttr);
+      if (!tied)
+        continue;
+      Value v = ret.getOperand(i);
+      Operation *def = v.getDefiningOp();
+      if (def && graph::isOptimizerUpdate(def))
+        continue;
+      if (auto c = dyn_cast_or_null<amp::CastOp>(def);
+          c && c->hasAttr(amp::kWorkingCopyAttr) &&
+          c.getInput().getDefiningOp() &&
+          graph::isOptimizerUpdate(c.getInput().getDefiningOp()))
+        continue;
+      guarded.push_back(i);
+      fresh.push_back(v);
+      old.push_back(f.getArgument(tied.getInt()));
+    }
+    if (!guarded.empty()) {
+      auto guard = amp::GuardUpdateOp::create(
+          b, loc, ValueRange(fresh).getTypes(), skip, fresh, old);
+      for (auto [i, r] : llvm::zip(guarded, guard.getResults()))
+        ret->setOperand(i, r);
+    }
+
+    SmallVector<std::pair<Value, DictionaryAttr>> extra;
+    auto tiedTo = [&](Value arg) {
+      NamedAttrList attrs;
+      unsigned a = cast<BlockArgument>(arg).getArgNumber();
+      attrs.set(graph::kNameAttr, f.getArgAttr(a, graph::kNameAttr));
+      attrs.set(graph::kUpdatesAttr,
+                IntegerAttr::get(IntegerType::get(ctx, 64), a));
+      return attrs.getDictionary(ctx);
+    };
+    if (dynamic) {
+      auto next = amp::UpdateScaleOp::create(
+          b, loc, TypeRange{f32, i64, i64}, scale, good, bad, found,
+          b.getF64FloatAttr(growth), b.getF64FloatAttr(backoff),
+          b.getI64IntegerAttr(growthInterval), b.getI64IntegerAttr(decrEveryN),
+          b.getF64FloatAttr(minScale), b.getF64FloatAttr(maxScale));
+      SmallVector<Value> before = {scale, good, bad};
+      SmallVector<Value> states(next.getResults());
+      if (between) // the scale moves at updates only
+        states = SmallVector<Value>(
+            amp::GuardUpdateOp::create(b, loc, ValueRange(before).getTypes(),
+                                       between, states, before)
+                .getResults());
+      for (auto [v, arg] : llvm::zip(states, before))
+        extra.push_back({v, tiedTo(arg)});
+    }
+    NamedAttrList foundAttrs;
+    foundAttrs.set(graph::kNameAttr, StringAttr::get(ctx, kFoundInfName));
+    extra.push_back({found, foundAttrs.getDictionary(ctx)});
+
+    SmallVector<Value> results(ret.getOperands());
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (unsigned i = 0; i < results.size(); ++i)
+      resultAttrs.push_back(f.getResultAttrDict(i));
+    for (auto &[v, attrs] : extra) {
+      results.push_back(v);
+      resultAttrs.push_back(attrs);
+    }
+    ret->setOperands(results);
+    f.setType(FunctionType::get(ctx, f.getArgumentTypes(),
+                                ValueRange(results).getTypes()));
+    f.setAllResultAttrs(resultAttrs);
+    return success();
+  }
+};
+
+} // namespace
+} // namespace ampc
