@@ -111,6 +111,10 @@ std::string spelling(Type t) {
 LogicalResult setAttrs(Operation *op,
                        google::protobuf::Map<std::string, pb::Attr> &out) {
   for (NamedAttribute na : op->getAttrs()) {
+    // How a variadic op's operands split into groups: the kernel reads
+    // that from its input count.
+    if (na.getName() == "operandSegmentSizes")
+      continue;
     pb::Attr a;
     Attribute v = na.getValue();
     if (auto b = dyn_cast<BoolAttr>(v))

@@ -1,10 +1,10 @@
 //===- GraphToRt.cpp - the convert-graph-to-rt pass -----------------------===//
 //
 // Turns a function of graph ops into kernel launches over a planned arena:
-// amp.cast becomes graph.cast, arguments become rt.input / rt.param, each
-// non-elementwise op one rt.kernel, each fusion group one "fused"
-// rt.kernel, reshapes views, and results rt.output. Fusion.cpp picks the
-// groups and MemoryPlan.cpp the offsets.
+// amp.cast becomes graph.cast, amp.guard_update graph.where, arguments become
+// rt.input / rt.param, each non-elementwise op one rt.kernel, each fusion group
+// one "fused" rt.kernel, reshapes views, and results rt.output. Fusion.cpp
+// picks the groups and MemoryPlan.cpp the offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,6 +133,23 @@ void castsToGraph(Block &block, OpBuilder &b) {
   }
 }
 
+/// A guarded value is a select of the old one: elementwise, so it fuses
+/// with what computes the new value and is planned in place over it. The
+/// optimizer updates, the bulk of the state, are skipped by their own
+/// `skip` operand instead.
+void guardsToWhere(Block &block, OpBuilder &b) {
+  for (auto g :
+       llvm::make_early_inc_range(block.getOps<amp::GuardUpdateOp>())) {
+    b.setInsertionPoint(g);
+    for (auto [fresh, old, r] :
+         llvm::zip(g.getUpdated(), g.getOld(), g.getResults()))
+      r.replaceAllUsesWith(graph::WhereOp::create(b, g.getLoc(), r.getType(),
+                                                  g.getFoundInf(), old, fresh)
+                               .getOutput());
+    g.erase();
+  }
+}
+
 LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
   if (func.isExternal())
     return success();
@@ -144,6 +161,7 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
   if (fuse)
     fuseWorkingCopies(block, b);
   castsToGraph(block, b);
+  guardsToWhere(block, b);
 
   // Arguments: graph inputs and parameters.
   b.setInsertionPointToStart(&block);
@@ -175,8 +193,9 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
   }
   SmallVector<Operation *> rest;
   for (Operation &op : block)
-    if (op.getDialect() && isa<graph::GraphDialect>(op.getDialect()) &&
-        !isa<graph::ConstantOp>(op))
+    if ((op.getDialect() && isa<graph::GraphDialect>(op.getDialect()) &&
+         !isa<graph::ConstantOp>(op)) ||
+        isa<amp::UnscaleAndCheckOp, amp::UpdateScaleOp>(op))
       rest.push_back(&op);
   for (Operation *op : rest) {
     if (auto reshape = dyn_cast<graph::ReshapeOp>(op)) {
