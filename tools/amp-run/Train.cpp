@@ -11,6 +11,7 @@
 
 #include "compiler/Import/Onnx/OnnxWeights.h"
 #include "compiler/Target/ProgramWriter.h"
+#include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 #include "runtime/cpu/TypedIO.h"
 #include "tools/amp-run/AmpMemory.h"
@@ -20,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,9 +41,31 @@ int fail(const Twine &msg) {
   return 1;
 }
 
+constexpr llvm::StringLiteral kFoundInf = "found_inf";
+constexpr llvm::StringLiteral kScaleParam = "loss_scale";
+
+/// FNV-1a over the bytes of every parameter and optimizer state tensor,
+/// the loss-scale state left out: equal before and after a skipped step.
+uint32_t checksumState(const rt::Session &session) {
+  uint32_t h = 2166136261u;
+  for (const rt::BindingInfo &b : session.function().params) {
+    if (StringRef(b.name).starts_with(kScaleParam))
+      continue;
+    rt::TensorView v;
+    if (!session.param(b.name, v))
+      continue;
+    const auto *p = static_cast<const uint8_t *>(v.data);
+    for (int64_t i = 0, n = v.byteSize(); i < n; ++i)
+      h = (h ^ p[i]) * 16777619u;
+  }
+  return h;
+}
+
 /// What the host needs to know about @train_step before it is lowered.
 struct StepInfo {
   std::string loss;
+  bool checksOverflow = false;            // the step returns found_inf
+  double staticScale = 1;                 // the scale when it is no state
   std::map<std::string, int64_t> classes; // label input -> class count
   std::set<std::string> weights;          // initializers, not state
 };
@@ -50,6 +74,15 @@ StepInfo describe(mlir::func::FuncOp f) {
   StepInfo info;
   if (auto loss = f->getAttrOfType<mlir::StringAttr>(graph::kLossAttr))
     info.loss = loss.getValue().str();
+  for (unsigned i = 0; i < f.getNumResults(); ++i)
+    if (auto n = f.getResultAttrOfType<mlir::StringAttr>(i, graph::kNameAttr))
+      info.checksOverflow |= n.getValue() == kFoundInf;
+  // A static scale is the constant the check divides by.
+  f.walk([&](amp::UnscaleAndCheckOp check) {
+    if (auto c = check.getScale().getDefiningOp<graph::ConstantOp>())
+      if (auto v = dyn_cast<mlir::DenseElementsAttr>(c.getValue()))
+        info.staticScale = v.getSplatValue<mlir::APFloat>().convertToDouble();
+  });
   auto argName = [&](mlir::Value v) -> std::string {
     auto arg = dyn_cast<mlir::BlockArgument>(v);
     if (!arg)
@@ -104,7 +137,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   if (o.amp && !o.amp->report.empty() && o.emit != "mlir")
     f32Module = module->clone();
   mlir::PassManager graphPm(ctx);
-  buildTrainingGraphPipeline(graphPm, o.training, o.amp);
+  buildTrainingGraphPipeline(graphPm, o.training, o.amp, o.lossScale);
   if (mlir::failed(graphPm.run(*module)))
     return 1;
   auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step");
@@ -178,21 +211,41 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     return fail("--data: " + opened.message());
 
   std::unique_ptr<MetricsWriter> metrics;
+  std::vector<std::string> columns = {"step", "loss", "step_time_ms",
+                                      "loss_scale", "skipped"};
+  if (o.checksumState)
+    columns.push_back("state_checksum");
   if (!o.metrics.empty())
-    if (rt::Status s = MetricsWriter::open(
-            o.metrics, {"step", "loss", "step_time_ms"}, metrics);
-        !s)
+    if (rt::Status s = MetricsWriter::open(o.metrics, columns, metrics); !s)
       return fail("--metrics: " + s.message());
+
+  // The scale a step runs with: the state before it, or the constant.
+  bool scaleIsState = false;
+  for (const rt::BindingInfo &b : session->function().params)
+    scaleIsState |= b.name == kScaleParam;
+  auto currentScale = [&]() -> double {
+    rt::TensorView v;
+    if (scaleIsState && session->param(std::string(kScaleParam), v))
+      return rt::cpu::elementAsDouble(v, 0);
+    return info.staticScale;
+  };
 
   std::vector<rt::HostTensor> batch;
   std::vector<double> times;
   double loss = NAN;
+  int64_t skipped = 0, overflowRun = 0;
   for (int64_t s = 0; s < o.steps; ++s) {
     if (rt::Status st = data->batch(s, batch); !st)
       return fail("--data: step " + std::to_string(s) + ": " + st.message());
     for (rt::HostTensor &t : batch)
       if (rt::Status st = session->setInput(t.name, t.view()); !st)
         return fail(st.message());
+    double scale = currentScale();
+    // The step that would reach --max-overflow-steps runs with the probe
+    // that finds the first kernel to write an inf or NaN.
+    bool probe = info.checksOverflow && o.maxOverflowSteps > 0 &&
+                 overflowRun + 1 >= o.maxOverflowSteps;
+    session->setNonFiniteProbe(probe);
     auto start = std::chrono::steady_clock::now();
     if (rt::Status st = session->run(); !st)
       return fail(o.modelPath + ": step " + std::to_string(s) + ": " +
@@ -205,9 +258,37 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     if (rt::Status st = session->output(info.loss, lv); !st)
       return fail(st.message());
     loss = rt::cpu::elementAsDouble(lv, 0);
-    if (metrics)
-      if (rt::Status st = metrics->row({static_cast<double>(s), loss, ms}); !st)
+    bool overflow = false;
+    if (info.checksOverflow) {
+      rt::TensorView fv;
+      if (rt::Status st = session->output(std::string(kFoundInf), fv); !st)
+        return fail(st.message());
+      overflow = rt::cpu::elementAsDouble(fv, 0) != 0;
+    }
+    skipped += overflow;
+    overflowRun = overflow ? overflowRun + 1 : 0;
+    if (metrics) {
+      std::vector<double> row = {static_cast<double>(s), loss, ms, scale,
+                                 overflow ? 1.0 : 0.0};
+      if (o.checksumState)
+        row.push_back(checksumState(*session));
+      if (rt::Status st = metrics->row(row); !st)
         return fail("--metrics: " + st.message());
+    }
+    if (probe && overflowRun >= o.maxOverflowSteps) {
+      if (metrics)
+        (void)metrics->close();
+      const auto &origin = session->firstNonFinite();
+      return fail(
+          o.modelPath + ": step " + std::to_string(s) + ": " +
+          std::to_string(overflowRun) +
+          " steps in a row overflowed and were skipped (loss scale " +
+          formatv("{0}", scale).str() + "); " +
+          (origin ? "the first op whose output overflowed: " + origin->message()
+                  : std::string("no kernel wrote an inf or NaN, so it came "
+                                "in with the batch")) +
+          " (--max-overflow-steps)");
+    }
   }
   if (metrics)
     if (rt::Status st = metrics->close(); !st)
@@ -235,6 +316,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   std::sort(sorted.begin(), sorted.end());
   outs() << "amp-run: trained " << o.steps << " steps; final loss "
          << format("%.6g", loss);
+  if (info.checksOverflow)
+    outs() << "; skipped " << skipped << " (overflow); final loss scale "
+           << format("%g", currentScale());
   if (!sorted.empty())
     outs() << "; median step " << format("%.3f", sorted[sorted.size() / 2])
            << " ms";

@@ -16,6 +16,9 @@ struct TrainOptions {
   std::string modelPath;
   GraphBuildTrainingPassOptions training;
   std::optional<AmpAutoCastPassOptions> amp; // none: the model's precision
+  std::optional<AmpLossScalePassOptions> lossScale; // none: no scaling
+  int64_t maxOverflowSteps = 100;                   // 0: never stop
+  bool checksumState = false;
   InferencePipelineOptions lowering;
   rt::SessionOptions session;
   std::string data; // a directory, or "synthetic"

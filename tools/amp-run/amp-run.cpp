@@ -191,6 +191,49 @@ cl::opt<std::string> ampReport(
              "bytes here (JSON)"),
     cl::cat(ampCat));
 
+cl::OptionCategory scaleCat("Loss scaling (amp-loss-scale)");
+cl::opt<std::string> lossScale(
+    "loss-scale",
+    cl::desc("none | static | dynamic (default: dynamic when the step "
+             "computes in f16, none otherwise)"),
+    cl::cat(scaleCat));
+cl::opt<double> initScale("init-scale",
+                          cl::desc("First loss scale (default 65536)"),
+                          cl::cat(scaleCat));
+cl::opt<double> scaleGrowth("scale-growth",
+                            cl::desc("Growth factor of the scale (default 2)"),
+                            cl::cat(scaleCat));
+cl::opt<double> scaleBackoff("scale-backoff",
+                             cl::desc("Backoff factor (default 0.5)"),
+                             cl::cat(scaleCat));
+cl::opt<int64_t> growthInterval(
+    "growth-interval",
+    cl::desc("Clean steps in a row before the scale grows (default 2000)"),
+    cl::cat(scaleCat));
+cl::opt<int64_t>
+    decrEveryN("decr-every-n",
+               cl::desc("Overflowing steps in a row before the scale backs off "
+                        "(default 1; Paddle's decr_every_n_nan_or_inf)"),
+               cl::cat(scaleCat));
+cl::opt<double> minScale("min-scale",
+                         cl::desc("Lower bound of the scale (default: none)"),
+                         cl::cat(scaleCat));
+cl::opt<double> maxScale("max-scale",
+                         cl::desc("Upper bound of the scale (default: none)"),
+                         cl::cat(scaleCat));
+cl::opt<int64_t> maxOverflowSteps(
+    "max-overflow-steps",
+    cl::desc("Stop after this many overflowing (skipped) steps in a row, "
+             "naming the first op whose output overflowed (default 100; 0: "
+             "never)"),
+    cl::init(100), cl::cat(scaleCat));
+cl::opt<bool> checksumState(
+    "checksum-state",
+    cl::desc("Add the column state_checksum to --metrics: FNV-1a (32 bits) "
+             "of every parameter and optimizer state byte after the step, "
+             "loss-scale state left out"),
+    cl::cat(scaleCat));
+
 int fail(const Twine &msg) {
   errs() << "amp-run: error: " << msg << "\n";
   return 1;
@@ -333,6 +376,30 @@ int main(int argc, char **argv) {
     t.training.lrTotalSteps = lrTotalSteps > 0 ? lrTotalSteps : steps;
     t.training.freeze.assign(freeze.begin(), freeze.end());
     t.amp = amp;
+    bool scaling =
+        amp || lossScale.getNumOccurrences() || initScale.getNumOccurrences() ||
+        scaleGrowth.getNumOccurrences() || scaleBackoff.getNumOccurrences() ||
+        growthInterval.getNumOccurrences() || decrEveryN.getNumOccurrences() ||
+        minScale.getNumOccurrences() || maxScale.getNumOccurrences();
+    if (scaling) {
+      t.lossScale.emplace();
+      // Without --amp, asking for any scaling setting means dynamic.
+      if (!amp)
+        t.lossScale->mode = "dynamic";
+      given(lossScale, t.lossScale->mode);
+      given(initScale, t.lossScale->initScale);
+      given(scaleGrowth, t.lossScale->growth);
+      given(scaleBackoff, t.lossScale->backoff);
+      given(growthInterval, t.lossScale->growthInterval);
+      given(decrEveryN, t.lossScale->decrEveryN);
+      given(minScale, t.lossScale->minScale);
+      given(maxScale, t.lossScale->maxScale);
+    }
+    if (maxOverflowSteps < 0)
+      return fail("--max-overflow-steps must be >= 0, got " +
+                  Twine(maxOverflowSteps));
+    t.maxOverflowSteps = maxOverflowSteps;
+    t.checksumState = checksumState;
     t.lowering.fuse = !noFuse;
     t.lowering.reuseMemory = !noReuse;
     t.session.device = device;
