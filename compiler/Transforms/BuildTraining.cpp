@@ -87,7 +87,8 @@ FailureOr<unsigned> findLoss(func::FuncOp f, StringRef wanted) {
 
 class TrainingBuilder {
 public:
-  TrainingBuilder(func::FuncOp f, const OptimizerConfig &c) : f(f), config(c) {}
+  TrainingBuilder(func::FuncOp f, const OptimizerConfig &c, int64_t accumulate)
+      : f(f), config(c), accumulate(accumulate) {}
 
   LogicalResult run(StringRef lossName, ArrayRef<std::string> freeze) {
     FailureOr<unsigned> loss = findLoss(f, lossName);
@@ -208,6 +209,25 @@ private:
     Value lr = buildLearningRate(b, loc, config, step);
     Operation *lrOp = lr.getDefiningOp();
 
+    // Gradient accumulation: `between` is true on the steps that only add
+    // their gradients, when the micro-step counter does not reach N.
+    Value between;
+    if (accumulate > 1) {
+      Value micro = addStateArg(i64, kMicroStepName, zerosOf(i64));
+      Value next =
+          autodiff::add(b, loc, micro, autodiff::splat(b, loc, i64, 1));
+      Value left = autodiff::sub(
+          b, loc, autodiff::splat(b, loc, i64, static_cast<double>(accumulate)),
+          next);
+      between = graph::CastOp::create(
+          b, loc, RankedTensorType::get({}, b.getI1Type()), left);
+      newState.push_back(
+          {graph::WhereOp::create(b, loc, i64, between, next,
+                                  autodiff::splat(b, loc, i64, 0)),
+           f.getNumArguments() - 1});
+      lrOp = between.getDefiningOp();
+    }
+
     for (unsigned i : trained) {
       BlockArgument p = f.getArgument(i);
       Value g = grads.lookup(p);
@@ -222,8 +242,25 @@ private:
         stateArgs.push_back(f.getNumArguments() - 1);
       }
       b.setInsertionPoint(ret);
+      if (between) {
+        auto t = cast<RankedTensorType>(g.getType());
+        Value sum = addStateArg(t, pname + kGradSumSuffix.str(), zerosOf(t));
+        unsigned sumArg = f.getNumArguments() - 1;
+        Value total = autodiff::add(b, p.getLoc(), sum, g);
+        auto scalar = RankedTensorType::get({}, t.getElementType());
+        newState.push_back(
+            {graph::WhereOp::create(b, p.getLoc(), t, between, total,
+                                    autodiff::splat(b, p.getLoc(), scalar, 0)),
+             sumArg});
+        g = graph::MulOp::create(
+            b, p.getLoc(), t, total,
+            autodiff::splat(b, p.getLoc(), scalar,
+                            1.0 / static_cast<double>(accumulate)));
+      }
       Operation *upd =
           buildUpdate(b, p.getLoc(), config, lr, step, p, g, state);
+      if (between)
+        graph::updateSkipOperand(upd).assign(between);
       placeAfterLastUse(upd, block, lrOp, step);
       newState.push_back({upd->getResult(0), i});
       for (auto [k, a] : llvm::enumerate(stateArgs))
@@ -245,7 +282,10 @@ private:
 
     b.setInsertionPoint(ret);
     Value one = autodiff::splat(b, loc, i64, 1.0);
-    newState.push_back({autodiff::add(b, loc, step, one), stepArg});
+    Value nextStep = autodiff::add(b, loc, step, one);
+    if (between) // counts updates, not micro-steps
+      nextStep = graph::WhereOp::create(b, loc, i64, between, step, nextStep);
+    newState.push_back({nextStep, stepArg});
 
     SmallVector<Value> results(ret.getOperands());
     SmallVector<DictionaryAttr> resultAttrs;
@@ -288,6 +328,7 @@ private:
 
   func::FuncOp f;
   const OptimizerConfig &config;
+  int64_t accumulate;
   SmallVector<unsigned> trained;
   llvm::DenseSet<Value> active;
   llvm::DenseMap<Value, Value> grads;
@@ -319,8 +360,14 @@ struct GraphBuildTrainingPass
                       lrGamma,   lrMin};
     if (failed(validateOptimizer(c, f.getLoc())))
       return signalPassFailure();
+    if (accumulate < 1) {
+      f.emitError("graph-build-training: option 'accumulate' must be >= 1, "
+                  "got ")
+          << accumulate;
+      return signalPassFailure();
+    }
     f.setSymName("train_step");
-    TrainingBuilder builder(f, c);
+    TrainingBuilder builder(f, c, accumulate);
     SmallVector<std::string> frozen(freeze.begin(), freeze.end());
     if (failed(builder.run(loss, frozen)))
       return signalPassFailure();

@@ -219,7 +219,14 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
 
     // The rest of the state the step writes: the step counter, running
     // statistics. The working copies are the rounded parameters, which a
-    // skipped update leaves as they were.
+    // skipped update leaves as they were. Accumulated gradients restart
+    // after an update whether it overflowed or not, as after PyTorch's
+    // zero_grad. Between updates found_inf is false: nothing is kept.
+    auto restartsAnyway = [&](unsigned arg) {
+      auto n = f.getArgAttrOfType<StringAttr>(arg, graph::kNameAttr);
+      return n && (n.getValue() == kMicroStepName ||
+                   n.getValue().ends_with(kGradSumSuffix));
+    };
     b.setInsertionPoint(ret);
     SmallVector<unsigned> guarded;
     SmallVector<Value> fresh, old;
@@ -236,13 +243,15 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
           c.getInput().getDefiningOp() &&
           graph::isOptimizerUpdate(c.getInput().getDefiningOp()))
         continue;
+      if (restartsAnyway(tied.getInt()))
+        continue;
       guarded.push_back(i);
       fresh.push_back(v);
       old.push_back(f.getArgument(tied.getInt()));
     }
     if (!guarded.empty()) {
       auto guard = amp::GuardUpdateOp::create(
-          b, loc, ValueRange(fresh).getTypes(), skip, fresh, old);
+          b, loc, ValueRange(fresh).getTypes(), found, fresh, old);
       for (auto [i, r] : llvm::zip(guarded, guard.getResults()))
         ret->setOperand(i, r);
     }

@@ -19,6 +19,10 @@ namespace ampc {
 
 /// The name of the update counter argument.
 inline constexpr llvm::StringLiteral kStepName = "ampc.step";
+/// Gradient accumulation's count of the steps since the last update.
+inline constexpr llvm::StringLiteral kMicroStepName = "ampc.micro_step";
+/// The suffix of a parameter's accumulated gradient (`<p>.grad_sum`).
+inline constexpr llvm::StringLiteral kGradSumSuffix = ".grad_sum";
 
 } // namespace ampc
 

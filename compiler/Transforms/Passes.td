@@ -40,6 +40,15 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
     moves off the forward and next to the update that can write it. Frozen
     and unused parameters keep their per-step cast.
 
+    With `accumulate=N` (N > 1) one update takes the gradients of N steps
+    (micro-batches): each trained parameter gets the state `<p>.grad_sum`,
+    the step adds its gradient to it, and on every N-th step (counted by
+    the state `ampc.micro_step`) the update reads the sum divided by N, so
+    N micro-batches of B make the update of one batch of N*B with a mean
+    loss, and the sum restarts from 0. The updates of the other steps are
+    skipped through their `skip` operand and `ampc.step` counts updates,
+    not steps.
+
     Example:
     ```mlir
     func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
@@ -85,6 +94,9 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
            "cosine schedule: final learning rate">,
     ListOption<"freeze", "freeze", "std::string",
                "parameters (by ONNX initializer name) to leave untrained">,
+    Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
+           "steps whose gradients one update averages (gradient "
+           "accumulation over micro-batches)">,
   ];
 }
 

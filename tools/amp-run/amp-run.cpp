@@ -138,6 +138,12 @@ cl::opt<int64_t> lrTotalSteps(
     cl::init(0), cl::cat(trainCat));
 cl::opt<double> lrMin("lr-min", cl::desc("cosine schedule: final lr"),
                       cl::cat(trainCat));
+cl::opt<int64_t> accumulateSteps(
+    "accumulate",
+    cl::desc("Micro-batches per update: each step adds its gradients and "
+             "every N-th updates with their mean (one unscale and one "
+             "overflow check per update)"),
+    cl::init(1), cl::cat(trainCat));
 cl::list<std::string> freeze("freeze",
                              cl::desc("Parameters to leave untrained "
                                       "(comma-separated initializer names)"),
@@ -375,6 +381,7 @@ int main(int argc, char **argv) {
     given(lrMin, t.training.lrMin);
     t.training.lrTotalSteps = lrTotalSteps > 0 ? lrTotalSteps : steps;
     t.training.freeze.assign(freeze.begin(), freeze.end());
+    t.training.accumulate = accumulateSteps;
     t.amp = amp;
     bool scaling =
         amp || lossScale.getNumOccurrences() || initScale.getNumOccurrences() ||
