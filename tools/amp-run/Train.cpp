@@ -283,7 +283,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
           o.modelPath + ": step " + std::to_string(s) + ": " +
           std::to_string(overflowRun) +
           " steps in a row overflowed and were skipped (loss scale " +
-          formatv("{0}", scale).str() + "); " +
+          formatv("{0:E2}", scale).str() + "); " +
           (origin ? "the first op whose output overflowed: " + origin->message()
                   : std::string("no kernel wrote an inf or NaN, so it came "
                                 "in with the batch")) +
@@ -316,9 +316,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   std::sort(sorted.begin(), sorted.end());
   outs() << "amp-run: trained " << o.steps << " steps; final loss "
          << format("%.6g", loss);
+  // Nine digits, so that the f32 scale reads back exactly.
   if (info.checksOverflow)
     outs() << "; skipped " << skipped << " (overflow); final loss scale "
-           << format("%g", currentScale());
+           << format("%.9g", currentScale());
   if (!sorted.empty())
     outs() << "; median step " << format("%.3f", sorted[sorted.size() / 2])
            << " ms";
