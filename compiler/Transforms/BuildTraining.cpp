@@ -363,7 +363,7 @@ struct GraphBuildTrainingPass
     if (accumulate < 1) {
       f.emitError("graph-build-training: option 'accumulate' must be >= 1, "
                   "got ")
-          << accumulate;
+          << static_cast<int64_t>(accumulate);
       return signalPassFailure();
     }
     f.setSymName("train_step");

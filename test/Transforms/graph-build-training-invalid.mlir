@@ -16,6 +16,7 @@
 // RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adam beta2=1" 2>&1 | FileCheck %s --check-prefix=BETA
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=step lr-step-size=0" 2>&1 | FileCheck %s --check-prefix=STEPSIZE
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=cosine lr-total-steps=0" 2>&1 | FileCheck %s --check-prefix=TOTAL
+// RUN: not amp-opt %t/model.mlir -graph-build-training=accumulate=0 2>&1 | FileCheck %s --check-prefix=ACCUMULATE
 
 // The option errors point at @forward (line 1 of model.mlir).
 // OPTIMIZER: model.mlir:1:1: error: graph-build-training: unknown optimizer 'rmsprop' (expected sgd, momentum, nesterov, adam, adamw or adagrad)
@@ -29,6 +30,7 @@
 // BETA: model.mlir:1:1: error: graph-build-training: beta1 and beta2 must be in [0, 1), got 9.000000e-01 and 1.000000e+00
 // STEPSIZE: model.mlir:1:1: error: graph-build-training: lr-step-size must be >= 1, got 0
 // TOTAL: model.mlir:1:1: error: graph-build-training: lr-total-steps must be >= 1, got 0
+// ACCUMULATE: model.mlir:1:1: error: graph-build-training: option 'accumulate' must be >= 1, got 0
 
 //--- model.mlir
 func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
