@@ -243,7 +243,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     double scale = currentScale();
     // The step that would reach --max-overflow-steps runs with the probe
     // that finds the first kernel to write an inf or NaN.
-    bool probe = info.checksOverflow && o.maxOverflowSteps > 0 &&
+    // Only every accumulate-th step updates, and only an update checks.
+    bool updates = (s + 1) % o.training.accumulate == 0;
+    bool probe = info.checksOverflow && o.maxOverflowSteps > 0 && updates &&
                  overflowRun + 1 >= o.maxOverflowSteps;
     session->setNonFiniteProbe(probe);
     auto start = std::chrono::steady_clock::now();
@@ -266,7 +268,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       overflow = rt::cpu::elementAsDouble(fv, 0) != 0;
     }
     skipped += overflow;
-    overflowRun = overflow ? overflowRun + 1 : 0;
+    if (updates)
+      overflowRun = overflow ? overflowRun + 1 : 0;
     if (metrics) {
       std::vector<double> row = {static_cast<double>(s), loss, ms, scale,
                                  overflow ? 1.0 : 0.0};
@@ -282,7 +285,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       return fail(
           o.modelPath + ": step " + std::to_string(s) + ": " +
           std::to_string(overflowRun) +
-          " steps in a row overflowed and were skipped (loss scale " +
+          (o.training.accumulate > 1 ? " updates" : " steps") +
+          " in a row overflowed and were skipped (loss scale " +
           formatv("{0:E2}", scale).str() + "); " +
           (origin ? "the first op whose output overflowed: " + origin->message()
                   : std::string("no kernel wrote an inf or NaN, so it came "
@@ -314,8 +318,11 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
-  outs() << "amp-run: trained " << o.steps << " steps; final loss "
-         << format("%.6g", loss);
+  outs() << "amp-run: trained " << o.steps << " steps";
+  if (o.training.accumulate > 1)
+    outs() << " (" << o.steps / o.training.accumulate << " updates of "
+           << o.training.accumulate << " micro-batches)";
+  outs() << "; final loss " << format("%.6g", loss);
   // Nine digits, so that the f32 scale reads back exactly.
   if (info.checksOverflow)
     outs() << "; skipped " << skipped << " (overflow); final loss scale "

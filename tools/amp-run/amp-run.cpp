@@ -379,7 +379,18 @@ int main(int argc, char **argv) {
     given(lrStepSize, t.training.lrStepSize);
     given(lrGamma, t.training.lrGamma);
     given(lrMin, t.training.lrMin);
-    t.training.lrTotalSteps = lrTotalSteps > 0 ? lrTotalSteps : steps;
+    if (accumulateSteps < 1)
+      return fail("--accumulate must be >= 1, got " + Twine(accumulateSteps));
+    if (steps % accumulateSteps)
+      return fail("--steps " + Twine(steps) +
+                  " is not a multiple of "
+                  "--accumulate " +
+                  Twine(accumulateSteps) + ": the gradients of the last " +
+                  Twine(steps % accumulateSteps) +
+                  " steps would never be applied");
+    // ampc.step, which the schedule reads, counts updates.
+    t.training.lrTotalSteps =
+        lrTotalSteps > 0 ? lrTotalSteps : steps / accumulateSteps;
     t.training.freeze.assign(freeze.begin(), freeze.end());
     t.training.accumulate = accumulateSteps;
     t.amp = amp;
