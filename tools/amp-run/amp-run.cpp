@@ -381,7 +381,8 @@ int main(int argc, char **argv) {
     given(lrMin, t.training.lrMin);
     if (accumulateSteps < 1)
       return fail("--accumulate must be >= 1, got " + Twine(accumulateSteps));
-    if (steps % accumulateSteps)
+    // Only a run applies gradients; --emit shows the step whatever --steps.
+    if (emit.empty() && steps % accumulateSteps)
       return fail("--steps " + Twine(steps) +
                   " is not a multiple of "
                   "--accumulate " +
@@ -390,7 +391,9 @@ int main(int argc, char **argv) {
                   " steps would never be applied");
     // ampc.step, which the schedule reads, counts updates.
     t.training.lrTotalSteps =
-        lrTotalSteps > 0 ? lrTotalSteps : steps / accumulateSteps;
+        lrTotalSteps > 0 ? static_cast<int64_t>(lrTotalSteps)
+                         : std::max<int64_t>(1, (steps + accumulateSteps - 1) /
+                                                    accumulateSteps);
     t.training.freeze.assign(freeze.begin(), freeze.end());
     t.training.accumulate = accumulateSteps;
     t.amp = amp;
