@@ -9,6 +9,7 @@
 
 #include "compiler/Autodiff/GradientBuilder.h"
 #include "compiler/Transforms/Optimizers.h"
+#include "compiler/Transforms/StepState.h"
 #include "compiler/Transforms/WorkingCopies.h"
 #include "dialects/Graph/GradientOpInterface.h"
 
@@ -193,13 +194,7 @@ private:
     SmallVector<std::pair<Value, unsigned>> newState; // value, argument
 
     auto addStateArg = [&](Type type, StringRef name, Attribute init) {
-      unsigned idx = f.getNumArguments();
-      NamedAttrList attrs;
-      attrs.set(graph::kNameAttr, StringAttr::get(ctx, name));
-      attrs.set(graph::kInitAttr, init);
-      attrs.set(graph::kStateAttr, UnitAttr::get(ctx));
-      (void)f.insertArgument(idx, type, attrs.getDictionary(ctx), loc);
-      return f.getArgument(idx);
+      return addStateArgument(f, type, name, init, loc);
     };
     auto zerosOf = [&](Type t) { return b.getZeroAttr(t); };
 
@@ -287,22 +282,10 @@ private:
       nextStep = graph::WhereOp::create(b, loc, i64, between, step, nextStep);
     newState.push_back({nextStep, stepArg});
 
-    SmallVector<Value> results(ret.getOperands());
-    SmallVector<DictionaryAttr> resultAttrs;
-    for (unsigned i = 0; i < results.size(); ++i)
-      resultAttrs.push_back(f.getResultAttrDict(i));
-    for (auto [v, arg] : newState) {
-      results.push_back(v);
-      NamedAttrList attrs;
-      attrs.set(graph::kNameAttr, StringAttr::get(ctx, nameOf(f, arg, false)));
-      attrs.set(graph::kUpdatesAttr,
-                IntegerAttr::get(IntegerType::get(ctx, 64), arg));
-      resultAttrs.push_back(attrs.getDictionary(ctx));
-    }
-    ret->setOperands(results);
-    f.setType(FunctionType::get(ctx, f.getArgumentTypes(),
-                                ValueRange(results).getTypes()));
-    f.setAllResultAttrs(resultAttrs);
+    SmallVector<StepResult> results;
+    for (auto [v, arg] : newState)
+      results.push_back({v, arg, ""});
+    appendResults(f, results);
   }
 
   /// Moves `upd` right after the last op that uses its parameter or state

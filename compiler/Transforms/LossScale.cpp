@@ -9,6 +9,8 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/StepState.h"
+
 #include "llvm/ADT/SetVector.h"
 
 #include <cstdio>
@@ -153,13 +155,7 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     auto f32 = RankedTensorType::get({}, b.getF32Type());
     auto i64 = RankedTensorType::get({}, b.getI64Type());
     auto addState = [&](Type type, StringRef name, Attribute init) {
-      unsigned idx = f.getNumArguments();
-      NamedAttrList attrs;
-      attrs.set(graph::kNameAttr, StringAttr::get(ctx, name));
-      attrs.set(graph::kInitAttr, init);
-      attrs.set(graph::kStateAttr, UnitAttr::get(ctx));
-      (void)f.insertArgument(idx, type, attrs.getDictionary(ctx), loc);
-      return f.getArgument(idx);
+      return addStateArgument(f, type, name, init, loc);
     };
     auto scaleInit =
         DenseElementsAttr::get(f32, APFloat(static_cast<float>(initScale)));
@@ -256,15 +252,7 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
         ret->setOperand(i, r);
     }
 
-    SmallVector<std::pair<Value, DictionaryAttr>> extra;
-    auto tiedTo = [&](Value arg) {
-      NamedAttrList attrs;
-      unsigned a = cast<BlockArgument>(arg).getArgNumber();
-      attrs.set(graph::kNameAttr, f.getArgAttr(a, graph::kNameAttr));
-      attrs.set(graph::kUpdatesAttr,
-                IntegerAttr::get(IntegerType::get(ctx, 64), a));
-      return attrs.getDictionary(ctx);
-    };
+    SmallVector<StepResult> extra;
     if (dynamic) {
       auto next = amp::UpdateScaleOp::create(
           b, loc, TypeRange{f32, i64, i64}, scale, good, bad, found,
@@ -279,24 +267,10 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
                                        between, states, before)
                 .getResults());
       for (auto [v, arg] : llvm::zip(states, before))
-        extra.push_back({v, tiedTo(arg)});
+        extra.push_back({v, cast<BlockArgument>(arg).getArgNumber(), ""});
     }
-    NamedAttrList foundAttrs;
-    foundAttrs.set(graph::kNameAttr, StringAttr::get(ctx, kFoundInfName));
-    extra.push_back({found, foundAttrs.getDictionary(ctx)});
-
-    SmallVector<Value> results(ret.getOperands());
-    SmallVector<DictionaryAttr> resultAttrs;
-    for (unsigned i = 0; i < results.size(); ++i)
-      resultAttrs.push_back(f.getResultAttrDict(i));
-    for (auto &[v, attrs] : extra) {
-      results.push_back(v);
-      resultAttrs.push_back(attrs);
-    }
-    ret->setOperands(results);
-    f.setType(FunctionType::get(ctx, f.getArgumentTypes(),
-                                ValueRange(results).getTypes()));
-    f.setAllResultAttrs(resultAttrs);
+    extra.push_back({found, std::nullopt, kFoundInfName.str()});
+    appendResults(f, extra);
     return success();
   }
 };

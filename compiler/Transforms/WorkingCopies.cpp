@@ -11,6 +11,8 @@
 
 #include "compiler/Transforms/WorkingCopies.h"
 
+#include "compiler/Transforms/StepState.h"
+
 #include "compiler/Transforms/ConvertElements.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
@@ -22,7 +24,6 @@ using namespace mlir;
 namespace ampc {
 
 LogicalResult makeWorkingCopiesState(func::FuncOp step) {
-  MLIRContext *ctx = step.getContext();
   Block &block = step.getBody().front();
   auto ret = cast<func::ReturnOp>(block.getTerminator());
   llvm::DenseMap<unsigned, unsigned> resultOf; // argument -> its new value
@@ -41,10 +42,7 @@ LogicalResult makeWorkingCopiesState(func::FuncOp step) {
   if (marked.empty())
     return success();
 
-  SmallVector<Value> results(ret.getOperands());
-  SmallVector<DictionaryAttr> resultAttrs;
-  for (unsigned r = 0; r < results.size(); ++r)
-    resultAttrs.push_back(step.getResultAttrDict(r));
+  SmallVector<StepResult> copies;
   for (amp::CastOp c : marked) {
     unsigned p = cast<BlockArgument>(c.getInput()).getArgNumber();
     auto pname = step.getArgAttrOfType<StringAttr>(p, graph::kNameAttr);
@@ -62,38 +60,23 @@ LogicalResult makeWorkingCopiesState(func::FuncOp step) {
                            "value of '")
              << name << "' to " << type;
 
-    unsigned w = step.getNumArguments();
-    NamedAttrList attrs;
-    attrs.set(graph::kNameAttr, StringAttr::get(ctx, name));
-    attrs.set(graph::kInitAttr, *rounded);
-    attrs.set(graph::kStateAttr, UnitAttr::get(ctx));
-    if (failed(
-            step.insertArgument(w, type, attrs.getDictionary(ctx), c.getLoc())))
-      return failure();
-    BlockArgument working = step.getArgument(w);
+    BlockArgument working =
+        addStateArgument(step, type, name, *rounded, c.getLoc());
     c.getOutput().replaceAllUsesWith(working);
 
     // Right after the update. Every read of the old copy (the forward ops
     // after the cast, and their gradients) comes before the gradient of the
     // cast, which the update reads, so the new copy can take its bytes.
-    Value newParam = results[resultOf[p]];
+    Value newParam = ret.getOperand(resultOf[p]);
     if (Operation *upd = newParam.getDefiningOp())
       c->moveAfter(upd);
     else
       c->moveBefore(ret);
     c.getInputMutable().assign(newParam);
 
-    results.push_back(c.getOutput());
-    NamedAttrList resAttrs;
-    resAttrs.set(graph::kNameAttr, StringAttr::get(ctx, name));
-    resAttrs.set(graph::kUpdatesAttr,
-                 IntegerAttr::get(IntegerType::get(ctx, 64), w));
-    resultAttrs.push_back(resAttrs.getDictionary(ctx));
+    copies.push_back({c.getOutput(), working.getArgNumber(), ""});
   }
-  ret->setOperands(results);
-  step.setType(FunctionType::get(ctx, step.getArgumentTypes(),
-                                 ValueRange(results).getTypes()));
-  step.setAllResultAttrs(resultAttrs);
+  appendResults(step, copies);
   return success();
 }
 
