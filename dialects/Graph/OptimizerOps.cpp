@@ -106,22 +106,24 @@ bool ampc::graph::isOptimizerUpdate(Operation *op) {
   return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp, AdagradUpdateOp>(op);
 }
 
-OpOperand &ampc::graph::updateGradOperand(Operation *op) {
+namespace {
+/// Calls `fn` with `op` as its update class: they name their operands alike
+/// but share no interface.
+template <typename Fn> decltype(auto) onUpdate(Operation *op, Fn &&fn) {
   if (auto u = dyn_cast<SgdUpdateOp>(op))
-    return u.getGradMutable();
+    return fn(u);
   if (auto u = dyn_cast<MomentumUpdateOp>(op))
-    return u.getGradMutable();
+    return fn(u);
   if (auto u = dyn_cast<AdamUpdateOp>(op))
-    return u.getGradMutable();
-  return cast<AdagradUpdateOp>(op).getGradMutable();
+    return fn(u);
+  return fn(cast<AdagradUpdateOp>(op));
+}
+} // namespace
+
+OpOperand &ampc::graph::updateGradOperand(Operation *op) {
+  return onUpdate(op, [](auto u) -> OpOperand & { return u.getGradMutable(); });
 }
 
 MutableOperandRange ampc::graph::updateSkipOperand(Operation *op) {
-  if (auto u = dyn_cast<SgdUpdateOp>(op))
-    return u.getSkipMutable();
-  if (auto u = dyn_cast<MomentumUpdateOp>(op))
-    return u.getSkipMutable();
-  if (auto u = dyn_cast<AdamUpdateOp>(op))
-    return u.getSkipMutable();
-  return cast<AdagradUpdateOp>(op).getSkipMutable();
+  return onUpdate(op, [](auto u) { return u.getSkipMutable(); });
 }
