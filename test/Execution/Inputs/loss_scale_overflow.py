@@ -35,24 +35,19 @@ static, --init-scale 2^40 (every step overflows):
 Prints the scale sequence and checksums, one PASS/FAIL line per check;
 exits 1 on any failure.
 """
-import argparse
 import glob
 import json
 import os
-import sys
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from loss_scale_util import (checksum, initializers, metrics, pow2, run,
-                             same_bits, state_params, summary)
+from loss_scale_util import (Checks, arg_parser, checksum, initializers,
+                             metrics, pow2, run, same_bits, state_params,
+                             summary)
 
-p = argparse.ArgumentParser()
-p.add_argument("amp_run")
-p.add_argument("model_dir")
-p.add_argument("reference_dir")
-p.add_argument("work_dir")
+p = arg_parser("model_dir", "reference_dir")
 p.add_argument("--init-log2", type=int, required=True)
 p.add_argument("--steps", type=int, default=20)
 args = p.parse_args()
@@ -87,14 +82,7 @@ train = ["--mode", "train", "--optimizer", "momentum",
          "--dampening", repr(opt["dampening"]),
          "--weight-decay", repr(opt["weight_decay"])]
 amp = ["--amp", "O1", "--amp-dtype", "f16"]
-failed = False
-
-
-def check(ok, msg):
-    global failed
-    failed |= not ok
-    print("%s %s" % ("PASS" if ok else "FAIL", msg))
-
+check = Checks()
 
 weights = initializers(model)
 params = state_params(args.amp_run, model, train + amp + ["--data",
@@ -211,4 +199,4 @@ check(len(rows) == N and sk == N and
           row["state_checksum"] == c0 for row in rows) and not changed,
       "static: all %d steps skipped, state_checksum %d at every step, "
       "weights bit-identical to the initializers" % (N, c0))
-sys.exit(1 if failed else 0)
+check.exit()

@@ -33,20 +33,17 @@ Runs and checks (N steps each, --checksum-state):
 Prints the scale sequence and checksums, one PASS/FAIL line per check;
 exits 1 on any failure.
 """
-import argparse
 import os
-import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from loss_scale_util import (checksum, initializers, metrics, pow2, run,
-                             same_bits, state_params, summary)
+from loss_scale_util import (Checks, arg_parser, checksum, initializers,
+                             metrics, pow2, run, same_bits, state_params,
+                             summary)
 
-p = argparse.ArgumentParser()
-p.add_argument("amp_run")
-p.add_argument("work_dir")
+p = arg_parser()
 p.add_argument("--steps", type=int, default=20)
 args = p.parse_args()
 N = args.steps
@@ -87,14 +84,7 @@ onnx.checker.check_model(m)
 model = os.path.join(work, "model.onnx")
 onnx.save(m, model)
 
-failed = False
-
-
-def check(ok, msg):
-    global failed
-    failed |= not ok
-    print("%s %s" % ("PASS" if ok else "FAIL", msg))
-
+check = Checks()
 
 # Why the unscaled update is a no-op: dloss/dy in f16.
 y = np.maximum(x @ w1, 0) @ w2
@@ -177,4 +167,4 @@ check(max(near.values()) <= 2e-3 and min(moved.values()) > 1e-2,
       "f16 dynamic: weights moved (relative L2 w1 %.3g, w2 %.3g) and end "
       "within 2e-3 relative L2 of f32's (w1 %.3g, w2 %.3g)"
       % (moved["w1"], moved["w2"], near["w1"], near["w2"]))
-sys.exit(1 if failed else 0)
+check.exit()

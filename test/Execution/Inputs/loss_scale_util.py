@@ -1,6 +1,7 @@
 """Helpers shared by the loss-scaling drivers (loss_scale_overflow.py,
-loss_scale_underflow.py): running amp-run, reading its metrics, and
-computing amp-run's --checksum-state of a state we know independently.
+loss_scale_underflow.py): their command line and PASS/FAIL lines, running
+amp-run, reading its metrics, and computing amp-run's --checksum-state of a
+state we know independently.
 
 amp-run's state_checksum is FNV-1a (32 bits) over the bytes of every
 parameter of the compiled @train_step in Program order, the loss-scale
@@ -10,9 +11,11 @@ order come from `amp-run --emit=rt` (one `rt.param "NAME" ... {init = ...}
 initializers (a dense_resource or dense<[...]> init) or the splat in the rt
 line (optimizer state, step counter).
 """
+import argparse
 import csv
 import re
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -24,6 +27,32 @@ PARAM_RE = re.compile(
     r'rt\.param "([^"]+)" at \d+ '
     r'\{init = (dense_resource<[^>]*>|dense<([^>]*)>) : tensor<[^>]*>\}'
     r' : tensor<((?:\d+x)*)(\w+)>')
+
+
+def arg_parser(*middle):
+    """A parser of AMP_RUN, the positionals `middle`, then WORK_DIR; the
+    driver adds its options."""
+    p = argparse.ArgumentParser()
+    p.add_argument("amp_run")
+    for name in middle:
+        p.add_argument(name)
+    p.add_argument("work_dir")
+    return p
+
+
+class Checks:
+    """Prints one PASS/FAIL line per check; exit() ends the driver with 1
+    if any failed."""
+
+    def __init__(self):
+        self.failed = False
+
+    def __call__(self, ok, msg):
+        self.failed |= not ok
+        print("%s %s" % ("PASS" if ok else "FAIL", msg))
+
+    def exit(self):
+        sys.exit(1 if self.failed else 0)
 
 
 def run(cmd, expect_ok=True):
