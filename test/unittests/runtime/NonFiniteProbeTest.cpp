@@ -5,6 +5,7 @@
 // appeared, counts it, and leaves every result bit for bit as it was.
 //
 //===----------------------------------------------------------------------===//
+#include "ProgramBuilder.h"
 #include "runtime/Half.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
@@ -16,6 +17,7 @@
 #include <limits>
 
 using namespace ampc::rt;
+using namespace ampc::rt::test;
 namespace pb = ampc::rt::proto;
 
 namespace {
@@ -31,34 +33,6 @@ std::string halves(std::vector<float> v) {
   return bytes;
 }
 
-void addValue(pb::Function &f, pb::DType d, std::vector<int64_t> shape,
-              int64_t offset) {
-  pb::Value *v = f.add_values();
-  v->mutable_type()->set_dtype(d);
-  for (int64_t s : shape)
-    v->mutable_type()->add_shape(s);
-  v->set_arena_offset(offset);
-}
-
-void addKernel(pb::Function &f, const std::string &kind,
-               const std::string &location, std::vector<int> inputs,
-               std::vector<int> outputs) {
-  pb::Kernel *k = f.add_kernels();
-  k->set_kind(kind);
-  k->set_location(location);
-  for (int i : inputs)
-    k->add_inputs(i);
-  for (int o : outputs)
-    k->add_outputs(o);
-}
-
-void bind(google::protobuf::RepeatedPtrField<pb::Binding> *list,
-          const std::string &name, int value) {
-  pb::Binding *b = list->Add();
-  b->set_name(name);
-  b->set_value(value);
-}
-
 // All f16[4]; c is the constant 1e4 (finite in f16, whose largest is 65504).
 //   kernel 0 add 'sum':    s = x + y
 //   kernel 1 mul 'scale':  m = s * c  (in place over s)
@@ -68,20 +42,11 @@ void bind(google::protobuf::RepeatedPtrField<pb::Binding> *list,
 // Outputs m, e, z.
 pb::Program chainProgram() {
   pb::Program p;
-  p.set_version(kProgramVersion);
-  pb::Function &f = *p.add_functions();
-  f.set_name("forward");
-  f.set_arena_size(320);
+  pb::Function &f = addFunction(p, "forward", 320);
   addValue(f, pb::F16, {4}, 0);  // 0: x
   addValue(f, pb::F16, {4}, 64); // 1: y
-  pb::Constant *c = f.add_constants();
-  c->mutable_type()->set_dtype(pb::F16);
-  c->mutable_type()->add_shape(4);
-  c->set_data(halves({1e4f, 1e4f, 1e4f, 1e4f}));
-  pb::Value *cv = f.add_values(); // 2: c
-  cv->mutable_type()->set_dtype(pb::F16);
-  cv->mutable_type()->add_shape(4);
-  cv->set_constant(0);
+  // 2: c
+  addConstantValue(f, pb::F16, {4}, halves({1e4f, 1e4f, 1e4f, 1e4f}));
   addValue(f, pb::F16, {4}, 128); // 3: s
   addValue(f, pb::F16, {4}, 128); // 4: m
   addValue(f, pb::F16, {4}, 192); // 5: d
@@ -102,7 +67,7 @@ pb::Program chainProgram() {
 
 std::unique_ptr<Session> openSession(const pb::Program &p) {
   ProgramInfo info;
-  Status s = parseProgram(p.SerializeAsString(), "test.program", info);
+  Status s = loadProgram(p, info);
   EXPECT_TRUE(s.isOk()) << s.message();
   std::unique_ptr<Session> session;
   s = Session::create(info.functions[0], {}, session);
@@ -217,10 +182,7 @@ TEST(NonFiniteProbe, OffRecordsNothingAndOnChangesNoResult) {
 // names softmax_cross_entropy's second output.
 TEST(NonFiniteProbe, NamesWhichOutputOfTheKernel) {
   pb::Program p;
-  p.set_version(kProgramVersion);
-  pb::Function &f = *p.add_functions();
-  f.set_name("forward");
-  f.set_arena_size(384);
+  pb::Function &f = addFunction(p, "forward", 384);
   addValue(f, pb::F16, {1, 2}, 0);   // 0: x
   addValue(f, pb::F16, {2, 2}, 64);  // 1: w
   addValue(f, pb::I64, {1}, 128);    // 2: labels
@@ -229,10 +191,7 @@ TEST(NonFiniteProbe, NamesWhichOutputOfTheKernel) {
   addValue(f, pb::F16, {1, 2}, 320); // 5: log_prob
   bind(f.mutable_inputs(), "x", 0);
   bind(f.mutable_inputs(), "labels", 2);
-  pb::Binding *w = f.add_params();
-  w->set_name("w");
-  w->set_value(1);
-  w->set_init(halves({-60000, 60000, 0, 0}));
+  bind(f.mutable_params(), "w", 1)->set_init(halves({-60000, 60000, 0, 0}));
   addKernel(f, "gemm", "fc", {0, 1, -1}, {3});
   addKernel(f, "softmax_cross_entropy", "loss", {3, 2}, {4, 5});
   bind(f.mutable_outputs(), "loss", 4);

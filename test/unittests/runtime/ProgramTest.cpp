@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
+#include "ProgramBuilder.h"
 #include "runtime/Half.h"
 #include "runtime/Session.h"
 #include "runtime/program.pb.h"
@@ -18,19 +19,10 @@
 #include <limits>
 
 using namespace ampc::rt;
+using namespace ampc::rt::test;
 namespace pb = ampc::rt::proto;
 
 namespace {
-
-pb::Value *addValue(pb::Function &f, pb::DType d, std::vector<int64_t> shape,
-                    int64_t offset) {
-  pb::Value *v = f.add_values();
-  v->mutable_type()->set_dtype(d);
-  for (int64_t s : shape)
-    v->mutable_type()->add_shape(s);
-  v->set_arena_offset(offset);
-  return v;
-}
 
 std::string floats(std::vector<float> v) {
   return std::string(reinterpret_cast<const char *>(v.data()), v.size() * 4);
@@ -39,34 +31,15 @@ std::string floats(std::vector<float> v) {
 // y = relu(x + b) (fused, in place over x), z = gemm(y, w) in a new buffer.
 pb::Program validProgram() {
   pb::Program p;
-  p.set_version(kProgramVersion);
-  pb::Function &f = *p.add_functions();
-  f.set_name("forward");
-  f.set_arena_size(256);
-  addValue(f, pb::F32, {2, 2}, 0);  // 0: x
-  addValue(f, pb::F32, {2, 2}, 64); // 1: w (param)
-  pb::Constant *c = f.add_constants();
-  c->mutable_type()->set_dtype(pb::F32);
-  c->mutable_type()->add_shape(2);
-  c->set_data(floats({1, -10}));
-  pb::Value *b = f.add_values(); // 2: b (constant)
-  b->mutable_type()->set_dtype(pb::F32);
-  b->mutable_type()->add_shape(2);
-  b->set_constant(0);
-  addValue(f, pb::F32, {2, 2}, 0);   // 3: y (in place over x)
-  addValue(f, pb::F32, {2, 2}, 128); // 4: z
-  pb::Binding *in = f.add_inputs();
-  in->set_name("x");
-  in->set_value(0);
-  pb::Binding *w = f.add_params();
-  w->set_name("w");
-  w->set_value(1);
-  w->set_init(floats({1, 2, 3, 4}));
-  pb::Kernel *k = f.add_kernels();
-  k->set_kind("fused");
-  k->add_inputs(0);
-  k->add_inputs(2);
-  k->add_outputs(3);
+  pb::Function &f = addFunction(p, "forward", 256);
+  addValue(f, pb::F32, {2, 2}, 0);                     // 0: x
+  addValue(f, pb::F32, {2, 2}, 64);                    // 1: w (param)
+  addConstantValue(f, pb::F32, {2}, floats({1, -10})); // 2: b
+  addValue(f, pb::F32, {2, 2}, 0);                     // 3: y (in place over x)
+  addValue(f, pb::F32, {2, 2}, 128);                   // 4: z
+  bind(f.mutable_inputs(), "x", 0);
+  bind(f.mutable_params(), "w", 1)->set_init(floats({1, 2, 3, 4}));
+  pb::Kernel *k = addKernel(f, "fused", "", {0, 2}, {3});
   pb::Step *s0 = k->add_steps();
   s0->set_op("add");
   s0->add_operands(0);
@@ -76,21 +49,9 @@ pb::Program validProgram() {
   s1->set_op("relu");
   s1->add_operands(-1);
   s1->set_dtype(pb::F32);
-  pb::Kernel *g = f.add_kernels();
-  g->set_kind("gemm");
-  g->set_location("fc");
-  g->add_inputs(3);
-  g->add_inputs(1);
-  g->add_inputs(-1);
-  g->add_outputs(4);
-  pb::Binding *out = f.add_outputs();
-  out->set_name("z");
-  out->set_value(4);
+  addKernel(f, "gemm", "fc", {3, 1, -1}, {4});
+  bind(f.mutable_outputs(), "z", 4);
   return p;
-}
-
-Status load(const pb::Program &p, ProgramInfo &info) {
-  return parseProgram(p.SerializeAsString(), "test.program", info);
 }
 
 // Applies `mutate` to the valid Program and expects a load error that
@@ -99,18 +60,17 @@ void expectRejected(const std::function<void(pb::Program &)> &mutate,
                     const std::string &message) {
   pb::Program p = validProgram();
   mutate(p);
-  ProgramInfo info;
-  Status s = load(p, info);
-  ASSERT_FALSE(s.isOk()) << "accepted; expected: " << message;
-  EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
-  EXPECT_EQ(s.message().rfind("test.program: ", 0), 0u) << s.message();
+  std::string error = expectLoadError(p, message);
+  if (!error.empty()) {
+    EXPECT_EQ(error.rfind("test.program: ", 0), 0u) << error;
+  }
 }
 
 } // namespace
 
 TEST(Program, ValidProgramRunsAndGivesTheRightNumbers) {
   ProgramInfo info;
-  ASSERT_TRUE(load(validProgram(), info).isOk());
+  ASSERT_TRUE(loadProgram(validProgram(), info).isOk());
   std::unique_ptr<Session> session;
   Status s = Session::create(*info.find("forward"), {}, session);
   ASSERT_TRUE(s.isOk()) << s.message();
@@ -134,7 +94,7 @@ TEST(Program, ValidProgramRunsAndGivesTheRightNumbers) {
 
 TEST(Program, SessionChecksInputs) {
   ProgramInfo info;
-  ASSERT_TRUE(load(validProgram(), info).isOk());
+  ASSERT_TRUE(loadProgram(validProgram(), info).isOk());
   std::unique_ptr<Session> session;
   ASSERT_TRUE(Session::create(info.functions[0], {}, session).isOk());
   Status s = session->run();
@@ -260,9 +220,7 @@ TEST(Program, RejectsInconsistentPrograms) {
       "output 'z' refers to value 9");
   expectRejected(
       [](pb::Program &p) {
-        pb::Binding *b = p.mutable_functions(0)->add_inputs();
-        b->set_name("x");
-        b->set_value(0);
+        bind(p.mutable_functions(0)->mutable_inputs(), "x", 0);
       },
       "input 'x' is bound twice");
   expectRejected(
@@ -294,7 +252,7 @@ TEST(Program, SessionRejectsKernelsTheBackendCannotRun) {
   pb::Program p = validProgram();
   p.mutable_functions(0)->mutable_kernels(1)->set_kind("frobnicate");
   ProgramInfo info;
-  ASSERT_TRUE(load(p, info).isOk());
+  ASSERT_TRUE(loadProgram(p, info).isOk());
   std::unique_ptr<Session> session;
   Status s = Session::create(info.functions[0], {}, session);
   EXPECT_NE(s.message().find("kernel 1 (frobnicate at 'fc')"),
@@ -307,7 +265,7 @@ TEST(Program, SessionRejectsKernelsTheBackendCannotRun) {
   p = validProgram();
   // z declared [2, 3]: the gemm computes [2, 2].
   p.mutable_functions(0)->mutable_values(4)->mutable_type()->set_shape(1, 3);
-  ASSERT_TRUE(load(p, info).isOk());
+  ASSERT_TRUE(loadProgram(p, info).isOk());
   s = Session::create(info.functions[0], {}, session);
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("op 'gemm'"), std::string::npos) << s.message();
@@ -322,7 +280,7 @@ TEST(Program, SessionAcceptsOnlyF32Accumulation) {
               ->mutable_kernels(1)
               ->mutable_attrs())["graph.accumulate"]);
     ProgramInfo info;
-    Status s = load(p, info);
+    Status s = loadProgram(p, info);
     EXPECT_TRUE(s.isOk()) << s.message();
     std::unique_ptr<Session> session;
     return s.isOk() ? Session::create(info.functions[0], {}, session) : s;
@@ -346,32 +304,16 @@ namespace {
 // `inPlace`, else in its own bytes (the Session copies it back).
 pb::Program trainingProgram(bool inPlace) {
   pb::Program p;
-  p.set_version(kProgramVersion);
-  pb::Function &f = *p.add_functions();
-  f.set_name("train_step");
-  f.set_arena_size(256);
-  addValue(f, pb::F32, {2, 2}, 0);  // 0: w (param)
-  addValue(f, pb::F32, {2, 2}, 64); // 1: g (input)
-  pb::Constant *c = f.add_constants();
-  c->mutable_type()->set_dtype(pb::F32);
-  c->set_data(floats({0.5f}));
-  f.add_values()->set_constant(0); // 2: lr
-  f.mutable_values(2)->mutable_type()->set_dtype(pb::F32);
-  addValue(f, pb::F32, {2, 2}, inPlace ? 0 : 128); // 3: w'
-  pb::Binding *w = f.add_params();
-  w->set_name("w");
-  w->set_value(0);
+  pb::Function &f = addFunction(p, "train_step", 256);
+  addValue(f, pb::F32, {2, 2}, 0);                  // 0: w (param)
+  addValue(f, pb::F32, {2, 2}, 64);                 // 1: g (input)
+  addConstantValue(f, pb::F32, {}, floats({0.5f})); // 2: lr
+  addValue(f, pb::F32, {2, 2}, inPlace ? 0 : 128);  // 3: w'
+  pb::Binding *w = bind(f.mutable_params(), "w", 0);
   w->set_init(floats({1, 2, 3, 4}));
   w->set_update(3);
-  pb::Binding *g = f.add_inputs();
-  g->set_name("g");
-  g->set_value(1);
-  pb::Kernel *k = f.add_kernels();
-  k->set_kind("sgd_update");
-  k->add_inputs(2);
-  k->add_inputs(0);
-  k->add_inputs(1);
-  k->add_outputs(3);
+  bind(f.mutable_inputs(), "g", 1);
+  pb::Kernel *k = addKernel(f, "sgd_update", "", {2, 0, 1}, {3});
   (*k->mutable_attrs())["weight_decay"].set_f(0.0);
   return p;
 }
@@ -380,7 +322,7 @@ pb::Program trainingProgram(bool inPlace) {
 TEST(Program, TrainingStateIsUpdatedInPlaceOrCopiedBack) {
   for (bool inPlace : {true, false}) {
     ProgramInfo info;
-    Status s = load(trainingProgram(inPlace), info);
+    Status s = loadProgram(trainingProgram(inPlace), info);
     ASSERT_TRUE(s.isOk()) << s.message();
     std::unique_ptr<Session> session;
     s = Session::create(info.functions[0], {}, session);
@@ -411,10 +353,7 @@ TEST(Program, RejectsUnsafeOrInconsistentStateUpdates) {
                      const std::string &message) {
     pb::Program p = trainingProgram(true);
     mutate(p);
-    ProgramInfo info;
-    Status s = load(p, info);
-    ASSERT_FALSE(s.isOk()) << "accepted; expected: " << message;
-    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+    expectLoadError(p, message);
   };
   // The update is another value: w' may not be written over w then.
   rejected(
@@ -444,10 +383,7 @@ TEST(Program, RejectsUnsafeOrInconsistentStateUpdates) {
       [](pb::Program &p) {
         pb::Function &f = *p.mutable_functions(0);
         addValue(f, pb::F32, {2, 2}, 192); // 4: relu(w)
-        pb::Kernel *k = f.add_kernels();
-        k->set_kind("relu");
-        k->add_inputs(0);
-        k->add_outputs(4);
+        addKernel(f, "relu", "", {0}, {4});
       },
       "over bytes of value 0, which are still needed");
   // Written over a parameter without being its update.
@@ -464,34 +400,20 @@ namespace {
 // (f32) and u1 = g1 / scale (f16), each written exactly over its gradient.
 pb::Program unscaleProgram() {
   pb::Program p;
-  p.set_version(kProgramVersion);
-  pb::Function &f = *p.add_functions();
-  f.set_name("unscale");
-  f.set_arena_size(256);
+  pb::Function &f = addFunction(p, "unscale", 256);
   addValue(f, pb::F32, {4}, 0);  // 0: g0
   addValue(f, pb::F16, {4}, 64); // 1: g1
   addValue(f, pb::F32, {}, 128); // 2: scale
   addValue(f, pb::F32, {4}, 0);  // 3: u0 (over g0)
   addValue(f, pb::F16, {4}, 64); // 4: u1 (over g1)
   addValue(f, pb::I1, {}, 192);  // 5: found_inf
-  for (auto [name, value] :
-       {std::pair<const char *, int>{"g0", 0}, {"g1", 1}, {"scale", 2}}) {
-    pb::Binding *b = f.add_inputs();
-    b->set_name(name);
-    b->set_value(value);
-  }
-  pb::Kernel *k = f.add_kernels();
-  k->set_kind("unscale_and_check");
-  for (int in : {0, 1, 2})
-    k->add_inputs(in);
-  for (int out : {3, 4, 5})
-    k->add_outputs(out);
-  for (auto [name, value] :
-       {std::pair<const char *, int>{"u0", 3}, {"u1", 4}, {"found_inf", 5}}) {
-    pb::Binding *b = f.add_outputs();
-    b->set_name(name);
-    b->set_value(value);
-  }
+  bind(f.mutable_inputs(), "g0", 0);
+  bind(f.mutable_inputs(), "g1", 1);
+  bind(f.mutable_inputs(), "scale", 2);
+  addKernel(f, "unscale_and_check", "", {0, 1, 2}, {3, 4, 5});
+  bind(f.mutable_outputs(), "u0", 3);
+  bind(f.mutable_outputs(), "u1", 4);
+  bind(f.mutable_outputs(), "found_inf", 5);
   return p;
 }
 } // namespace
@@ -500,7 +422,7 @@ TEST(Program, GradientsAreUnscaledInPlace) {
   EXPECT_TRUE(cpu::isPairwiseInPlaceKernel("unscale_and_check"));
   EXPECT_FALSE(cpu::isPairwiseInPlaceKernel("update_scale"));
   ProgramInfo info;
-  Status s = load(unscaleProgram(), info);
+  Status s = loadProgram(unscaleProgram(), info);
   ASSERT_TRUE(s.isOk()) << s.message();
   std::unique_ptr<Session> session;
   s = Session::create(info.functions[0], {}, session);
@@ -534,10 +456,7 @@ TEST(Program, RejectsUnscaledGradientsOverOtherValues) {
                      const std::string &message) {
     pb::Program p = unscaleProgram();
     mutate(*p.mutable_functions(0));
-    ProgramInfo info;
-    Status s = load(p, info);
-    ASSERT_FALSE(s.isOk()) << "accepted; expected: " << message;
-    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+    expectLoadError(p, message);
   };
   // Output 0 over input 1 (and output 1 over input 0).
   rejected(
@@ -570,20 +489,14 @@ TEST(Program, RejectsUnscaledGradientsOverOtherValues) {
   rejected(
       [](pb::Function &f) {
         addValue(f, pb::F32, {4}, 128); // 6: relu(g0), over scale
-        pb::Kernel *k = f.add_kernels();
-        k->set_kind("relu");
-        k->add_inputs(0);
-        k->add_outputs(6);
+        addKernel(f, "relu", "", {0}, {6});
       },
       "writes value 3 over bytes of value 0, which are still needed");
   // g0 is a parameter (state), not a gradient.
   rejected(
       [](pb::Function &f) {
         f.mutable_inputs()->DeleteSubrange(0, 1);
-        pb::Binding *w = f.add_params();
-        w->set_name("g0");
-        w->set_value(0);
-        w->set_init(floats({1, 2, 3, 4}));
+        bind(f.mutable_params(), "g0", 0)->set_init(floats({1, 2, 3, 4}));
       },
       "writes value 3 over bytes of value 0, which are still needed");
 }

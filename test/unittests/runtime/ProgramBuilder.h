@@ -1,0 +1,102 @@
+//===- ProgramBuilder.h - hand-built Programs for runtime tests -----------===//
+//
+// Owned by the Program and Session tests: a few calls that add a function's
+// values, constants, kernels and bindings to a program.proto message, and a
+// loader that expects a Program to be rejected with a given message.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_TEST_RUNTIME_PROGRAMBUILDER_H
+#define AMPC_TEST_RUNTIME_PROGRAMBUILDER_H
+
+#include "runtime/Program.h"
+#include "runtime/program.pb.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace ampc::rt::test {
+
+// Makes `p` a Program of the current version and adds a function to it.
+inline proto::Function &addFunction(proto::Program &p, const std::string &name,
+                                    int64_t arenaSize) {
+  p.set_version(kProgramVersion);
+  proto::Function &f = *p.add_functions();
+  f.set_name(name);
+  f.set_arena_size(arenaSize);
+  return f;
+}
+
+// An arena value at byte `offset`.
+inline proto::Value *addValue(proto::Function &f, proto::DType d,
+                              const std::vector<int64_t> &shape,
+                              int64_t offset) {
+  proto::Value *v = f.add_values();
+  v->mutable_type()->set_dtype(d);
+  for (int64_t s : shape)
+    v->mutable_type()->add_shape(s);
+  v->set_arena_offset(offset);
+  return v;
+}
+
+// A constant holding `bytes` and the value that reads it.
+inline proto::Value *addConstantValue(proto::Function &f, proto::DType d,
+                                      const std::vector<int64_t> &shape,
+                                      const std::string &bytes) {
+  int index = f.constants_size();
+  proto::Constant *c = f.add_constants();
+  c->mutable_type()->set_dtype(d);
+  for (int64_t s : shape)
+    c->mutable_type()->add_shape(s);
+  c->set_data(bytes);
+  proto::Value *v = f.add_values();
+  *v->mutable_type() = c->type();
+  v->set_constant(index);
+  return v;
+}
+
+inline proto::Kernel *addKernel(proto::Function &f, const std::string &kind,
+                                const std::string &location,
+                                const std::vector<int> &inputs,
+                                const std::vector<int> &outputs) {
+  proto::Kernel *k = f.add_kernels();
+  k->set_kind(kind);
+  k->set_location(location);
+  for (int i : inputs)
+    k->add_inputs(i);
+  for (int o : outputs)
+    k->add_outputs(o);
+  return k;
+}
+
+// Adds a binding to a function's inputs, params or outputs.
+inline proto::Binding *
+bind(google::protobuf::RepeatedPtrField<proto::Binding> *list,
+     const std::string &name, int value) {
+  proto::Binding *b = list->Add();
+  b->set_name(name);
+  b->set_value(value);
+  return b;
+}
+
+inline Status loadProgram(const proto::Program &p, ProgramInfo &info) {
+  return parseProgram(p.SerializeAsString(), "test.program", info);
+}
+
+// Expects `p` to be rejected on load with an error that contains `message`;
+// returns the error ("" when `p` was accepted).
+inline std::string expectLoadError(const proto::Program &p,
+                                   const std::string &message) {
+  ProgramInfo info;
+  Status s = loadProgram(p, info);
+  EXPECT_FALSE(s.isOk()) << "accepted; expected: " << message;
+  if (s.isOk())
+    return "";
+  EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+  return s.message();
+}
+
+} // namespace ampc::rt::test
+
+#endif // AMPC_TEST_RUNTIME_PROGRAMBUILDER_H
