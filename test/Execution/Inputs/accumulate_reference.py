@@ -128,6 +128,16 @@ def check(ok, what):
     print("%s %s" % ("PASS" if ok else "FAIL", what))
 
 
+def check_close(what, vs, got, want, tol, l2):
+    """Checks got's (losses, weights) against want's within tol; `vs` and
+    `l2` word the two PASS/FAIL lines."""
+    err = rel_loss(got[0], want[0])
+    check(err <= tol, "%s losses%s: max relative difference %.3g"
+          % (what, vs, err))
+    err = rel_weights(got[1], want[1])
+    check(err <= tol, "%s weights%s: %s %.3g" % (what, vs, l2, err))
+
+
 optimizers = {"sgd": (0.0, ["--optimizer", "sgd"]),
               "momentum": (0.9, ["--optimizer", "momentum", "--momentum",
                                  "0.9"])}
@@ -138,12 +148,8 @@ for opt, (m, flags) in optimizers.items():
     print("%s accumulate 2: amp-run losses %s, torch %s"
           % (opt, " ".join("%.6f" % v for v in got_loss),
              " ".join("%.6f" % v for v in want_loss)))
-    check(rel_loss(got_loss, want_loss) <= 1e-5,
-          "%s accumulate 2 losses: max relative difference %.3g"
-          % (opt, rel_loss(got_loss, want_loss)))
-    err = rel_weights(got_w, want_w)
-    check(err <= 1e-5, "%s accumulate 2 weights: max relative L2 %.3g"
-          % (opt, err))
+    check_close("%s accumulate 2" % opt, "", (got_loss, got_w),
+                (want_loss, want_w), 1e-5, "max relative L2")
 
     # Without accumulation every step updates: PyTorch's plain loop, and
     # far from the accumulated weights.
@@ -165,12 +171,8 @@ for opt, (m, flags) in optimizers.items():
           % (opt, " ".join("%.6f" % v for v in goth_loss),
              " ".join(r["loss_scale"] for r in rowsh),
              " ".join(r["skipped"] for r in rowsh)))
-    check(rel_loss(goth_loss, got_loss) <= 1e-2,
-          "%s O1 accumulate 2 losses vs f32: max relative difference %.3g"
-          % (opt, rel_loss(goth_loss, got_loss)))
-    errh = rel_weights(goth_w, got_w)
-    check(errh <= 1e-2, "%s O1 accumulate 2 weights vs f32: relative L2 %.3g"
-          % (opt, errh))
+    check_close("%s O1 accumulate 2" % opt, " vs f32", (goth_loss, goth_w),
+                (got_loss, got_w), 1e-2, "relative L2")
     check(all(int(r["skipped"]) == 0 for r in rowsh) and
           all(float(r["loss_scale"]) == 65536 for r in rowsh),
           "%s O1 accumulate 2: no skipped step, scale 65536" % opt)
