@@ -8,19 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/ProgramWriter.h"
-#include "dialects/Amp/AmpOps.h"
-#include "dialects/Graph/GraphOps.h"
-#include "dialects/Rt/RtOps.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
+#include "test/unittests/CompileAndRun.h"
 #include "test/unittests/runtime/ElementValue.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -31,58 +22,31 @@
 #include <vector>
 
 using namespace ampc;
+using namespace ampc::unittest;
 
 namespace {
 
 /// `mlir` lowered to rt (with or without fusion) and written as a Program.
 rt::ProgramInfo compile(const std::string &mlir, bool fuse) {
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, graph::GraphDialect, amp::AmpDialect,
-                  rtir::RtDialect>();
-  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
-  std::string error;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    error += d.str() + "\n";
-    return mlir::success();
+  return compileProgram(mlir, [&](mlir::PassManager &pm) {
+    InferencePipelineOptions options;
+    options.fuse = fuse;
+    buildLoweringPipeline(pm, options);
   });
-  rt::ProgramInfo program;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(mlir, &ctx);
-  if (!module) {
-    ADD_FAILURE() << "parse: " << error;
-    return program;
-  }
-  mlir::PassManager pm(&ctx);
-  InferencePipelineOptions options;
-  options.fuse = fuse;
-  buildLoweringPipeline(pm, options);
-  std::string bytes;
-  if (mlir::failed(pm.run(*module)) ||
-      mlir::failed(writeProgram(*module, bytes))) {
-    ADD_FAILURE() << "compile: " << error;
-    return program;
-  }
-  rt::Status s = rt::parseProgram(bytes, "test", program);
-  EXPECT_TRUE(s.isOk()) << s.message();
-  return program;
 }
 
 /// Runs `fn` with one input "x" and returns its output "y" as doubles.
 std::vector<double> run(const rt::FunctionInfo &fn, rt::DType dtype,
                         const rt::Shape &shape, const std::vector<double> &x) {
-  std::unique_ptr<rt::Session> session;
-  rt::SessionOptions options;
-  options.threads = 1;
-  rt::Status s = rt::Session::create(fn, options, session);
-  EXPECT_TRUE(s.isOk()) << s.message();
-  if (!s)
+  std::unique_ptr<rt::Session> session = openSession(fn);
+  if (!session)
     return {};
   std::vector<uint8_t> bytes(x.size() * rt::sizeOf(dtype));
   for (size_t i = 0; i < x.size(); ++i)
     rt::test::writeElement(bytes.data() + i * rt::sizeOf(dtype), dtype, x[i]);
   rt::TensorView in{dtype, shape, bytes.data()};
   rt::TensorView out;
-  s = session->setInput("x", in);
+  rt::Status s = session->setInput("x", in);
   if (s.isOk())
     s = session->run();
   if (s.isOk())

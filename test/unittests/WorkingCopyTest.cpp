@@ -11,20 +11,12 @@
 
 #include "compiler/Autodiff/Gradients.h"
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/ProgramWriter.h"
 #include "compiler/Transforms/Passes.h"
-#include "dialects/Amp/AmpOps.h"
-#include "dialects/Graph/GraphOps.h"
-#include "dialects/Rt/RtOps.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
+#include "test/unittests/CompileAndRun.h"
 #include "test/unittests/runtime/ElementValue.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
 #include <gtest/gtest.h>
@@ -35,6 +27,7 @@
 #include <vector>
 
 using namespace ampc;
+using namespace ampc::unittest;
 
 namespace {
 
@@ -80,45 +73,23 @@ func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
 
 /// `mlir` through the training passes (momentum) and the lowering.
 rt::ProgramInfo compile(const std::string &mlir, bool fuse, bool reuse) {
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, graph::GraphDialect, amp::AmpDialect,
-                  rtir::RtDialect>();
-  registerGradientModels(registry);
-  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
-  std::string error;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    error += d.str() + "\n";
-    return mlir::success();
+  auto addPasses = [&](mlir::PassManager &pm) {
+    GraphBuildTrainingPassOptions training;
+    training.optimizer = "momentum";
+    training.lr = 0.5; // large, so that the f16 copies change every step
+    // buildTrainingGraphPipeline after its ONNX conversion.
+    pm.addPass(createGraphBuildTrainingPass(training));
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+    pm.addPass(createAmpFoldCastsPass());
+    InferencePipelineOptions lowering;
+    lowering.fuse = fuse;
+    lowering.reuseMemory = reuse;
+    buildLoweringPipeline(pm, lowering);
+  };
+  return compileProgram(mlir, addPasses, [](mlir::DialectRegistry &registry) {
+    registerGradientModels(registry);
   });
-  rt::ProgramInfo program;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(mlir, &ctx);
-  if (!module) {
-    ADD_FAILURE() << "parse: " << error;
-    return program;
-  }
-  mlir::PassManager pm(&ctx);
-  GraphBuildTrainingPassOptions training;
-  training.optimizer = "momentum";
-  training.lr = 0.5; // large, so that the f16 copies change every step
-  // buildTrainingGraphPipeline after its ONNX conversion.
-  pm.addPass(createGraphBuildTrainingPass(training));
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  pm.addPass(createAmpFoldCastsPass());
-  InferencePipelineOptions lowering;
-  lowering.fuse = fuse;
-  lowering.reuseMemory = reuse;
-  buildLoweringPipeline(pm, lowering);
-  std::string bytes;
-  if (mlir::failed(pm.run(*module)) ||
-      mlir::failed(writeProgram(*module, bytes))) {
-    ADD_FAILURE() << "compile: " << error;
-    return program;
-  }
-  rt::Status s = rt::parseProgram(bytes, "test", program);
-  EXPECT_TRUE(s.isOk()) << s.message();
-  return program;
 }
 
 struct Trained {
@@ -134,12 +105,8 @@ Trained train(const rt::ProgramInfo &program, int steps) {
     ADD_FAILURE() << "no train_step";
     return out;
   }
-  std::unique_ptr<rt::Session> session;
-  rt::SessionOptions options;
-  options.threads = 1;
-  rt::Status s = rt::Session::create(*fn, options, session);
-  EXPECT_TRUE(s.isOk()) << s.message();
-  if (!s)
+  std::unique_ptr<rt::Session> session = openSession(*fn);
+  if (!session)
     return out;
   for (int step = 0; step < steps; ++step) {
     std::vector<float> x(32);
@@ -148,7 +115,7 @@ Trained train(const rt::ProgramInfo &program, int steps) {
       x[i] = static_cast<float>(((i * 7 + step * 5) % 23) - 11) / 7.0f;
     for (int i = 0; i < 8; ++i)
       labels[i] = (i + step) % 3;
-    s = session->setInput("x", {rt::DType::F32, {8, 4}, x.data()});
+    rt::Status s = session->setInput("x", {rt::DType::F32, {8, 4}, x.data()});
     if (s.isOk())
       s = session->setInput("labels", {rt::DType::I64, {8}, labels.data()});
     if (s.isOk())

@@ -1,0 +1,87 @@
+//===- CompileAndRun.h - graph IR compiled and run on the CPU runtime -----===//
+//
+// Owned by the unit tests that compile hand-written graph functions with the
+// real passes and run them: parse, run the caller's passes, write and load
+// the Program; and open a one-thread Session on one of its functions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_TEST_UNITTESTS_COMPILEANDRUN_H
+#define AMPC_TEST_UNITTESTS_COMPILEANDRUN_H
+
+#include "compiler/Target/ProgramWriter.h"
+#include "dialects/Amp/AmpOps.h"
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Rt/RtOps.h"
+#include "runtime/Program.h"
+#include "runtime/Session.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+namespace ampc::unittest {
+
+/// `mlir` parsed with the func, graph, amp and rt dialects (and what
+/// `extendRegistry` adds), run through the passes `addPasses` adds, written
+/// as a Program and loaded. A failure is a test failure with the
+/// diagnostics, and gives an empty Program.
+inline rt::ProgramInfo compileProgram(
+    const std::string &mlir,
+    llvm::function_ref<void(mlir::PassManager &)> addPasses,
+    llvm::function_ref<void(mlir::DialectRegistry &)> extendRegistry =
+        nullptr) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::func::FuncDialect, graph::GraphDialect, amp::AmpDialect,
+                  rtir::RtDialect>();
+  if (extendRegistry)
+    extendRegistry(registry);
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  std::string error;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    error += d.str() + "\n";
+    return mlir::success();
+  });
+  rt::ProgramInfo program;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(mlir, &ctx);
+  if (!module) {
+    ADD_FAILURE() << "parse: " << error;
+    return program;
+  }
+  mlir::PassManager pm(&ctx);
+  addPasses(pm);
+  std::string bytes;
+  if (mlir::failed(pm.run(*module)) ||
+      mlir::failed(writeProgram(*module, bytes))) {
+    ADD_FAILURE() << "compile: " << error;
+    return program;
+  }
+  rt::Status s = rt::parseProgram(bytes, "test", program);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  return program;
+}
+
+/// A one-thread Session of `fn`; null, and a test failure, when the runtime
+/// cannot make one.
+inline std::unique_ptr<rt::Session> openSession(const rt::FunctionInfo &fn) {
+  std::unique_ptr<rt::Session> session;
+  rt::SessionOptions options;
+  options.threads = 1;
+  rt::Status s = rt::Session::create(fn, options, session);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  if (!s)
+    return nullptr;
+  return session;
+}
+
+} // namespace ampc::unittest
+
+#endif // AMPC_TEST_UNITTESTS_COMPILEANDRUN_H
