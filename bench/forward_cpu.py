@@ -33,12 +33,9 @@ repository root:
 
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
@@ -46,8 +43,8 @@ from onnx import numpy_helper
 import torch
 import torch.nn.functional as F
 
-MODELS_DIR = "/work/shared/models"
-DEFAULT_MODELS = ["lenet5", "mlp9", "msmlp"]
+import bench_util
+from bench_util import MODELS_DIR
 
 
 # ---------------------------------------------------------------------------
@@ -57,15 +54,8 @@ DEFAULT_MODELS = ["lenet5", "mlp9", "msmlp"]
 # (Conv, Relu, MaxPool, Flatten, Gemm); anything else is an error.
 # ---------------------------------------------------------------------------
 
-def _attrs(node):
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-
-
 def _unsupported(node, what):
-    raise NotImplementedError(
-        f"bench/forward_cpu.py: ONNX node {node.name or node.op_type!r} "
-        f"({node.op_type}): {what} is not supported by the eager PyTorch "
-        f"executor")
+    bench_util.unsupported("forward_cpu.py", node, what)
 
 
 def _sym_pads(node, pads, rank):
@@ -137,45 +127,17 @@ _OPS = {
 }
 
 
-class OnnxTorchExecutor:
+class OnnxTorchExecutor(bench_util.EagerGraph):
     """Runs an ONNX graph node by node with eager PyTorch ops."""
 
     def __init__(self, model):
         g = model.graph
         self.weights = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy())
                         for t in g.initializer}
-        self.input_names = [i.name for i in g.input
-                            if i.name not in self.weights]
-        self.output_names = [o.name for o in g.output]
-        self.nodes = []
-        for node in g.node:
-            if node.op_type not in _OPS or node.domain not in ("", "ai.onnx"):
-                raise NotImplementedError(
-                    f"bench/forward_cpu.py: ONNX op {node.domain or 'ai.onnx'}"
-                    f"::{node.op_type} (node {node.name!r}) is not supported by "
-                    f"the eager PyTorch executor (supported: "
-                    f"{', '.join(sorted(_OPS))})")
-            self.nodes.append((node, _OPS[node.op_type], _attrs(node)))
-
-    def __call__(self, *inputs):
-        env = dict(self.weights)
-        env.update(zip(self.input_names, inputs))
-        for node, fn, a in self.nodes:
-            args = [env[n] if n else None for n in node.input]
-            while args and args[-1] is None:
-                args.pop()
-            env[node.output[0]] = fn(node, a, *args)
-        return [env[n] for n in self.output_names]
+        super().__init__(g, _OPS, "forward_cpu.py", self.weights)
 
 
 # ---------------------------------------------------------------------------
-
-def read_pb(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
-
 
 def max_rel_err(got, want):
     got = np.asarray(got, dtype=np.float64)
@@ -183,36 +145,6 @@ def max_rel_err(got, want):
     if got.shape != want.shape:
         return float("inf")
     return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30))
-
-
-def time_torch(fn, args, repeat, warmup, ctx):
-    with ctx():
-        for _ in range(warmup):
-            fn(*args)
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            fn(*args)
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
-def run_amp(amp_run, model_path, inputs, repeat, threads, save_dir=None):
-    cmd = [amp_run, model_path, "--mode", "infer", "--repeat", str(repeat),
-           "--threads", str(threads)]
-    for name, path in inputs:
-        cmd += ["--input", f"{name}={path}"]
-    if save_dir:
-        cmd += ["--save-outputs", save_dir]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n"
-                           f"{p.stdout}{p.stderr}")
-    m = re.search(r"amp-run: (\d+) runs, median ([0-9.]+) ms, min ([0-9.]+) ms",
-                  p.stdout)
-    if repeat > 1 and not m:
-        raise RuntimeError(f"no timing line in amp-run output:\n{p.stdout}")
-    return float(m.group(2)) if m else None
 
 
 def bench_model(name, args):
@@ -223,15 +155,16 @@ def bench_model(name, args):
     ex = OnnxTorchExecutor(model)
     inputs = [(n, os.path.join(data, f"input_{k}.pb"))
               for k, n in enumerate(ex.input_names)]
-    arrays = [read_pb(p) for _, p in inputs]
-    expected = [read_pb(os.path.join(data, f"output_{k}.pb"))
+    arrays = [bench_util.read_pb(p) for _, p in inputs]
+    expected = [bench_util.read_pb(os.path.join(data, f"output_{k}.pb"))
                 for k in range(len(ex.output_names))]
     row = {"model": name,
            "shape": "x".join(str(s) for s in arrays[0].shape)}
 
     # Correctness first (one run each), then timing.
     with tempfile.TemporaryDirectory() as tmp:
-        run_amp(args.amp_run, model_path, inputs, 1, args.threads, tmp)
+        bench_util.amp_infer(args.amp_run, model_path, inputs, 1,
+                             args.threads, tmp)
         got = [np.load(os.path.join(tmp, f"{o}.npy")) for o in ex.output_names]
     row["amp_err"] = max(max_rel_err(g, w) for g, w in zip(got, expected))
     tin = [torch.from_numpy(a.copy()) for a in arrays]
@@ -248,11 +181,12 @@ def bench_model(name, args):
     # per-round medians.
     amp, ng, im = [], [], []
     for _ in range(args.rounds):
-        amp.append(run_amp(args.amp_run, model_path, inputs, args.repeat,
-                           args.threads))
-        ng.append(time_torch(ex, tin, args.repeat, args.warmup, torch.no_grad))
-        im.append(time_torch(ex, tin, args.repeat, args.warmup,
-                             torch.inference_mode))
+        amp.append(bench_util.amp_infer(args.amp_run, model_path, inputs,
+                                        args.repeat, args.threads))
+        ng.append(bench_util.time_torch(ex, tin, args.repeat, args.warmup,
+                                        torch.no_grad))
+        im.append(bench_util.time_torch(ex, tin, args.repeat, args.warmup,
+                                        torch.inference_mode))
     row["amp_ms"] = statistics.median(amp)
     row["torch_ms"] = statistics.median(ng)
     row["torch_im_ms"] = statistics.median(im)
@@ -261,8 +195,7 @@ def bench_model(name, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", nargs="+", default=DEFAULT_MODELS,
-                    help="model names under %s (<name>_eval_op17)" % MODELS_DIR)
+    bench_util.add_models_arg(ap, "eval")
     ap.add_argument("--repeat", type=int, default=100,
                     help="timed runs per side (median reported)")
     ap.add_argument("--rounds", type=int, default=7,
@@ -272,24 +205,15 @@ def main():
                     help="untimed PyTorch runs before timing")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="threads for both amp-run and torch (default: %(default)s)")
-    ap.add_argument("--amp-run", default="build/bin/amp-run",
-                    help="path to amp-run (default: %(default)s)")
+    bench_util.add_amp_run_arg(ap)
     ap.add_argument("--rtol", type=float, default=1e-4,
                     help="max relative error vs output_0.pb before a model "
                          "is reported as FAILED (default: %(default)s)")
-    ap.add_argument("--markdown", action="store_true",
-                    help="also print the table as markdown rows")
+    bench_util.add_markdown_arg(ap)
     args = ap.parse_args()
     if args.repeat < 2:
         ap.error("--repeat must be at least 2")
-    if not os.access(args.amp_run, os.X_OK):
-        ap.error(f"amp-run not found at {args.amp_run!r} (build it first, or "
-                 f"pass --amp-run)")
-
-    for name in args.models:
-        if not os.path.isfile(os.path.join(MODELS_DIR, f"{name}_eval_op17",
-                                           "model.onnx")):
-            ap.error(f"no model {MODELS_DIR}/{name}_eval_op17/model.onnx")
+    bench_util.check_paths(ap, args, "eval")
     torch.set_num_threads(args.threads)
     print(f"threads: {args.threads} (amp-run --threads, "
           f"torch.get_num_threads()={torch.get_num_threads()}); "
@@ -297,12 +221,8 @@ def main():
           f"torch {torch.__version__}; load average at start "
           f"{os.getloadavg()[0]:.2f}", flush=True)
 
-    rows = []
-    for name in args.models:
-        t0 = time.time()
-        rows.append(bench_model(name, args))
-        print(f"  {name}: done in {time.time() - t0:.1f} s", file=sys.stderr,
-              flush=True)
+    rows = [bench_model(name, args)
+            for name in bench_util.each_model(args.models)]
 
     hdr = ["model", "input", "ampc ms", "torch no_grad ms",
            "torch inference_mode ms", "ratio", "ampc max rel err",
@@ -318,17 +238,10 @@ def main():
         table.append([r["model"], r["shape"]] + vals +
                      [f"{r['amp_err']:.1e}", f"{r['torch_err']:.1e}"])
 
-    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(hdr)]
-    print("  ".join(h.ljust(w) for h, w in zip(hdr, widths)))
-    for t in table:
-        print("  ".join(c.ljust(w) for c, w in zip(t, widths)))
+    bench_util.print_table(hdr, table)
     print("ratio = torch no_grad median / ampc median (> 1: ampc faster)")
     if args.markdown:
-        print()
-        print("| " + " | ".join(hdr) + " |")
-        print("|" + "|".join("---" for _ in hdr) + "|")
-        for t in table:
-            print("| " + " | ".join(t) + " |")
+        bench_util.print_markdown(hdr, table)
     return 0 if all(r["ok"] for r in rows) else 1
 
 

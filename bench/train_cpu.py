@@ -61,9 +61,7 @@ import csv
 import ctypes
 import json
 import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -85,11 +83,11 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util  # noqa: E402
+from bench_util import MODELS_DIR  # noqa: E402
 import forward_cpu as fwd  # noqa: E402  (the eager forward op functions)
 
-MODELS_DIR = "/work/shared/models"
 REFERENCE_DIR = os.path.join(MODELS_DIR, "reference")
-DEFAULT_MODELS = ["lenet5", "mlp9", "msmlp"]
 CHECKED_STEPS = 20  # steps in reference.json
 
 
@@ -98,10 +96,7 @@ CHECKED_STEPS = 20  # steps in reference.json
 # ---------------------------------------------------------------------------
 
 def _unsupported(node, what):
-    raise NotImplementedError(
-        f"bench/train_cpu.py: ONNX node {node.name or node.op_type!r} "
-        f"({node.op_type}): {what} is not supported by the eager PyTorch "
-        f"executor")
+    bench_util.unsupported("train_cpu.py", node, what)
 
 
 def _reduce_mean(node, a, x):
@@ -135,7 +130,7 @@ _TRAIN_OPS.update({
 })
 
 
-class OnnxTorchTrainer:
+class OnnxTorchTrainer(bench_util.EagerGraph):
     """Trains an ONNX training graph node by node with eager PyTorch ops."""
 
     def __init__(self, model, trainable, lr, momentum):
@@ -147,21 +142,8 @@ class OnnxTorchTrainer:
             raise ValueError(f"trainable parameters {missing} are not "
                              f"initializers of the model")
         self.trainable = list(trainable)
-        self.input_names = [i.name for i in g.input
-                            if i.name not in self.initial]
-        self.output_names = [o.name for o in g.output]
         self.lr, self.momentum = lr, momentum
-        self.nodes = []
-        for node in g.node:
-            if node.op_type not in _TRAIN_OPS or node.domain not in (
-                    "", "ai.onnx"):
-                raise NotImplementedError(
-                    f"bench/train_cpu.py: ONNX op {node.domain or 'ai.onnx'}"
-                    f"::{node.op_type} (node {node.name!r}) is not supported "
-                    f"by the eager PyTorch executor (supported: "
-                    f"{', '.join(sorted(_TRAIN_OPS))})")
-            self.nodes.append((node, _TRAIN_OPS[node.op_type],
-                               fwd._attrs(node)))
+        super().__init__(g, _TRAIN_OPS, "train_cpu.py", self.initial)
         self.reset()
 
     def reset(self):
@@ -175,19 +157,9 @@ class OnnxTorchTrainer:
         self.opt = torch.optim.SGD([self.weights[n] for n in self.trainable],
                                    lr=self.lr, momentum=self.momentum)
 
-    def forward(self, *inputs):
-        env = dict(self.weights)
-        env.update(zip(self.input_names, inputs))
-        for node, fn, a in self.nodes:
-            args = [env[n] if n else None for n in node.input]
-            while args and args[-1] is None:
-                args.pop()
-            env[node.output[0]] = fn(node, a, *args)
-        return [env[n] for n in self.output_names]
-
     def step(self, inputs, loss_index):
         self.opt.zero_grad(set_to_none=True)
-        loss = self.forward(*inputs)[loss_index]
+        loss = self(*inputs)[loss_index]
         loss.backward()
         self.opt.step()
         return loss
@@ -206,18 +178,6 @@ def torch_train(trainer, batches, loss_index, steps):
     return losses, times
 
 
-def torch_forward(trainer, inputs, repeat, warmup):
-    with torch.no_grad():
-        for _ in range(warmup):
-            trainer.forward(*inputs)
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            trainer.forward(*inputs)
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
 # ---------------------------------------------------------------------------
 # amp-run
 # ---------------------------------------------------------------------------
@@ -228,21 +188,13 @@ def _amp_env(threads):
     return env
 
 
-def _run(cmd, threads):
-    p = subprocess.run(cmd, capture_output=True, text=True,
-                       env=_amp_env(threads))
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n"
-                           f"{p.stdout}{p.stderr}")
-    return p
-
-
 def amp_train(args, model_path, data_dir, lr, steps, threads, tmp):
     metrics = os.path.join(tmp, "metrics.csv")
-    _run([args.amp_run, model_path, "--mode", "train", "--data", data_dir,
-          "--steps", str(steps), "--optimizer", "momentum", "--lr", repr(lr),
-          "--momentum", "0.9", "--metrics", metrics, "--threads",
-          str(threads)], threads)
+    bench_util.run_amp(
+        [args.amp_run, model_path, "--mode", "train", "--data", data_dir,
+         "--steps", str(steps), "--optimizer", "momentum", "--lr", repr(lr),
+         "--momentum", "0.9", "--metrics", metrics, "--threads",
+         str(threads)], _amp_env(threads))
     losses, times = [], []
     with open(metrics, newline="") as f:
         for row in csv.DictReader(f):
@@ -256,18 +208,6 @@ def amp_train(args, model_path, data_dir, lr, steps, threads, tmp):
     if len(losses) != steps:
         raise RuntimeError(f"{metrics}: {len(losses)} rows, expected {steps}")
     return losses, times
-
-
-def amp_forward(args, model_path, inputs, repeat, threads):
-    cmd = [args.amp_run, model_path, "--mode", "infer", "--repeat",
-           str(repeat), "--threads", str(threads)]
-    for name, path in inputs:
-        cmd += ["--input", f"{name}={path}"]
-    p = _run(cmd, threads)
-    m = re.search(r"amp-run: (\d+) runs, median ([0-9.]+) ms", p.stdout)
-    if not m:
-        raise RuntimeError(f"no timing line in amp-run output:\n{p.stdout}")
-    return float(m.group(2))
 
 
 # ---------------------------------------------------------------------------
@@ -315,7 +255,7 @@ def bench_model(name, args, blas):
     nb = len([b for b in os.listdir(data) if b.startswith("batch_")])
     files = [[os.path.join(data, f"batch_{b}", f"input_{k}.pb")
               for k in range(2)] for b in range(nb)]
-    arrays = [[fwd.read_pb(p) for p in fs] for fs in files]
+    arrays = [[bench_util.read_pb(p) for p in fs] for fs in files]
     batches = [[torch.from_numpy(a.copy()) for a in bs] for bs in arrays]
 
     steps = args.warmup + args.steps
@@ -371,10 +311,12 @@ def bench_model(name, args, blas):
                     break
                 amp.append(statistics.median(at[args.warmup:]))
                 tor.append(statistics.median(tt[args.warmup:]))
-                amp_f.append(amp_forward(args, model_path, fwd_inputs,
-                                         args.steps, threads))
-                tor_f.append(torch_forward(trainer, batches[0], args.steps,
-                                           args.warmup))
+                amp_f.append(bench_util.amp_infer(
+                    args.amp_run, model_path, fwd_inputs, args.steps,
+                    threads, env=_amp_env(threads)))
+                tor_f.append(bench_util.time_torch(
+                    trainer, batches[0], args.steps, args.warmup,
+                    torch.no_grad))
             if row["ok"]:
                 row.update(amp_ms=statistics.median(amp),
                            torch_ms=statistics.median(tor),
@@ -403,9 +345,7 @@ def find_openblas():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", nargs="+", default=DEFAULT_MODELS,
-                    help="model names under %s (<name>_train_op17)" %
-                    MODELS_DIR)
+    bench_util.add_models_arg(ap, "train")
     ap.add_argument("--steps", type=int, default=100,
                     help="timed training steps per round and side after the "
                          "warm-up (median reported); also the forward "
@@ -418,8 +358,7 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
                     help="thread counts to measure, each for amp-run, torch "
                          "and OpenBLAS (default: %(default)s)")
-    ap.add_argument("--amp-run", default="build/bin/amp-run",
-                    help="path to amp-run (default: %(default)s)")
+    bench_util.add_amp_run_arg(ap)
     ap.add_argument("--rtol", type=float, default=1e-4,
                     help="max relative loss difference over the first %d "
                          "steps, ampc vs torch and both vs reference.json, "
@@ -430,20 +369,13 @@ def main():
                          "OpenMP threads instead of OMP_WAIT_POLICY=PASSIVE "
                          "(an OMP_WAIT_POLICY already in the environment is "
                          "always kept)")
-    ap.add_argument("--markdown", action="store_true",
-                    help="also print the table as markdown rows")
+    bench_util.add_markdown_arg(ap)
     args = ap.parse_args()
     if args.steps < 2 or args.rounds < 1 or args.warmup < 0:
         ap.error("need --steps >= 2, --rounds >= 1, --warmup >= 0")
     if any(t < 1 for t in args.threads):
         ap.error("--threads must be positive")
-    if not os.access(args.amp_run, os.X_OK):
-        ap.error(f"amp-run not found at {args.amp_run!r} (build it first, or "
-                 f"pass --amp-run)")
-    for name in args.models:
-        if not os.path.isfile(os.path.join(MODELS_DIR, f"{name}_train_op17",
-                                           "model.onnx")):
-            ap.error(f"no model {MODELS_DIR}/{name}_train_op17/model.onnx")
+    bench_util.check_paths(ap, args, "train")
 
     blas, blas_path = find_openblas()
     print(f"threads: {args.threads} (amp-run --threads and "
@@ -455,12 +387,8 @@ def main():
           f"start "
           f"{os.getloadavg()[0]:.2f}", flush=True)
 
-    rows = []
-    for name in args.models:
-        t0 = time.time()
-        rows += bench_model(name, args, blas)
-        print(f"  {name}: done in {time.time() - t0:.1f} s", file=sys.stderr,
-              flush=True)
+    rows = [row for name in bench_util.each_model(args.models)
+            for row in bench_model(name, args, blas)]
 
     hdr = ["model", "batch", "threads", "ampc step ms", "torch step ms",
            "ratio", "ampc fwd ms", "torch fwd ms", "ampc train/fwd",
@@ -479,11 +407,7 @@ def main():
         table.append([r["model"], str(r["batch"]), str(r["threads"])] + vals +
                      [f"{r['amp_diff']:.1e}", f"{r['torch_ref_diff']:.1e}"])
 
-    widths = [max(len(h), *(len(t[i]) for t in table))
-              for i, h in enumerate(hdr)]
-    print("  ".join(h.ljust(w) for h, w in zip(hdr, widths)))
-    for t in table:
-        print("  ".join(c.ljust(w) for c, w in zip(t, widths)))
+    bench_util.print_table(hdr, table)
     print("ratio = torch step median / ampc step median (> 1: ampc faster); "
           "round medians min-max:")
     for r in rows:
@@ -492,11 +416,7 @@ def main():
                   f"{r['amp_spread'][0]:.3f}-{r['amp_spread'][1]:.3f}, torch "
                   f"{r['torch_spread'][0]:.3f}-{r['torch_spread'][1]:.3f}")
     if args.markdown:
-        print()
-        print("| " + " | ".join(hdr) + " |")
-        print("|" + "|".join("---" for _ in hdr) + "|")
-        for t in table:
-            print("| " + " | ".join(t) + " |")
+        bench_util.print_markdown(hdr, table)
     print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0 if all(r["ok"] for r in rows) else 1
 
