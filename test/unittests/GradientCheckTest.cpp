@@ -69,6 +69,19 @@ std::string label(const std::string &what, int draw) {
   return what + " (draw " + std::to_string(draw) + ")";
 }
 
+/// Checks `graph.<op> x <rest>`, of result shape `out`, on a single
+/// parameter x of shape `in` with values in [-2, 2]; the case is labelled
+/// "<op> <what>".
+void checkOpOnX(Rng &rng, const std::string &op, const std::string &rest,
+                const Shape &in, const Shape &out, const std::string &what,
+                int draw) {
+  ForwardBuilder b;
+  std::string x = b.param("x", in, rng.values(count(in), -2, 2));
+  std::string y = b.op("graph." + op + " " + x + " " + rest);
+  b.lossTerm(y, out, rng);
+  checkGradients(b.finish(label(op + " " + what, draw)));
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -562,18 +575,14 @@ TEST(GradientCheck, AvgPool2d) {
     Rng rng(seedOf("avg_pool2d", draw));
     PoolDraw p = drawPool(rng, /*dilate=*/false);
     bool include = draw % 2;
-    ForwardBuilder b;
-    std::string x = b.param("x", p.in, rng.values(count(p.in), -2, 2));
-    std::string y =
-        b.op("graph.avg_pool2d " + x +
-             " {ceil_mode = " + (p.ceil ? "true" : "false") +
-             ", count_include_pad = " + (include ? "true" : "false") +
-             ", kernel_shape = " + i64s(p.kernel) + ", pads = " + i64s(p.pads) +
-             ", strides = " + i64s(p.strides) + "} : " + fnType({p.in}, p.out));
-    b.lossTerm(y, p.out, rng);
-    checkGradients(b.finish(label("avg_pool2d " + p.describe() +
-                                      (include ? " count_include_pad" : ""),
-                                  draw)));
+    std::string attrs =
+        std::string("{ceil_mode = ") + (p.ceil ? "true" : "false") +
+        ", count_include_pad = " + (include ? "true" : "false") +
+        ", kernel_shape = " + i64s(p.kernel) + ", pads = " + i64s(p.pads) +
+        ", strides = " + i64s(p.strides) + "}";
+    checkOpOnX(rng, "avg_pool2d", attrs + " : " + fnType({p.in}, p.out), p.in,
+               p.out, p.describe() + (include ? " count_include_pad" : ""),
+               draw);
   }
 }
 
@@ -585,12 +594,8 @@ TEST(GradientCheck, GlobalAvgPool) {
       in.push_back(rng.integer(2, 4));
     Shape out = in;
     std::fill(out.begin() + 2, out.end(), 1);
-    ForwardBuilder b;
-    std::string x = b.param("x", in, rng.values(count(in), -2, 2));
-    std::string y =
-        b.op("graph.global_avg_pool " + x + " : " + fnType({in}, out));
-    b.lossTerm(y, out, rng);
-    checkGradients(b.finish(label("global_avg_pool " + str(in), draw)));
+    checkOpOnX(rng, "global_avg_pool", ": " + fnType({in}, out), in, out,
+               str(in), draw);
   }
 }
 
@@ -791,28 +796,36 @@ Shape drawNormInput(Rng &rng, int draw) {
   return s;
 }
 
+/// graph.batch_norm_training of `x` (of shape `in`) with new parameters
+/// scale and bias, and untrained running_mean and running_var; returns its
+/// results.
+std::string batchNormTraining(ForwardBuilder &b, Rng &rng, const std::string &x,
+                              const Shape &in) {
+  Shape cs = {in[1]};
+  std::string scale = b.param("scale", cs, rng.values(in[1], 0.5, 2));
+  std::string bias = b.param("bias", cs, rng.values(in[1], -1, 1));
+  std::string mean =
+      b.param("running_mean", cs, rng.values(in[1], -1, 1), false);
+  std::string var =
+      b.param("running_var", cs, rng.values(in[1], 0.5, 2), false);
+  return b.ops("graph.batch_norm_training " + x + ", " + scale + ", " + bias +
+                   ", " + mean + ", " + var +
+                   " {epsilon = 1.0e-05 : f64, momentum = 9.0e-01 "
+                   ": f64} : " +
+                   operandTypes({in, cs, cs, cs, cs}) + " -> (" + T(in) + ", " +
+                   T(cs) + ", " + T(cs) + ", " + T(cs) + ", " + T(cs) + ")",
+               5);
+}
+
 TEST(GradientCheck, BatchNormTraining) {
   for (int draw = 0; draw < 6; ++draw) {
     Rng rng(seedOf("batch_norm_training", draw));
-    Shape in = drawNormInput(rng, draw), cs = {in[1]};
+    Shape in = drawNormInput(rng, draw);
     bool trainInput = draw % 2 == 0;
     ForwardBuilder b;
     std::vector<double> xv = rng.values(count(in), -2, 2);
     std::string x = trainInput ? b.param("x", in, xv) : b.input("x", in, xv);
-    std::string scale = b.param("scale", cs, rng.values(in[1], 0.5, 2));
-    std::string bias = b.param("bias", cs, rng.values(in[1], -1, 1));
-    std::string mean =
-        b.param("running_mean", cs, rng.values(in[1], -1, 1), false);
-    std::string var =
-        b.param("running_var", cs, rng.values(in[1], 0.5, 2), false);
-    std::string y =
-        b.ops("graph.batch_norm_training " + x + ", " + scale + ", " + bias +
-                  ", " + mean + ", " + var +
-                  " {epsilon = 1.0e-05 : f64, momentum = 9.0e-01 "
-                  ": f64} : " +
-                  operandTypes({in, cs, cs, cs, cs}) + " -> (" + T(in) + ", " +
-                  T(cs) + ", " + T(cs) + ", " + T(cs) + ", " + T(cs) + ")",
-              5);
+    std::string y = batchNormTraining(b, rng, x, in);
     b.lossTerm(y + "#0", in, rng);
     checkGradients(b.finish(label("batch_norm_training " + str(in) +
                                       (trainInput ? " input trained" : ""),
@@ -913,13 +926,8 @@ TEST(GradientCheck, BroadcastTo) {
     do
       in = rng.broadcastFrom(out);
     while (in == out && count(out) > 1);
-    ForwardBuilder b;
-    std::string x = b.param("x", in, rng.values(count(in), -2, 2));
-    std::string y =
-        b.op("graph.broadcast_to " + x + " : " + T(in) + " to " + T(out));
-    b.lossTerm(y, out, rng);
-    checkGradients(
-        b.finish(label("broadcast_to " + str(in) + " to " + str(out), draw)));
+    checkOpOnX(rng, "broadcast_to", ": " + T(in) + " to " + T(out), in, out,
+               str(in) + " to " + str(out), draw);
   }
 }
 
@@ -937,13 +945,9 @@ TEST(GradientCheck, Transpose) {
     Shape out;
     for (int64_t p : perm)
       out.push_back(in[p]);
-    ForwardBuilder b;
-    std::string x = b.param("x", in, rng.values(count(in), -2, 2));
-    std::string y = b.op("graph.transpose " + x + " {perm = " + i64s(perm) +
-                         "} : " + fnType({in}, out));
-    b.lossTerm(y, out, rng);
-    checkGradients(
-        b.finish(label("transpose " + str(in) + " perm " + str(perm), draw)));
+    checkOpOnX(rng, "transpose",
+               "{perm = " + i64s(perm) + "} : " + fnType({in}, out), in, out,
+               str(in) + " perm " + str(perm), draw);
   }
 }
 
@@ -1007,17 +1011,12 @@ TEST(GradientCheck, Slice) {
     auto o = ampc::shape::slice(in, starts, ends, steps, e);
     ASSERT_TRUE(o) << e;
     Shape out = toShape(o);
-    ForwardBuilder b;
-    std::string x = b.param("x", in, rng.values(count(in), -2, 2));
-    std::string y =
-        b.op("graph.slice " + x + " {ends = " + i64s(ends) +
-             ", starts = " + i64s(starts) + ", steps = " + i64s(steps) +
-             "} : " + fnType({in}, out));
-    b.lossTerm(y, out, rng);
-    checkGradients(
-        b.finish(label("slice " + str(in) + " starts " + str(starts) +
-                           " ends " + str(ends) + " steps " + str(steps),
-                       draw)));
+    std::string attrs = "{ends = " + i64s(ends) + ", starts = " + i64s(starts) +
+                        ", steps = " + i64s(steps) + "}";
+    checkOpOnX(rng, "slice", attrs + " : " + fnType({in}, out), in, out,
+               str(in) + " starts " + str(starts) + " ends " + str(ends) +
+                   " steps " + str(steps),
+               draw);
   }
 }
 
@@ -1217,18 +1216,7 @@ TEST(GradientCheck, BatchNormTrainingStatisticsResults) {
   Shape in = {3, 2, 2}, cs = {2};
   ForwardBuilder b;
   std::string x = b.param("x", in, rng.values(12, -2, 2));
-  std::string scale = b.param("scale", cs, rng.values(2, 0.5, 2));
-  std::string bias = b.param("bias", cs, rng.values(2, -1, 1));
-  std::string rm = b.param("running_mean", cs, rng.values(2, -1, 1), false);
-  std::string rv = b.param("running_var", cs, rng.values(2, 0.5, 2), false);
-  std::string y =
-      b.ops("graph.batch_norm_training " + x + ", " + scale + ", " + bias +
-                ", " + rm + ", " + rv +
-                " {epsilon = 1.0e-05 : f64, momentum = 9.0e-01 "
-                ": f64} : " +
-                operandTypes({in, cs, cs, cs, cs}) + " -> (" + T(in) + ", " +
-                T(cs) + ", " + T(cs) + ", " + T(cs) + ", " + T(cs) + ")",
-            5);
+  std::string y = batchNormTraining(b, rng, x, in);
   b.lossTerm(y + "#0", in, rng);
   for (int r = 3; r < 5; ++r) // batch mean, inv std
     b.lossTerm(y + "#" + std::to_string(r), cs, rng);
