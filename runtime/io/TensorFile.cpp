@@ -18,6 +18,7 @@
 #include <limits>
 #include <optional>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -632,6 +633,30 @@ Status writeFileAtomically(const std::string &path, const void *data,
     return Status::error(path + ": cannot rename " + tmp +
                          " to it: " + std::strerror(savedErrno));
   }
+  // The rename lives in the directory: until the directory is on disk, a
+  // crash can bring back the old file (or none) after we reported success.
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "."
+                    : slash == 0               ? "/"
+                                               : path.substr(0, slash);
+  if (Status s = syncDirectory(dir); !s)
+    return Status::error(path + ": written, but " + s.message());
+  return Status::ok();
+}
+
+Status syncDirectory(const std::string &dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error(dir + ": cannot open the directory to sync it: " +
+                         std::strerror(errno));
+  int rc = ::fsync(fd);
+  int savedErrno = errno;
+  ::close(fd);
+  // Some file systems cannot sync a directory at all (EINVAL); their
+  // renames are as durable as they will ever be.
+  if (rc != 0 && savedErrno != EINVAL)
+    return Status::error(
+        dir + ": cannot sync the directory: " + std::strerror(savedErrno));
   return Status::ok();
 }
 

@@ -73,10 +73,16 @@ Status readTensorFile(const std::string &path, HostTensor &out);
 // The ONNX TensorProto.DataType of a runtime dtype (FLOAT = 1, ...).
 int32_t onnxDataTypeOf(DType dtype);
 
-// Writes `size` bytes to `path` through PATH.tmp, fsync and rename, so an
-// interrupted write never leaves a half-written file at `path`.
+// Writes `size` bytes to `path` through PATH.tmp, fsync and rename, then
+// fsyncs the directory holding `path`: an interrupted write never leaves a
+// half-written file at `path`, and once this returns ok the new file
+// survives a crash.
 Status writeFileAtomically(const std::string &path, const void *data,
                            size_t size);
+
+// fsyncs a directory, so the entries created, renamed or removed in it
+// survive a crash. File systems that cannot sync directories count as done.
+Status syncDirectory(const std::string &dir);
 
 // Reads a whole file (used by the readers; exposed for tools and tests).
 Status readFileBytes(const std::string &path, std::vector<uint8_t> &out);
