@@ -106,6 +106,17 @@ public:
   uint64_t below(uint64_t n) {
     return uint64_t((static_cast<unsigned __int128>(next()) * n) >> 64);
   }
+  // Exactly uniform in [0, n), n >= 1: Lemire's multiply-shift, redrawing
+  // the 2^64 mod n products whose low half falls below that remainder.
+  uint64_t unbiasedBelow(uint64_t n) {
+    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+    if (uint64_t(m) < n) {
+      uint64_t threshold = (0 - n) % n;
+      while (uint64_t(m) < threshold)
+        m = static_cast<unsigned __int128>(next()) * n;
+    }
+    return uint64_t(m >> 64);
+  }
 
 private:
   uint64_t state_;
@@ -119,7 +130,109 @@ void shapeLike(const InputSpec &spec, HostTensor &t) {
   t.bytes.resize(size_t(rt::numElements(spec.shape)) * rt::sizeOf(spec.dtype));
 }
 
+int64_t elementsPerSample(const InputSpec &spec) {
+  int64_t n = 1;
+  for (size_t i = 1; i < spec.shape.size(); ++i)
+    n *= spec.shape[i];
+  return n;
+}
+
+// File sources walk all inputs through the same samples, so they share
+// one batch size.
+Status commonBatchSize(const std::vector<InputSpec> &specs) {
+  for (const InputSpec &s : specs)
+    if (s.shape[0] != specs[0].shape[0])
+      return Status::error(
+          "input " + quoted(s.name) + " has batch size " +
+          std::to_string(s.shape[0]) + " but input " + quoted(specs[0].name) +
+          " has " + std::to_string(specs[0].shape[0]) +
+          "; inputs read from files share one batch size (their first "
+          "dimension)");
+  return Status::ok();
+}
+
+std::string describeInputs(const std::vector<InputSpec> &specs) {
+  std::string s;
+  for (const InputSpec &spec : specs)
+    s += (s.empty() ? "" : ", ") + quoted(spec.name) + " (" +
+         std::string(rt::name(spec.dtype)) + " " + rt::str(spec.shape) + ")";
+  return s.empty() ? "none" : s;
+}
+
+// Finds which input takes Fashion-MNIST's images and which its labels.
+Status matchFashionMnist(const std::vector<InputSpec> &specs, int &image,
+                         int &label) {
+  std::vector<int> images, labels;
+  std::string problem;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const InputSpec &s = specs[i];
+    int64_t n = elementsPerSample(s);
+    if (rt::isFloat(s.dtype) && n == kFashionMnistPixels)
+      images.push_back(int(i));
+    else if (rt::isInt(s.dtype) && n == 1)
+      labels.push_back(int(i));
+    else if (problem.empty())
+      problem = "input " + quoted(s.name) +
+                " takes neither the images nor the labels";
+  }
+  auto both = [&](const std::vector<int> &v) {
+    return "inputs " + quoted(specs[v[0]].name) + " and " +
+           quoted(specs[v[1]].name);
+  };
+  if (problem.empty() && images.size() != 1)
+    problem = images.empty() ? "no input takes the images"
+                             : both(images) + " could both take the images";
+  if (problem.empty() && labels.size() != 1)
+    problem = labels.empty() ? "no input takes the labels"
+                             : both(labels) + " could both take the labels";
+  if (!problem.empty())
+    return Status::error(
+        problem +
+        "; Fashion-MNIST (--data fashion-mnist) feeds exactly one float input "
+        "of 784 elements per sample (the 28x28 images: [B, 784], "
+        "[B, 1, 28, 28], ...) and one i32 or i64 input of one element per "
+        "sample (the labels), and the model's inputs are " +
+        describeInputs(specs));
+  image = images[0];
+  label = labels[0];
+  const InputSpec &l = specs[label];
+  if (l.classes > 0 && l.classes < kFashionMnistClasses)
+    return Status::error("input " + quoted(l.name) + " has " +
+                         std::to_string(l.classes) +
+                         " classes but Fashion-MNIST has " +
+                         std::to_string(kFashionMnistClasses));
+  return Status::ok();
+}
+
+// The 256 values a byte code stands for, in `dtype`.
+Status makeLut(DType dtype, bool normalisedPixel, std::vector<uint8_t> &lut) {
+  HostTensor t =
+      rt::makeHostTensor(normalisedPixel ? DType::F64 : DType::I64, {256});
+  for (int v = 0; v < 256; ++v) {
+    if (normalisedPixel) {
+      double x = (v / 255.0 - kFashionMnistMean) / kFashionMnistStd;
+      std::memcpy(t.bytes.data() + v * sizeof(double), &x, sizeof(double));
+    } else {
+      int64_t x = v;
+      std::memcpy(t.bytes.data() + v * sizeof(int64_t), &x, sizeof(int64_t));
+    }
+  }
+  AMPC_RETURN_IF_ERROR(rt::convertTo(t, dtype));
+  lut = std::move(t.bytes);
+  return Status::ok();
+}
+
 } // namespace
+
+std::vector<int64_t> epochOrder(uint64_t seed, int64_t epoch, int64_t samples) {
+  std::vector<int64_t> order(size_t(std::max<int64_t>(samples, 0)));
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = int64_t(i);
+  SplitMix64 rng(mix64(mix64(seed) ^ uint64_t(epoch)));
+  for (size_t i = order.size(); i-- > 1;)
+    std::swap(order[i], order[rng.unbiasedBelow(uint64_t(i) + 1)]);
+  return order;
+}
 
 std::string npyFileNameFor(const std::string &inputName) {
   std::string s = inputName;
@@ -138,6 +251,7 @@ Status BatchSource::openDirectory(const std::string &dir,
                                   std::vector<InputSpec> specs,
                                   std::unique_ptr<BatchSource> &out) {
   AMPC_RETURN_IF_ERROR(checkSpecs(specs));
+  AMPC_RETURN_IF_ERROR(commonBatchSize(specs));
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     return Status::error("data directory " + dir +
@@ -145,6 +259,7 @@ Status BatchSource::openDirectory(const std::string &dir,
                          "not a directory");
   std::unique_ptr<BatchSource> src(new BatchSource());
   src->fromFiles_ = true;
+  src->batchSize_ = specs[0].shape[0];
   std::string firstFile;
   std::set<std::string> files;
   for (const InputSpec &spec : specs) {
@@ -174,7 +289,7 @@ Status BatchSource::openDirectory(const std::string &dir,
     if (t.shape[0] < 1)
       return Status::error(what + ": holds no samples (shape " +
                            rt::str(t.shape) + ")");
-    if (src->data_.empty()) {
+    if (src->columns_.empty()) {
       src->samples_ = t.shape[0];
       firstFile = path;
     } else if (t.shape[0] != src->samples_) {
@@ -188,12 +303,56 @@ Status BatchSource::openDirectory(const std::string &dir,
                            " data but the input is " +
                            std::string(rt::name(spec.dtype)) +
                            "; accepted: " + acceptedFor(spec.dtype));
-    t.name = spec.name;
     AMPC_RETURN_IF_ERROR(rt::convertTo(t, spec.dtype).withContext(path));
-    src->data_.push_back(std::move(t));
+    Column column;
+    column.sampleBytes = t.bytes.size() / size_t(src->samples_);
+    column.bytes = std::move(t.bytes);
+    src->columns_.push_back(std::move(column));
   }
   src->specs_ = std::move(specs);
+  AMPC_RETURN_IF_ERROR(src->checkSampleCount("data directory " + dir));
   out = std::move(src);
+  return Status::ok();
+}
+
+Status BatchSource::openFashionMnist(const std::string &dir, Split split,
+                                     std::vector<InputSpec> specs,
+                                     std::unique_ptr<BatchSource> &out) {
+  AMPC_RETURN_IF_ERROR(checkSpecs(specs));
+  int image = -1, label = -1;
+  AMPC_RETURN_IF_ERROR(matchFashionMnist(specs, image, label));
+  AMPC_RETURN_IF_ERROR(commonBatchSize(specs));
+  FashionMnist data;
+  AMPC_RETURN_IF_ERROR(readFashionMnist(dir, split, data));
+
+  std::unique_ptr<BatchSource> src(new BatchSource());
+  src->fromFiles_ = true;
+  src->batchSize_ = specs[0].shape[0];
+  src->samples_ = data.samples;
+  src->columns_.resize(2);
+  Column &pixels = src->columns_[image];
+  pixels.sampleBytes = size_t(kFashionMnistPixels);
+  pixels.bytes = std::move(data.images);
+  AMPC_RETURN_IF_ERROR(makeLut(specs[image].dtype, true, pixels.lut));
+  Column &labels = src->columns_[label];
+  labels.sampleBytes = 1;
+  labels.bytes = std::move(data.labels);
+  AMPC_RETURN_IF_ERROR(makeLut(specs[label].dtype, false, labels.lut));
+  if (specs[label].classes == 0)
+    specs[label].classes = kFashionMnistClasses;
+  src->specs_ = std::move(specs);
+  AMPC_RETURN_IF_ERROR(src->checkSampleCount(
+      "Fashion-MNIST's " + std::string(splitName(split)) + " split in " + dir));
+  out = std::move(src);
+  return Status::ok();
+}
+
+Status BatchSource::checkSampleCount(const std::string &source) const {
+  if (samples_ < batchSize_)
+    return Status::error(source + " holds " + std::to_string(samples_) +
+                         " samples, fewer than one batch of " +
+                         std::to_string(batchSize_) + " (the batch size of " +
+                         describeInputs(specs_) + ")");
   return Status::ok();
 }
 
@@ -207,39 +366,95 @@ Status BatchSource::synthetic(uint64_t seed, std::vector<InputSpec> specs,
   return Status::ok();
 }
 
+void BatchSource::shuffleEachEpoch(uint64_t seed) {
+  shuffle_ = true;
+  shuffleSeed_ = seed;
+  orderEpoch_ = -1;
+}
+
+int64_t BatchSource::stepsPerEpoch() const {
+  return fromFiles_ ? samples_ / batchSize_ : 0;
+}
+
+int64_t BatchSource::evalBatches() const {
+  return fromFiles_ ? (samples_ + batchSize_ - 1) / batchSize_ : 0;
+}
+
+int BatchSource::labelInput() const {
+  int found = -1;
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    if (specs_[i].classes <= 0)
+      continue;
+    if (found >= 0)
+      return -1;
+    found = int(i);
+  }
+  return found;
+}
+
 Status BatchSource::batch(int64_t step, std::vector<HostTensor> &out) {
   if (step < 0)
     return Status::error("batch: step " + std::to_string(step) +
                          " is negative");
   out.resize(specs_.size());
-  for (size_t i = 0; i < specs_.size(); ++i) {
-    shapeLike(specs_[i], out[i]);
-    if (fromFiles_)
-      fillFromFile(step, i, out[i]);
-    else
+  if (!fromFiles_) {
+    for (size_t i = 0; i < specs_.size(); ++i) {
+      shapeLike(specs_[i], out[i]);
       fillSynthetic(step, i, out[i]);
+    }
+    return Status::ok();
   }
+  int64_t perEpoch = stepsPerEpoch();
+  int64_t epoch = step / perEpoch;
+  int64_t first = (step % perEpoch) * batchSize_;
+  if (shuffle_ && orderEpoch_ != epoch) {
+    order_ = epochOrder(shuffleSeed_, epoch, samples_);
+    orderEpoch_ = epoch;
+  }
+  rows_.resize(size_t(batchSize_));
+  for (int64_t k = 0; k < batchSize_; ++k)
+    rows_[k] = shuffle_ ? order_[first + k] : first + k;
+  fillRows(out);
   return Status::ok();
 }
 
-void BatchSource::fillFromFile(int64_t step, size_t input,
-                               HostTensor &t) const {
-  const HostTensor &all = data_[input];
-  int64_t batchSize = specs_[input].shape[0];
-  size_t sampleBytes = all.bytes.size() / size_t(samples_);
-  // (step * B) mod S without overflow for any step.
-  int64_t sample = int64_t((static_cast<unsigned __int128>(step) *
-                            static_cast<unsigned __int128>(batchSize)) %
-                           static_cast<unsigned __int128>(samples_));
-  uint8_t *dst = t.bytes.data();
-  for (int64_t left = batchSize; left > 0;) {
-    int64_t run = std::min(left, samples_ - sample);
-    if (sampleBytes)
-      std::memcpy(dst, all.bytes.data() + size_t(sample) * sampleBytes,
-                  size_t(run) * sampleBytes);
-    dst += size_t(run) * sampleBytes;
-    left -= run;
-    sample = 0;
+Status BatchSource::evalBatch(int64_t i, std::vector<HostTensor> &out,
+                              int64_t &valid) {
+  if (!fromFiles_)
+    return Status::error("evalBatch: synthetic data has no evaluation "
+                         "batches");
+  if (i < 0 || i >= evalBatches())
+    return Status::error("evalBatch: batch " + std::to_string(i) +
+                         " is outside [0, " + std::to_string(evalBatches()) +
+                         ")");
+  int64_t first = i * batchSize_;
+  valid = std::min(batchSize_, samples_ - first);
+  rows_.resize(size_t(batchSize_));
+  for (int64_t k = 0; k < batchSize_; ++k)
+    rows_[k] = k < valid ? first + k : 0;
+  out.resize(specs_.size());
+  fillRows(out);
+  return Status::ok();
+}
+
+void BatchSource::fillRows(std::vector<HostTensor> &out) const {
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    shapeLike(specs_[i], out[i]);
+    const Column &c = columns_[i];
+    uint8_t *dst = out[i].bytes.data();
+    size_t elementBytes = rt::sizeOf(specs_[i].dtype);
+    for (int64_t sample : rows_) {
+      const uint8_t *src = c.bytes.data() + size_t(sample) * c.sampleBytes;
+      if (c.lut.empty()) {
+        if (c.sampleBytes)
+          std::memcpy(dst, src, c.sampleBytes);
+        dst += c.sampleBytes;
+        continue;
+      }
+      for (size_t e = 0; e < c.sampleBytes; ++e, dst += elementBytes)
+        std::memcpy(dst, c.lut.data() + size_t(src[e]) * elementBytes,
+                    elementBytes);
+    }
   }
 }
 

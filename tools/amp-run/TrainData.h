@@ -1,18 +1,20 @@
 //===- TrainData.h - the batches a training run feeds its inputs ----------===//
 //
 // `amp-run --mode train` (and amp-exec) feed one batch per step to the
-// train_step's data inputs, either from .npy files or drawn from a seed.
-// This library links the runtime only (no MLIR), so both tools share it.
+// train_step's data inputs, from .npy files, from Fashion-MNIST, or drawn
+// from a seed; file sources also give evaluation batches. This library links
+// the runtime only (no MLIR), so both tools share it.
 //
-// Both sources are deterministic: the batch of step s depends only on the
-// files (or the seed) and s, so a run resumed from a checkpoint at step s sees
-// the same data as an uninterrupted one.
+// Every source is deterministic: the batch of step s depends only on the
+// data (or the seed), the shuffle seed and s, so a run resumed from a
+// checkpoint at step s sees the same data as an uninterrupted one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_TOOLS_AMPRUN_TRAINDATA_H
 #define AMPC_TOOLS_AMPRUN_TRAINDATA_H
 
 #include "runtime/io/TensorFile.h"
+#include "tools/amp-run/FashionMnist.h"
 
 #include <cstdint>
 #include <memory>
@@ -37,47 +39,119 @@ struct InputSpec {
 // uses for the .npy files it writes), plus ".npy".
 std::string npyFileNameFor(const std::string &inputName);
 
+// The order in which epoch `epoch` of a shuffled source visits `samples`
+// samples: a permutation of [0, samples) that depends on (seed, epoch) only.
+// Fisher-Yates (for i = S-1 down to 1, swap order[i] with order[j], j
+// uniform in [0, i]) over a splitmix64 stream whose state starts at
+// mix(mix(seed) ^ epoch), mix(z) being splitmix64's output for state
+// z + 0x9E3779B97F4A7C15; j is drawn by Lemire's multiply-shift with
+// rejection, so it is unbiased and the same on every platform.
+std::vector<int64_t> epochOrder(uint64_t seed, int64_t epoch, int64_t samples);
+
 class BatchSource {
 public:
   // DIR holds one npyFileNameFor(name) per input, samples on axis 0: a file
-  // of shape [S, shape[1:]...] with S >= 1, the same S in every file. The
-  // file's dtype must be the input's, except that f32/f64 files convert to a
-  // float input's type (rounding once) and i32/i64 files to an integer
-  // input's type (an i64 value that does not fit i32 is an error). Files
-  // for no input are ignored. The files are read and converted once here.
+  // of shape [S, shape[1:]...], the same S in every file. The file's dtype
+  // must be the input's, except that f32/f64 files convert to a float
+  // input's type (rounding once) and i32/i64 files to an integer input's
+  // type (an i64 value that does not fit i32 is an error). Files for no
+  // input are ignored. The files are read and converted once here. Every
+  // input has the same batch size B (shape[0]), and S >= B.
   static rt::Status openDirectory(const std::string &dir,
                                   std::vector<InputSpec> specs,
                                   std::unique_ptr<BatchSource> &out);
+
+  // One split of Fashion-MNIST, read from DIR (normally kFashionMnistDir) by
+  // readFashionMnist. The model must have exactly two inputs of one batch
+  // size B <= S: a float input of 784 elements per sample ([B, 784],
+  // [B, 1, 28, 28], [B, 28, 28], ...), which gets the images row-major,
+  // normalised as (pixel / 255 - kFashionMnistMean) / kFashionMnistStd and
+  // rounded once to its dtype; and an i32 or i64 input of one element per
+  // sample, which gets the labels. A label input's `classes` must be 0 or at
+  // least 10; 0 becomes 10 in specs(). Both splits are normalised with the
+  // train split's mean and standard deviation (see FashionMnist.h).
+  static rt::Status openFashionMnist(const std::string &dir, Split split,
+                                     std::vector<InputSpec> specs,
+                                     std::unique_ptr<BatchSource> &out);
 
   // Batches drawn from `seed`: floats ~ N(0, 1), labels uniform in
   // [0, classes), other integers (and i1) 0. Step s is a function of the
   // seed and s only. The uniform bits come from splitmix64, so they are the
   // same on every platform; the normals go through Box-Muller (log, sqrt,
   // cos, sin), so they agree across C libraries to within their rounding.
+  // Inputs may have different batch sizes.
   static rt::Status synthetic(uint64_t seed, std::vector<InputSpec> specs,
                               std::unique_ptr<BatchSource> &out);
 
+  // From now on, each epoch of a file source visits the samples in
+  // epochOrder(seed, epoch, S) instead of file order. No effect on a
+  // synthetic source.
+  void shuffleEachEpoch(uint64_t seed);
+
   // Fills `out` with one tensor per spec, in spec order, with the spec's
   // name, dtype and shape, holding the batch of `step` (>= 0). From files,
-  // step s takes samples (s*B + k) mod S for k in [0, B): batches run through
-  // the files in order and wrap around, so S need not be a multiple of B.
+  // an epoch is stepsPerEpoch() = floor(S / B) steps and the last S mod B
+  // samples of its order are left out (PyTorch's DataLoader with
+  // drop_last=True): step s is batch i = s mod stepsPerEpoch() of epoch
+  // e = s / stepsPerEpoch() and holds samples order_e[i*B + k], k in [0, B),
+  // where order_e is the identity (file order) or, after shuffleEachEpoch,
+  // epochOrder(seed, e, S), computed once per epoch.
   rt::Status batch(int64_t step, std::vector<rt::HostTensor> &out);
 
-  // S for a directory source; 0 for a synthetic one.
+  // floor(S / B) for a file source; 0 for a synthetic one, which has no
+  // epochs.
+  int64_t stepsPerEpoch() const;
+
+  // Evaluation batches of a file source: every sample once, in file order,
+  // never shuffled. There are evalBatches() = ceil(S / B) of them; batch i
+  // (in [0, evalBatches())) holds samples [i*B, min((i+1)*B, S)) in its first
+  // `valid` rows, and the rows after them (in the last batch only) repeat
+  // sample 0, so they must not be counted. A synthetic source has none.
+  int64_t evalBatches() const;
+  rt::Status evalBatch(int64_t i, std::vector<rt::HostTensor> &out,
+                       int64_t &valid);
+
+  // The index in specs() of the input holding class labels: Fashion-MNIST's
+  // label input, or else the integer input with `classes` > 0; -1 when no
+  // input, or more than one, has classes.
+  int labelInput() const;
+
+  // S for a file source; 0 for a synthetic one.
   int64_t samples() const { return samples_; }
   const std::vector<InputSpec> &specs() const { return specs_; }
 
 private:
+  // The S samples of one input, converted once. A sample is either
+  // `sampleBytes` bytes in the input's dtype, or (when `lut` is set) one byte
+  // per element indexing `lut`, 256 values in the input's dtype: how
+  // Fashion-MNIST's pixels and labels are kept without widening 60000 images
+  // to f32.
+  struct Column {
+    std::vector<uint8_t> bytes;
+    size_t sampleBytes = 0;
+    std::vector<uint8_t> lut;
+  };
+
   BatchSource() = default;
+  // Checks S >= B once the samples are read; `source` names the data.
+  rt::Status checkSampleCount(const std::string &source) const;
   void fillSynthetic(int64_t step, size_t input, rt::HostTensor &t) const;
-  void fillFromFile(int64_t step, size_t input, rt::HostTensor &t) const;
+  // Fills every input with the samples `rows_` lists.
+  void fillRows(std::vector<rt::HostTensor> &out) const;
 
   std::vector<InputSpec> specs_;
-  // Per input, all S samples converted to the input's dtype (file sources).
-  std::vector<rt::HostTensor> data_;
+  std::vector<Column> columns_; // file sources only
   int64_t samples_ = 0;
+  int64_t batchSize_ = 0; // file sources only
   uint64_t seed_ = 0;
   bool fromFiles_ = false;
+  bool shuffle_ = false;
+  uint64_t shuffleSeed_ = 0;
+  // The epoch whose order_ is cached (-1: none), and the sample of each row
+  // of the batch being filled.
+  int64_t orderEpoch_ = -1;
+  std::vector<int64_t> order_;
+  std::vector<int64_t> rows_;
 };
 
 } // namespace ampc::tools

@@ -1,9 +1,11 @@
 //===- TrainDataTest.cpp - batches from .npy directories and from a seed --===//
 //
-// Directory sources: batch order, wrap-around (also within one batch and at
-// huge step numbers), dtype conversions, and every error naming the file and
-// the input. Synthetic sources: determinism, labels pinned against an
-// independent splitmix64 (Python, below), and the moments of the normals.
+// Directory sources: epochs that drop the remainder (also at huge step
+// numbers), shuffling pinned against an independent Python transcription,
+// evaluation batches with a padded last one, dtype conversions, and every
+// error naming the file and the input. Synthetic sources: determinism, labels
+// pinned against an independent splitmix64 (Python, below), and the moments
+// of the normals.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/amp-run/TrainData.h"
@@ -13,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -67,8 +70,19 @@ bool contains(const rt::Status &s, const std::string &text) {
   return !s.isOk() && s.message().find(text) != std::string::npos;
 }
 
-TEST_F(TrainData, BatchesRunInOrderAndWrapAround) {
-  // 5 samples of 3 features: sample k holds 10k, 10k+1, 10k+2.
+// Sample k of the files below holds 10k, 10k+1, 10k+2 in x and k in y.
+void expectSamples(const std::vector<HostTensor> &batch,
+                   const std::vector<int64_t> &samples, const char *what) {
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(valuesOf<int64_t>(batch[1]), samples) << what;
+  std::vector<float> xs = valuesOf<float>(batch[0]);
+  ASSERT_EQ(xs.size(), samples.size() * 3);
+  for (size_t r = 0; r < samples.size(); ++r)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_EQ(xs[r * 3 + j], 10.0f * samples[r] + j) << what;
+}
+
+TEST_F(TrainData, EpochsRunInFileOrderAndDropTheRemainder) {
   std::vector<float> x;
   for (int k = 0; k < 5; ++k)
     for (int j = 0; j < 3; ++j)
@@ -81,10 +95,13 @@ TEST_F(TrainData, BatchesRunInOrderAndWrapAround) {
       dir, {{"x", DType::F32, {2, 3}}, {"y", DType::I64, {2}, 10}}, src);
   ASSERT_TRUE(s.isOk()) << s.message();
   EXPECT_EQ(src->samples(), 5);
+  EXPECT_EQ(src->stepsPerEpoch(), 2);
+  EXPECT_EQ(src->labelInput(), 1);
 
-  // Step s starts at sample (2s) mod 5.
-  std::vector<std::vector<int64_t>> expect = {{0, 1}, {2, 3}, {4, 0},
-                                              {1, 2}, {3, 4}, {0, 1}};
+  // 5 samples in batches of 2: each epoch is {0, 1}, {2, 3}; sample 4 is
+  // dropped.
+  std::vector<std::vector<int64_t>> expect = {{0, 1}, {2, 3}, {0, 1},
+                                              {2, 3}, {0, 1}, {2, 3}};
   std::vector<HostTensor> batch;
   for (int64_t step = 0; step < 6; ++step) {
     ASSERT_TRUE(src->batch(step, batch).isOk());
@@ -94,30 +111,189 @@ TEST_F(TrainData, BatchesRunInOrderAndWrapAround) {
     EXPECT_EQ(batch[0].shape, (rt::Shape{2, 3}));
     EXPECT_EQ(batch[1].name, "y");
     EXPECT_EQ(batch[1].shape, (rt::Shape{2}));
-    EXPECT_EQ(valuesOf<int64_t>(batch[1]), expect[step]) << "step " << step;
-    std::vector<float> xs = valuesOf<float>(batch[0]);
-    for (int r = 0; r < 2; ++r)
-      for (int j = 0; j < 3; ++j)
-        EXPECT_EQ(xs[r * 3 + j], 10.0f * expect[step][r] + j);
+    expectSamples(batch, expect[step], "train step");
   }
-  // (step * B) mod S without overflow: 2 * 10^18 mod 5 = 0, and
-  // (2^62 + 1) * 2 mod 5 = 0.
+  // Huge steps: 10^18 is batch 0 of its epoch, 2^62 + 1 batch 1.
   ASSERT_TRUE(src->batch(1000000000000000000, batch).isOk());
   EXPECT_EQ(valuesOf<int64_t>(batch[1]), (std::vector<int64_t>{0, 1}));
   ASSERT_TRUE(src->batch((int64_t(1) << 62) + 1, batch).isOk());
-  EXPECT_EQ(valuesOf<int64_t>(batch[1]), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(valuesOf<int64_t>(batch[1]), (std::vector<int64_t>{2, 3}));
   EXPECT_TRUE(contains(src->batch(-1, batch), "negative"));
+
+  // Evaluation sees every sample once; the last batch is padded with
+  // sample 0 and says that one row is real.
+  ASSERT_EQ(src->evalBatches(), 3);
+  int64_t valid = -1;
+  std::vector<std::vector<int64_t>> evalExpect = {{0, 1}, {2, 3}, {4, 0}};
+  for (int64_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(src->evalBatch(i, batch, valid).isOk());
+    EXPECT_EQ(valid, i < 2 ? 2 : 1);
+    EXPECT_EQ(batch[0].shape, (rt::Shape{2, 3}));
+    expectSamples(batch, evalExpect[i], "eval batch");
+  }
+  s = src->evalBatch(3, batch, valid);
+  EXPECT_TRUE(contains(s, "batch 3 is outside [0, 3)")) << s.message();
+  EXPECT_TRUE(contains(src->evalBatch(-1, batch, valid), "outside"));
 }
 
-TEST_F(TrainData, BatchLargerThanTheFileWrapsWithinTheBatch) {
-  writeFile<int32_t>("y.npy", DType::I32, {3}, {7, 8, 9});
+TEST_F(TrainData, EvalBatchesOfAnExactMultipleAreFull) {
+  writeFile<int32_t>("y.npy", DType::I32, {6}, {10, 11, 12, 13, 14, 15});
   std::unique_ptr<BatchSource> src;
   ASSERT_TRUE(
-      BatchSource::openDirectory(dir, {{"y", DType::I32, {7}}}, src).isOk());
+      BatchSource::openDirectory(dir, {{"y", DType::I32, {3}}}, src).isOk());
+  EXPECT_EQ(src->stepsPerEpoch(), 2);
+  EXPECT_EQ(src->labelInput(), -1); // no classes
+  ASSERT_EQ(src->evalBatches(), 2);
   std::vector<HostTensor> batch;
-  ASSERT_TRUE(src->batch(1, batch).isOk()); // starts at 7 mod 3 = 1
-  EXPECT_EQ(valuesOf<int32_t>(batch[0]),
-            (std::vector<int32_t>{8, 9, 7, 8, 9, 7, 8}));
+  int64_t valid = 0;
+  ASSERT_TRUE(src->evalBatch(1, batch, valid).isOk());
+  EXPECT_EQ(valid, 3);
+  EXPECT_EQ(valuesOf<int32_t>(batch[0]), (std::vector<int32_t>{13, 14, 15}));
+  // With B dividing S, step s takes samples (s*B + k) mod S, as before
+  // epochs existed.
+  for (int64_t step = 0; step < 5; ++step) {
+    ASSERT_TRUE(src->batch(step, batch).isOk());
+    std::vector<int32_t> want;
+    for (int64_t k = 0; k < 3; ++k)
+      want.push_back(int32_t(10 + (step * 3 + k) % 6));
+    EXPECT_EQ(valuesOf<int32_t>(batch[0]), want) << "step " << step;
+  }
+}
+
+TEST_F(TrainData, BatchLargerThanTheFileIsAnError) {
+  writeFile<int32_t>("y.npy", DType::I32, {3}, {7, 8, 9});
+  std::unique_ptr<BatchSource> src;
+  rt::Status s = BatchSource::openDirectory(dir, {{"y", DType::I32, {7}}}, src);
+  EXPECT_TRUE(contains(s, "data directory " + dir +
+                              " holds 3 samples, fewer than one batch of 7 "
+                              "(the batch size of 'y' (i32 [7]))"))
+      << s.message();
+  EXPECT_FALSE(src);
+  // Exactly one batch is fine: every step is that batch.
+  ASSERT_TRUE(
+      BatchSource::openDirectory(dir, {{"y", DType::I32, {3}}}, src).isOk());
+  EXPECT_EQ(src->stepsPerEpoch(), 1);
+}
+
+TEST_F(TrainData, InputsFromFilesShareOneBatchSize) {
+  writeFile("x.npy", DType::F32, {4, 3}, iota(12));
+  writeFile<int64_t>("y.npy", DType::I64, {4}, {0, 1, 2, 3});
+  std::unique_ptr<BatchSource> src;
+  rt::Status s = BatchSource::openDirectory(
+      dir, {{"x", DType::F32, {2, 3}}, {"y", DType::I64, {4}}}, src);
+  EXPECT_TRUE(contains(s, "input 'y' has batch size 4 but input 'x' has 2; "
+                          "inputs read from files share one batch size"))
+      << s.message();
+}
+
+// The orders below were computed by this transcription of epochOrder:
+//   M, G = 2**64 - 1, 0x9E3779B97F4A7C15
+//   def out(z):
+//     z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9 & M
+//     z = (z ^ z >> 27) * 0x94D049BB133111EB & M
+//     return z ^ z >> 31
+//   def order(seed, epoch, n):
+//     state = out((out(seed + G & M) ^ epoch) + G & M)  # mix(mix(seed) ^ e)
+//     def below(b):  # Lemire with rejection
+//       nonlocal state
+//       state = state + G & M; m = out(state) * b
+//       if m & M < b:
+//         while m & M < (-b) % b:
+//           state = state + G & M; m = out(state) * b
+//       return m >> 64
+//     p = list(range(n))
+//     for i in range(n - 1, 0, -1):
+//       j = below(i + 1); p[i], p[j] = p[j], p[i]
+//     return p
+//   print(order(0, 0, 10), order(0, 1, 10), order(0, 0, 60000)[:8])
+TEST(TrainDataShuffle, EpochOrderMatchesPython) {
+  EXPECT_EQ(tools::epochOrder(0, 0, 10),
+            (std::vector<int64_t>{4, 7, 0, 5, 9, 3, 6, 2, 8, 1}));
+  EXPECT_EQ(tools::epochOrder(0, 1, 10),
+            (std::vector<int64_t>{0, 8, 6, 1, 7, 9, 3, 4, 5, 2}));
+  std::vector<int64_t> big = tools::epochOrder(0, 0, 60000);
+  EXPECT_EQ(std::vector<int64_t>(big.begin(), big.begin() + 8),
+            (std::vector<int64_t>{39381, 51357, 32171, 19385, 13790, 31104,
+                                  29272, 15377}));
+  EXPECT_EQ(tools::epochOrder(5, 3, 1), (std::vector<int64_t>{0}));
+  EXPECT_TRUE(tools::epochOrder(5, 3, 0).empty());
+}
+
+TEST(TrainDataShuffle, EachEpochIsAPermutationOfItsOwn) {
+  const int64_t n = 1000;
+  std::set<std::vector<int64_t>> seen;
+  for (uint64_t seed : {0ull, 1ull, 0xFFFFFFFFFFFFFFFFull})
+    for (int64_t epoch : {0, 1, 2, 1000000}) {
+      std::vector<int64_t> order = tools::epochOrder(seed, epoch, n);
+      std::vector<int64_t> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(sorted[i], i) << "seed " << seed << " epoch " << epoch;
+      EXPECT_EQ(order, tools::epochOrder(seed, epoch, n));
+      EXPECT_TRUE(seen.insert(order).second)
+          << "seed " << seed << " epoch " << epoch << " repeats an order";
+    }
+  // Every position is reached: over 200 epochs, sample 0 lands in each
+  // tenth of the order (an unshuffled or stuck order would not).
+  std::vector<int> where(10);
+  for (int64_t epoch = 0; epoch < 200; ++epoch) {
+    std::vector<int64_t> order = tools::epochOrder(9, epoch, n);
+    ++where[(std::find(order.begin(), order.end(), 0) - order.begin()) / 100];
+  }
+  for (int count : where)
+    EXPECT_GT(count, 5);
+}
+
+TEST_F(TrainData, ShuffledBatchesFollowTheEpochOrder) {
+  std::vector<float> x;
+  for (int k = 0; k < 10; ++k)
+    for (int j = 0; j < 3; ++j)
+      x.push_back(10.0f * k + j);
+  writeFile("x.npy", DType::F32, {10, 3}, x);
+  std::vector<int64_t> y(10);
+  for (int k = 0; k < 10; ++k)
+    y[k] = k;
+  writeFile("y.npy", DType::I64, {10}, y);
+  std::vector<InputSpec> specs = {{"x", DType::F32, {3, 3}},
+                                  {"y", DType::I64, {3}}};
+  std::unique_ptr<BatchSource> src, resumed, other;
+  ASSERT_TRUE(BatchSource::openDirectory(dir, specs, src).isOk());
+  ASSERT_TRUE(BatchSource::openDirectory(dir, specs, resumed).isOk());
+  ASSERT_TRUE(BatchSource::openDirectory(dir, specs, other).isOk());
+  src->shuffleEachEpoch(0);
+  resumed->shuffleEachEpoch(0);
+  other->shuffleEachEpoch(1);
+  ASSERT_EQ(src->stepsPerEpoch(), 3); // 10 samples, batches of 3
+
+  // epochOrder(0, 0, 10) = 4 7 0 5 9 3 6 2 8 | 1 (dropped);
+  // epochOrder(0, 1, 10) = 0 8 6 1 7 9 3 4 5 | 2.
+  std::vector<std::vector<int64_t>> expect = {{4, 7, 0}, {5, 9, 3}, {6, 2, 8},
+                                              {0, 8, 6}, {1, 7, 9}, {3, 4, 5}};
+  std::vector<HostTensor> batch, again;
+  for (int64_t step = 0; step < 6; ++step) {
+    ASSERT_TRUE(src->batch(step, batch).isOk());
+    expectSamples(batch, expect[step], "shuffled step");
+  }
+  // A run resumed at step 4 sees what the uninterrupted one saw, and going
+  // back an epoch recomputes that epoch's order.
+  ASSERT_TRUE(resumed->batch(4, again).isOk());
+  ASSERT_TRUE(src->batch(4, batch).isOk());
+  EXPECT_EQ(again[0].bytes, batch[0].bytes);
+  EXPECT_EQ(again[1].bytes, batch[1].bytes);
+  ASSERT_TRUE(resumed->batch(1, again).isOk());
+  expectSamples(again, expect[1], "back to epoch 0");
+  // Another seed, another order.
+  ASSERT_TRUE(other->batch(0, batch).isOk());
+  EXPECT_NE(valuesOf<int64_t>(batch[1]), expect[0]);
+
+  // Evaluation is never shuffled.
+  int64_t valid = 0;
+  ASSERT_EQ(src->evalBatches(), 4);
+  ASSERT_TRUE(src->evalBatch(0, batch, valid).isOk());
+  expectSamples(batch, {0, 1, 2}, "eval batch 0");
+  ASSERT_TRUE(src->evalBatch(3, batch, valid).isOk());
+  EXPECT_EQ(valid, 1);
+  expectSamples(batch, {9, 0, 0}, "eval batch 3");
 }
 
 TEST_F(TrainData, FileNamesKeepSafeCharacters) {
@@ -142,7 +318,7 @@ TEST_F(TrainData, FloatAndIntegerFilesConvert) {
   std::unique_ptr<BatchSource> src;
   rt::Status s = BatchSource::openDirectory(dir,
                                             {{"a", DType::F16, {2, 2}},
-                                             {"b", DType::F64, {1, 2}},
+                                             {"b", DType::F64, {2, 2}},
                                              {"l", DType::I64, {2}},
                                              {"m", DType::I32, {2}}},
                                             src);
@@ -153,11 +329,9 @@ TEST_F(TrainData, FloatAndIntegerFilesConvert) {
   EXPECT_EQ(a[0], rt::floatToHalfBits(0.5f));
   EXPECT_EQ(a[1], rt::floatToHalfBits(-1.0f));
   EXPECT_EQ(a[3], rt::doubleToHalfBits(1.0 / 3)); // rounded once
-  EXPECT_EQ(valuesOf<double>(batch[1]), (std::vector<double>{1.5, 2}));
+  EXPECT_EQ(valuesOf<double>(batch[1]), (std::vector<double>{1.5, 2, 3, 4}));
   EXPECT_EQ(valuesOf<int64_t>(batch[2]), (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(valuesOf<int32_t>(batch[3]), (std::vector<int32_t>{-5, 6}));
-  ASSERT_TRUE(src->batch(1, batch).isOk());
-  EXPECT_EQ(valuesOf<double>(batch[1]), (std::vector<double>{3, 4}));
 }
 
 TEST_F(TrainData, I64ThatDoesNotFitI32IsAnError) {
@@ -250,6 +424,14 @@ TEST_F(TrainData, SyntheticIsAFunctionOfSeedAndStep) {
   ASSERT_TRUE(BatchSource::synthetic(42, specs, b).isOk());
   ASSERT_TRUE(BatchSource::synthetic(43, specs, c).isOk());
   EXPECT_EQ(a->samples(), 0);
+  EXPECT_EQ(a->stepsPerEpoch(), 0);
+  EXPECT_EQ(a->evalBatches(), 0);
+  EXPECT_EQ(a->labelInput(), 1);
+  std::vector<HostTensor> none;
+  int64_t valid = 0;
+  rt::Status noEval = a->evalBatch(0, none, valid);
+  EXPECT_TRUE(contains(noEval, "synthetic data has no evaluation batches"))
+      << noEval.message();
   std::vector<HostTensor> a3, b3, a0, c3, again;
   ASSERT_TRUE(a->batch(3, a3).isOk());
   ASSERT_TRUE(a->batch(0, a0).isOk());
