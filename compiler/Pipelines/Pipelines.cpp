@@ -10,8 +10,10 @@ using namespace mlir;
 
 namespace ampc {
 
-void buildGraphPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertOnnxToGraphPass());
+void buildGraphPipeline(OpPassManager &pm, bool trainingMode) {
+  ConvertOnnxToGraphPassOptions convert;
+  convert.trainingMode = trainingMode;
+  pm.addPass(createConvertOnnxToGraphPass(convert));
   // Folds what the converter left (shape arithmetic) and drops dead ops,
   // so no kernel computes a value nobody reads.
   pm.addPass(createCanonicalizerPass());
@@ -38,18 +40,9 @@ void buildInferencePipeline(OpPassManager &pm,
   buildLoweringPipeline(pm, options);
 }
 
-void buildTrainingGraphPipeline(
-    OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
-    const std::optional<AmpAutoCastPassOptions> &amp,
+void buildTrainingStepPipeline(
+    OpPassManager &pm, const GraphBuildTrainingPassOptions &options, bool amp,
     const std::optional<AmpLossScalePassOptions> &lossScale) {
-  ConvertOnnxToGraphPassOptions convert;
-  convert.trainingMode = true;
-  pm.addPass(createConvertOnnxToGraphPass(convert));
-  pm.addPass(createCanonicalizerPass());
-  // Before differentiation, so the backward graph inherits the forward
-  // precision through the gradients of the casts.
-  if (amp)
-    buildAutoCastPipeline(pm, *amp);
   pm.addPass(createGraphBuildTrainingPass(options));
   // Before canonicalization folds the seed of the backward pass.
   if (amp || lossScale)
@@ -62,6 +55,18 @@ void buildTrainingGraphPipeline(
   pm.addPass(createCSEPass());
   if (amp)
     pm.addPass(createAmpFoldCastsPass());
+}
+
+void buildTrainingGraphPipeline(
+    OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
+    const std::optional<AmpAutoCastPassOptions> &amp,
+    const std::optional<AmpLossScalePassOptions> &lossScale) {
+  buildGraphPipeline(pm, /*trainingMode=*/true);
+  // Before differentiation, so the backward graph inherits the forward
+  // precision through the gradients of the casts.
+  if (amp)
+    buildAutoCastPipeline(pm, *amp);
+  buildTrainingStepPipeline(pm, options, amp.has_value(), lossScale);
 }
 
 void registerPipelines() {

@@ -24,11 +24,12 @@ struct InferencePipelineOptions {
   std::optional<AmpAutoCastPassOptions> amp;
 };
 
-/// onnx dialect -> graph ops, folded (what `amp-run --emit=mlir` shows).
-void buildGraphPipeline(mlir::OpPassManager &pm);
+/// onnx dialect -> graph ops, folded (what `amp-run --emit=graph` shows).
+/// `trainingMode` converts ops that behave differently in training (batch
+/// norm, dropout) as the training step runs them.
+void buildGraphPipeline(mlir::OpPassManager &pm, bool trainingMode = false);
 
-/// amp-auto-cast then amp-fold-casts' cleanup: what `--emit=mlir` shows
-/// with AMP on.
+/// amp-auto-cast: what `amp-run --emit=amp` shows.
 void buildAutoCastPipeline(mlir::OpPassManager &pm,
                            const AmpAutoCastPassOptions &options);
 
@@ -38,7 +39,8 @@ void buildInferencePipeline(mlir::OpPassManager &pm,
                             const InferencePipelineOptions &options);
 
 /// onnx dialect -> graph -> @train_step (backward graph and optimizer),
-/// folded and deduplicated: what `amp-run --mode train --emit=mlir` shows.
+/// folded and deduplicated: what `amp-run --mode train --emit=training`
+/// shows.
 /// With AMP on, amp-loss-scale runs with `lossScale` (or its defaults:
 /// dynamic for f16, none for bf16); without AMP only when `lossScale` is
 /// given.
@@ -47,6 +49,11 @@ void buildTrainingGraphPipeline(
     const std::optional<AmpAutoCastPassOptions> &amp = std::nullopt,
     const std::optional<AmpLossScalePassOptions> &lossScale = std::nullopt);
 
+/// The part of buildTrainingGraphPipeline after the graph (and AMP) stages:
+/// graph ops (with casts when `amp`) -> @train_step.
+void buildTrainingStepPipeline(
+    mlir::OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
+    bool amp, const std::optional<AmpLossScalePassOptions> &lossScale);
 /// graph -> rt for every function of the module.
 void buildLoweringPipeline(mlir::OpPassManager &pm,
                            const InferencePipelineOptions &options);
