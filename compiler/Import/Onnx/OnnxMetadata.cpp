@@ -1,0 +1,42 @@
+//===- OnnxMetadata.cpp - a model's metadata_props ------------------------===//
+
+#include "compiler/Import/Onnx/OnnxMetadata.h"
+
+#include "runtime/io/TensorFile.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <climits>
+#include <set>
+
+namespace ampc {
+
+bool readOnnxMetadata(const std::string &modelPath,
+                      std::vector<std::pair<std::string, std::string>> &out,
+                      std::string &error) {
+  std::vector<uint8_t> bytes;
+  if (rt::Status s = rt::readFileBytes(modelPath, bytes); !s) {
+    error = s.message();
+    return false;
+  }
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error = modelPath + ": not a valid ONNX model (protobuf parse failed)";
+    return false;
+  }
+  std::set<std::string> seen;
+  std::vector<std::pair<std::string, std::string>> props;
+  for (const onnx::StringStringEntryProto &p : model.metadata_props()) {
+    if (p.key().empty() || !seen.insert(p.key()).second) {
+      error = modelPath + ": metadata_props key '" + p.key() + "' is " +
+              (p.key().empty() ? "empty" : "given twice");
+      return false;
+    }
+    props.emplace_back(p.key(), p.value());
+  }
+  out = std::move(props);
+  return true;
+}
+
+} // namespace ampc
