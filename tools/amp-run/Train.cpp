@@ -1,9 +1,9 @@
 //===- Train.cpp - amp-run --mode train -----------------------------------===//
 //
-// Builds @train_step, lowers it to a Program, and runs it once per step on
-// the batches of a BatchSource. The loss of a step is read before the next
-// run (it is the loss before that step's update). Trained weights go back
-// into a copy of the ONNX model.
+// Opens the training data, compiles the step (and, for the memory figures
+// and --compare-fp32, the f32 step beside it), runs the loop, and reports:
+// the summary, the plot, the trained weights written back into the ONNX
+// model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,25 +11,25 @@
 
 #include "compiler/Import/Onnx/OnnxWeights.h"
 #include "compiler/Target/ProgramWriter.h"
-#include "dialects/Amp/AmpOps.h"
-#include "dialects/Graph/GraphOps.h"
-#include "runtime/cpu/TypedIO.h"
 #include "tools/amp-run/AmpMemory.h"
-#include "tools/amp-run/Metrics.h"
+#include "tools/amp-run/Checkpoint.h"
+#include "tools/amp-run/FashionMnist.h"
+#include "tools/amp-run/Plot.h"
 #include "tools/amp-run/TrainData.h"
+#include "tools/amp-run/TrainLoop.h"
+#include "tools/amp-run/TrainStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <map>
-#include <set>
 
 using namespace llvm;
 
@@ -37,83 +37,9 @@ namespace ampc::tools {
 namespace {
 
 int fail(const Twine &msg) {
+  outs().flush();
   errs() << "amp-run: error: " << msg << "\n";
   return 1;
-}
-
-constexpr llvm::StringLiteral kFoundInf = "found_inf";
-constexpr llvm::StringLiteral kScaleParam = "loss_scale";
-
-/// FNV-1a over the bytes of every parameter and optimizer state tensor,
-/// the loss-scale state left out: equal before and after a skipped step.
-uint32_t checksumState(const rt::Session &session) {
-  uint32_t h = 2166136261u;
-  for (const rt::BindingInfo &b : session.function().params) {
-    if (StringRef(b.name).starts_with(kScaleParam))
-      continue;
-    rt::TensorView v;
-    if (!session.param(b.name, v))
-      continue;
-    const auto *p = static_cast<const uint8_t *>(v.data);
-    for (int64_t i = 0, n = v.byteSize(); i < n; ++i)
-      h = (h ^ p[i]) * 16777619u;
-  }
-  return h;
-}
-
-/// What the host needs to know about @train_step before it is lowered.
-struct StepInfo {
-  std::string loss;
-  bool checksOverflow = false;            // the step returns found_inf
-  double staticScale = 1;                 // the scale when it is no state
-  std::map<std::string, int64_t> classes; // label input -> class count
-  std::set<std::string> weights;          // initializers, not state
-};
-
-StepInfo describe(mlir::func::FuncOp f) {
-  StepInfo info;
-  if (auto loss = f->getAttrOfType<mlir::StringAttr>(graph::kLossAttr))
-    info.loss = loss.getValue().str();
-  for (unsigned i = 0; i < f.getNumResults(); ++i)
-    if (auto n = f.getResultAttrOfType<mlir::StringAttr>(i, graph::kNameAttr))
-      info.checksOverflow |= n.getValue() == kFoundInf;
-  // A static scale is the constant the check divides by.
-  f.walk([&](amp::UnscaleAndCheckOp check) {
-    if (auto c = check.getScale().getDefiningOp<graph::ConstantOp>())
-      if (auto v = dyn_cast<mlir::DenseElementsAttr>(c.getValue()))
-        info.staticScale = v.getSplatValue<mlir::APFloat>().convertToDouble();
-  });
-  auto argName = [&](mlir::Value v) -> std::string {
-    auto arg = dyn_cast<mlir::BlockArgument>(v);
-    if (!arg)
-      return "";
-    auto n = f.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(),
-                                                  graph::kNameAttr);
-    return n ? n.getValue().str() : "";
-  };
-  // Labels feed a loss directly; their range is the scores' class axis.
-  f.walk([&](mlir::Operation *op) {
-    mlir::Value labels, scores;
-    if (auto sce = dyn_cast<graph::SoftmaxCrossEntropyOp>(op)) {
-      labels = sce.getLabels();
-      scores = sce.getScores();
-    } else if (auto nll = dyn_cast<graph::NllLossOp>(op)) {
-      labels = nll.getTarget();
-      scores = nll.getInput();
-    } else {
-      return;
-    }
-    std::string name = argName(labels);
-    if (!name.empty())
-      info.classes[name] =
-          cast<mlir::ShapedType>(scores.getType()).getDimSize(1);
-  });
-  for (unsigned i = 0; i < f.getNumArguments(); ++i)
-    if (f.getArgAttr(i, graph::kInitAttr) &&
-        !f.getArgAttr(i, graph::kStateAttr))
-      if (auto n = f.getArgAttrOfType<mlir::StringAttr>(i, graph::kNameAttr))
-        info.weights.insert(n.getValue().str());
-  return info;
 }
 
 int emitModule(mlir::ModuleOp module, const std::string &path) {
@@ -126,182 +52,402 @@ int emitModule(mlir::ModuleOp module, const std::string &path) {
   return 0;
 }
 
-} // namespace
-
-int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
-                const TrainOptions &o) {
+/// Stops after the stage `--emit` names.
+int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   mlir::MLIRContext *ctx = module->getContext();
-  // The f32 step, compiled beside the AMP one, is what the report's memory
-  // figures compare against.
-  mlir::OwningOpRef<mlir::ModuleOp> f32Module;
-  if (o.amp && !o.amp->report.empty() && o.emit != "mlir")
-    f32Module = module->clone();
-  mlir::PassManager graphPm(ctx);
-  buildTrainingGraphPipeline(graphPm, o.training, o.amp, o.lossScale);
-  if (mlir::failed(graphPm.run(*module)))
+  mlir::PassManager pm(ctx);
+  buildGraphPipeline(pm, /*trainingMode=*/true);
+  if (o.amp)
+    buildAutoCastPipeline(pm, *o.amp);
+  if (o.emit != "graph" && o.emit != "amp")
+    buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale);
+  if (o.emit == "rt" || o.emit == "program")
+    buildLoweringPipeline(pm, o.lowering);
+  if (mlir::failed(pm.run(*module)))
     return 1;
-  auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step");
-  if (!step)
-    return fail(o.modelPath + ": graph-build-training made no @train_step");
-  StepInfo info = describe(step);
-  if (o.emit == "mlir")
-    return emitModule(*module, o.outputFile);
-
-  mlir::PassManager lowerPm(ctx);
-  buildLoweringPipeline(lowerPm, o.lowering);
-  if (mlir::failed(lowerPm.run(*module)))
-    return 1;
-  if (f32Module) {
-    mlir::PassManager f32Pm(ctx);
-    buildTrainingGraphPipeline(f32Pm, o.training);
-    buildLoweringPipeline(f32Pm, o.lowering);
-    if (mlir::failed(f32Pm.run(*f32Module)))
-      return 1;
-    if (int rc = reportMemory(*f32Module, *module, "train_step", o.amp->report))
-      return rc;
-    f32Module = nullptr;
-  }
-  if (o.emit == "rt")
+  if (o.emit != "program")
     return emitModule(*module, o.outputFile);
   std::string bytes;
   if (mlir::failed(writeProgram(*module, bytes)))
     return 1;
-  if (o.emit == "program") {
-    if (rt::Status s =
-            rt::writeFileAtomically(o.outputFile, bytes.data(), bytes.size());
-        !s)
-      return fail(s.message());
-    return 0;
-  }
-
-  module = nullptr; // the weights are in `bytes` now
-  rt::ProgramInfo program;
-  if (rt::Status s = rt::parseProgram(bytes, o.modelPath, program); !s)
-    return fail(s.message());
-  std::string().swap(bytes);
-  rt::FunctionInfo *fn = nullptr;
-  for (rt::FunctionInfo &f : program.functions)
-    if (f.name == "train_step")
-      fn = &f;
-  if (!fn)
-    return fail(o.modelPath + ": the compiled Program has no 'train_step'");
-  std::unique_ptr<rt::Session> session;
-  if (rt::Status s = rt::Session::create(std::move(*fn), o.session, session);
+  if (rt::Status s =
+          rt::writeFileAtomically(o.outputFile, bytes.data(), bytes.size());
       !s)
     return fail(s.message());
+  return 0;
+}
 
-  std::vector<InputSpec> specs;
-  for (const rt::BindingInfo &b : session->function().inputs) {
-    rt::TensorView t;
-    if (rt::Status s = session->inputType(b.name, t); !s)
-      return fail(s.message());
-    if (t.shape.empty())
-      return fail("input '" + b.name +
-                  "' is a scalar; training data needs "
-                  "a batch axis 0");
-    auto c = info.classes.find(b.name);
-    specs.push_back(
-        {b.name, t.dtype, t.shape, c == info.classes.end() ? 0 : c->second});
+bool isIdxDirectory(const std::string &dir) {
+  for (const char *name :
+       {"train-images-idx3-ubyte.gz", "train-images-idx3-ubyte"}) {
+    SmallString<256> p(dir);
+    sys::path::append(p, name);
+    if (sys::fs::exists(p))
+      return true;
   }
-  std::unique_ptr<BatchSource> data;
-  rt::Status opened = o.data == "synthetic"
-                          ? BatchSource::synthetic(o.seed, specs, data)
-                          : BatchSource::openDirectory(o.data, specs, data);
-  if (!opened)
-    return fail("--data: " + opened.message());
+  return false;
+}
 
-  std::unique_ptr<MetricsWriter> metrics;
-  std::vector<std::string> columns = {"step", "loss", "step_time_ms",
-                                      "loss_scale", "skipped"};
-  if (o.checksumState)
-    columns.push_back("state_checksum");
-  if (!o.metrics.empty())
-    if (rt::Status s = MetricsWriter::open(o.metrics, columns, metrics); !s)
-      return fail("--metrics: " + s.message());
+/// The graph inputs of the imported @forward: what a batch must hold.
+rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
+  auto f = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!f)
+    return rt::Status::error("the imported module has no @forward");
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    if (f.getArgAttr(i, "onnx.initializer"))
+      continue;
+    auto name = f.getArgAttrOfType<mlir::StringAttr>(i, "onnx.name");
+    auto type = dyn_cast<mlir::RankedTensorType>(f.getArgument(i).getType());
+    if (!name || !type || !type.hasStaticShape())
+      return rt::Status::error("graph input " + std::to_string(i) +
+                               " has no static shape (give it with --shape)");
+    mlir::Type e = type.getElementType();
+    rt::DType d;
+    if (e.isF32())
+      d = rt::DType::F32;
+    else if (e.isF16())
+      d = rt::DType::F16;
+    else if (e.isBF16())
+      d = rt::DType::BF16;
+    else if (e.isF64())
+      d = rt::DType::F64;
+    else if (e.isInteger(64))
+      d = rt::DType::I64;
+    else if (e.isInteger(32))
+      d = rt::DType::I32;
+    else if (e.isInteger(1))
+      d = rt::DType::I1;
+    else
+      return rt::Status::error("graph input '" + name.getValue().str() +
+                               "' has an element type training data cannot "
+                               "feed");
+    if (type.getRank() == 0)
+      return rt::Status::error("input '" + name.getValue().str() +
+                               "' is a scalar; training data needs a batch "
+                               "axis 0");
+    out.push_back({name.getValue().str(), d,
+                   rt::Shape(type.getShape().begin(), type.getShape().end()),
+                   0});
+  }
+  if (out.empty())
+    return rt::Status::error("the model has no graph inputs to feed");
+  return rt::Status::ok();
+}
 
-  // The scale a step runs with: the state before it, or the constant.
-  bool scaleIsState = false;
-  for (const rt::BindingInfo &b : session->function().params)
-    scaleIsState |= b.name == kScaleParam;
-  auto currentScale = [&]() -> double {
-    rt::TensorView v;
-    if (scaleIsState && session->param(std::string(kScaleParam), v))
-      return rt::cpu::elementAsDouble(v, 0);
-    return info.staticScale;
+/// Splits "name{k1=v1 k2={a,b} k3="x y"}" into "name.k1" -> "v1", ...
+void addPassOptions(mlir::Pass &pass, std::map<std::string, std::string> &to) {
+  std::string text;
+  raw_string_ostream os(text);
+  pass.printAsTextualPipeline(os);
+  os.flush();
+  size_t open = text.find('{');
+  std::string name = text.substr(0, open);
+  if (open == std::string::npos)
+    return;
+  std::string body = text.substr(open + 1, text.size() - open - 2);
+  int depth = 0;
+  bool quoted = false;
+  std::string token;
+  auto flush = [&]() {
+    size_t eq = token.find('=');
+    if (eq != std::string::npos)
+      to[name + "." + token.substr(0, eq)] = token.substr(eq + 1);
+    token.clear();
   };
-
-  std::vector<rt::HostTensor> batch;
-  std::vector<double> times;
-  double loss = NAN;
-  int64_t skipped = 0, overflowRun = 0;
-  for (int64_t s = 0; s < o.steps; ++s) {
-    if (rt::Status st = data->batch(s, batch); !st)
-      return fail("--data: step " + std::to_string(s) + ": " + st.message());
-    for (rt::HostTensor &t : batch)
-      if (rt::Status st = session->setInput(t.name, t.view()); !st)
-        return fail(st.message());
-    double scale = currentScale();
-    // The step that would reach --max-overflow-steps runs with the probe
-    // that finds the first kernel to write an inf or NaN.
-    // Only every accumulate-th step updates, and only an update checks.
-    bool updates = (s + 1) % o.training.accumulate == 0;
-    bool probe = info.checksOverflow && o.maxOverflowSteps > 0 && updates &&
-                 overflowRun + 1 >= o.maxOverflowSteps;
-    session->setNonFiniteProbe(probe);
-    auto start = std::chrono::steady_clock::now();
-    if (rt::Status st = session->run(); !st)
-      return fail(o.modelPath + ": step " + std::to_string(s) + ": " +
-                  st.message());
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    times.push_back(ms);
-    rt::TensorView lv;
-    if (rt::Status st = session->output(info.loss, lv); !st)
-      return fail(st.message());
-    loss = rt::cpu::elementAsDouble(lv, 0);
-    bool overflow = false;
-    if (info.checksOverflow) {
-      rt::TensorView fv;
-      if (rt::Status st = session->output(std::string(kFoundInf), fv); !st)
-        return fail(st.message());
-      overflow = rt::cpu::elementAsDouble(fv, 0) != 0;
+  for (char c : body) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (!quoted && c == '{')
+      ++depth;
+    else if (!quoted && c == '}')
+      --depth;
+    if (c == ' ' && depth == 0 && !quoted) {
+      flush();
+      continue;
     }
-    skipped += overflow;
-    if (updates)
-      overflowRun = overflow ? overflowRun + 1 : 0;
-    if (metrics) {
-      std::vector<double> row = {static_cast<double>(s), loss, ms, scale,
-                                 overflow ? 1.0 : 0.0};
-      if (o.checksumState)
-        row.push_back(checksumState(*session));
-      if (rt::Status st = metrics->row(row); !st)
-        return fail("--metrics: " + st.message());
-    }
-    if (probe && overflowRun >= o.maxOverflowSteps) {
-      if (metrics)
-        (void)metrics->close();
-      const auto &origin = session->firstNonFinite();
-      return fail(
-          o.modelPath + ": step " + std::to_string(s) + ": " +
-          std::to_string(overflowRun) +
-          (o.training.accumulate > 1 ? " updates" : " steps") +
-          " in a row overflowed and were skipped (loss scale " +
-          formatv("{0:E2}", scale).str() + "); " +
-          (origin ? "the first op whose output overflowed: " + origin->message()
-                  : std::string("no kernel wrote an inf or NaN, so it came "
-                                "in with the batch")) +
-          " (--max-overflow-steps)");
-    }
+    token += c;
   }
-  if (metrics)
-    if (rt::Status st = metrics->close(); !st)
-      return fail("--metrics: " + st.message());
+  flush();
+}
+
+std::string runLabel(const std::optional<AmpAutoCastPassOptions> &amp) {
+  if (!amp || amp->level == "O0")
+    return "f32";
+  return "AMP " + amp->level + " " + amp->dtype;
+}
+
+std::string megabytes(int64_t bytes) {
+  return formatv("{0:F2} MB", static_cast<double>(bytes) / (1 << 20)).str();
+}
+
+PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
+  PlotRun r;
+  r.label = label;
+  for (const auto &row : loop.history().stepRows) {
+    r.step.push_back(row[0]);
+    r.trainLoss.push_back(row[1]);
+    if (loop.scales())
+      r.lossScale.push_back(row[3]);
+    if (row[4] != 0)
+      r.skippedSteps.push_back(row[0]);
+  }
+  for (const auto &row : loop.history().evalRows) {
+    r.evalStep.push_back(row[0]);
+    r.testLoss.push_back(row[3]);
+    r.testAccuracy.push_back(row[4]);
+  }
+  return r;
+}
+
+struct Data {
+  std::unique_ptr<BatchSource> train, test;
+  bool idx = false;
+};
+
+rt::Status openData(const TrainOptions &o, const std::vector<InputSpec> &specs,
+                    Data &d) {
+  std::string dir = o.data == "fashion-mnist" ? kFashionMnistDir : o.data;
+  d.idx = isIdxDirectory(dir);
+  if (o.data == "fashion-mnist" && !d.idx)
+    return rt::Status::error(
+        "fashion-mnist: no train-images-idx3-ubyte.gz in " + dir +
+        " (Debian's dataset-fashion-mnist installs it; scripts/setup.sh "
+        "installs that package)");
+  if (d.idx) {
+    if (!o.testData.empty())
+      return rt::Status::error(
+          "--test-data: " + dir +
+          " holds IDX files, whose test split (t10k-*) is read from there");
+    if (rt::Status s =
+            BatchSource::openFashionMnist(dir, Split::Train, specs, d.train);
+        !s)
+      return s;
+    if (rt::Status s =
+            BatchSource::openFashionMnist(dir, Split::Test, specs, d.test);
+        !s)
+      return s;
+  } else {
+    if (rt::Status s = BatchSource::openDirectory(dir, specs, d.train); !s)
+      return s;
+    if (!o.testData.empty())
+      if (rt::Status s = BatchSource::openDirectory(o.testData, specs, d.test);
+          !s)
+        return rt::Status::error("--test-data: " + s.message());
+  }
+  if (o.shuffle.value_or(d.idx))
+    d.train->shuffleEachEpoch(o.seed);
+  return rt::Status::ok();
+}
+
+} // namespace
+
+int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
+                const TrainOptions &given) {
+  TrainOptions o = given;
+  bool synthetic = o.data == "synthetic";
+  if (o.emit.empty() && o.epochs > 0 && synthetic)
+    return fail("--epochs needs data with samples (--data DIR or "
+                "fashion-mnist): synthetic data has no epochs; use --steps");
+
+  // File data is opened before compiling: epochs fix the step count, and
+  // with it the default length of the lr schedule compiled into the step.
+  std::vector<InputSpec> specs;
+  Data data;
+  if (o.emit.empty() && !synthetic) {
+    if (rt::Status s = inputSpecsOf(*module, specs); !s)
+      return fail(o.modelPath + ": " + s.message());
+    if (rt::Status s = openData(o, specs, data); !s)
+      return fail("--data: " + s.message());
+  }
+  int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
+  if (o.steps == 0)
+    o.steps =
+        o.epochs > 0 ? o.epochs * perEpoch : std::max<int64_t>(perEpoch, 1);
+  int64_t acc = o.training.accumulate;
+  // Only a run applies gradients; --emit shows the step whatever --steps.
+  if (o.emit.empty() && o.steps % acc)
+    return fail("--steps " + Twine(o.steps) + " is not a multiple of " +
+                "--accumulate " + Twine(acc) + ": the gradients of the last " +
+                Twine(o.steps % acc) + " steps would never be applied");
+  // ampc.step, which the schedule reads, counts updates.
+  if (o.training.lrTotalSteps <= 0)
+    o.training.lrTotalSteps = std::max<int64_t>(1, (o.steps + acc - 1) / acc);
+
+  if (!o.emit.empty())
+    return emitStage(std::move(module), o);
+
+  // The f32 step is compiled beside an AMP one for the memory figures (and
+  // run with --compare-fp32).
+  bool amp = o.amp && o.amp->level != "O0";
+  StepCompileOptions main;
+  main.training = o.training;
+  main.amp = o.amp;
+  main.lossScale = o.lossScale;
+  main.lowering = o.lowering;
+  main.withEval = data.test != nullptr;
+  CompiledStep step, f32;
+  if (amp) {
+    StepCompileOptions f32Options = main;
+    f32Options.amp.reset();
+    f32Options.lossScale.reset();
+    f32Options.withEval = main.withEval && o.compareFp32;
+    if (mlir::failed(
+            compileStep(module->clone(), o.modelPath, f32Options, f32)))
+      return 1;
+  }
+  if (mlir::failed(compileStep(std::move(module), o.modelPath, main, step)))
+    return 1;
+  if (o.amp && !o.amp->report.empty()) {
+    std::string err;
+    if (mlir::failed(addMemoryToReport(o.amp->report, f32.trainArena,
+                                       step.trainArena, err)))
+      return fail(err);
+  }
+
+  std::unique_ptr<rt::Session> session, evalSession;
+  if (rt::Status s =
+          rt::Session::create(std::move(step.train), o.session, session);
+      !s)
+    return fail(s.message());
+  if (step.eval)
+    if (rt::Status s =
+            rt::Session::create(std::move(*step.eval), o.session, evalSession);
+        !s)
+      return fail(s.message());
+  if (synthetic) {
+    // The label range of a synthetic batch is the class axis of the loss
+    // its labels feed.
+    for (const rt::BindingInfo &b : session->function().inputs) {
+      rt::TensorView t;
+      if (rt::Status s = session->inputType(b.name, t); !s)
+        return fail(s.message());
+      if (t.shape.empty())
+        return fail("input '" + b.name +
+                    "' is a scalar; training data needs a batch axis 0");
+      auto c = step.info.classes.find(b.name);
+      specs.push_back({b.name, t.dtype, t.shape,
+                       c == step.info.classes.end() ? 0 : c->second});
+    }
+    if (rt::Status s = BatchSource::synthetic(o.seed, specs, data.train); !s)
+      return fail("--data: " + s.message());
+  }
+
+  // What a checkpoint must have been written with to be resumed here:
+  // every option of the compiled step, and what decides the data order.
+  std::map<std::string, std::string> config;
+  addPassOptions(*createGraphBuildTrainingPass(o.training), config);
+  if (o.amp) {
+    AmpAutoCastPassOptions a = *o.amp;
+    a.report.clear();
+    addPassOptions(*createAmpAutoCastPass(a), config);
+  }
+  if (o.lossScale)
+    addPassOptions(*createAmpLossScalePass(*o.lossScale), config);
+  config["data"] = o.data;
+  config["test-data"] = o.testData;
+  config["seed"] = std::to_string(o.seed);
+  config["shuffle"] = o.shuffle.value_or(data.idx) ? "on" : "off";
+  config["fuse"] = o.lowering.fuse ? "on" : "off";
+  config["memory-reuse"] = o.lowering.reuseMemory ? "on" : "off";
+  const std::string programKey = "compiled-step";
+  std::string programHash = formatv("{0:x16}", step.programHash).str();
+
+  LoopStep loopStep{step.info.loss, step.info.checksOverflow,
+                    step.info.staticScale, step.info.classes};
+  LoopOptions lo;
+  lo.run = runLabel(o.amp);
+  lo.modelPath = o.modelPath;
+  lo.steps = o.steps;
+  lo.accumulate = acc;
+  lo.maxOverflowSteps = o.maxOverflowSteps;
+  lo.checksumState = o.checksumState;
+  Progress::Style style = o.progress == "bar"     ? Progress::Style::Bar
+                          : o.progress == "lines" ? Progress::Style::Lines
+                          : o.progress == "none"  ? Progress::Style::None
+                                                  : Progress::detect();
+  lo.progress = style;
+  lo.metrics = o.metrics;
+  lo.evalMetrics = o.evalMetrics;
+  lo.checkpointDir = o.checkpointDir;
+  lo.checkpointEvery = o.checkpointEvery;
+  lo.config = config;
+  lo.config[programKey] = programHash;
+  TrainLoop loop(*session, evalSession.get(), loopStep, *data.train,
+                 data.test.get(), lo);
+
+  if (!o.resumeDir.empty()) {
+    Checkpoint ckpt;
+    if (rt::Status s = readCheckpoint(o.resumeDir, ckpt); !s)
+      return fail("--resume: " + s.message());
+    std::map<std::string, std::string> written = ckpt.config;
+    auto hash = written.find(programKey);
+    std::string writtenHash = hash == written.end() ? "" : hash->second;
+    if (hash != written.end())
+      written.erase(hash);
+    ckpt.config = written;
+    if (rt::Status s = checkConfig(ckpt, config, o.resumeDir); !s)
+      return fail("--resume: " + s.message());
+    if (writtenHash != programHash)
+      return fail("--resume: " + o.resumeDir +
+                  ": the checkpoint was written by a different training step "
+                  "(same options, but another model file or ampc version)");
+    if (ckpt.step >= o.steps)
+      return fail("--resume: " + o.resumeDir + " is at step " +
+                  Twine(ckpt.step) + " and the run has " + Twine(o.steps) +
+                  " steps: nothing to train (--steps and --epochs count the "
+                  "whole run)");
+    if (rt::Status s = loop.resume(ckpt, o.resumeDir); !s)
+      return fail("--resume: " + s.message());
+  }
+
+  // Say what is about to happen, in the terms of the flags.
+  outs() << "amp-run: training " << o.modelPath << " (" << lo.run;
+  if (step.info.checksOverflow)
+    outs() << ", loss scaling";
+  outs() << ") on " << (synthetic ? "synthetic data" : o.data);
+  if (perEpoch > 0)
+    outs() << ", " << (o.steps + perEpoch - 1) / perEpoch << " epoch"
+           << ((o.steps + perEpoch - 1) / perEpoch == 1 ? "" : "s") << " of "
+           << perEpoch << " steps, batch " << specs[0].shape[0]
+           << (o.shuffle.value_or(data.idx) ? ", shuffled" : "");
+  else
+    outs() << ", " << o.steps << " steps";
+  if (loop.firstStep() > 0)
+    outs() << ", resumed at step " << loop.firstStep();
+  outs() << "\n";
+  outs().flush();
+  if (int rc = loop.run())
+    return rc;
+
+  std::unique_ptr<TrainLoop> f32Loop;
+  std::unique_ptr<rt::Session> f32Session, f32Eval;
+  if (o.compareFp32 && amp) {
+    if (rt::Status s =
+            rt::Session::create(std::move(f32.train), o.session, f32Session);
+        !s)
+      return fail(s.message());
+    if (f32.eval)
+      if (rt::Status s =
+              rt::Session::create(std::move(*f32.eval), o.session, f32Eval);
+          !s)
+        return fail(s.message());
+    LoopOptions fo = lo;
+    fo.run = "f32";
+    fo.metrics.clear();
+    fo.evalMetrics.clear();
+    fo.checkpointDir.clear();
+    LoopStep fs{f32.info.loss, f32.info.checksOverflow, f32.info.staticScale,
+                f32.info.classes};
+    f32Loop = std::make_unique<TrainLoop>(*f32Session, f32Eval.get(), fs,
+                                          *data.train, data.test.get(), fo);
+    if (int rc = f32Loop->run())
+      return rc;
+  }
 
   if (!o.saveOnnx.empty()) {
     std::vector<rt::HostTensor> weights;
     for (const rt::BindingInfo &b : session->function().params) {
-      if (!info.weights.count(b.name))
+      if (!step.info.weights.count(b.name))
         continue;
       rt::TensorView v;
       if (rt::Status st = session->param(b.name, v); !st)
@@ -315,22 +461,62 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     if (!writeOnnxWithWeights(o.modelPath, o.saveOnnx, weights, err))
       return fail("--save-onnx: " + err);
   }
+  if (!o.plot.empty()) {
+    std::vector<PlotRun> runs = {plotRun(lo.run, loop)};
+    if (f32Loop)
+      runs.push_back(plotRun("f32", *f32Loop));
+    std::string title = sys::path::filename(o.modelPath).str() + ": " + lo.run +
+                        (f32Loop ? " vs f32" : "");
+    if (rt::Status s = writeTrainingPlot(o.plot, title, runs); !s)
+      return fail("--plot: " + s.message());
+  }
 
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
+  // The summary: the first line is what scripts read.
   outs() << "amp-run: trained " << o.steps << " steps";
-  if (o.training.accumulate > 1)
-    outs() << " (" << o.steps / o.training.accumulate << " updates of "
-           << o.training.accumulate << " micro-batches)";
-  outs() << "; final loss " << format("%.6g", loss);
+  if (acc > 1)
+    outs() << " (" << o.steps / acc << " updates of " << acc
+           << " micro-batches)";
+  outs() << "; final loss " << format("%.6g", loop.finalLoss());
   // Nine digits, so that the f32 scale reads back exactly.
-  if (info.checksOverflow)
-    outs() << "; skipped " << skipped << " (overflow); final loss scale "
-           << format("%.9g", currentScale());
-  if (!sorted.empty())
-    outs() << "; median step " << format("%.3f", sorted[sorted.size() / 2])
-           << " ms";
+  if (step.info.checksOverflow)
+    outs() << "; skipped " << loop.skipped() << " (overflow); final loss scale "
+           << format("%.9g", loop.currentScale());
+  if (!std::isnan(loop.medianStepMs()))
+    outs() << "; median step " << format("%.3f", loop.medianStepMs()) << " ms";
   outs() << "\n";
+  double testLoss, accuracy;
+  if (loop.lastEval(testLoss, accuracy)) {
+    outs() << "amp-run: test loss " << format("%.4f", testLoss);
+    if (!std::isnan(accuracy))
+      outs() << ", test accuracy " << format("%.2f", accuracy * 100) << "%";
+    outs() << " (" << data.test->samples() << " samples); "
+           << format("%.0f", loop.samplesPerSecond()) << " samples/s\n";
+  }
+  if (amp) {
+    const ArenaBytes &a = step.trainArena, &b = f32.trainArena;
+    outs() << "amp-run: peak arena memory " << megabytes(a.arena) << " with "
+           << lo.run << " vs " << megabytes(b.arena) << " in f32 ("
+           << format("%.2f", static_cast<double>(a.arena) / b.arena)
+           << "x); activations " << megabytes(a.activations()) << " vs "
+           << megabytes(b.activations()) << "\n";
+  }
+  if (f32Loop) {
+    double f32Loss, f32Accuracy;
+    outs() << "amp-run: f32 on the same batches: final loss "
+           << format("%.6g", f32Loop->finalLoss());
+    if (f32Loop->lastEval(f32Loss, f32Accuracy) &&
+        loop.lastEval(testLoss, accuracy)) {
+      outs() << ", test loss " << format("%.4f", f32Loss);
+      if (!std::isnan(f32Accuracy))
+        outs() << ", test accuracy " << format("%.2f", f32Accuracy * 100)
+               << "% (" << lo.run << " "
+               << format("%+.2f", (accuracy - f32Accuracy) * 100) << " points)";
+    }
+    outs() << "; " << lo.run << " runs at "
+           << format("%.2f",
+                     loop.samplesPerSecond() / f32Loop->samplesPerSecond())
+           << "x the f32 samples/s\n";
+  }
   return 0;
 }
 

@@ -8,25 +8,36 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <optional>
 #include <string>
 
 namespace ampc::tools {
 
 struct TrainOptions {
   std::string modelPath;
-  GraphBuildTrainingPassOptions training;
+  GraphBuildTrainingPassOptions training; // lrTotalSteps 0: the run's updates
   std::optional<AmpAutoCastPassOptions> amp; // none: the model's precision
   std::optional<AmpLossScalePassOptions> lossScale; // none: no scaling
   int64_t maxOverflowSteps = 100;                   // 0: never stop
   bool checksumState = false;
   InferencePipelineOptions lowering;
   rt::SessionOptions session;
-  std::string data; // a directory, or "synthetic"
-  int64_t steps = 1;
+  // "synthetic", "fashion-mnist" (Debian's copy), or a directory of .npy
+  // files or of IDX files (train-*/t10k-*).
+  std::string data;
+  std::string testData;        // .npy directory of the test split
+  std::optional<bool> shuffle; // none: on for IDX data, off for .npy
+  int64_t steps = 0;           // 0: from `epochs`, or one epoch (1 step)
+  int64_t epochs = 0;
   uint64_t seed = 0;
-  std::string metrics;  // .csv or .json; empty: none
-  std::string saveOnnx; // empty: none
-  std::string emit;     // mlir | rt | program; empty: train
+  std::string metrics, evalMetrics, plot, saveOnnx;
+  bool compareFp32 = false;
+  std::string checkpointDir, resumeDir;
+  int64_t checkpointEvery = 0;   // 0: every epoch
+  std::string progress = "auto"; // auto | bar | lines | none
+  // graph | amp | training | rt | program; empty: train. onnx-import is
+  // amp-run.cpp's (it needs no training options).
+  std::string emit;
   std::string outputFile = "-";
 };
 

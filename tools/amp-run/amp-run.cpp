@@ -3,14 +3,18 @@
 // The user-facing driver: imports a model, compiles it through the shared
 // pipeline to a Program, loads that into a runtime Session (exactly what
 // amp-exec would do with the file) and runs it on the given inputs.
-// `--emit=mlir|rt|program` stops after a stage.
+// `--emit=STAGE` stops after a stage.
 //
-// `--mode train` builds a training step instead (Train.cpp).
+// `--mode train` (the default when --data is given) builds a training step
+// instead (Train.cpp). A model may carry the recipe it was tuned with in its
+// metadata (`ampc.train.<option>`): those are the defaults of the options the
+// user did not give.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Autodiff/Gradients.h"
 #include "compiler/Import/Onnx/OnnxImporter.h"
+#include "compiler/Import/Onnx/OnnxMetadata.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/ProgramWriter.h"
 #include "dialects/Amp/AmpOps.h"
@@ -48,43 +52,72 @@ namespace rt = ampc::rt;
 
 namespace {
 
+cl::OptionCategory generalCat("General");
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
-                               cl::Required);
-cl::opt<std::string> mode("mode", cl::desc("What to run: infer | train"),
-                          cl::init("infer"));
-cl::list<std::string> inputs("input",
-                             cl::desc("NAME=FILE: a graph input (.npy or "
-                                      "ONNX TensorProto .pb)"));
-cl::list<std::string>
-    binds("bind",
-          cl::desc("NAME=FILE: compile a graph input as this constant"));
+                               cl::Required, cl::cat(generalCat));
+cl::opt<std::string> mode("mode",
+                          cl::desc("What to run: infer | train (default: "
+                                   "train when --data is given, else infer)"),
+                          cl::cat(generalCat));
+cl::opt<std::string>
+    emit("emit",
+         cl::desc("Stop after a stage and print it (default: run): "
+                  "onnx-import (the onnx dialect), graph (graph ops), amp "
+                  "(after amp-auto-cast; needs --amp), training (the "
+                  "@train_step graph), rt (kernels and memory plan), program "
+                  "(the binary Program, needs -o); mlir is training with "
+                  "--mode train, else amp or graph"),
+         cl::cat(generalCat));
+cl::opt<std::string> outputFile("o",
+                                cl::desc("Output file for --emit (default: "
+                                         "stdout)"),
+                                cl::init("-"), cl::cat(generalCat));
+cl::opt<std::string> device("device", cl::desc("cpu (default cpu)"),
+                            cl::init("cpu"), cl::cat(generalCat));
+cl::opt<unsigned> threads("threads",
+                          cl::desc("CPU threads (default 0: all hardware "
+                                   "threads)"),
+                          cl::init(0), cl::cat(generalCat));
 cl::list<std::string>
     shapes("shape",
-           cl::desc("NAME=d0,d1,...: the shape of a dynamic graph input"));
+           cl::desc("NAME=d0,d1,...: the shape of a dynamic graph input "
+                    "(repeatable)"),
+           cl::cat(generalCat));
+cl::list<std::string>
+    binds("bind",
+          cl::desc("NAME=FILE: compile a graph input as this constant "
+                   "(repeatable)"),
+          cl::cat(generalCat));
+cl::opt<bool> noFuse("no-fuse",
+                     cl::desc("Do not fuse elementwise chains (default: "
+                              "fuse)"),
+                     cl::cat(generalCat));
+cl::opt<bool> noReuse("no-memory-reuse",
+                      cl::desc("Give every value its own arena bytes "
+                               "(default: reuse)"),
+                      cl::cat(generalCat));
+cl::opt<bool> noCheck("no-onnx-check",
+                      cl::desc("Skip ONNX's model checker (default: check)"),
+                      cl::cat(generalCat));
+
+cl::OptionCategory inferCat("Inference (--mode infer)");
+cl::list<std::string> inputs("input",
+                             cl::desc("NAME=FILE: a graph input (.npy or "
+                                      "ONNX TensorProto .pb; repeatable)"),
+                             cl::cat(inferCat));
 cl::opt<std::string>
     saveOutputs("save-outputs",
-                cl::desc("Directory to write <output name>.npy into"));
-cl::opt<std::string> device("device", cl::desc("cpu"), cl::init("cpu"));
-cl::opt<unsigned> threads("threads",
-                          cl::desc("CPU threads (0: all hardware threads)"),
-                          cl::init(0));
-cl::opt<std::string> emit("emit",
-                          cl::desc("Stop after a stage and print it: mlir "
-                                   "(graph ops), rt (kernels and memory "
-                                   "plan), program (binary, needs -o)"));
-cl::opt<std::string> outputFile("o", cl::desc("Output file for --emit"),
-                                cl::init("-"));
-cl::opt<bool> noFuse("no-fuse", cl::desc("Do not fuse elementwise chains"));
-cl::opt<bool> noReuse("no-memory-reuse",
-                      cl::desc("Give every value its own arena bytes"));
-cl::opt<bool> noCheck("no-onnx-check", cl::desc("Skip ONNX's model checker"));
+                cl::desc("Directory to write <output name>.npy into "
+                         "(default: none)"),
+                cl::cat(inferCat));
 cl::opt<unsigned> repeat("repeat",
                          cl::desc("Run N times and print the time per run "
-                                  "(median)"),
-                         cl::init(1));
+                                  "(median) (default 1)"),
+                         cl::init(1), cl::cat(inferCat));
 cl::opt<bool> printOutputs("print-outputs",
-                           cl::desc("Print each output's type and values "
-                                    "summary"));
+                           cl::desc("Print each output's type (default "
+                                    "off)"),
+                           cl::cat(inferCat));
 
 cl::OptionCategory trainCat("Training (--mode train)");
 cl::opt<std::string> lossName("loss",
@@ -94,26 +127,50 @@ cl::opt<std::string> lossName("loss",
                               cl::cat(trainCat));
 cl::opt<std::string> dataDir(
     "data",
-    cl::desc("DIR with one <input name>.npy per graph input (samples on axis "
-             "0, taken in order in batches, wrapping around), or 'synthetic' "
-             "(drawn from --seed)"),
+    cl::desc("Training data: 'fashion-mnist' (Debian's dataset-fashion-mnist: "
+             "images normalised into the float input, labels into the "
+             "integer one; test split t10k), a DIR of IDX files in that "
+             "layout, a DIR with one <input name>.npy per graph input "
+             "(samples on axis 0), or 'synthetic' (drawn from --seed)"),
     cl::cat(trainCat));
-cl::opt<int64_t> steps("steps", cl::desc("Training steps"), cl::init(1),
+cl::opt<std::string> testData(
+    "test-data",
+    cl::desc("DIR of .npy files (as --data) evaluated at the end of every "
+             "epoch and of the run (default: none; IDX data has its own)"),
+    cl::cat(trainCat));
+cl::opt<int64_t> epochs("epochs",
+                        cl::desc("Passes over the training data (an epoch is "
+                                 "floor(samples / batch) steps)"),
+                        cl::cat(trainCat));
+cl::opt<int64_t> steps("steps",
+                       cl::desc("Training steps of the whole run (default: "
+                                "one epoch, or 1 with synthetic data)"),
                        cl::cat(trainCat));
-cl::opt<uint64_t> seed("seed", cl::desc("Seed of --data synthetic"),
+cl::opt<cl::boolOrDefault>
+    shuffleOpt("shuffle",
+               cl::desc("Shuffle the samples every epoch, in an order fixed by "
+                        "--seed (default: on for IDX data, off for .npy, "
+                        "which keeps a reference loop's order)"),
+               cl::cat(trainCat));
+cl::opt<uint64_t> seed("seed",
+                       cl::desc("Seed of the shuffle and of --data synthetic "
+                                "(default 0)"),
                        cl::init(0), cl::cat(trainCat));
 cl::opt<std::string> optimizer("optimizer",
-                               cl::desc("sgd (default) | momentum | nesterov | "
-                                        "adam | adamw | adagrad"),
+                               cl::desc("sgd | momentum | nesterov | adam | "
+                                        "adamw | adagrad (default sgd)"),
                                cl::cat(trainCat));
 cl::opt<double> lr("lr", cl::desc("Learning rate (default 0.01)"),
                    cl::cat(trainCat));
 cl::opt<double> momentum("momentum", cl::desc("Momentum factor (default 0.9)"),
                          cl::cat(trainCat));
-cl::opt<double> dampening("dampening", cl::desc("Momentum dampening"),
+cl::opt<double> dampening("dampening",
+                          cl::desc("Momentum dampening (default 0)"),
                           cl::cat(trainCat));
-cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::cat(trainCat));
-cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::cat(trainCat));
+cl::opt<double> beta1("beta1", cl::desc("Adam beta1 (default 0.9)"),
+                      cl::cat(trainCat));
+cl::opt<double> beta2("beta2", cl::desc("Adam beta2 (default 0.999)"),
+                      cl::cat(trainCat));
 cl::opt<double> epsilon("epsilon",
                         cl::desc("Adam/Adagrad epsilon (default: PyTorch's)"),
                         cl::cat(trainCat));
@@ -122,40 +179,90 @@ cl::opt<double>
                 cl::desc("Weight decay (AdamW: decoupled; default 0.01 for "
                          "AdamW, else 0)"),
                 cl::cat(trainCat));
-cl::opt<double> lrDecay("lr-decay", cl::desc("Adagrad learning-rate decay"),
+cl::opt<double> lrDecay("lr-decay",
+                        cl::desc("Adagrad learning-rate decay (default 0)"),
                         cl::cat(trainCat));
-cl::opt<std::string> lrSchedule("lr-schedule",
-                                cl::desc("constant | step | cosine"),
-                                cl::cat(trainCat));
-cl::opt<int64_t> lrStepSize("lr-step-size",
-                            cl::desc("step schedule: steps between decays"),
-                            cl::cat(trainCat));
-cl::opt<double> lrGamma("lr-gamma", cl::desc("step schedule: decay factor"),
+cl::opt<std::string>
+    lrSchedule("lr-schedule",
+               cl::desc("constant | step | cosine (default constant)"),
+               cl::cat(trainCat));
+cl::opt<int64_t>
+    lrStepSize("lr-step-size",
+               cl::desc("step schedule: steps between decays (default 1)"),
+               cl::cat(trainCat));
+cl::opt<double> lrGamma("lr-gamma",
+                        cl::desc("step schedule: decay factor (default 0.1)"),
                         cl::cat(trainCat));
 cl::opt<int64_t> lrTotalSteps(
     "lr-total-steps",
-    cl::desc("cosine schedule: steps to reach --lr-min (default: --steps)"),
+    cl::desc("cosine schedule: updates to reach --lr-min (default: the "
+             "run's updates)"),
     cl::init(0), cl::cat(trainCat));
-cl::opt<double> lrMin("lr-min", cl::desc("cosine schedule: final lr"),
+cl::opt<double> lrMin("lr-min",
+                      cl::desc("cosine schedule: final lr (default 0)"),
                       cl::cat(trainCat));
 cl::opt<int64_t> accumulateSteps(
     "accumulate",
     cl::desc("Micro-batches per update: each step adds its gradients and "
              "every N-th updates with their mean (one unscale and one "
-             "overflow check per update)"),
+             "overflow check per update) (default 1)"),
     cl::init(1), cl::cat(trainCat));
 cl::list<std::string> freeze("freeze",
                              cl::desc("Parameters to leave untrained "
-                                      "(comma-separated initializer names)"),
+                                      "(comma-separated initializer names; "
+                                      "default: none)"),
                              cl::CommaSeparated, cl::cat(trainCat));
 cl::opt<std::string> metricsFile(
     "metrics",
-    cl::desc("Per-step metrics (step, loss, step_time_ms): .csv or .json"),
+    cl::desc("Per-step metrics (step, loss, step_time_ms, loss_scale, "
+             "skipped): .csv or .json (default: none)"),
+    cl::cat(trainCat));
+cl::opt<std::string> evalMetricsFile(
+    "eval-metrics",
+    cl::desc("Per-evaluation metrics (step, epoch, train_loss, test_loss, "
+             "test_accuracy, samples_per_s): .csv or .json (default: none)"),
     cl::cat(trainCat));
 cl::opt<std::string>
-    saveOnnx("save-onnx",
-             cl::desc("Write the model with the trained weights here"),
+    plotFile("plot",
+             cl::desc("Write the loss (train and test), test accuracy and "
+                      "loss scale over the steps as a self-contained SVG "
+                      "(default: none)"),
              cl::cat(trainCat));
+cl::opt<bool> compareFp32(
+    "compare-fp32",
+    cl::desc("Also train the model in f32 on the same batches in the same "
+             "order, and put both runs in the summary and the plot (needs "
+             "--amp)"),
+    cl::cat(trainCat));
+cl::opt<std::string>
+    progress("progress",
+             cl::desc("auto | bar | lines | none (default auto: a bar on "
+                      "a terminal, plain lines otherwise)"),
+             cl::init("auto"), cl::cat(trainCat));
+cl::opt<std::string>
+    saveOnnx("save-onnx",
+             cl::desc("Write the model with the trained weights here "
+                      "(default: none)"),
+             cl::cat(trainCat));
+
+cl::OptionCategory ckptCat("Checkpoints");
+cl::opt<std::string> checkpointDir(
+    "checkpoint",
+    cl::desc("DIR to write the whole training state into (weights, "
+             "optimizer, loss scale and counters, data position, the run's "
+             "history), atomically, at the end of the run and every "
+             "--checkpoint-every steps (default: none)"),
+    cl::cat(ckptCat));
+cl::opt<int64_t> checkpointEvery(
+    "checkpoint-every",
+    cl::desc("Steps between checkpoints (default 0: at the end of every "
+             "epoch)"),
+    cl::init(0), cl::cat(ckptCat));
+cl::opt<std::string> resumeDir(
+    "resume",
+    cl::desc("Continue the run whose checkpoint is in DIR; --steps and "
+             "--epochs count the whole run (default: none)"),
+    cl::cat(ckptCat));
 
 cl::OptionCategory ampCat("Automatic mixed precision (amp-auto-cast)");
 cl::opt<std::string>
@@ -163,38 +270,45 @@ cl::opt<std::string>
              cl::desc("AMP level: O0 (none), O1 (lists), O2 (all but the deny "
                       "list), O3 (all) (default O0)"),
              cl::init("O0"), cl::cat(ampCat));
-cl::opt<std::string> ampDtype("amp-dtype",
-                              cl::desc("Low-precision type: f16 | bf16"),
-                              cl::init("f16"), cl::cat(ampCat));
+cl::opt<std::string>
+    ampDtype("amp-dtype",
+             cl::desc("Low-precision type: f16 | bf16 (default f16)"),
+             cl::init("f16"), cl::cat(ampCat));
 cl::list<std::string> ampAllow("amp-allow",
                                cl::desc("Graph ops to move to the allow list "
-                                        "('-op' takes one off it)"),
+                                        "('-op' takes one off it; default: "
+                                        "none)"),
                                cl::CommaSeparated, cl::cat(ampCat));
 cl::list<std::string> ampDeny("amp-deny",
-                              cl::desc("Graph ops to move to the deny list"),
+                              cl::desc("Graph ops to move to the deny list "
+                                       "(default: none)"),
                               cl::CommaSeparated, cl::cat(ampCat));
 cl::list<std::string> ampInfer("amp-infer",
-                               cl::desc("Graph ops to move to the infer list"),
+                               cl::desc("Graph ops to move to the infer list "
+                                        "(default: none)"),
                                cl::CommaSeparated, cl::cat(ampCat));
 cl::list<std::string> ampClear("amp-clear",
-                               cl::desc("Graph ops to move to the clear list"),
+                               cl::desc("Graph ops to move to the clear list "
+                                        "(default: none)"),
                                cl::CommaSeparated, cl::cat(ampCat));
 cl::list<std::string>
     ampFp32Nodes("amp-fp32-nodes",
-                 cl::desc("ONNX nodes (by name) forced to f32"),
+                 cl::desc("ONNX nodes (by name) forced to f32 "
+                          "(default: none)"),
                  cl::CommaSeparated, cl::cat(ampCat));
-cl::list<std::string>
-    ampLowNodes("amp-low-nodes",
-                cl::desc("ONNX nodes (by name) forced to low precision"),
-                cl::CommaSeparated, cl::cat(ampCat));
+cl::list<std::string> ampLowNodes("amp-low-nodes",
+                                  cl::desc("ONNX nodes (by name) forced to low "
+                                           "precision (default: none)"),
+                                  cl::CommaSeparated, cl::cat(ampCat));
 cl::opt<bool> ampMasterWeights(
     "amp-master-weights",
-    cl::desc("O3: keep f32 master weights (O1 and O2 always do)"),
+    cl::desc("O3: keep f32 master weights (O1 and O2 always do; default "
+             "off)"),
     cl::cat(ampCat));
 cl::opt<std::string> ampReport(
     "amp-report",
     cl::desc("Write the AMP decisions and the planned f32 and AMP activation "
-             "bytes here (JSON)"),
+             "bytes here (JSON; default: none)"),
     cl::cat(ampCat));
 
 cl::OptionCategory scaleCat("Loss scaling (amp-loss-scale)");
@@ -237,7 +351,7 @@ cl::opt<bool> checksumState(
     "checksum-state",
     cl::desc("Add the column state_checksum to --metrics: FNV-1a (32 bits) "
              "of every parameter and optimizer state byte after the step, "
-             "loss-scale state left out"),
+             "loss-scale state left out (default off)"),
     cl::cat(scaleCat));
 
 int fail(const Twine &msg) {
@@ -257,34 +371,124 @@ bool splitSpec(StringRef spec, StringRef flag, std::string &name,
   return true;
 }
 
+/// Options a model's metadata may set (`ampc.train.<option>`): the training
+/// recipe, nothing that names files or changes what is run.
+constexpr StringLiteral kRecipeOptions[] = {
+    "optimizer",      "lr",          "momentum",     "dampening",
+    "beta1",          "beta2",       "epsilon",      "weight-decay",
+    "lr-decay",       "lr-schedule", "lr-step-size", "lr-gamma",
+    "lr-total-steps", "lr-min",      "epochs",       "steps",
+    "accumulate",     "loss"};
+
+/// Applies the model's recipe to the options the user left unset; returns
+/// false after printing an error.
+bool applyRecipe() {
+  std::vector<std::pair<std::string, std::string>> props;
+  std::string err;
+  if (!ampc::readOnnxMetadata(modelPath, props, err)) {
+    fail(err);
+    return false;
+  }
+  auto &registered = cl::getRegisteredOptions();
+  // The run's length is one choice: a user's --steps overrides the recipe's
+  // --epochs as well.
+  bool lengthGiven = steps.getNumOccurrences() || epochs.getNumOccurrences();
+  std::string applied;
+  for (const auto &[key, value] : props) {
+    StringRef name(key);
+    if (!name.consume_front("ampc.train."))
+      continue;
+    if (!llvm::is_contained(kRecipeOptions, name)) {
+      fail(modelPath + ": metadata '" + key + "' names no option a recipe " +
+           "may set (" + join(ArrayRef(kRecipeOptions), ", ") + ")");
+      return false;
+    }
+    cl::Option *opt = registered.lookup(name);
+    if (opt->getNumOccurrences() ||
+        ((name == "steps" || name == "epochs") && lengthGiven))
+      continue;
+    if (opt->addOccurrence(0, name, value)) {
+      fail(modelPath + ": metadata '" + key + "' = '" + value +
+           "' is not a valid --" + name + " value");
+      return false;
+    }
+    applied += " --" + name.str() + " " + value;
+  }
+  if (!applied.empty())
+    outs() << "amp-run: recipe from " << modelPath << ":" << applied
+           << " (flags given override it)\n";
+  return true;
+}
+
+constexpr StringLiteral kStages[] = {
+    "onnx-import", "graph", "amp", "training", "rt", "program", "mlir"};
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "amp-run: compile an ONNX model and run it\n");
+  cl::HideUnrelatedOptions(
+      {&generalCat, &inferCat, &trainCat, &ckptCat, &ampCat, &scaleCat});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "amp-run: compile an ONNX model and run it, or train it\n\n"
+      "  amp-run model.onnx --input x=x.npy            run the forward pass\n"
+      "  amp-run model.onnx --data fashion-mnist --amp O2   train\n");
+  if (mode.empty())
+    mode = dataDir.getNumOccurrences() ? "train" : "infer";
   if (mode != "infer" && mode != "train")
     return fail("--mode '" + mode +
                 "' is not a mode amp-run has (modes: "
                 "infer, train)");
   bool train = mode == "train";
-  if (train && dataDir.empty() && emit.empty())
-    return fail("--mode train needs --data DIR (or --data synthetic)");
-  if (train && steps < 1)
-    return fail("--steps must be at least 1");
-  if (!train)
-    for (const char *flag : {"data", "metrics", "save-onnx", "loss"})
-      if (cl::getRegisteredOptions().lookup(flag)->getNumOccurrences())
-        return fail(std::string("--") + flag + " is for --mode train");
-  if (train && (!inputs.empty() || !saveOutputs.empty() || repeat != 1))
-    return fail("--input, --save-outputs and --repeat are for --mode infer; "
-                "training reads its inputs from --data");
-  if (!emit.empty() && emit != "mlir" && emit != "rt" && emit != "program")
-    return fail("--emit '" + emit +
-                "' is not a stage (stages: mlir, rt, "
-                "program)");
+  if (!emit.empty() && !llvm::is_contained(kStages, StringRef(emit)))
+    return fail("--emit '" + emit + "' is not a stage (stages: " +
+                join(ArrayRef(kStages), ", ") + ")");
+  if (emit == "mlir")
+    emit = train ? "training" : (ampLevel != "O0" ? "amp" : "graph");
+  if (emit == "training" && !train)
+    return fail("--emit=training shows the training step: it needs --mode "
+                "train (or --data)");
+  if (emit == "amp" && ampLevel == "O0")
+    return fail("--emit=amp shows the graph after amp-auto-cast: give --amp "
+                "O1|O2|O3");
   if (emit == "program" && outputFile == "-")
     return fail("--emit=program writes a binary file: give it with -o FILE");
+  if (!train)
+    for (auto &[name, opt] : cl::getRegisteredOptions())
+      if (opt->getNumOccurrences() &&
+          llvm::any_of(opt->Categories, [](cl::OptionCategory *c) {
+            return c == &trainCat || c == &ckptCat || c == &scaleCat;
+          }))
+        return fail("--" + name + " is for --mode train");
+  if (train &&
+      (!inputs.empty() || !saveOutputs.empty() || repeat != 1 || printOutputs))
+    return fail("--input, --save-outputs, --repeat and --print-outputs are "
+                "for --mode infer; training reads its inputs from --data");
+  if (train && emit.empty() && !applyRecipe())
+    return 1;
+  if (train && dataDir.empty() && emit.empty())
+    return fail("--mode train needs --data (fashion-mnist, a DIR, or "
+                "synthetic)");
+  if (steps.getNumOccurrences() && epochs.getNumOccurrences() && emit.empty())
+    return fail("--steps " + Twine(steps) + " and --epochs " + Twine(epochs) +
+                " both give the length of the run: give one");
+  if (steps.getNumOccurrences() && steps < 1)
+    return fail("--steps must be at least 1, got " + Twine(steps));
+  if (epochs.getNumOccurrences() && epochs < 1)
+    return fail("--epochs must be at least 1, got " + Twine(epochs));
+  if (checkpointEvery < 0)
+    return fail("--checkpoint-every must be >= 0, got " +
+                Twine(checkpointEvery));
+  if (checkpointEvery.getNumOccurrences() && checkpointDir.empty())
+    return fail("--checkpoint-every needs --checkpoint DIR");
+  if (compareFp32 && ampLevel == "O0")
+    return fail("--compare-fp32 compares an AMP run with f32: give --amp "
+                "O1|O2|O3");
+  if (!llvm::is_contained({"auto", "bar", "lines", "none"},
+                          StringRef(progress)))
+    return fail("--progress '" + progress +
+                "' is not a style (auto, bar, lines, none)");
   if (device != "cpu")
     return fail("--device '" + device +
                 "' is not available in this build "
@@ -355,6 +559,15 @@ int main(int argc, char **argv) {
       (*file)->getBuffer(), modelPath, &context, importOptions);
   if (!module)
     return 1;
+  if (emit == "onnx-import") {
+    std::string err;
+    auto out = mlir::openOutputFile(outputFile, &err);
+    if (!out)
+      return fail(err);
+    module->print(out->os());
+    out->keep();
+    return 0;
+  }
 
   if (train) {
     ampc::tools::TrainOptions t;
@@ -381,19 +594,10 @@ int main(int argc, char **argv) {
     given(lrMin, t.training.lrMin);
     if (accumulateSteps < 1)
       return fail("--accumulate must be >= 1, got " + Twine(accumulateSteps));
-    // Only a run applies gradients; --emit shows the step whatever --steps.
-    if (emit.empty() && steps % accumulateSteps)
-      return fail("--steps " + Twine(steps) +
-                  " is not a multiple of "
-                  "--accumulate " +
-                  Twine(accumulateSteps) + ": the gradients of the last " +
-                  Twine(steps % accumulateSteps) +
-                  " steps would never be applied");
-    // ampc.step, which the schedule reads, counts updates.
-    t.training.lrTotalSteps =
-        lrTotalSteps > 0 ? static_cast<int64_t>(lrTotalSteps)
-                         : std::max<int64_t>(1, (steps + accumulateSteps - 1) /
-                                                    accumulateSteps);
+    if (lrTotalSteps.getNumOccurrences() && lrTotalSteps < 1)
+      return fail("--lr-total-steps must be >= 1, got " + Twine(lrTotalSteps));
+    // 0: the run's updates, known once the data fixes the run's length.
+    t.training.lrTotalSteps = lrTotalSteps;
     t.training.freeze.assign(freeze.begin(), freeze.end());
     t.training.accumulate = accumulateSteps;
     t.amp = amp;
@@ -426,9 +630,20 @@ int main(int argc, char **argv) {
     t.session.device = device;
     t.session.threads = threads;
     t.data = dataDir;
-    t.steps = steps;
+    t.testData = testData;
+    if (shuffleOpt != cl::BOU_UNSET)
+      t.shuffle = shuffleOpt == cl::BOU_TRUE;
+    t.steps = steps.getNumOccurrences() ? static_cast<int64_t>(steps) : 0;
+    t.epochs = epochs;
     t.seed = seed;
     t.metrics = metricsFile;
+    t.evalMetrics = evalMetricsFile;
+    t.plot = plotFile;
+    t.compareFp32 = compareFp32;
+    t.checkpointDir = checkpointDir;
+    t.checkpointEvery = checkpointEvery;
+    t.resumeDir = resumeDir;
+    t.progress = progress;
     t.saveOnnx = saveOnnx;
     t.emit = emit;
     t.outputFile = outputFile;
@@ -441,13 +656,14 @@ int main(int argc, char **argv) {
   // The f32 step, compiled beside the AMP one, is what the report's memory
   // figures compare against.
   mlir::OwningOpRef<mlir::ModuleOp> f32Module;
-  if (amp && !amp->report.empty() && emit != "mlir")
+  bool graphStage = emit == "graph" || emit == "amp";
+  if (amp && !amp->report.empty() && !graphStage)
     f32Module = module->clone();
   pipelineOptions.amp = amp;
   mlir::PassManager pm(&context);
-  if (emit == "mlir") {
+  if (graphStage) {
     ampc::buildGraphPipeline(pm);
-    if (amp)
+    if (amp && emit == "amp")
       ampc::buildAutoCastPipeline(pm, *amp);
   } else {
     ampc::buildInferencePipeline(pm, pipelineOptions);
@@ -466,7 +682,7 @@ int main(int argc, char **argv) {
       return rc;
     f32Module = nullptr;
   }
-  if (emit == "mlir" || emit == "rt") {
+  if (graphStage || emit == "rt") {
     std::string err;
     auto out = mlir::openOutputFile(outputFile, &err);
     if (!out)

@@ -45,7 +45,7 @@ from onnx import numpy_helper
 
 from loss_scale_util import (Checks, arg_parser, checksum, initializers,
                              metrics, pow2, run, same_bits, state_params,
-                             summary)
+                             summary, summary_line)
 
 p = arg_parser("model_dir", "reference_dir")
 p.add_argument("--init-log2", type=int, required=True)
@@ -112,7 +112,7 @@ for row in rows:
           "loss %.6g" % (row["step"], pow2(row["loss_scale"]) or
                          repr(row["loss_scale"]), row["skipped"],
                          row["state_checksum"], tag, row["loss"]))
-print("  " + r.stdout.strip())
+print("  " + summary_line(r.stdout))
 K = 0
 while K < len(rows) and rows[K]["skipped"]:
     K += 1
@@ -191,7 +191,7 @@ r = run([args.amp_run, model] + static +
          "--save-onnx", onnx_s])
 rows = metrics(csv_path)
 print("static 2^40, --max-overflow-steps 0:")
-print("  " + r.stdout.strip())
+print("  " + summary_line(r.stdout))
 sk, final = summary(r.stdout)
 changed = saved_unchanged(onnx_s)
 check(len(rows) == N and sk == N and

@@ -41,7 +41,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from loss_scale_util import (Checks, arg_parser, checksum, initializers,
                              metrics, pow2, run, same_bits, state_params,
-                             summary)
+                             summary, summary_line)
 
 p = arg_parser()
 p.add_argument("--steps", type=int, default=20)
@@ -117,7 +117,7 @@ def train_run(name, extra, expect=None):
               "%d%s" % (s, row["loss"], pow2(row["loss_scale"]) or
                         repr(row["loss_scale"]), row["skipped"],
                         row["state_checksum"], tag))
-    print("  " + r.stdout.strip())
+    print("  " + summary_line(r.stdout))
     return rows, initializers(onnx_path), r.stdout
 
 

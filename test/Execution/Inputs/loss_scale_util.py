@@ -143,6 +143,12 @@ def pow2(x):
     return "2^%d" % (e - 1) if x > 0 and m == 0.5 else None
 
 
+def summary_line(stdout):
+    """amp-run's end-of-run line ("amp-run: trained N steps; ...")."""
+    return next((l for l in stdout.splitlines()
+                 if l.startswith("amp-run: trained")), stdout.strip())
+
+
 def summary(stdout):
     """(skipped, final scale) from amp-run's end-of-run line."""
     m = re.search(r"skipped (\d+) \(overflow\); final loss scale (\S+);",

@@ -1,0 +1,469 @@
+//===- TrainLoop.cpp - the host loop of a training run --------------------===//
+
+#include "tools/amp-run/TrainLoop.h"
+
+#include "runtime/cpu/TypedIO.h"
+#include "tools/amp-run/Metrics.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <set>
+
+namespace ampc::tools {
+namespace {
+
+constexpr const char *kFoundInf = "found_inf";
+constexpr const char *kScaleParam = "loss_scale";
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+std::string general(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+/// The integer label of row `i` of a label tensor.
+int64_t labelAt(const rt::HostTensor &t, int64_t i) {
+  if (t.dtype == rt::DType::I64)
+    return reinterpret_cast<const int64_t *>(t.bytes.data())[i];
+  return reinterpret_cast<const int32_t *>(t.bytes.data())[i];
+}
+
+} // namespace
+
+TrainLoop::TrainLoop(rt::Session &train, rt::Session *eval, LoopStep step,
+                     BatchSource &data, BatchSource *test, LoopOptions options)
+    : train_(train), eval_(eval), step_(std::move(step)), data_(data),
+      test_(test), o_(std::move(options)) {
+  history_.stepColumns = {"step", "loss", "step_time_ms", "loss_scale",
+                          "skipped"};
+  if (o_.checksumState)
+    history_.stepColumns.push_back("state_checksum");
+  history_.evalColumns = {"step",      "epoch",         "train_loss",
+                          "test_loss", "test_accuracy", "samples_per_s"};
+  if (!data_.specs().empty() && !data_.specs()[0].shape.empty())
+    batch_ = data_.specs()[0].shape[0];
+}
+
+int TrainLoop::fail(const std::string &msg) {
+  if (progress_)
+    progress_->clear();
+  std::fflush(stdout);
+  std::fprintf(stderr, "amp-run: error: %s\n", msg.c_str());
+  return 1;
+}
+
+double TrainLoop::currentScale() const {
+  rt::TensorView v;
+  if (step_.checksOverflow && train_.param(kScaleParam, v))
+    return rt::cpu::elementAsDouble(v, 0);
+  return step_.staticScale;
+}
+
+int64_t TrainLoop::skipped() const {
+  int64_t n = 0;
+  for (const auto &row : history_.stepRows)
+    n += row[kSkipped] != 0;
+  return n;
+}
+
+double TrainLoop::medianStepMs() const {
+  if (times_.empty())
+    return NAN;
+  std::vector<double> sorted = times_;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[sorted.size() / 2];
+}
+
+double TrainLoop::samplesPerSecond() const {
+  return runSeconds_ > 0
+             ? static_cast<double>(times_.size() * batch_) / runSeconds_
+             : NAN;
+}
+
+bool TrainLoop::lastEval(double &testLoss, double &testAccuracy) const {
+  if (history_.evalRows.empty())
+    return false;
+  testLoss = history_.evalRows.back()[kTestLoss];
+  testAccuracy = history_.evalRows.back()[kTestAccuracy];
+  return true;
+}
+
+/// FNV-1a over the bytes of every parameter and optimizer state tensor,
+/// the loss-scale state left out: equal before and after a skipped step.
+uint32_t TrainLoop::stateChecksum() const {
+  uint32_t h = 2166136261u;
+  for (const rt::BindingInfo &b : train_.function().params) {
+    if (b.name.rfind(kScaleParam, 0) == 0)
+      continue;
+    rt::TensorView v;
+    if (!train_.param(b.name, v))
+      continue;
+    const auto *p = static_cast<const uint8_t *>(v.data);
+    for (int64_t i = 0, n = v.byteSize(); i < n; ++i)
+      h = (h ^ p[i]) * 16777619u;
+  }
+  return h;
+}
+
+rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
+  const std::string where = dir + "/" + kCheckpointFile;
+  if (ckpt.stepColumns != history_.stepColumns ||
+      ckpt.evalColumns != history_.evalColumns)
+    return rt::Status::error(
+        where + ": its metric columns differ from this run's (written with " +
+        (ckpt.stepColumns.size() > history_.stepColumns.size()
+             ? "--checksum-state, which this run lacks"
+             : "other options") +
+        ")");
+  if (static_cast<int64_t>(ckpt.stepRows.size()) != ckpt.step)
+    return rt::Status::error(
+        where + ": it is at step " + std::to_string(ckpt.step) + " but holds " +
+        std::to_string(ckpt.stepRows.size()) + " step rows");
+  // Every parameter of the step, and nothing else, with its exact type:
+  // checked in full before anything is written, so a mismatch changes
+  // nothing.
+  std::map<std::string, const rt::HostTensor *> byName;
+  for (const rt::HostTensor &t : ckpt.params)
+    byName[t.name] = &t;
+  std::set<std::string> params;
+  for (const rt::BindingInfo &b : train_.function().params) {
+    params.insert(b.name);
+    auto it = byName.find(b.name);
+    if (it == byName.end())
+      return rt::Status::error(where + ": holds no '" + b.name +
+                               "', which this run's step has");
+    rt::TensorView want;
+    if (rt::Status s = train_.param(b.name, want); !s)
+      return s;
+    const rt::HostTensor &t = *it->second;
+    if (t.dtype != want.dtype || t.shape != want.shape)
+      return rt::Status::error(where + ": '" + b.name + "' is " + t.typeStr() +
+                               " there but " + want.typeStr() +
+                               " in this run's step");
+  }
+  for (const rt::HostTensor &t : ckpt.params)
+    if (!params.count(t.name))
+      return rt::Status::error(where + ": holds '" + t.name +
+                               "', which this run's step does not have");
+  for (const rt::HostTensor &t : ckpt.params) {
+    rt::HostTensor copy = t;
+    if (rt::Status s = train_.setParam(t.name, copy.view()); !s)
+      return s;
+  }
+  history_.stepRows = ckpt.stepRows;
+  history_.evalRows = ckpt.evalRows;
+  firstStep_ = ckpt.step;
+  return rt::Status::ok();
+}
+
+rt::Status TrainLoop::saveCheckpoint(int64_t stepsDone) const {
+  Checkpoint c;
+  c.step = stepsDone;
+  c.config = o_.config;
+  for (const rt::BindingInfo &b : train_.function().params) {
+    rt::TensorView v;
+    if (rt::Status s = train_.param(b.name, v); !s)
+      return s;
+    rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape, b.name);
+    std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
+                t.bytes.begin());
+    c.params.push_back(std::move(t));
+  }
+  c.stepColumns = history_.stepColumns;
+  c.stepRows = history_.stepRows;
+  c.evalColumns = history_.evalColumns;
+  c.evalRows = history_.evalRows;
+  return tools::writeCheckpoint(o_.checkpointDir, c);
+}
+
+rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
+  // The evaluation function has its own copy of the weights (in its own
+  // precision): give it the trained ones.
+  for (const rt::BindingInfo &b : eval_->function().params) {
+    rt::TensorView from, want;
+    if (rt::Status s = train_.param(b.name, from); !s)
+      return rt::Status::error("evaluation: parameter '" + b.name +
+                               "' of the forward function is not in the "
+                               "training step");
+    if (rt::Status s = eval_->param(b.name, want); !s)
+      return s;
+    rt::HostTensor t = rt::makeHostTensor(from.dtype, from.shape, b.name);
+    std::copy_n(static_cast<const uint8_t *>(from.data), t.bytes.size(),
+                t.bytes.begin());
+    if (t.dtype != want.dtype)
+      if (rt::Status s = rt::convertTo(t, want.dtype); !s)
+        return s;
+    if (rt::Status s = eval_->setParam(b.name, t.view()); !s)
+      return s;
+  }
+
+  // The label input and the logits output, when the loss is a
+  // classification loss: accuracy and a test loss over exactly the test
+  // samples (a padded last batch counts its real rows only).
+  int labelIndex = -1;
+  int64_t classes = 0;
+  for (size_t i = 0; i < test_->specs().size(); ++i) {
+    auto c = step_.classes.find(test_->specs()[i].name);
+    if (c != step_.classes.end()) {
+      labelIndex = static_cast<int>(i);
+      classes = c->second;
+    }
+  }
+  std::string logits;
+  double lossSum = 0, correct = 0;
+  int64_t lossSamples = 0, samples = 0;
+  std::vector<rt::HostTensor> batch;
+  for (int64_t i = 0, n = test_->evalBatches(); i < n; ++i) {
+    int64_t valid = 0;
+    if (rt::Status s = test_->evalBatch(i, batch, valid); !s)
+      return rt::Status::error("--test-data: " + s.message());
+    for (rt::HostTensor &t : batch)
+      if (rt::Status s = eval_->setInput(t.name, t.view()); !s)
+        return s;
+    if (rt::Status s = eval_->run(); !s)
+      return rt::Status::error("evaluation: " + s.message());
+    if (i == 0 && labelIndex >= 0)
+      for (const rt::BindingInfo &b : eval_->function().outputs) {
+        rt::TensorView v;
+        if (b.name != step_.loss && eval_->output(b.name, v) && v.rank() == 2 &&
+            v.shape[0] == batch_ && v.shape[1] == classes) {
+          logits = b.name;
+          break;
+        }
+      }
+    samples += valid;
+    if (!logits.empty()) {
+      rt::TensorView v;
+      if (rt::Status s = eval_->output(logits, v); !s)
+        return s;
+      const rt::HostTensor &labels = batch[labelIndex];
+      for (int64_t r = 0; r < valid; ++r) {
+        // Softmax cross-entropy in double, and the first maximum as the
+        // prediction (a NaN row predicts nothing).
+        double mx = -INFINITY;
+        int64_t arg = -1;
+        for (int64_t c = 0; c < classes; ++c) {
+          double x = rt::cpu::elementAsDouble(v, r * classes + c);
+          if (x > mx) {
+            mx = x;
+            arg = c;
+          }
+        }
+        double sum = 0;
+        for (int64_t c = 0; c < classes; ++c)
+          sum += std::exp(rt::cpu::elementAsDouble(v, r * classes + c) - mx);
+        int64_t label = labelAt(labels, r);
+        if (label < 0 || label >= classes)
+          continue; // an ignored label: in neither loss nor accuracy
+        lossSum += mx + std::log(sum) -
+                   rt::cpu::elementAsDouble(v, r * classes + label);
+        ++lossSamples;
+        correct += arg == label;
+      }
+    } else if (valid == batch_) {
+      rt::TensorView v;
+      if (rt::Status s = eval_->output(step_.loss, v); !s)
+        return s;
+      lossSum += rt::cpu::elementAsDouble(v, 0) * valid;
+      lossSamples += valid;
+    }
+  }
+
+  // The train loss of the period: the mean finite step loss since the last
+  // evaluation.
+  int64_t from =
+      history_.evalRows.empty()
+          ? 0
+          : static_cast<int64_t>(history_.evalRows.back()[kEvalStep]);
+  double trainSum = 0;
+  int64_t trainN = 0;
+  for (int64_t s = from; s < stepsDone; ++s)
+    if (std::isfinite(history_.stepRows[s][kLoss])) {
+      trainSum += history_.stepRows[s][kLoss];
+      ++trainN;
+    }
+  int64_t spe = data_.stepsPerEpoch();
+  double epoch = spe > 0 ? static_cast<double>(stepsDone) / spe : NAN;
+  double testLoss = lossSamples ? lossSum / lossSamples : NAN;
+  double accuracy =
+      logits.empty() || !lossSamples ? NAN : correct / lossSamples;
+  double perSec =
+      periodSeconds > 0
+          ? static_cast<double>((stepsDone - from) * batch_) / periodSeconds
+          : NAN;
+  history_.evalRows.push_back({static_cast<double>(stepsDone), epoch,
+                               trainN ? trainSum / trainN : NAN, testLoss,
+                               accuracy, perSec});
+
+  if (progress_)
+    progress_->clear();
+  std::string line = o_.run + ": ";
+  if (spe > 0 && stepsDone % spe == 0) {
+    int64_t epochs = (o_.steps + spe - 1) / spe;
+    line += "epoch " + std::to_string(stepsDone / spe) + "/" +
+            std::to_string(epochs);
+  } else {
+    line +=
+        "step " + std::to_string(stepsDone) + "/" + std::to_string(o_.steps);
+  }
+  line += ": train loss " + fixed(trainN ? trainSum / trainN : NAN, 4) +
+          ", test loss " + fixed(testLoss, 4);
+  if (!std::isnan(accuracy))
+    line += ", test accuracy " + fixed(accuracy * 100, 2) + "%";
+  if (step_.checksOverflow) {
+    int64_t skippedHere = 0;
+    for (int64_t s = from; s < stepsDone; ++s)
+      skippedHere += history_.stepRows[s][kSkipped] != 0;
+    line += ", loss scale " + general(currentScale()) + ", skipped " +
+            std::to_string(skippedHere);
+  }
+  if (!std::isnan(perSec))
+    line += ", " + fixed(perSec, 0) + " samples/s";
+  std::cout << line << std::endl;
+  return rt::Status::ok();
+}
+
+int TrainLoop::run() {
+  std::unique_ptr<MetricsWriter> metrics, evalMetrics;
+  if (!o_.metrics.empty())
+    if (rt::Status s =
+            MetricsWriter::open(o_.metrics, history_.stepColumns, metrics);
+        !s)
+      return fail("--metrics: " + s.message());
+  if (!o_.evalMetrics.empty())
+    if (rt::Status s = MetricsWriter::open(o_.evalMetrics, history_.evalColumns,
+                                           evalMetrics);
+        !s)
+      return fail("--eval-metrics: " + s.message());
+  // A resumed run's files cover the whole run.
+  if (metrics)
+    for (const auto &row : history_.stepRows)
+      if (rt::Status s = metrics->row(row); !s)
+        return fail("--metrics: " + s.message());
+  size_t evalWritten = 0;
+  auto flushEval = [&]() -> rt::Status {
+    for (; evalMetrics && evalWritten < history_.evalRows.size(); ++evalWritten)
+      if (rt::Status s = evalMetrics->row(history_.evalRows[evalWritten]); !s)
+        return s;
+    return rt::Status::ok();
+  };
+  if (rt::Status s = flushEval(); !s)
+    return fail("--eval-metrics: " + s.message());
+
+  progress_ = std::make_unique<Progress>(o_.progress, o_.run, o_.steps,
+                                         data_.stepsPerEpoch(), batch_);
+  // Overflowing updates in a row, as far as the history goes back.
+  int64_t overflowRun = 0;
+  for (int64_t s = 0; s < static_cast<int64_t>(history_.stepRows.size()); ++s)
+    if ((s + 1) % o_.accumulate == 0)
+      overflowRun = history_.stepRows[s][kSkipped] != 0 ? overflowRun + 1 : 0;
+
+  std::vector<rt::HostTensor> batch;
+  int64_t spe = data_.stepsPerEpoch();
+  double periodSeconds = 0;
+  for (int64_t s = firstStep_; s < o_.steps; ++s) {
+    auto start = Clock::now();
+    if (rt::Status st = data_.batch(s, batch); !st)
+      return fail("--data: step " + std::to_string(s) + ": " + st.message());
+    for (rt::HostTensor &t : batch)
+      if (rt::Status st = train_.setInput(t.name, t.view()); !st)
+        return fail(st.message());
+    double scale = currentScale();
+    // The step that would reach --max-overflow-steps runs with the probe
+    // that finds the first kernel to write an inf or NaN. Only every
+    // accumulate-th step updates, and only an update checks.
+    bool updates = (s + 1) % o_.accumulate == 0;
+    bool probe = step_.checksOverflow && o_.maxOverflowSteps > 0 && updates &&
+                 overflowRun + 1 >= o_.maxOverflowSteps;
+    train_.setNonFiniteProbe(probe);
+    auto runStart = Clock::now();
+    if (rt::Status st = train_.run(); !st)
+      return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
+                  st.message());
+    auto end = Clock::now();
+    double ms = seconds(runStart, end) * 1e3;
+    times_.push_back(ms);
+    runSeconds_ += seconds(start, end);
+    periodSeconds += seconds(start, end);
+    rt::TensorView lv;
+    if (rt::Status st = train_.output(step_.loss, lv); !st)
+      return fail(st.message());
+    finalLoss_ = rt::cpu::elementAsDouble(lv, 0);
+    bool overflow = false;
+    if (step_.checksOverflow) {
+      rt::TensorView fv;
+      if (rt::Status st = train_.output(kFoundInf, fv); !st)
+        return fail(st.message());
+      overflow = rt::cpu::elementAsDouble(fv, 0) != 0;
+    }
+    if (updates)
+      overflowRun = overflow ? overflowRun + 1 : 0;
+    std::vector<double> row = {static_cast<double>(s), finalLoss_, ms, scale,
+                               overflow ? 1.0 : 0.0};
+    if (o_.checksumState)
+      row.push_back(stateChecksum());
+    history_.stepRows.push_back(row);
+    if (metrics)
+      if (rt::Status st = metrics->row(row); !st)
+        return fail("--metrics: " + st.message());
+    progress_->update(s, finalLoss_, step_.checksOverflow ? scale : NAN);
+
+    if (probe && overflowRun >= o_.maxOverflowSteps) {
+      if (metrics)
+        (void)metrics->close();
+      const auto &origin = train_.firstNonFinite();
+      char scaleText[32];
+      std::snprintf(scaleText, sizeof(scaleText), "%.2E", scale);
+      return fail(
+          o_.modelPath + ": step " + std::to_string(s) + ": " +
+          std::to_string(overflowRun) +
+          (o_.accumulate > 1 ? " updates" : " steps") +
+          " in a row overflowed and were skipped (loss scale " + scaleText +
+          "); " +
+          (origin ? "the first op whose output overflowed: " + origin->message()
+                  : std::string("no kernel wrote an inf or NaN, so it came "
+                                "in with the batch")) +
+          " (--max-overflow-steps)");
+    }
+
+    int64_t done = s + 1;
+    bool epochEnd = spe > 0 && done % spe == 0;
+    if (test_ && eval_ && (epochEnd || done == o_.steps)) {
+      if (rt::Status st = evaluate(done, periodSeconds); !st)
+        return fail(o_.modelPath + ": " + st.message());
+      periodSeconds = 0;
+      if (rt::Status st = flushEval(); !st)
+        return fail("--eval-metrics: " + st.message());
+    }
+    if (!o_.checkpointDir.empty() &&
+        (done == o_.steps ||
+         (o_.checkpointEvery > 0 ? done % o_.checkpointEvery == 0 : epochEnd)))
+      if (rt::Status st = saveCheckpoint(done); !st)
+        return fail("--checkpoint: " + st.message());
+  }
+  progress_->clear();
+  if (metrics)
+    if (rt::Status st = metrics->close(); !st)
+      return fail("--metrics: " + st.message());
+  if (evalMetrics)
+    if (rt::Status st = evalMetrics->close(); !st)
+      return fail("--eval-metrics: " + st.message());
+  return 0;
+}
+
+} // namespace ampc::tools

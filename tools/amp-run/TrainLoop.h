@@ -1,0 +1,124 @@
+//===- TrainLoop.h - the host loop of a training run ------------*- C++ -*-===//
+//
+// Runs a compiled train_step once per step on the batches of a BatchSource,
+// evaluates the test split at the end of every epoch (and of the run), shows
+// progress, writes metrics and checkpoints, and resumes from a checkpoint so
+// that the continued run is bit for bit the uninterrupted one: all state is
+// in the step's parameters, and the data of a step is a function of the seed
+// and the step alone.
+//
+// MLIR-free: it sees the compiled Program through rt::Session only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_TOOLS_AMPRUN_TRAINLOOP_H
+#define AMPC_TOOLS_AMPRUN_TRAINLOOP_H
+
+#include "runtime/Session.h"
+#include "tools/amp-run/Checkpoint.h"
+#include "tools/amp-run/Progress.h"
+#include "tools/amp-run/TrainData.h"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ampc::tools {
+
+/// What the loop needs to know about the step (TrainStep.h's StepInfo,
+/// without MLIR).
+struct LoopStep {
+  std::string loss;
+  bool checksOverflow = false;
+  double staticScale = 1;
+  std::map<std::string, int64_t> classes; // label input -> class count
+};
+
+struct LoopOptions {
+  std::string run;       // "AMP O2 f16", "f32": names the run in output
+  std::string modelPath; // for messages
+  int64_t steps = 1;     // of the whole run, a resumed one included
+  int64_t accumulate = 1;
+  int64_t maxOverflowSteps = 100;
+  bool checksumState = false;
+  Progress::Style progress = Progress::Style::None;
+  std::string metrics, evalMetrics; // files; empty: none
+  // Checkpoints: every `checkpointEvery` steps (0: at the end of every
+  // epoch) and at the end of the run.
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  std::map<std::string, std::string> config; // written into checkpoints
+};
+
+/// The run so far: one row per step and one per evaluation.
+struct History {
+  std::vector<std::string> stepColumns, evalColumns;
+  std::vector<std::vector<double>> stepRows, evalRows;
+};
+
+class TrainLoop {
+public:
+  /// `eval` and `test` may be null (no evaluation). The sessions and
+  /// sources must outlive the loop.
+  TrainLoop(rt::Session &train, rt::Session *eval, LoopStep step,
+            BatchSource &data, BatchSource *test, LoopOptions options);
+
+  /// Continues from `ckpt` (read and config-checked by the caller): every
+  /// parameter of the step is restored and the history is taken over.
+  /// Nothing is changed when the checkpoint does not fit the step.
+  rt::Status resume(const Checkpoint &ckpt, const std::string &dir);
+
+  /// Runs the remaining steps; returns the process exit code after printing
+  /// any error.
+  int run();
+
+  const History &history() const { return history_; }
+  int64_t firstStep() const { return firstStep_; }
+  double finalLoss() const { return finalLoss_; }
+  int64_t skipped() const;
+  /// The scale the next step runs with (the state, or the constant: 1
+  /// without scaling).
+  double currentScale() const;
+  bool scales() const { return step_.checksOverflow; }
+  /// Median step time of the steps this process ran (ms).
+  double medianStepMs() const;
+  /// Samples/s over the steps this process ran (data loading included,
+  /// evaluation not).
+  double samplesPerSecond() const;
+  /// The last evaluation: false when there was none.
+  bool lastEval(double &testLoss, double &testAccuracy) const;
+
+private:
+  enum StepColumn { kStep, kLoss, kTimeMs, kScale, kSkipped, kChecksum };
+  enum EvalColumn {
+    kEvalStep,
+    kEpoch,
+    kTrainLoss,
+    kTestLoss,
+    kTestAccuracy,
+    kSamplesPerS
+  };
+  rt::Status evaluate(int64_t stepsDone, double periodSeconds);
+  rt::Status saveCheckpoint(int64_t stepsDone) const;
+  uint32_t stateChecksum() const;
+  int fail(const std::string &msg);
+
+  rt::Session &train_;
+  rt::Session *eval_;
+  LoopStep step_;
+  BatchSource &data_;
+  BatchSource *test_;
+  LoopOptions o_;
+  History history_;
+  int64_t firstStep_ = 0;
+  int64_t batch_ = 1;
+  double finalLoss_ = NAN;
+  std::vector<double> times_;
+  double runSeconds_ = 0;
+  std::unique_ptr<Progress> progress_;
+};
+
+} // namespace ampc::tools
+
+#endif // AMPC_TOOLS_AMPRUN_TRAINLOOP_H

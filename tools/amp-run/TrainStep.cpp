@@ -1,0 +1,145 @@
+//===- TrainStep.cpp - a model compiled into a training step --------------===//
+
+#include "tools/amp-run/TrainStep.h"
+
+#include "compiler/Target/ProgramWriter.h"
+#include "dialects/Amp/AmpOps.h"
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace ampc::tools {
+namespace {
+
+LogicalResult fail(const llvm::Twine &msg) {
+  llvm::errs() << "amp-run: error: " << msg << "\n";
+  return failure();
+}
+
+/// Serializes the lowered function `name` of `module` and parses it back,
+/// as amp-exec would load the file.
+LogicalResult toFunction(ModuleOp module, llvm::StringRef name,
+                         const std::string &modelPath, rt::FunctionInfo &out,
+                         uint64_t *hash) {
+  std::string bytes;
+  if (failed(writeProgram(module, bytes)))
+    return failure();
+  if (hash)
+    *hash = fnv1a64(bytes.data(), bytes.size());
+  rt::ProgramInfo program;
+  if (rt::Status s = rt::parseProgram(bytes, modelPath, program); !s)
+    return fail(s.message());
+  for (rt::FunctionInfo &f : program.functions)
+    if (f.name == name) {
+      out = std::move(f);
+      return success();
+    }
+  return fail(modelPath + ": the compiled Program has no '" + name + "'");
+}
+
+} // namespace
+
+uint64_t fnv1a64(const void *data, size_t size) {
+  uint64_t h = 14695981039346656037ull;
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < size; ++i)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+StepInfo describeStep(ModuleOp module) {
+  StepInfo info;
+  auto f = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!f)
+    return info;
+  if (auto loss = f->getAttrOfType<StringAttr>(graph::kLossAttr))
+    info.loss = loss.getValue().str();
+  for (unsigned i = 0; i < f.getNumResults(); ++i)
+    if (auto n = f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr))
+      info.checksOverflow |= n.getValue() == "found_inf";
+  // A static scale is the constant the check divides by.
+  f.walk([&](amp::UnscaleAndCheckOp check) {
+    if (auto c = check.getScale().getDefiningOp<graph::ConstantOp>())
+      if (auto v = dyn_cast<DenseElementsAttr>(c.getValue()))
+        info.staticScale = v.getSplatValue<APFloat>().convertToDouble();
+  });
+  auto argName = [&](Value v) -> std::string {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg)
+      return "";
+    auto n =
+        f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kNameAttr);
+    return n ? n.getValue().str() : "";
+  };
+  // Labels feed a loss directly; their range is the scores' class axis.
+  f.walk([&](Operation *op) {
+    Value labels, scores;
+    if (auto sce = dyn_cast<graph::SoftmaxCrossEntropyOp>(op)) {
+      labels = sce.getLabels();
+      scores = sce.getScores();
+    } else if (auto nll = dyn_cast<graph::NllLossOp>(op)) {
+      labels = nll.getTarget();
+      scores = nll.getInput();
+    } else {
+      return;
+    }
+    std::string name = argName(labels);
+    if (!name.empty())
+      info.classes[name] = cast<ShapedType>(scores.getType()).getDimSize(1);
+  });
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (f.getArgAttr(i, graph::kInitAttr) &&
+        !f.getArgAttr(i, graph::kStateAttr))
+      if (auto n = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr))
+        info.weights.insert(n.getValue().str());
+  return info;
+}
+
+LogicalResult compileStep(OwningOpRef<ModuleOp> module,
+                          const std::string &modelPath,
+                          const StepCompileOptions &o, CompiledStep &out) {
+  MLIRContext *ctx = module->getContext();
+  OwningOpRef<ModuleOp> evalModule;
+  if (o.withEval)
+    evalModule = module->clone();
+
+  // The step's facts are read between the two pipelines' halves: lowering
+  // erases the graph ops they come from.
+  PassManager graphPm(ctx), lowerPm(ctx);
+  buildTrainingGraphPipeline(graphPm, o.training, o.amp, o.lossScale);
+  buildLoweringPipeline(lowerPm, o.lowering);
+  if (failed(graphPm.run(*module)))
+    return failure();
+  if (!module->lookupSymbol<func::FuncOp>("train_step"))
+    return fail(modelPath + ": graph-build-training made no @train_step");
+  out.info = describeStep(*module);
+  if (failed(lowerPm.run(*module)))
+    return failure();
+  FailureOr<ArenaBytes> arena = measureArena(*module, "train_step");
+  if (failed(arena))
+    return fail(modelPath + ": the lowered @train_step has no planned arena");
+  out.trainArena = *arena;
+  if (failed(toFunction(*module, "train_step", modelPath, out.train,
+                        &out.programHash)))
+    return failure();
+  module = nullptr; // its weights are in out.train now
+
+  if (!evalModule)
+    return success();
+  InferencePipelineOptions e = o.lowering;
+  e.amp = o.amp;
+  if (e.amp)
+    e.amp->report.clear(); // the training step's report is the one asked for
+  PassManager evalPm(ctx);
+  buildInferencePipeline(evalPm, e);
+  if (failed(evalPm.run(*evalModule)))
+    return failure();
+  out.eval.emplace();
+  return toFunction(*evalModule, "forward", modelPath, *out.eval, nullptr);
+}
+
+} // namespace ampc::tools

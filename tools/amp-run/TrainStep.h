@@ -1,0 +1,67 @@
+//===- TrainStep.h - a model compiled into a training step ------*- C++ -*-===//
+//
+// amp-run compiles one imported model up to twice (the run's precision and,
+// for the memory figures and --compare-fp32, f32), each into a train_step and
+// a forward function that evaluates the test split with the same precision.
+// What the host loop needs to know about the step is read from the graph
+// before it is lowered.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_TOOLS_AMPRUN_TRAINSTEP_H
+#define AMPC_TOOLS_AMPRUN_TRAINSTEP_H
+
+#include "compiler/Pipelines/Pipelines.h"
+#include "runtime/Program.h"
+#include "tools/amp-run/AmpMemory.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace ampc::tools {
+
+/// What the host needs to know about @train_step before it is lowered.
+struct StepInfo {
+  std::string loss;
+  bool checksOverflow = false;            // the step returns found_inf
+  double staticScale = 1;                 // the scale when it is no state
+  std::map<std::string, int64_t> classes; // label input -> class count
+  std::set<std::string> weights;          // initializers, not state
+};
+
+struct StepCompileOptions {
+  GraphBuildTrainingPassOptions training;
+  std::optional<AmpAutoCastPassOptions> amp;        // none: f32
+  std::optional<AmpLossScalePassOptions> lossScale; // none: the default
+  InferencePipelineOptions lowering;
+  bool withEval = false; // also compile `forward` for the test split
+};
+
+struct CompiledStep {
+  StepInfo info;
+  rt::FunctionInfo train;               // train_step
+  std::optional<rt::FunctionInfo> eval; // forward, when asked for
+  ArenaBytes trainArena;                // the planned arena of train_step
+  uint64_t programHash = 0; // FNV-1a of the train_step Program's bytes
+};
+
+/// Compiles `module` (the imported model, consumed) into `out`; returns
+/// failure after the diagnostics were printed.
+mlir::LogicalResult compileStep(mlir::OwningOpRef<mlir::ModuleOp> module,
+                                const std::string &modelPath,
+                                const StepCompileOptions &options,
+                                CompiledStep &out);
+
+/// Reads StepInfo from @train_step (exposed for the --emit stages).
+StepInfo describeStep(mlir::ModuleOp module);
+
+/// FNV-1a (64 bits) of `size` bytes.
+uint64_t fnv1a64(const void *data, size_t size);
+
+} // namespace ampc::tools
+
+#endif // AMPC_TOOLS_AMPRUN_TRAINSTEP_H
