@@ -13,11 +13,16 @@
 #include "runtime/Program.h"
 #include "runtime/program.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <climits>
 
 using namespace mlir;
 namespace pb = ::ampc::rt::proto;
@@ -366,9 +371,22 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes) {
   }
   if (program.functions().empty())
     return module.emitError("has no function to write to a Program"), failure();
-  if (!program.SerializeToString(&bytes))
-    return module.emitError("the Program could not be serialized (over 2 GB?)"),
+  // Deterministic: kernel attributes are a protobuf map, whose default
+  // order varies between processes, and a Program's bytes identify the
+  // step a checkpoint was written by.
+  size_t size = program.ByteSizeLong();
+  if (size > static_cast<size_t>(INT_MAX))
+    return module.emitError("the Program could not be serialized (over 2 GB)"),
            failure();
+  bytes.clear();
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    if (!program.SerializeToCodedStream(&out) || out.HadError())
+      return module.emitError("the Program could not be serialized"),
+             failure();
+  }
   return success();
 }
 
