@@ -57,9 +57,12 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   mlir::MLIRContext *ctx = module->getContext();
   mlir::PassManager pm(ctx);
   buildGraphPipeline(pm, /*trainingMode=*/true);
+  if (o.emit == "graph")
+    return mlir::failed(pm.run(*module)) ? 1
+                                         : emitModule(*module, o.outputFile);
   if (o.amp)
     buildAutoCastPipeline(pm, *o.amp);
-  if (o.emit != "graph" && o.emit != "amp")
+  if (o.emit != "amp")
     buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale);
   if (o.emit == "rt" || o.emit == "program")
     buildLoweringPipeline(pm, o.lowering);
@@ -269,9 +272,14 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     return fail("--steps " + Twine(o.steps) + " is not a multiple of " +
                 "--accumulate " + Twine(acc) + ": the gradients of the last " +
                 Twine(o.steps % acc) + " steps would never be applied");
-  // ampc.step, which the schedule reads, counts updates.
+  // ampc.step, which the schedule reads, counts updates. Only the cosine
+  // schedule has a length; the others keep the option's default, so that a
+  // run resumed with a longer --steps compiles the same step.
   if (o.training.lrTotalSteps <= 0)
-    o.training.lrTotalSteps = std::max<int64_t>(1, (o.steps + acc - 1) / acc);
+    o.training.lrTotalSteps =
+        o.training.lrSchedule == "cosine"
+            ? std::max<int64_t>(1, (o.steps + acc - 1) / acc)
+            : GraphBuildTrainingPassOptions().lrTotalSteps;
 
   if (!o.emit.empty())
     return emitStage(std::move(module), o);
@@ -497,8 +505,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     outs() << "amp-run: peak arena memory " << megabytes(a.arena) << " with "
            << lo.run << " vs " << megabytes(b.arena) << " in f32 ("
            << format("%.2f", static_cast<double>(a.arena) / b.arena)
-           << "x); activations " << megabytes(a.activations()) << " vs "
-           << megabytes(b.activations()) << "\n";
+           << "x): parameters and optimizer state " << megabytes(a.params)
+           << " vs " << megabytes(b.params) << ", activations and gradients "
+           << megabytes(a.activations() + a.inputs) << " vs "
+           << megabytes(b.activations() + b.inputs) << "\n";
   }
   if (f32Loop) {
     double f32Loss, f32Accuracy;

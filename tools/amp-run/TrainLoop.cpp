@@ -284,12 +284,15 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
     }
   }
 
-  // The train loss of the period: the mean finite step loss since the last
-  // evaluation.
-  int64_t from =
+  // The train loss: the mean finite step loss of the epoch so far (without
+  // epochs: since the last evaluation), so that an evaluation at the end of
+  // a run cut mid-epoch does not change the next epoch's figure.
+  int64_t spe = data_.stepsPerEpoch();
+  int64_t prevEval =
       history_.evalRows.empty()
           ? 0
           : static_cast<int64_t>(history_.evalRows.back()[kEvalStep]);
+  int64_t from = spe > 0 ? (stepsDone - 1) / spe * spe : prevEval;
   double trainSum = 0;
   int64_t trainN = 0;
   for (int64_t s = from; s < stepsDone; ++s)
@@ -297,14 +300,13 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
       trainSum += history_.stepRows[s][kLoss];
       ++trainN;
     }
-  int64_t spe = data_.stepsPerEpoch();
   double epoch = spe > 0 ? static_cast<double>(stepsDone) / spe : NAN;
   double testLoss = lossSamples ? lossSum / lossSamples : NAN;
   double accuracy =
       logits.empty() || !lossSamples ? NAN : correct / lossSamples;
   double perSec =
       periodSeconds > 0
-          ? static_cast<double>((stepsDone - from) * batch_) / periodSeconds
+          ? static_cast<double>((stepsDone - prevEval) * batch_) / periodSeconds
           : NAN;
   history_.evalRows.push_back({static_cast<double>(stepsDone), epoch,
                                trainN ? trainSum / trainN : NAN, testLoss,
@@ -327,7 +329,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
     line += ", test accuracy " + fixed(accuracy * 100, 2) + "%";
   if (step_.checksOverflow) {
     int64_t skippedHere = 0;
-    for (int64_t s = from; s < stepsDone; ++s)
+    for (int64_t s = prevEval; s < stepsDone; ++s)
       skippedHere += history_.stepRows[s][kSkipped] != 0;
     line += ", loss scale " + general(currentScale()) + ", skipped " +
             std::to_string(skippedHere);

@@ -131,7 +131,8 @@ cl::opt<std::string> dataDir(
              "images normalised into the float input, labels into the "
              "integer one; test split t10k), a DIR of IDX files in that "
              "layout, a DIR with one <input name>.npy per graph input "
-             "(samples on axis 0), or 'synthetic' (drawn from --seed)"),
+             "(samples on axis 0), or 'synthetic' (drawn from --seed); "
+             "giving it implies --mode train (default: none)"),
     cl::cat(trainCat));
 cl::opt<std::string> testData(
     "test-data",
@@ -140,7 +141,8 @@ cl::opt<std::string> testData(
     cl::cat(trainCat));
 cl::opt<int64_t> epochs("epochs",
                         cl::desc("Passes over the training data (an epoch is "
-                                 "floor(samples / batch) steps)"),
+                                 "floor(samples / batch) steps; default: the "
+                                 "model's recipe, else see --steps)"),
                         cl::cat(trainCat));
 cl::opt<int64_t> steps("steps",
                        cl::desc("Training steps of the whole run (default: "
@@ -232,7 +234,7 @@ cl::opt<bool> compareFp32(
     "compare-fp32",
     cl::desc("Also train the model in f32 on the same batches in the same "
              "order, and put both runs in the summary and the plot (needs "
-             "--amp)"),
+             "--amp; default off)"),
     cl::cat(trainCat));
 cl::opt<std::string>
     progress("progress",
@@ -380,9 +382,9 @@ constexpr StringLiteral kRecipeOptions[] = {
     "lr-total-steps", "lr-min",      "epochs",       "steps",
     "accumulate",     "loss"};
 
-/// Applies the model's recipe to the options the user left unset; returns
-/// false after printing an error.
-bool applyRecipe() {
+/// Applies the model's recipe to the options the user left unset and says
+/// so on `os`; returns false after printing an error.
+bool applyRecipe(raw_ostream &os) {
   std::vector<std::pair<std::string, std::string>> props;
   std::string err;
   if (!ampc::readOnnxMetadata(modelPath, props, err)) {
@@ -415,8 +417,8 @@ bool applyRecipe() {
     applied += " --" + name.str() + " " + value;
   }
   if (!applied.empty())
-    outs() << "amp-run: recipe from " << modelPath << ":" << applied
-           << " (flags given override it)\n";
+    os << "amp-run: recipe from " << modelPath << ":" << applied
+       << " (flags given override it)\n";
   return true;
 }
 
@@ -465,7 +467,9 @@ int main(int argc, char **argv) {
       (!inputs.empty() || !saveOutputs.empty() || repeat != 1 || printOutputs))
     return fail("--input, --save-outputs, --repeat and --print-outputs are "
                 "for --mode infer; training reads its inputs from --data");
-  if (train && emit.empty() && !applyRecipe())
+  // --emit shows the step a run would compile, recipe included; its output
+  // may be stdout, so the recipe line goes to stderr then.
+  if (train && !applyRecipe(emit.empty() ? outs() : errs()))
     return 1;
   if (train && dataDir.empty() && emit.empty())
     return fail("--mode train needs --data (fashion-mnist, a DIR, or "
