@@ -24,5 +24,8 @@ config.environment["PATH"] = os.pathsep.join(
 
 if os.path.isdir(config.shared_models):
     config.available_features.add("shared-models")
+# Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
+if os.path.isdir("/usr/share/datasets/fashion-mnist"):
+    config.available_features.add("fashion-mnist")
 
 config.environment["FILECHECK_OPTS"] = "--dump-input=fail"
