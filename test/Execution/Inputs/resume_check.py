@@ -95,7 +95,7 @@ def main():
         d = os.path.join(work, name.replace(" ", "_").replace(",", ""))
         os.makedirs(d, exist_ok=True)
         common = [amp_run, model, "--data", train, "--test-data", test,
-                  "--shuffle", "--seed", "7", "--checksum-state",
+                  "--shuffle", "--seed", "7", "--checksum-state", "--lr-total-steps", "24",
                   "--progress", "none"] + flags
         p = lambda f: os.path.join(d, f)
         run(common + ["--steps", "24", "--checkpoint", p("whole"),
