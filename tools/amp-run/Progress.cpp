@@ -18,16 +18,13 @@ Progress::Style Progress::detect() {
 }
 
 Progress::Progress(Style style, std::string run, int64_t steps,
-                   int64_t stepsPerEpoch, int64_t batch)
+                   int64_t firstStep, int64_t stepsPerEpoch, int64_t batch)
     : style_(style), run_(std::move(run)), steps_(steps),
-      stepsPerEpoch_(stepsPerEpoch), batch_(batch) {}
+      stepsPerEpoch_(stepsPerEpoch), batch_(batch), firstStep_(firstStep),
+      start_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(int64_t step, double loss, double scale) {
   auto now = std::chrono::steady_clock::now();
-  if (firstStep_ < 0) {
-    firstStep_ = step;
-    start_ = now;
-  }
   int64_t period = stepsPerEpoch_ > 0 ? stepsPerEpoch_ : steps_;
   bool last = step + 1 == steps_ ||
               (stepsPerEpoch_ > 0 && (step + 1) % stepsPerEpoch_ == 0);

@@ -24,10 +24,11 @@ public:
   /// Bar when stderr is a terminal (and TERM is not "dumb"), else Lines.
   static Style detect();
 
-  /// `steps` is the run's total (in its whole, a resumed run included);
-  /// `stepsPerEpoch` 0 means the data has no epochs.
-  Progress(Style style, std::string run, int64_t steps, int64_t stepsPerEpoch,
-           int64_t batch);
+  /// `steps` is the run's total (in its whole, a resumed run included), of
+  /// which this process runs those from `firstStep`; `stepsPerEpoch` 0 means
+  /// the data has no epochs. The clock starts here.
+  Progress(Style style, std::string run, int64_t steps, int64_t firstStep,
+           int64_t stepsPerEpoch, int64_t batch);
   ~Progress() { clear(); }
 
   /// After step `step` (0-based) finished with this loss and scale (NaN:
@@ -43,7 +44,7 @@ private:
   std::string run_;
   int64_t steps_, stepsPerEpoch_, batch_;
   bool drawn_ = false;
-  int64_t firstStep_ = -1;
+  int64_t firstStep_;
   std::chrono::steady_clock::time_point start_, lastDraw_;
 };
 

@@ -137,7 +137,37 @@ rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
   return rt::Status::ok();
 }
 
-/// Splits "name{k1=v1 k2={a,b} k3="x y"}" into "name.k1" -> "v1", ...
+/// The amp-run flag of a pass option, where the names differ.
+std::string flagOf(const std::string &pass, const std::string &option) {
+  static const std::map<std::string, std::string> renamed = {
+      {"amp-auto-cast.level", "amp"},
+      {"amp-auto-cast.dtype", "amp-dtype"},
+      {"amp-auto-cast.allow", "amp-allow"},
+      {"amp-auto-cast.deny", "amp-deny"},
+      {"amp-auto-cast.infer", "amp-infer"},
+      {"amp-auto-cast.clear", "amp-clear"},
+      {"amp-auto-cast.fp32-nodes", "amp-fp32-nodes"},
+      {"amp-auto-cast.low-nodes", "amp-low-nodes"},
+      {"amp-auto-cast.master-weights", "amp-master-weights"},
+      {"amp-loss-scale.mode", "loss-scale"},
+      {"amp-loss-scale.growth", "scale-growth"},
+      {"amp-loss-scale.backoff", "scale-backoff"}};
+  auto it = renamed.find(pass + "." + option);
+  return "--" + (it == renamed.end() ? option : it->second);
+}
+
+/// A number as a user would type it ("0.02", not MLIR's "2.000000e-02").
+std::string plainValue(const std::string &v) {
+  char *end = nullptr;
+  double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end)
+    return v;
+  return formatv("{0}", format("%.9g", d)).str();
+}
+
+/// Splits "name{k1=v1 k2={a,b} k3="x y"}" into "--flag-of-k1" -> "v1", ...:
+/// the options a checkpoint records, named as amp-run's flags so that a
+/// refused resume names the flag that differs.
 void addPassOptions(mlir::Pass &pass, std::map<std::string, std::string> &to) {
   std::string text;
   raw_string_ostream os(text);
@@ -154,7 +184,7 @@ void addPassOptions(mlir::Pass &pass, std::map<std::string, std::string> &to) {
   auto flush = [&]() {
     size_t eq = token.find('=');
     if (eq != std::string::npos)
-      to[name + "." + token.substr(0, eq)] = token.substr(eq + 1);
+      to[flagOf(name, token.substr(0, eq))] = plainValue(token.substr(eq + 1));
     token.clear();
   };
   for (char c : body) {
@@ -348,15 +378,18 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     AmpAutoCastPassOptions a = *o.amp;
     a.report.clear();
     addPassOptions(*createAmpAutoCastPass(a), config);
+    config.erase("--report");
+  } else {
+    config["--amp"] = "O0";
   }
   if (o.lossScale)
     addPassOptions(*createAmpLossScalePass(*o.lossScale), config);
-  config["data"] = o.data;
-  config["test-data"] = o.testData;
-  config["seed"] = std::to_string(o.seed);
-  config["shuffle"] = o.shuffle.value_or(data.idx) ? "on" : "off";
-  config["fuse"] = o.lowering.fuse ? "on" : "off";
-  config["memory-reuse"] = o.lowering.reuseMemory ? "on" : "off";
+  config["--data"] = o.data;
+  config["--test-data"] = o.testData;
+  config["--seed"] = std::to_string(o.seed);
+  config["--shuffle"] = o.shuffle.value_or(data.idx) ? "true" : "false";
+  config["--no-fuse"] = o.lowering.fuse ? "false" : "true";
+  config["--no-memory-reuse"] = o.lowering.reuseMemory ? "false" : "true";
   const std::string programKey = "compiled-step";
   std::string programHash = formatv("{0:x16}", step.programHash).str();
 
@@ -394,7 +427,12 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       written.erase(hash);
     ckpt.config = written;
     if (rt::Status s = checkConfig(ckpt, config, o.resumeDir); !s)
-      return fail("--resume: " + s.message());
+      return fail(
+          "--resume: " + s.message() +
+          (s.message().find("--lr-total-steps") != std::string::npos
+               ? " (a cosine schedule's length is the run's: give both runs "
+                 "the same --lr-total-steps to extend a run)"
+               : ""));
     if (writtenHash != programHash)
       return fail("--resume: " + o.resumeDir +
                   ": the checkpoint was written by a different training step "
@@ -413,13 +451,19 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   if (step.info.checksOverflow)
     outs() << ", loss scaling";
   outs() << ") on " << (synthetic ? "synthetic data" : o.data);
-  if (perEpoch > 0)
-    outs() << ", " << (o.steps + perEpoch - 1) / perEpoch << " epoch"
-           << ((o.steps + perEpoch - 1) / perEpoch == 1 ? "" : "s") << " of "
-           << perEpoch << " steps, batch " << specs[0].shape[0]
-           << (o.shuffle.value_or(data.idx) ? ", shuffled" : "");
+  if (perEpoch > 0 && o.steps % perEpoch == 0)
+    outs() << ", " << o.steps / perEpoch << " epoch"
+           << (o.steps / perEpoch == 1 ? "" : "s") << " of " << perEpoch
+           << " steps";
+  else if (perEpoch > 0)
+    outs() << ", " << o.steps << " steps ("
+           << format("%.2f", static_cast<double>(o.steps) / perEpoch)
+           << " epochs of " << perEpoch << ")";
   else
-    outs() << ", " << o.steps << " steps";
+    outs() << ", " << o.steps << (o.steps == 1 ? " step" : " steps");
+  if (perEpoch > 0)
+    outs() << ", batch " << specs[0].shape[0]
+           << (o.shuffle.value_or(data.idx) ? ", shuffled" : "");
   if (loop.firstStep() > 0)
     outs() << ", resumed at step " << loop.firstStep();
   outs() << "\n";
@@ -480,7 +524,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
 
   // The summary: the first line is what scripts read.
-  outs() << "amp-run: trained " << o.steps << " steps";
+  outs() << "amp-run: trained " << o.steps
+         << (o.steps == 1 ? " step" : " steps");
   if (acc > 1)
     outs() << " (" << o.steps / acc << " updates of " << acc
            << " micro-batches)";

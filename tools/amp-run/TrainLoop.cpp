@@ -128,7 +128,7 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
         where + ": its metric columns differ from this run's (written with " +
         (ckpt.stepColumns.size() > history_.stepColumns.size()
              ? "--checksum-state, which this run lacks"
-             : "other options") +
+             : "no --checksum-state, which this run has") +
         ")");
   if (static_cast<int64_t>(ckpt.stepRows.size()) != ckpt.step)
     return rt::Status::error(
@@ -367,8 +367,8 @@ int TrainLoop::run() {
   if (rt::Status s = flushEval(); !s)
     return fail("--eval-metrics: " + s.message());
 
-  progress_ = std::make_unique<Progress>(o_.progress, o_.run, o_.steps,
-                                         data_.stepsPerEpoch(), batch_);
+  progress_ = std::make_unique<Progress>(
+      o_.progress, o_.run, o_.steps, firstStep_, data_.stepsPerEpoch(), batch_);
   // Overflowing updates in a row, as far as the history goes back.
   int64_t overflowRun = 0;
   for (int64_t s = 0; s < static_cast<int64_t>(history_.stepRows.size()); ++s)

@@ -406,8 +406,11 @@ bool applyRecipe(raw_ostream &os) {
       return false;
     }
     cl::Option *opt = registered.lookup(name);
+    // Synthetic data has no epochs: a recipe's length in epochs is for the
+    // data it was tuned on.
     if (opt->getNumOccurrences() ||
-        ((name == "steps" || name == "epochs") && lengthGiven))
+        ((name == "steps" || name == "epochs") && lengthGiven) ||
+        (name == "epochs" && dataDir == "synthetic"))
       continue;
     if (opt->addOccurrence(0, name, value)) {
       fail(modelPath + ": metadata '" + key + "' = '" + value +
@@ -467,10 +470,6 @@ int main(int argc, char **argv) {
       (!inputs.empty() || !saveOutputs.empty() || repeat != 1 || printOutputs))
     return fail("--input, --save-outputs, --repeat and --print-outputs are "
                 "for --mode infer; training reads its inputs from --data");
-  // --emit shows the step a run would compile, recipe included; its output
-  // may be stdout, so the recipe line goes to stderr then.
-  if (train && !applyRecipe(emit.empty() ? outs() : errs()))
-    return 1;
   if (train && dataDir.empty() && emit.empty())
     return fail("--mode train needs --data (fashion-mnist, a DIR, or "
                 "synthetic)");
@@ -499,6 +498,15 @@ int main(int argc, char **argv) {
                 "(devices: cpu)");
   if (repeat == 0)
     return fail("--repeat must be at least 1");
+  // --emit shows the step a run would compile, recipe included; its output
+  // may be stdout, so the recipe line goes to stderr then.
+  if (train && !applyRecipe(emit.empty() ? outs() : errs()))
+    return 1;
+  if (steps.getNumOccurrences() && epochs.getNumOccurrences() && emit.empty())
+    return fail(modelPath + ": its recipe gives both --steps and --epochs");
+  if ((steps.getNumOccurrences() && steps < 1) ||
+      (epochs.getNumOccurrences() && epochs < 1))
+    return fail(modelPath + ": its recipe's --steps or --epochs is below 1");
 
   ampc::OnnxImportOptions importOptions;
   importOptions.checkModel = !noCheck;
