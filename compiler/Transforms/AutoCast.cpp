@@ -15,6 +15,7 @@
 #include "compiler/Transforms/AmpReport.h"
 #include "compiler/Transforms/ConvertElements.h"
 #include "compiler/Transforms/FoldCasts.h"
+#include "compiler/Transforms/LossResult.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -48,27 +49,6 @@ Value lookThroughCasts(Value v) {
 bool keepsOperandF32(Operation *op, unsigned i) {
   return i >= 1 && isa<graph::BatchNormInferenceOp, graph::BatchNormTrainingOp,
                        graph::LayerNormOp>(op);
-}
-
-/// The loss result, by the rule graph-build-training uses: the result named
-/// "loss", else the only scalar float result, else none (an inference graph).
-std::optional<unsigned> findLoss(func::FuncOp f) {
-  auto results = f.getFunctionType().getResults();
-  std::optional<unsigned> scalar;
-  unsigned scalars = 0;
-  for (unsigned i = 0; i < results.size(); ++i) {
-    auto name = f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr);
-    if (name && name.getValue() == "loss")
-      return i;
-    auto t = cast<RankedTensorType>(results[i]);
-    if (t.getRank() == 0 && isa<FloatType>(t.getElementType())) {
-      scalar = i;
-      ++scalars;
-    }
-  }
-  if (scalars == 1)
-    return scalar;
-  return std::nullopt;
 }
 
 /// The ONNX node an op came from (its NameLoc), or "".
@@ -153,7 +133,7 @@ private:
   }
 
   void findLossRegion() {
-    std::optional<unsigned> loss = findLoss(f);
+    std::optional<unsigned> loss = defaultLossResult(f);
     if (!loss)
       return;
     Value v = lookThroughCasts(block.getTerminator()->getOperand(*loss));

@@ -8,6 +8,7 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "compiler/Autodiff/GradientBuilder.h"
+#include "compiler/Transforms/LossResult.h"
 #include "compiler/Transforms/Optimizers.h"
 #include "compiler/Transforms/StepState.h"
 #include "compiler/Transforms/WorkingCopies.h"
@@ -56,32 +57,20 @@ FailureOr<unsigned> findLoss(func::FuncOp f, StringRef wanted) {
                  << wanted << "'; its outputs are " << list(),
              failure();
   } else {
-    for (unsigned i = 0; i < results.size(); ++i)
-      if (nameOf(f, i, true) == "loss")
-        found = i;
-    if (!found) {
-      SmallVector<unsigned> scalars;
-      for (unsigned i = 0; i < results.size(); ++i) {
-        auto t = cast<RankedTensorType>(results[i]);
-        if (t.getRank() == 0 && isa<FloatType>(t.getElementType()))
-          scalars.push_back(i);
-      }
-      if (scalars.size() != 1)
-        return f.emitError("graph-build-training: cannot tell which output "
-                           "is the loss (no output is named 'loss' and ")
-                   << scalars.size()
-                   << " are float scalars); name it with the 'loss' option. "
-                      "Outputs: "
-                   << list(),
-               failure();
-      found = scalars.front();
-    }
+    found = defaultLossResult(f);
+    if (!found)
+      return f.emitError("graph-build-training: cannot tell which output "
+                         "is the loss (no output is named 'loss' and ")
+                 << llvm::count_if(results, isFloatScalar)
+                 << " are float scalars); name it with the 'loss' option. "
+                    "Outputs: "
+                 << list(),
+             failure();
   }
-  auto t = cast<RankedTensorType>(results[*found]);
-  if (t.getRank() != 0 || !isa<FloatType>(t.getElementType()))
+  if (!isFloatScalar(results[*found]))
     return f.emitError("graph-build-training: the loss '")
                << nameOf(f, *found, true) << "' must be a float scalar, not "
-               << t,
+               << results[*found],
            failure();
   return *found;
 }
