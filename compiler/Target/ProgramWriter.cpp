@@ -30,21 +30,19 @@ namespace pb = ::ampc::rt::proto;
 namespace ampc {
 namespace {
 
+// The Program's dtype codes are the runtime's, shifted past UNSPECIFIED.
+static_assert(pb::F32 == 1 + static_cast<int>(rt::DType::F32) &&
+                  pb::F16 == 1 + static_cast<int>(rt::DType::F16) &&
+                  pb::BF16 == 1 + static_cast<int>(rt::DType::BF16) &&
+                  pb::F64 == 1 + static_cast<int>(rt::DType::F64) &&
+                  pb::I64 == 1 + static_cast<int>(rt::DType::I64) &&
+                  pb::I32 == 1 + static_cast<int>(rt::DType::I32) &&
+                  pb::I1 == 1 + static_cast<int>(rt::DType::I1),
+              "program.proto's DType and rt::DType disagree");
+
 FailureOr<pb::DType> dtypeOf(Operation *at, Type t) {
-  if (t.isF32())
-    return pb::F32;
-  if (t.isF16())
-    return pb::F16;
-  if (t.isBF16())
-    return pb::BF16;
-  if (t.isF64())
-    return pb::F64;
-  if (t.isInteger(64))
-    return pb::I64;
-  if (t.isInteger(32))
-    return pb::I32;
-  if (t.isInteger(1))
-    return pb::I1;
+  if (std::optional<rt::DType> d = runtimeDType(t))
+    return static_cast<pb::DType>(1 + static_cast<int>(*d));
   return at->emitOpError("has element type ")
              << t << ", which a Program cannot hold",
          failure();
@@ -358,6 +356,24 @@ private:
 
 } // namespace
 
+std::optional<rt::DType> runtimeDType(Type t) {
+  if (t.isF32())
+    return rt::DType::F32;
+  if (t.isF16())
+    return rt::DType::F16;
+  if (t.isBF16())
+    return rt::DType::BF16;
+  if (t.isF64())
+    return rt::DType::F64;
+  if (t.isInteger(64))
+    return rt::DType::I64;
+  if (t.isInteger(32))
+    return rt::DType::I32;
+  if (t.isInteger(1))
+    return rt::DType::I1;
+  return std::nullopt;
+}
+
 LogicalResult writeProgram(ModuleOp module, std::string &bytes) {
   pb::Program program;
   program.set_version(rt::kProgramVersion);
@@ -384,8 +400,7 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes) {
     google::protobuf::io::CodedOutputStream out(&stream);
     out.SetSerializationDeterministic(true);
     if (!program.SerializeToCodedStream(&out) || out.HadError())
-      return module.emitError("the Program could not be serialized"),
-             failure();
+      return module.emitError("the Program could not be serialized"), failure();
   }
   return success();
 }

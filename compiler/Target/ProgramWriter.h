@@ -10,8 +10,11 @@
 #ifndef AMPC_COMPILER_TARGET_PROGRAMWRITER_H
 #define AMPC_COMPILER_TARGET_PROGRAMWRITER_H
 
+#include "runtime/DType.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 
 namespace ampc {
@@ -19,6 +22,10 @@ namespace ampc {
 /// Serializes `module` to Program bytes. On failure emits an error at the
 /// offending op and returns failure.
 mlir::LogicalResult writeProgram(mlir::ModuleOp module, std::string &bytes);
+
+/// The runtime dtype of an element type; none when a Program cannot hold
+/// it. (Tools that feed a compiled function use it to type their buffers.)
+std::optional<rt::DType> runtimeDType(mlir::Type t);
 
 } // namespace ampc
 
