@@ -15,18 +15,17 @@
 #include "tools/amp-run/Checkpoint.h"
 #include "tools/amp-run/FashionMnist.h"
 #include "tools/amp-run/Plot.h"
+#include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/TrainData.h"
 #include "tools/amp-run/TrainLoop.h"
 #include "tools/amp-run/TrainStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -42,16 +41,6 @@ int fail(const Twine &msg) {
   return 1;
 }
 
-int emitModule(mlir::ModuleOp module, const std::string &path) {
-  std::string err;
-  auto out = mlir::openOutputFile(path, &err);
-  if (!out)
-    return fail(err);
-  module.print(out->os());
-  out->keep();
-  return 0;
-}
-
 /// Stops after the stage `--emit` names.
 int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   mlir::MLIRContext *ctx = module->getContext();
@@ -59,7 +48,7 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   buildGraphPipeline(pm, /*trainingMode=*/true);
   if (o.emit == "graph")
     return mlir::failed(pm.run(*module)) ? 1
-                                         : emitModule(*module, o.outputFile);
+                                         : printModule(*module, o.outputFile);
   if (o.amp)
     buildAutoCastPipeline(pm, *o.amp);
   if (o.emit != "amp")
@@ -68,27 +57,16 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
     buildLoweringPipeline(pm, o.lowering);
   if (mlir::failed(pm.run(*module)))
     return 1;
-  if (o.emit != "program")
-    return emitModule(*module, o.outputFile);
-  std::string bytes;
-  if (mlir::failed(writeProgram(*module, bytes)))
-    return 1;
-  if (rt::Status s =
-          rt::writeFileAtomically(o.outputFile, bytes.data(), bytes.size());
-      !s)
-    return fail(s.message());
-  return 0;
+  return o.emit == "program" ? writeProgramFile(*module, o.outputFile)
+                             : printModule(*module, o.outputFile);
 }
 
+/// A directory holds IDX data when it has the train images, compressed or
+/// not (the names readFashionMnist reads).
 bool isIdxDirectory(const std::string &dir) {
-  for (const char *name :
-       {"train-images-idx3-ubyte.gz", "train-images-idx3-ubyte"}) {
-    SmallString<256> p(dir);
-    sys::path::append(p, name);
-    if (sys::fs::exists(p))
-      return true;
-  }
-  return false;
+  SmallString<256> p(dir);
+  sys::path::append(p, fashionMnistImagesFile(Split::Train));
+  return sys::fs::exists(p) || sys::fs::exists(p + ".gz");
 }
 
 /// The graph inputs of the imported @forward: what a batch must hold.
@@ -104,23 +82,8 @@ rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
     if (!name || !type || !type.hasStaticShape())
       return rt::Status::error("graph input " + std::to_string(i) +
                                " has no static shape (give it with --shape)");
-    mlir::Type e = type.getElementType();
-    rt::DType d;
-    if (e.isF32())
-      d = rt::DType::F32;
-    else if (e.isF16())
-      d = rt::DType::F16;
-    else if (e.isBF16())
-      d = rt::DType::BF16;
-    else if (e.isF64())
-      d = rt::DType::F64;
-    else if (e.isInteger(64))
-      d = rt::DType::I64;
-    else if (e.isInteger(32))
-      d = rt::DType::I32;
-    else if (e.isInteger(1))
-      d = rt::DType::I1;
-    else
+    std::optional<rt::DType> d = runtimeDType(type.getElementType());
+    if (!d)
       return rt::Status::error("graph input '" + name.getValue().str() +
                                "' has an element type training data cannot "
                                "feed");
@@ -128,7 +91,7 @@ rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
       return rt::Status::error("input '" + name.getValue().str() +
                                "' is a scalar; training data needs a batch "
                                "axis 0");
-    out.push_back({name.getValue().str(), d,
+    out.push_back({name.getValue().str(), *d,
                    rt::Shape(type.getShape().begin(), type.getShape().end()),
                    0});
   }
@@ -235,6 +198,7 @@ PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
 struct Data {
   std::unique_ptr<BatchSource> train, test;
   bool idx = false;
+  bool shuffled = false;
 };
 
 rt::Status openData(const TrainOptions &o, const std::vector<InputSpec> &specs,
@@ -267,7 +231,8 @@ rt::Status openData(const TrainOptions &o, const std::vector<InputSpec> &specs,
           !s)
         return rt::Status::error("--test-data: " + s.message());
   }
-  if (o.shuffle.value_or(d.idx))
+  d.shuffled = o.shuffle.value_or(d.idx);
+  if (d.shuffled)
     d.train->shuffleEachEpoch(o.seed);
   return rt::Status::ok();
 }
@@ -286,11 +251,12 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   // with it the default length of the lr schedule compiled into the step.
   std::vector<InputSpec> specs;
   Data data;
-  if (o.emit.empty() && !synthetic) {
+  if (o.emit.empty()) {
     if (rt::Status s = inputSpecsOf(*module, specs); !s)
       return fail(o.modelPath + ": " + s.message());
-    if (rt::Status s = openData(o, specs, data); !s)
-      return fail("--data: " + s.message());
+    if (!synthetic)
+      if (rt::Status s = openData(o, specs, data); !s)
+        return fail("--data: " + s.message());
   }
   int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
   if (o.steps == 0)
@@ -355,17 +321,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   if (synthetic) {
     // The label range of a synthetic batch is the class axis of the loss
     // its labels feed.
-    for (const rt::BindingInfo &b : session->function().inputs) {
-      rt::TensorView t;
-      if (rt::Status s = session->inputType(b.name, t); !s)
-        return fail(s.message());
-      if (t.shape.empty())
-        return fail("input '" + b.name +
-                    "' is a scalar; training data needs a batch axis 0");
-      auto c = step.info.classes.find(b.name);
-      specs.push_back({b.name, t.dtype, t.shape,
-                       c == step.info.classes.end() ? 0 : c->second});
-    }
+    for (InputSpec &spec : specs)
+      if (auto c = step.info.classes.find(spec.name);
+          c != step.info.classes.end())
+        spec.classes = c->second;
     if (rt::Status s = BatchSource::synthetic(o.seed, specs, data.train); !s)
       return fail("--data: " + s.message());
   }
@@ -387,7 +346,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   config["--data"] = o.data;
   config["--test-data"] = o.testData;
   config["--seed"] = std::to_string(o.seed);
-  config["--shuffle"] = o.shuffle.value_or(data.idx) ? "true" : "false";
+  config["--shuffle"] = data.shuffled ? "true" : "false";
   config["--no-fuse"] = o.lowering.fuse ? "false" : "true";
   config["--no-memory-reuse"] = o.lowering.reuseMemory ? "false" : "true";
   const std::string programKey = "compiled-step";
@@ -463,7 +422,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     outs() << ", " << o.steps << (o.steps == 1 ? " step" : " steps");
   if (perEpoch > 0)
     outs() << ", batch " << specs[0].shape[0]
-           << (o.shuffle.value_or(data.idx) ? ", shuffled" : "");
+           << (data.shuffled ? ", shuffled" : "");
   if (loop.firstStep() > 0)
     outs() << ", resumed at step " << loop.firstStep();
   outs() << "\n";

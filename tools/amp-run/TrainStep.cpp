@@ -2,7 +2,8 @@
 
 #include "tools/amp-run/TrainStep.h"
 
-#include "compiler/Target/ProgramWriter.h"
+#include "tools/amp-run/ProgramIO.h"
+
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 
@@ -20,36 +21,7 @@ LogicalResult fail(const llvm::Twine &msg) {
   return failure();
 }
 
-/// Serializes the lowered function `name` of `module` and parses it back,
-/// as amp-exec would load the file.
-LogicalResult toFunction(ModuleOp module, llvm::StringRef name,
-                         const std::string &modelPath, rt::FunctionInfo &out,
-                         uint64_t *hash) {
-  std::string bytes;
-  if (failed(writeProgram(module, bytes)))
-    return failure();
-  if (hash)
-    *hash = fnv1a64(bytes.data(), bytes.size());
-  rt::ProgramInfo program;
-  if (rt::Status s = rt::parseProgram(bytes, modelPath, program); !s)
-    return fail(s.message());
-  for (rt::FunctionInfo &f : program.functions)
-    if (f.name == name) {
-      out = std::move(f);
-      return success();
-    }
-  return fail(modelPath + ": the compiled Program has no '" + name + "'");
-}
-
 } // namespace
-
-uint64_t fnv1a64(const void *data, size_t size) {
-  uint64_t h = 14695981039346656037ull;
-  const auto *p = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < size; ++i)
-    h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
 
 StepInfo describeStep(ModuleOp module) {
   StepInfo info;
@@ -123,8 +95,8 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
   if (failed(arena))
     return fail(modelPath + ": the lowered @train_step has no planned arena");
   out.trainArena = *arena;
-  if (failed(toFunction(*module, "train_step", modelPath, out.train,
-                        &out.programHash)))
+  if (failed(loadFunction(*module, "train_step", modelPath, out.train,
+                          &out.programHash)))
     return failure();
   module = nullptr; // its weights are in out.train now
 
@@ -139,7 +111,7 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
   if (failed(evalPm.run(*evalModule)))
     return failure();
   out.eval.emplace();
-  return toFunction(*evalModule, "forward", modelPath, *out.eval, nullptr);
+  return loadFunction(*evalModule, "forward", modelPath, *out.eval, nullptr);
 }
 
 } // namespace ampc::tools

@@ -59,9 +59,6 @@ mlir::LogicalResult compileStep(mlir::OwningOpRef<mlir::ModuleOp> module,
 /// Reads StepInfo from @train_step (exposed for the --emit stages).
 StepInfo describeStep(mlir::ModuleOp module);
 
-/// FNV-1a (64 bits) of `size` bytes.
-uint64_t fnv1a64(const void *data, size_t size);
-
 } // namespace ampc::tools
 
 #endif // AMPC_TOOLS_AMPRUN_TRAINSTEP_H

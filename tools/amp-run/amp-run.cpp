@@ -16,7 +16,6 @@
 #include "compiler/Import/Onnx/OnnxImporter.h"
 #include "compiler/Import/Onnx/OnnxMetadata.h"
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/ProgramWriter.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
@@ -26,13 +25,13 @@
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
 #include "tools/amp-run/AmpMemory.h"
+#include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/Train.h"
 #include "tools/amp-run/TrainData.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -40,7 +39,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -571,15 +569,8 @@ int main(int argc, char **argv) {
       (*file)->getBuffer(), modelPath, &context, importOptions);
   if (!module)
     return 1;
-  if (emit == "onnx-import") {
-    std::string err;
-    auto out = mlir::openOutputFile(outputFile, &err);
-    if (!out)
-      return fail(err);
-    module->print(out->os());
-    out->keep();
-    return 0;
-  }
+  if (emit == "onnx-import")
+    return ampc::tools::printModule(*module, outputFile);
 
   if (train) {
     ampc::tools::TrainOptions t;
@@ -694,46 +685,24 @@ int main(int argc, char **argv) {
       return rc;
     f32Module = nullptr;
   }
-  if (graphStage || emit == "rt") {
-    std::string err;
-    auto out = mlir::openOutputFile(outputFile, &err);
-    if (!out)
-      return fail(err);
-    module->print(out->os());
-    out->keep();
-    return 0;
-  }
-
-  std::string programBytes;
-  if (mlir::failed(ampc::writeProgram(*module, programBytes)))
-    return 1;
-  if (emit == "program") {
-    if (rt::Status s = rt::writeFileAtomically(outputFile, programBytes.data(),
-                                               programBytes.size());
-        !s)
-      return fail(s.message());
-    return 0;
-  }
+  if (graphStage || emit == "rt")
+    return ampc::tools::printModule(*module, outputFile);
+  if (emit == "program")
+    return ampc::tools::writeProgramFile(*module, outputFile);
 
   // Run it the way amp-exec would: from the serialized bytes. The module
-  // and the bytes hold copies of the weights: drop them once parsed.
+  // holds a copy of the weights: drop it once they are in `forward`.
+  rt::FunctionInfo forward;
+  if (mlir::failed(
+          ampc::tools::loadFunction(*module, "forward", modelPath, forward)))
+    return 1;
   module = nullptr;
-  rt::ProgramInfo program;
-  if (rt::Status s = rt::parseProgram(programBytes, modelPath, program); !s)
-    return fail(s.message());
-  std::string().swap(programBytes);
-  rt::FunctionInfo *forward = nullptr;
-  for (rt::FunctionInfo &f : program.functions)
-    if (f.name == "forward")
-      forward = &f;
-  if (!forward)
-    return fail(modelPath + ": the compiled Program has no 'forward'");
   rt::SessionOptions sessionOptions;
   sessionOptions.device = device;
   sessionOptions.threads = threads;
   std::unique_ptr<rt::Session> session;
   if (rt::Status s =
-          rt::Session::create(std::move(*forward), sessionOptions, session);
+          rt::Session::create(std::move(forward), sessionOptions, session);
       !s)
     return fail(s.message());
 

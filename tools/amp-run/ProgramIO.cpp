@@ -1,0 +1,71 @@
+//===- ProgramIO.cpp - what amp-run writes of a compiled module -----------===//
+
+#include "tools/amp-run/ProgramIO.h"
+
+#include "compiler/Target/ProgramWriter.h"
+#include "runtime/io/TensorFile.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace ampc::tools {
+namespace {
+
+int fail(const llvm::Twine &msg) {
+  llvm::outs().flush();
+  llvm::errs() << "amp-run: error: " << msg << "\n";
+  return 1;
+}
+
+} // namespace
+
+int printModule(mlir::ModuleOp module, const std::string &path) {
+  std::string err;
+  auto out = mlir::openOutputFile(path, &err);
+  if (!out)
+    return fail(err);
+  module.print(out->os());
+  out->keep();
+  return 0;
+}
+
+int writeProgramFile(mlir::ModuleOp module, const std::string &path) {
+  std::string bytes;
+  if (mlir::failed(writeProgram(module, bytes)))
+    return 1;
+  if (rt::Status s = rt::writeFileAtomically(path, bytes.data(), bytes.size());
+      !s)
+    return fail(s.message());
+  return 0;
+}
+
+uint64_t fnv1a64(const void *data, size_t size) {
+  uint64_t h = 14695981039346656037ull;
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < size; ++i)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
+                                 const std::string &modelPath,
+                                 rt::FunctionInfo &out, uint64_t *hash) {
+  std::string bytes;
+  if (mlir::failed(writeProgram(module, bytes)))
+    return mlir::failure();
+  if (hash)
+    *hash = fnv1a64(bytes.data(), bytes.size());
+  rt::ProgramInfo program;
+  if (rt::Status s = rt::parseProgram(bytes, modelPath, program); !s)
+    return fail(s.message()), mlir::failure();
+  for (rt::FunctionInfo &f : program.functions)
+    if (f.name == name) {
+      out = std::move(f);
+      return mlir::success();
+    }
+  return fail(modelPath + ": the compiled Program has no '" + name + "'"),
+         mlir::failure();
+}
+
+} // namespace ampc::tools
