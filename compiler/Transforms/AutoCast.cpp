@@ -200,7 +200,6 @@ private:
   }
 
   Decision decide(Operation *op, std::optional<AmpCategory> category) {
-    StringRef name = op->getName().stripDialect();
     std::string node = nodeName(op->getLoc());
     if (level == Level::O0)
       return {false, "O0: nothing changes"};
