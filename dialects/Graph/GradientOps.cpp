@@ -126,13 +126,8 @@ LogicalResult ReduceMaxGradOp::inferReturnTypes(MLIRContext *,
 }
 
 template <typename OpTy> static LogicalResult verifySoftmaxGradAxis(OpTy op) {
-  int64_t rank = cast<ShapedType>(op.getGrad().getType()).getRank();
-  // I64Attr's getter is unsigned: read the attribute as signed.
-  int64_t axis = op.getAxisAttr().getInt();
-  if (axis < 0 || axis >= rank)
-    return op.emitOpError("axis ")
-           << axis << " is out of range [0, " << rank << ")";
-  return success();
+  return verifyAxis(op, op.getAxisAttr(),
+                    cast<ShapedType>(op.getGrad().getType()).getRank());
 }
 LogicalResult SoftmaxGradOp::verify() { return verifySoftmaxGradAxis(*this); }
 LogicalResult LogSoftmaxGradOp::verify() {
@@ -236,11 +231,9 @@ LogicalResult SliceGradOp::verify() {
 LogicalResult GatherGradOp::verify() {
   if (failed(sameElements(*this, {getGrad(), getOutput()})))
     return failure();
-  int64_t rank = cast<ShapedType>(getOutput().getType()).getRank();
-  int64_t axis = getAxisAttr().getInt(); // the getter is unsigned
-  if (axis < 0 || axis >= rank)
-    return emitOpError("axis ")
-           << axis << " is out of range [0, " << rank << ")";
+  if (failed(verifyAxis(*this, getAxisAttr(),
+                        cast<ShapedType>(getOutput().getType()).getRank())))
+    return failure();
   std::string error;
   auto fwd =
       sh::gather(shapeOf(getOutput()), shapeOf(getIndices()), getAxis(), error);

@@ -226,13 +226,8 @@ AMPC_REDUCE_INFER(ReduceMaxOp)
 #undef AMPC_REDUCE_INFER
 
 template <typename OpTy> static LogicalResult verifySoftmaxAxis(OpTy op) {
-  int64_t rank = cast<ShapedType>(op.getInput().getType()).getRank();
-  // I64Attr's getter is unsigned: read the attribute as signed.
-  int64_t axis = op.getAxisAttr().getInt();
-  if (axis < 0 || axis >= rank)
-    return op.emitOpError("axis ")
-           << axis << " is out of range [0, " << rank << ")";
-  return success();
+  return verifyAxis(op, op.getAxisAttr(),
+                    cast<ShapedType>(op.getInput().getType()).getRank());
 }
 LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }

@@ -115,6 +115,16 @@ inline LogicalResult inferLoss(std::optional<Location> loc, StringRef op,
   return success();
 }
 
+/// An axis attribute names a dimension of a rank-`rank` value. I64Attr's
+/// getter is unsigned, so the attribute is read as signed here.
+inline LogicalResult verifyAxis(Operation *op, IntegerAttr axis, int64_t rank) {
+  int64_t a = axis.getInt();
+  if (a < 0 || a >= rank)
+    return op->emitOpError("axis ")
+           << a << " is out of range [0, " << rank << ")";
+  return success();
+}
+
 /// Gelu and its gradient: the two approximations ONNX and PyTorch have.
 inline LogicalResult verifyGeluApproximate(Operation *op, StringRef approx) {
   if (approx != "none" && approx != "tanh")
