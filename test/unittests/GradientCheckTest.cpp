@@ -717,7 +717,7 @@ std::pair<std::string, std::string> lossOperands(ForwardBuilder &b,
   std::string labels = d.labelsAsInput
                            ? b.input("labels", d.labels, d.labelValues, lt)
                            : b.constant(d.labels, d.labelValues, lt);
-  std::string ops = labels, types = tensorType(d.labels, elementType(lt));
+  std::string ops = labels, types = tensorType(d.labels, ampc::rt::name(lt));
   if (!d.weights.empty()) {
     Shape ws = {d.scores[1]};
     ops += ", " + (d.weightsAsParam ? b.param("weights", ws, d.weights, false)
@@ -1044,7 +1044,7 @@ TEST(GradientCheck, Gather) {
                                 : b.param("indices", is, idx, true, it);
     std::string y = b.op("graph.gather " + x + ", " + i + " {axis = " +
                          std::to_string(axis) + " : i64} : (" + T(data) + ", " +
-                         tensorType(is, elementType(it)) + ") -> " + T(out));
+                         tensorType(is, ampc::rt::name(it)) + ") -> " + T(out));
     b.lossTerm(y, out, rng);
     GradCase c = b.finish(label("gather " + str(data) + " indices " + str(is) +
                                     " axis " + std::to_string(axis) +

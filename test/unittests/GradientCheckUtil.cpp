@@ -46,11 +46,12 @@ int64_t count(const Shape &shape) {
   return n;
 }
 
-std::string tensorType(const Shape &shape, const std::string &elem) {
+std::string tensorType(const Shape &shape, std::string_view elem) {
   std::string s = "tensor<";
   for (int64_t d : shape)
     s += std::to_string(d) + "x";
-  return s + elem + ">";
+  s += elem;
+  return s + ">";
 }
 
 std::string str(const Shape &shape) {
@@ -132,27 +133,6 @@ Shape Rng::broadcastFrom(const Shape &to) {
 // ForwardBuilder
 //===----------------------------------------------------------------------===//
 
-std::string elementType(rt::DType dtype) {
-  switch (dtype) {
-  case rt::DType::F64:
-    return "f64";
-  case rt::DType::F32:
-    return "f32";
-  case rt::DType::F16:
-    return "f16";
-  case rt::DType::BF16:
-    return "bf16";
-  case rt::DType::I64:
-    return "i64";
-  case rt::DType::I32:
-    return "i32";
-  case rt::DType::I1:
-    return "i1";
-  default:
-    return "?";
-  }
-}
-
 std::string ForwardBuilder::fresh() { return "%v" + std::to_string(next++); }
 
 std::string ForwardBuilder::literal(const Shape &shape,
@@ -184,14 +164,14 @@ std::string ForwardBuilder::literal(const Shape &shape,
     s += "]";
   };
   write(write, 0);
-  return s + "> : " + tensorType(shape, elementType(dtype));
+  return s + "> : " + tensorType(shape, rt::name(dtype));
 }
 
 std::string ForwardBuilder::param(const std::string &name, const Shape &shape,
                                   const std::vector<double> &values,
                                   bool isTrainable, rt::DType dtype) {
   std::string v = fresh();
-  args.push_back(v + ": " + tensorType(shape, elementType(dtype)) +
+  args.push_back(v + ": " + tensorType(shape, rt::name(dtype)) +
                  " {graph.name = \"" + name +
                  "\", graph.init = " + literal(shape, values, dtype) +
                  (isTrainable ? ", graph.trainable = true}" : "}"));
@@ -205,7 +185,7 @@ std::string ForwardBuilder::input(const std::string &name, const Shape &shape,
                                   const std::vector<double> &values,
                                   rt::DType dtype) {
   std::string v = fresh();
-  args.push_back(v + ": " + tensorType(shape, elementType(dtype)) +
+  args.push_back(v + ": " + tensorType(shape, rt::name(dtype)) +
                  " {graph.name = \"" + name + "\"}");
   inputs.push_back({name, dtype, shape, values});
   return v;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ampc::gradcheck {
@@ -23,7 +24,7 @@ using Shape = std::vector<int64_t>;
 
 int64_t count(const Shape &shape);
 /// "tensor<2x3xf64>", "tensor<f64>".
-std::string tensorType(const Shape &shape, const std::string &elem = "f64");
+std::string tensorType(const Shape &shape, std::string_view elem = "f64");
 /// "[2, 3]".
 std::string str(const Shape &shape);
 
@@ -130,8 +131,6 @@ private:
   std::vector<std::string> trainable;
   int next = 0;
 };
-
-std::string elementType(rt::DType dtype);
 
 /// Compiles `c` twice: with graph-build-training (optimizer=sgd, lr=1, so
 /// one step subtracts the gradient: grad = old - new) and as inference.
