@@ -35,14 +35,12 @@ static, --init-scale 2^40 (every step overflows):
 Prints the scale sequence and checksums, one PASS/FAIL line per check;
 exits 1 on any failure.
 """
-import glob
 import json
 import os
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
+import reference_batches
 from loss_scale_util import (Checks, arg_parser, checksum, initializers,
                              metrics, pow2, run, same_bits, state_params,
                              summary, summary_line)
@@ -59,21 +57,14 @@ ref = json.load(open(os.path.join(args.reference_dir, "reference.json")))
 model = os.path.join(args.model_dir, "model.onnx")
 meta = json.load(open(os.path.join(args.model_dir, "meta.json")))
 names = [i["name"] for i in meta["inputs"]]
-batches = sorted(glob.glob(os.path.join(args.reference_dir, "data",
-                                        "batch_*")))
-parts = {name: [numpy_helper.to_array(onnx.load_tensor(
-    os.path.join(b, "input_%d.pb" % k))) for b in batches]
-    for k, name in enumerate(names)}
+batches = reference_batches.read(args.reference_dir, names)
+num_batches = len(batches[names[0]])
 
 
 def data_dir(rotate):
     """The reference batches starting at batch `rotate`, wrapping around."""
-    d = os.path.join(work, "data_%d" % rotate)
-    os.makedirs(d, exist_ok=True)
-    for name, ps in parts.items():
-        ps = ps[rotate:] + ps[:rotate]
-        np.save(os.path.join(d, name + ".npy"), np.concatenate(ps))
-    return d
+    return reference_batches.write_npy(
+        os.path.join(work, "data_%d" % rotate), batches, rotate)
 
 
 opt = ref["optimizer"]
@@ -152,7 +143,7 @@ check(not changed, "dynamic: after the %d skipped steps all %d weights are "
 # After the skips: as f32 training on the batches those steps read.
 f32_csv = os.path.join(work, "f32.csv")
 run([args.amp_run, model] + train +
-    ["--amp", "O0", "--data", data_dir(K % len(batches)), "--steps",
+    ["--amp", "O0", "--data", data_dir(K % num_batches), "--steps",
      str(N - K), "--metrics", f32_csv])
 f32 = [row["loss"] for row in metrics(f32_csv)]
 ours = [row["loss"] for row in rows[K:]]

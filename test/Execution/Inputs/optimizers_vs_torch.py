@@ -10,16 +10,16 @@ step and cosine schedules. Prints PASS/FAIL per optimizer; exits 1 on any
 failure.
 """
 import csv
-import glob
 import math
 import os
 import subprocess
 import sys
 
-import numpy as np
 import onnx
 import torch
 from onnx import numpy_helper
+
+import reference_batches
 
 amp_run, model_dir, ref_dir, work = sys.argv[1:5]
 torch.set_num_threads(1)
@@ -27,15 +27,9 @@ steps = 12
 model_path = os.path.join(model_dir, "model.onnx")
 init = {t.name: numpy_helper.to_array(t)
         for t in onnx.load(model_path).graph.initializer}
-batches = sorted(glob.glob(os.path.join(ref_dir, "data", "batch_*")))
-xs = [np.array(numpy_helper.to_array(onnx.load_tensor(os.path.join(b, "input_0.pb"))))
-      for b in batches]
-ts = [np.array(numpy_helper.to_array(
-    onnx.load_tensor(os.path.join(b, "input_1.pb")))) for b in batches]
-data = os.path.join(work, "data")
-os.makedirs(data, exist_ok=True)
-np.save(os.path.join(data, "x.npy"), np.concatenate(xs))
-np.save(os.path.join(data, "target.npy"), np.concatenate(ts))
+batches = reference_batches.read(ref_dir, ["x", "target"])
+xs, ts = batches["x"], batches["target"]
+data = reference_batches.write_npy(os.path.join(work, "data"), batches)
 
 # (amp-run flags, torch optimizer factory, torch scheduler factory or None)
 cases = {

@@ -44,6 +44,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+import reference_batches
+
 p = argparse.ArgumentParser()
 p.add_argument("amp_run")
 p.add_argument("model_dir")
@@ -83,13 +85,9 @@ weight_rtol = args.rtol
 if args.weight_tol_from:
     weight_rtol = args.weight_tol_factor * bf16_ref["max_param_rel_l2"]
 
-batches = sorted(glob.glob(os.path.join(args.reference_dir, "data", "batch_*")))
-data_dir = os.path.join(args.work_dir, "data")
-os.makedirs(data_dir, exist_ok=True)
-for k, name in enumerate(names):
-    parts = [numpy_helper.to_array(onnx.load_tensor(
-        os.path.join(b, "input_%d.pb" % k))) for b in batches]
-    np.save(os.path.join(data_dir, name + ".npy"), np.concatenate(parts))
+data_dir = reference_batches.write_npy(
+    os.path.join(args.work_dir, "data"),
+    reference_batches.read(args.reference_dir, names))
 
 opt = ref["optimizer"]
 if not (opt["momentum"] > 0 and not opt["nesterov"]):
