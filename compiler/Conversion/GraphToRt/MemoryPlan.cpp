@@ -106,14 +106,20 @@ private:
   std::map<int64_t, int64_t> free_; // offset -> size
 };
 
+/// One result computed by elementwise ops only (fused or not).
+bool isElementwiseKernel(rtir::KernelOp kernel) {
+  return kernel.getNumResults() == 1 &&
+         llvm::all_of(kernel.getBody().front().without_terminator(),
+                      [](Operation &o) { return isElementwise(&o); });
+}
+
 /// Kernels whose outputs may overlay the inputs they read for the last
 /// time, element for element: elementwise ones, and optimizer updates
 /// (alone, or writing a working copy too).
 bool updatesInPlace(rtir::KernelOp kernel) {
-  auto ops = kernel.getBody().front().without_terminator();
-  if (kernel.getNumResults() == 1 &&
-      llvm::all_of(ops, [](Operation &o) { return isElementwise(&o); }))
+  if (isElementwiseKernel(kernel))
     return true;
+  auto ops = kernel.getBody().front().without_terminator();
   auto n = std::distance(ops.begin(), ops.end());
   return (n == 1 || (n == 2 && isa<graph::CastOp>(*std::next(ops.begin())))) &&
          graph::isOptimizerUpdate(&*ops.begin());
@@ -183,34 +189,31 @@ void planMemory(func::FuncOp func, bool reuse) {
       offset[param] = arena.allocate(bytes(param));
       param.setOffset(offset[param]);
     } else if (auto kernel = dyn_cast<rtir::KernelOp>(op)) {
+      // An input (not a view, not a parameter) this kernel reads last, which
+      // a result of type `t` may be written over.
+      auto overwritable = [&](Value in, Type t) {
+        return reuse && rootOf(in) == in && offset.count(in) &&
+               lastUse[in] == idx && !isa<rtir::ParamOp>(in.getDefiningOp()) &&
+               in.getType() == t;
+      };
       Value tied;
-      if (reuse && kernel.getNumResults() == 1 &&
-          llvm::all_of(kernel.getBody().front().without_terminator(),
-                       [](Operation &o) { return isElementwise(&o); })) {
-        Type resultType = kernel.getResult(0).getType();
-        for (Value in : kernel.getInputs()) {
-          Value r = rootOf(in);
-          if (offset.count(r) && lastUse[r] == idx &&
-              !isa<rtir::ParamOp>(r.getDefiningOp()) && in == r &&
-              in.getType() == resultType) {
-            tied = r;
-            break;
-          }
-        }
+      if (isElementwiseKernel(kernel)) {
+        auto it = llvm::find_if(kernel.getInputs(), [&](Value in) {
+          return overwritable(in, kernel.getResult(0).getType());
+        });
+        if (it != kernel.getInputs().end())
+          tied = *it;
       }
       // amp.unscale_and_check writes gradient j unscaled over gradient j.
       SmallVector<Value> pairTied(kernel.getNumResults());
-      if (reuse && isa<amp::UnscaleAndCheckOp>(
-                       kernel.getBody().front().without_terminator().begin())) {
+      if (isa<amp::UnscaleAndCheckOp>(
+              kernel.getBody().front().without_terminator().begin())) {
         for (auto [j, in] : llvm::enumerate(kernel.getInputs())) {
           if (j + 1 >= kernel.getNumResults())
             break;
-          Value r = rootOf(in);
-          if (offset.count(r) && lastUse[r] == idx && in == r &&
-              !isa<rtir::ParamOp>(r.getDefiningOp()) &&
-              in.getType() == kernel.getResult(j).getType() &&
+          if (overwritable(in, kernel.getResult(j).getType()) &&
               llvm::count(kernel.getInputs(), in) == 1)
-            pairTied[j] = r;
+            pairTied[j] = in;
         }
       }
       SmallVector<int64_t> offs;
