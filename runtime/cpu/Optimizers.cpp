@@ -210,18 +210,26 @@ Status dispatch(const OpCall &call, CpuContext &ctx) {
   return Kernel<float>::run(call, ctx);
 }
 
+// The operands every update checks alike, counted as dispatch counts them:
+// lr, step (when param is not input 1), param with the tensors after it,
+// the optional skip and the optional working copy.
+template <template <typename> class Kernel>
+Status checkUpdate(const OpCall &call,
+                   std::initializer_list<const char *> inputs,
+                   std::initializer_list<const char *> outputs) {
+  using K = Kernel<float>;
+  AMPC_RETURN_IF_ERROR(checkArity(call, K::kInputs, K::kInputs + 1,
+                                  withWorkingCopy(call, K::kOutputs)));
+  AMPC_RETURN_IF_ERROR(checkSkip(call, K::kInputs));
+  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
+  if (K::kFirst == 2)
+    AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
+  return checkTensors(call, K::kFirst, inputs, outputs);
+}
+
 //===----------------------------------------------------------------------===//
 // sgd_update(lr, param, grad[, skip]) -> new_param
 //===----------------------------------------------------------------------===//
-
-Status checkSgd(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 4, withWorkingCopy(call, 1)));
-  AMPC_RETURN_IF_ERROR(checkSkip(call, 3));
-  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
-  AMPC_RETURN_IF_ERROR(checkTensors(call, 1, {"grad"}, {"new_param"}));
-  double wd = 0;
-  return getFloat(*call.attrs, "weight_decay", 0.0, wd);
-}
 
 template <typename T> struct Sgd {
   static constexpr size_t kInputs = 3, kFirst = 1, kOutputs = 1;
@@ -239,6 +247,12 @@ template <typename T> struct Sgd {
     return Status::ok();
   }
 };
+
+Status checkSgd(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkUpdate<Sgd>(call, {"grad"}, {"new_param"}));
+  double wd = 0;
+  return getFloat(*call.attrs, "weight_decay", 0.0, wd);
+}
 
 //===----------------------------------------------------------------------===//
 // momentum_update(lr, step, param, grad, velocity[, skip]) -> new_param,
@@ -263,17 +277,6 @@ Status readMomentumAttrs(const Attrs &attrs, MomentumAttrs &a) {
         "\"");
   a.nesterov = mode == "nesterov";
   return Status::ok();
-}
-
-Status checkMomentum(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 6, withWorkingCopy(call, 2)));
-  AMPC_RETURN_IF_ERROR(checkSkip(call, 5));
-  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
-  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
-  AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "velocity"},
-                                    {"new_param", "new_velocity"}));
-  MomentumAttrs a;
-  return readMomentumAttrs(*call.attrs, a);
 }
 
 template <typename T> struct Momentum {
@@ -301,6 +304,13 @@ template <typename T> struct Momentum {
     return Status::ok();
   }
 };
+
+Status checkMomentum(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkUpdate<Momentum>(call, {"grad", "velocity"},
+                                             {"new_param", "new_velocity"}));
+  MomentumAttrs a;
+  return readMomentumAttrs(*call.attrs, a);
+}
 
 //===----------------------------------------------------------------------===//
 // adam_update(lr, step, param, grad, m, v[, skip]) -> new_param, new_m,
@@ -350,17 +360,6 @@ Status readAdamAttrs(const Attrs &attrs, AdamAttrs &a) {
                          "\"onnx\" mode only; \"pytorch\" mode has "
                          "weight_decay");
   return Status::ok();
-}
-
-Status checkAdam(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 6, 7, withWorkingCopy(call, 3)));
-  AMPC_RETURN_IF_ERROR(checkSkip(call, 6));
-  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
-  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
-  AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "m", "v"},
-                                    {"new_param", "new_m", "new_v"}));
-  AdamAttrs a;
-  return readAdamAttrs(*call.attrs, a);
 }
 
 template <typename T> struct Adam {
@@ -413,6 +412,13 @@ template <typename T> struct Adam {
   }
 };
 
+Status checkAdam(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkUpdate<Adam>(call, {"grad", "m", "v"},
+                                         {"new_param", "new_m", "new_v"}));
+  AdamAttrs a;
+  return readAdamAttrs(*call.attrs, a);
+}
+
 //===----------------------------------------------------------------------===//
 // adagrad_update(lr, step, param, grad, accumulator[, skip]) -> new_param,
 // new_accumulator
@@ -429,17 +435,6 @@ Status readAdagradAttrs(const Attrs &attrs, AdagradAttrs &a) {
       getFloat(attrs, "norm_coefficient", 0.0, a.normCoefficient));
   AMPC_RETURN_IF_ERROR(checkNonNegative("decay_factor", a.decayFactor));
   return checkNonNegative("epsilon", a.epsilon);
-}
-
-Status checkAdagrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 6, withWorkingCopy(call, 2)));
-  AMPC_RETURN_IF_ERROR(checkSkip(call, 5));
-  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
-  AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));
-  AMPC_RETURN_IF_ERROR(checkTensors(call, 2, {"grad", "accumulator"},
-                                    {"new_param", "new_accumulator"}));
-  AdagradAttrs a;
-  return readAdagradAttrs(*call.attrs, a);
 }
 
 template <typename T> struct Adagrad {
@@ -469,6 +464,13 @@ template <typename T> struct Adagrad {
     return Status::ok();
   }
 };
+
+Status checkAdagrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkUpdate<Adagrad>(call, {"grad", "accumulator"},
+                                            {"new_param", "new_accumulator"}));
+  AdagradAttrs a;
+  return readAdagradAttrs(*call.attrs, a);
+}
 
 //===----------------------------------------------------------------------===//
 // lr_schedule(step) -> lr
