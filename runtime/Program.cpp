@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
 
+#include "runtime/ByteSize.h"
 #include "runtime/program.pb.h"
 
 #include <fstream>
@@ -52,14 +53,23 @@ constexpr int64_t kMaxBytes = int64_t(1) << 42;
 Status toType(const pb::TensorType &t, DType &dtype, Shape &shape) {
   AMPC_RETURN_IF_ERROR(toDType(t.dtype(), dtype));
   shape.assign(t.shape().begin(), t.shape().end());
-  int64_t n = 1;
-  for (int64_t d : shape) {
+  // Zero dimensions count as 1 here, so the partial products of the
+  // dimensions that kernels compute are bounded too.
+  Shape nonZero = shape;
+  for (int64_t &d : nonZero) {
     if (d < 0)
       return Status::error("negative dimension in shape " + str(shape));
-    if (d && n > kMaxBytes / 8 / d)
-      return Status::error("shape " + str(shape) + " is too large");
-    n *= d;
+    d = d ? d : 1;
   }
+  std::optional<int64_t> bytes = checkedByteSize(
+      nonZero.data(), nonZero.size(), static_cast<int64_t>(sizeOf(dtype)));
+  if (!bytes || *bytes > kMaxBytes)
+    return Status::error(
+        "shape " + str(shape) + " of " + std::string(name(dtype)) +
+        " is too large: " +
+        (bytes ? describeBytes(*bytes) : "its byte size overflows int64") +
+        ", more than the " + formatBytes(kMaxBytes) +
+        " a Program value may have");
   return Status::ok();
 }
 
@@ -102,9 +112,13 @@ Status checkValueId(int id, size_t n, const std::string &what) {
 Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
   fn.name = f.name();
   fn.arenaSize = f.arena_size();
-  if (fn.arenaSize < 0 || fn.arenaSize > kMaxBytes)
+  if (fn.arenaSize < 0)
     return Status::error("arena size " + std::to_string(fn.arenaSize) +
-                         " is out of range");
+                         " is negative");
+  if (fn.arenaSize > kMaxBytes)
+    return Status::error("arena of " + describeBytes(fn.arenaSize) +
+                         " is more than the " + formatBytes(kMaxBytes) +
+                         " a Program may have");
   for (const pb::Constant &c : f.constants()) {
     DType dt;
     Shape shape;
@@ -133,7 +147,9 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
                              std::to_string(info.offset) +
                              ", not a non-negative multiple of " +
                              std::to_string(kArenaAlignment));
-      if (info.offset + info.byteSize() > fn.arenaSize)
+      // Both at most kMaxBytes: the difference cannot overflow.
+      if (info.byteSize() > fn.arenaSize ||
+          info.offset > fn.arenaSize - info.byteSize())
         return Status::error(what + " (" + std::to_string(info.byteSize()) +
                              " bytes at offset " + std::to_string(info.offset) +
                              ") ends past the arena (" +

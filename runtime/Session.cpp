@@ -7,14 +7,18 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Session.h"
 
+#include "runtime/ByteSize.h"
+#include "runtime/HostMemory.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/TypedIO.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace ampc::rt {
 namespace {
@@ -53,6 +57,41 @@ NonFiniteCount countNonFinite(const TensorView &t) {
   return countChunks<float>(t, cpu::loadF32);
 }
 
+// Bytes the arenas and staging of this process's live Sessions hold: a
+// second session (the evaluation step beside the training step) must fit
+// beside the first.
+std::atomic<uint64_t> gHeldBytes{0};
+
+// Refuses a session whose arena and staging do not fit in what the device
+// has beside the other sessions, before anything is allocated (an
+// over-committed allocation would succeed and the kernel would kill the
+// process on first touch instead).
+Status checkFits(const std::string &function, uint64_t arena, uint64_t staging,
+                 uint64_t limit) {
+  MemoryLimit device;
+  if (limit) {
+    device.bytes = limit;
+    device.source = "under the session's memory limit";
+  } else {
+    device = hostMemory();
+  }
+  if (!device.bytes)
+    return Status::ok(); // unknown: the allocation itself will tell
+  uint64_t held = gHeldBytes.load(), need;
+  if (!__builtin_add_overflow(arena, staging, &need) && need <= device.bytes &&
+      held <= device.bytes - need)
+    return Status::ok();
+  std::string what = "arena of " + describeBytes(arena);
+  if (staging)
+    what += " and " + describeBytes(staging) + " to stage parameter updates";
+  std::string m = what + " for function '" + function + "' " +
+                  (staging ? "do" : "does") + " not fit: the CPU has " +
+                  describeBytes(device.bytes) + " " + device.source;
+  if (held)
+    m += ", of which the process's other sessions hold " + describeBytes(held);
+  return Status::error(m);
+}
+
 bool overlaps(const TensorView &a, const TensorView &b) {
   auto lo = [](const TensorView &t) {
     return reinterpret_cast<uintptr_t>(t.data);
@@ -78,7 +117,7 @@ std::string NonFiniteReport::message() const {
 }
 
 Session::Session(FunctionInfo fn) : fn_(std::move(fn)) {}
-Session::~Session() = default;
+Session::~Session() { gHeldBytes -= heldBytes_; }
 
 TensorView Session::view(int value) const {
   const ValueInfo &v = fn_.values[value];
@@ -99,16 +138,55 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
                          "' is not available in this build (devices: cpu)");
   std::unique_ptr<Session> s(new Session(std::move(function)));
   const FunctionInfo &fn = s->fn_;
-  size_t bytes = static_cast<size_t>((fn.arenaSize + kArenaAlignment - 1) /
-                                     kArenaAlignment * kArenaAlignment);
-  void *mem =
-      std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
+  // State whose new value is not planned in the parameter's bytes is
+  // copied after each run. A new value that is itself a parameter (state
+  // that keeps the previous weights) is staged first: all updates happen at
+  // once. Known before any allocation: the staging counts toward the
+  // memory the session needs.
+  std::vector<bool> isParam(fn.values.size(), false);
+  for (const BindingInfo &p : fn.params)
+    isParam[p.value] = true;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const BindingInfo &p = fn.params[i];
+    if (p.update < 0)
+      continue;
+    const ValueInfo &u = fn.values[p.update], &v = fn.values[p.value];
+    if (u.inArena && u.offset == v.offset)
+      continue;
+    UpdateCopy c{static_cast<int>(i), isParam[p.update], s->stagingBytes_};
+    if (c.staged && __builtin_add_overflow(s->stagingBytes_,
+                                           static_cast<size_t>(u.byteSize()),
+                                           &s->stagingBytes_))
+      return Status::error("function '" + fn.name +
+                           "': the staging of its parameter updates "
+                           "overflows size_t");
+    s->updateCopies_.push_back(c);
+  }
+  // Arena sizes are at most 2^42 bytes (Program.cpp): no overflow here.
+  uint64_t arenaBytes =
+      std::max<uint64_t>(static_cast<uint64_t>(fn.arenaSize), 1);
+  arenaBytes =
+      (arenaBytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  AMPC_RETURN_IF_ERROR(
+      checkFits(fn.name, arenaBytes, s->stagingBytes_, options.memoryLimit));
+  void *mem = std::aligned_alloc(kArenaAlignment, arenaBytes);
   if (!mem)
     return Status::error("function '" + fn.name + "': cannot allocate its " +
-                         std::to_string(fn.arenaSize) + "-byte arena");
+                         describeBytes(arenaBytes) +
+                         " arena: the allocation failed");
   // Zeroed so a kernel bug reading unwritten bytes is deterministic.
-  std::memset(mem, 0, bytes ? bytes : kArenaAlignment);
+  std::memset(mem, 0, arenaBytes);
   s->arena_ = {static_cast<uint8_t *>(mem), std::free};
+  if (s->stagingBytes_) {
+    s->staging_.reset(new (std::nothrow) uint8_t[s->stagingBytes_]);
+    if (!s->staging_)
+      return Status::error("function '" + fn.name + "': cannot allocate " +
+                           describeBytes(s->stagingBytes_) +
+                           " to stage its parameter updates: the allocation "
+                           "failed");
+  }
+  s->heldBytes_ = arenaBytes + s->stagingBytes_;
+  gHeldBytes += s->heldBytes_;
   for (BindingInfo &p : s->fn_.params) {
     std::memcpy(s->arena_.get() + s->fn_.values[p.value].offset, p.init.data(),
                 p.init.size());
@@ -132,23 +210,6 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
     s->calls_.push_back(std::move(call));
   }
   s->inputSet_.assign(s->fn_.inputs.size(), false);
-  // State whose new value is not planned in the parameter's bytes is
-  // copied after each run. A new value that is itself a parameter (state
-  // that keeps the previous weights) is staged first: all updates happen at
-  // once.
-  std::vector<bool> isParam(s->fn_.values.size(), false);
-  for (const BindingInfo &p : s->fn_.params)
-    isParam[p.value] = true;
-  for (size_t i = 0; i < s->fn_.params.size(); ++i) {
-    const BindingInfo &p = s->fn_.params[i];
-    if (p.update < 0 || s->view(p.update).data == s->view(p.value).data)
-      continue;
-    UpdateCopy c{static_cast<int>(i), isParam[p.update], s->stagingBytes_};
-    if (c.staged)
-      s->stagingBytes_ += static_cast<size_t>(s->view(p.update).byteSize());
-    s->updateCopies_.push_back(c);
-  }
-  s->staging_.resize(s->stagingBytes_);
   out = std::move(s);
   return Status::ok();
 }
@@ -243,13 +304,12 @@ Status Session::run() {
   for (const UpdateCopy &c : updateCopies_)
     if (c.staged) {
       TensorView src = view(fn_.params[c.param].update);
-      std::memcpy(staging_.data() + c.stageOffset, src.data, src.byteSize());
+      std::memcpy(staging_.get() + c.stageOffset, src.data, src.byteSize());
     }
   for (const UpdateCopy &c : updateCopies_) {
     const BindingInfo &p = fn_.params[c.param];
     TensorView dst = view(p.value), src = view(p.update);
-    std::memmove(dst.data,
-                 c.staged ? staging_.data() + c.stageOffset : src.data,
+    std::memmove(dst.data, c.staged ? staging_.get() + c.stageOffset : src.data,
                  dst.byteSize());
   }
   ++runs_;

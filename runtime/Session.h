@@ -39,6 +39,10 @@ struct NonFiniteReport {
 struct SessionOptions {
   std::string device = "cpu";
   unsigned threads = 0; // 0: every hardware thread
+  // Bytes the device may hold for this process's sessions together; 0: what
+  // it has (for the CPU, hostMemory()). A session whose arena and update
+  // staging do not fit beside the live ones is refused by create().
+  uint64_t memoryLimit = 0;
 };
 
 class Session {
@@ -101,8 +105,9 @@ private:
     size_t stageOffset; // into staging_
   };
   std::vector<UpdateCopy> updateCopies_;
-  std::vector<uint8_t> staging_;
+  std::unique_ptr<uint8_t[]> staging_;
   size_t stagingBytes_ = 0;
+  uint64_t heldBytes_ = 0; // arena and staging, counted process-wide
   std::unique_ptr<cpu::ThreadPool> pool_;
   uint64_t runs_ = 0;
   bool probe_ = false;
