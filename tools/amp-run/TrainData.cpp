@@ -4,11 +4,13 @@
 
 #include "runtime/cpu/TypedIO.h"
 #include "runtime/io/Npy.h"
+#include "tools/amp-run/NonFinite.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 namespace ampc::tools {
@@ -303,7 +305,22 @@ Status BatchSource::openDirectory(const std::string &dir,
                            " data but the input is " +
                            std::string(rt::name(spec.dtype)) +
                            "; accepted: " + acceptedFor(spec.dtype));
+    // A batch copies whole samples, so checking each sample once here checks
+    // every batch, and stops a run before it compiles. Rounding to a
+    // narrower dtype may overflow: the file's value says so.
+    std::optional<HostTensor> before;
+    if (t.dtype != spec.dtype && rt::isFloat(spec.dtype))
+      before = t;
     AMPC_RETURN_IF_ERROR(rt::convertTo(t, spec.dtype).withContext(path));
+    rt::TensorView beforeView;
+    if (before)
+      beforeView = before->view();
+    if (Status s = checkFinite(t.view(), /*samples=*/true,
+                               before ? &beforeView : nullptr);
+        !s)
+      return Status::error(what + ": " + s.message() +
+                           "; the data must be finite");
+    before.reset();
     Column column;
     column.sampleBytes = t.bytes.size() / size_t(src->samples_);
     column.bytes = std::move(t.bytes);

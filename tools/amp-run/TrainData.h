@@ -55,8 +55,11 @@ public:
   // must be the input's, except that f32/f64 files convert to a float
   // input's type (rounding once) and i32/i64 files to an integer input's
   // type (an i64 value that does not fit i32 is an error). Files for no
-  // input are ignored. The files are read and converted once here. Every
-  // input has the same batch size B (shape[0]), and S >= B.
+  // input are ignored. The files are read and converted once here, and every
+  // float value must then be finite: the first NaN or inf (or value that
+  // rounds to inf in the input's dtype) is an error naming the file, input,
+  // sample and element. Every input has the same batch size B (shape[0]),
+  // and S >= B.
   static rt::Status openDirectory(const std::string &dir,
                                   std::vector<InputSpec> specs,
                                   std::unique_ptr<BatchSource> &out);
@@ -69,7 +72,8 @@ public:
   // rounded once to its dtype; and an i32 or i64 input of one element per
   // sample, which gets the labels. A label input's `classes` must be 0 or at
   // least 10; 0 becomes 10 in specs(). Both splits are normalised with the
-  // train split's mean and standard deviation (see FashionMnist.h).
+  // train split's mean and standard deviation (see FashionMnist.h), so every
+  // value is finite.
   static rt::Status openFashionMnist(const std::string &dir, Split split,
                                      std::vector<InputSpec> specs,
                                      std::unique_ptr<BatchSource> &out);
@@ -78,7 +82,8 @@ public:
   // [0, classes), other integers (and i1) 0. Step s is a function of the
   // seed and s only. The uniform bits come from splitmix64, so they are the
   // same on every platform; the normals go through Box-Muller (log, sqrt,
-  // cos, sin), so they agree across C libraries to within their rounding.
+  // cos, sin), so they agree across C libraries to within their rounding;
+  // their magnitude stays below 9, finite in every float dtype.
   // Inputs may have different batch sizes.
   static rt::Status synthetic(uint64_t seed, std::vector<InputSpec> specs,
                               std::unique_ptr<BatchSource> &out);

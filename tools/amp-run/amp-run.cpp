@@ -25,6 +25,7 @@
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
 #include "tools/amp-run/AmpMemory.h"
+#include "tools/amp-run/NonFinite.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/Train.h"
 #include "tools/amp-run/TrainData.h"
@@ -44,6 +45,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 
 using namespace llvm;
 namespace rt = ampc::rt;
@@ -719,15 +721,27 @@ int main(int argc, char **argv) {
       return fail("--input " + name + ": " + s.message());
     // NumPy has no bfloat16: an f32 file feeds a bf16 input, rounded to
     // nearest even. Every other dtype must match exactly.
-    if (t.dtype == rt::DType::F32 && want.dtype == rt::DType::BF16)
+    std::optional<rt::HostTensor> before;
+    if (t.dtype == rt::DType::F32 && want.dtype == rt::DType::BF16) {
+      before = t;
       if (rt::Status s = rt::convertTo(t, rt::DType::BF16); !s)
         return fail("--input " + name + ": " + s.message());
+    }
     if (t.dtype != want.dtype || t.shape != want.shape)
       return fail("--input " + name + ": '" + path + "' holds " + t.typeStr() +
                   ", but the model's input '" + name + "' is " +
                   want.typeStr());
     if (given.count(name))
       return fail("--input " + name + " is given twice");
+    // A NaN or inf input is refused like a training sample.
+    rt::TensorView beforeView;
+    if (before)
+      beforeView = before->view();
+    if (rt::Status s = ampc::tools::checkFinite(t.view(), /*samples=*/false,
+                                                before ? &beforeView : nullptr);
+        !s)
+      return fail("--input " + name + ": " + path + ": " + s.message() +
+                  "; the data must be finite");
     given[name] = std::move(t);
   }
   std::string missing;
