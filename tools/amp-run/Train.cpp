@@ -360,6 +360,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   lo.steps = o.steps;
   lo.accumulate = acc;
   lo.maxOverflowSteps = o.maxOverflowSteps;
+  lo.checkNumerics = o.checkNumerics;
   lo.checksumState = o.checksumState;
   Progress::Style style = o.progress == "bar"     ? Progress::Style::Bar
                           : o.progress == "lines" ? Progress::Style::Lines

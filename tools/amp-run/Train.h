@@ -19,6 +19,7 @@ struct TrainOptions {
   std::optional<AmpAutoCastPassOptions> amp; // none: the model's precision
   std::optional<AmpLossScalePassOptions> lossScale; // none: no scaling
   int64_t maxOverflowSteps = 100;                   // 0: never stop
+  bool checkNumerics = false;
   bool checksumState = false;
   InferencePipelineOptions lowering;
   rt::SessionOptions session;

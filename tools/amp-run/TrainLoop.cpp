@@ -3,6 +3,7 @@
 #include "tools/amp-run/TrainLoop.h"
 
 #include "runtime/cpu/TypedIO.h"
+#include "tools/amp-run/CheckNumerics.h"
 #include "tools/amp-run/Metrics.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <set>
 
 namespace ampc::tools {
@@ -375,6 +377,16 @@ int TrainLoop::run() {
     if ((s + 1) % o_.accumulate == 0)
       overflowRun = history_.stepRows[s][kSkipped] != 0 ? overflowRun + 1 : 0;
 
+  // --check-numerics: what comes in is checked once, what each step makes
+  // by the probe.
+  std::optional<StepNumerics> numerics;
+  if (o_.checkNumerics) {
+    if (rt::Status st = checkParamsFinite(train_); !st)
+      return fail(o_.modelPath + ": before step " + std::to_string(firstStep_) +
+                  ": " + st.message() + " (--check-numerics)");
+    numerics.emplace(train_, step_.loss, step_.checksOverflow);
+  }
+
   std::vector<rt::HostTensor> batch;
   int64_t spe = data_.stepsPerEpoch();
   double periodSeconds = 0;
@@ -392,7 +404,7 @@ int TrainLoop::run() {
     bool updates = (s + 1) % o_.accumulate == 0;
     bool probe = step_.checksOverflow && o_.maxOverflowSteps > 0 && updates &&
                  overflowRun + 1 >= o_.maxOverflowSteps;
-    train_.setNonFiniteProbe(probe);
+    train_.setNonFiniteProbe(probe || numerics.has_value());
     auto runStart = Clock::now();
     if (rt::Status st = train_.run(); !st)
       return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
@@ -425,6 +437,21 @@ int TrainLoop::run() {
         return fail("--metrics: " + st.message());
     progress_->update(s, finalLoss_, step_.checksOverflow ? scale : NAN);
 
+    if (numerics) {
+      NumericsVerdict v =
+          numerics->judge({s, updates, std::isfinite(finalLoss_), overflow,
+                           scale, currentScale()});
+      if (v.kind == NumericsVerdict::Stop) {
+        if (metrics)
+          (void)metrics->close();
+        return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
+                    v.text);
+      }
+      if (v.kind == NumericsVerdict::Note) {
+        progress_->clear();
+        std::cout << o_.run << ": " << v.text << std::endl;
+      }
+    }
     if (probe && overflowRun >= o_.maxOverflowSteps) {
       if (metrics)
         (void)metrics->close();

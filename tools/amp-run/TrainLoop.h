@@ -41,6 +41,9 @@ struct LoopOptions {
   int64_t steps = 1;     // of the whole run, a resumed one included
   int64_t accumulate = 1;
   int64_t maxOverflowSteps = 100;
+  // Probe every step and stop at an inf or NaN that loss scaling does not
+  // handle (CheckNumerics.h); note the overflows it does.
+  bool checkNumerics = false;
   bool checksumState = false;
   Progress::Style progress = Progress::Style::None;
   std::string metrics, evalMetrics; // files; empty: none

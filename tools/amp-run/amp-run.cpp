@@ -25,6 +25,7 @@
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
 #include "tools/amp-run/AmpMemory.h"
+#include "tools/amp-run/CheckNumerics.h"
 #include "tools/amp-run/NonFinite.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/Train.h"
@@ -99,6 +100,16 @@ cl::opt<bool> noReuse("no-memory-reuse",
 cl::opt<bool> noCheck("no-onnx-check",
                       cl::desc("Skip ONNX's model checker (default: check)"),
                       cl::cat(generalCat));
+cl::opt<bool> checkNumerics(
+    "check-numerics",
+    cl::desc("Read every kernel's outputs for inf and NaN and stop at the "
+             "first that is a fault, naming the op (kernel, ONNX node) that "
+             "made it. In training with loss scaling, an overflow that the "
+             "step's check catches is a note (the update is skipped as "
+             "always); a non-finite loss or forward value, or one the check "
+             "misses, stops the run. Slow (default off; the data is always "
+             "checked)"),
+    cl::cat(generalCat));
 
 cl::OptionCategory inferCat("Inference (--mode infer)");
 cl::list<std::string> inputs("input",
@@ -629,6 +640,7 @@ int main(int argc, char **argv) {
       return fail("--max-overflow-steps must be >= 0, got " +
                   Twine(maxOverflowSteps));
     t.maxOverflowSteps = maxOverflowSteps;
+    t.checkNumerics = checkNumerics;
     t.checksumState = checksumState;
     t.lowering.fuse = !noFuse;
     t.lowering.reuseMemory = !noReuse;
@@ -752,14 +764,22 @@ int main(int argc, char **argv) {
     return fail("no value for graph input(s) " + missing +
                 ": give each with --input NAME=FILE (or --bind NAME=FILE)");
 
+  if (checkNumerics)
+    if (rt::Status s = ampc::tools::checkParamsFinite(*session); !s)
+      return fail(modelPath + ": " + s.message() + " (--check-numerics)");
   std::vector<double> times;
   for (unsigned r = 0; r < repeat; ++r) {
     for (auto &[name, t] : given)
       if (rt::Status s = session->setInput(name, t.view()); !s)
         return fail(s.message());
+    // Every run computes the same: the first is probed, the others timed.
+    session->setNonFiniteProbe(checkNumerics && r == 0);
     auto start = std::chrono::steady_clock::now();
     if (rt::Status s = session->run(); !s)
       return fail(modelPath + ": " + s.message());
+    if (std::string fault = ampc::tools::nonFiniteFault(*session);
+        !fault.empty())
+      return fail(modelPath + ": " + fault);
     times.push_back(std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start)
                         .count());
