@@ -1,0 +1,66 @@
+//===- ProgramLoadFuzzer.cpp - libFuzzer target: Program bytes to a run ---===//
+//
+// Treats the input as a serialized Program and does what amp-exec and
+// amp-run do with one: parse and validate it, create a CPU session for each
+// function (which checks every kernel against its backend and initializes
+// the parameters), and, where the arena is small, run the function once on
+// zero inputs. The loader's promise is that a Program it accepts cannot
+// make a kernel read or write outside its tensors, so a run is part of the
+// target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Program.h"
+#include "runtime/Session.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Larger arenas are valid but would make the fuzzer slow; the loader's own
+// size checks are exercised either way, since they run before this bound.
+constexpr int64_t kMaxRunArena = 1 << 20;
+constexpr size_t kMaxRunKernels = 256;
+
+void runFunction(ampc::rt::FunctionInfo fn) {
+  int64_t bytesIn = 0;
+  for (const ampc::rt::BindingInfo &b : fn.inputs)
+    bytesIn += fn.values[b.value].byteSize();
+  if (fn.arenaSize > kMaxRunArena || bytesIn > kMaxRunArena ||
+      fn.kernels.size() > kMaxRunKernels)
+    return;
+  std::vector<ampc::rt::BindingInfo> inputs = fn.inputs;
+  std::vector<ampc::rt::ValueInfo> values = fn.values;
+  ampc::rt::SessionOptions options;
+  options.threads = 1;
+  std::unique_ptr<ampc::rt::Session> session;
+  if (!ampc::rt::Session::create(std::move(fn), options, session))
+    return;
+  std::vector<uint8_t> zeros;
+  for (const ampc::rt::BindingInfo &b : inputs) {
+    const ampc::rt::ValueInfo &v = values[b.value];
+    zeros.assign(static_cast<size_t>(v.byteSize()), 0);
+    ampc::rt::TensorView view;
+    view.dtype = v.dtype;
+    view.shape = v.shape;
+    view.data = zeros.data();
+    if (!session->setInput(b.name, view))
+      return;
+  }
+  (void)session->run();
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string bytes(reinterpret_cast<const char *>(data), size);
+  ampc::rt::ProgramInfo program;
+  if (!ampc::rt::parseProgram(bytes, "fuzz.program", program))
+    return 0;
+  for (ampc::rt::FunctionInfo &fn : program.functions)
+    runFunction(std::move(fn));
+  return 0;
+}
