@@ -160,6 +160,31 @@ static bool checkWindowAttrs(ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
   return true;
 }
 
+/// The extent of a dilated window and of the padded input in one spatial
+/// dimension, or false with `error` set when either overflows int64
+/// (attributes come from the model: pads and dilations may be anything).
+static bool windowExtents(int64_t size, int64_t window, int64_t padBegin,
+                          int64_t padEnd, int64_t dilation, int dim,
+                          int64_t &span, int64_t &padded, std::string &error) {
+  int64_t scaled = 0;
+  if (llvm::MulOverflow(dilation, window - 1, scaled) ||
+      llvm::AddOverflow(scaled, int64_t(1), span)) {
+    error = "the window of size " + std::to_string(window) + " dilated by " +
+            std::to_string(dilation) + " in spatial dimension " +
+            std::to_string(dim) + " is not a size int64 can count";
+    return false;
+  }
+  if (llvm::AddOverflow(size, padBegin, padded) ||
+      llvm::AddOverflow(padded, padEnd, padded)) {
+    error = "the input of size " + std::to_string(size) + " padded by " +
+            std::to_string(padBegin) + " and " + std::to_string(padEnd) +
+            " in spatial dimension " + std::to_string(dim) +
+            " is not a size int64 can count";
+    return false;
+  }
+  return true;
+}
+
 std::optional<Shape> conv2d(ArrayRef<int64_t> input, ArrayRef<int64_t> filter,
                             ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
                             ArrayRef<int64_t> dilations, int64_t group,
@@ -177,17 +202,24 @@ std::optional<Shape> conv2d(ArrayRef<int64_t> input, ArrayRef<int64_t> filter,
             std::to_string(filter[0]);
     return std::nullopt;
   }
-  if (filter[1] * group != input[1]) {
-    error = "filter " + str(filter) + " expects " +
-            std::to_string(filter[1] * group) + " input channels (group " +
-            std::to_string(group) + "), input " + str(input) + " has " +
-            std::to_string(input[1]);
+  int64_t channels;
+  if (llvm::MulOverflow(filter[1], group, channels)) {
+    error = "filter " + str(filter) + " with group " + std::to_string(group) +
+            " expects more input channels than int64 can count";
+    return std::nullopt;
+  }
+  if (channels != input[1]) {
+    error = "filter " + str(filter) + " expects " + std::to_string(channels) +
+            " input channels (group " + std::to_string(group) + "), input " +
+            str(input) + " has " + std::to_string(input[1]);
     return std::nullopt;
   }
   Shape out{input[0], filter[0], 0, 0};
   for (int i = 0; i < 2; ++i) {
-    int64_t span = dilations[i] * (filter[2 + i] - 1) + 1;
-    int64_t padded = input[2 + i] + pads[i] + pads[i + 2];
+    int64_t span, padded;
+    if (!windowExtents(input[2 + i], filter[2 + i], pads[i], pads[i + 2],
+                       dilations[i], i, span, padded, error))
+      return std::nullopt;
     if (padded < span) {
       error = "kernel extent " + std::to_string(span) +
               " is larger than the padded input " + std::to_string(padded) +
@@ -220,8 +252,10 @@ std::optional<Shape> pool2d(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
               str(kernel);
       return std::nullopt;
     }
-    int64_t span = dilations[i] * (kernel[i] - 1) + 1;
-    int64_t padded = input[2 + i] + pads[i] + pads[i + 2];
+    int64_t span, padded;
+    if (!windowExtents(input[2 + i], kernel[i], pads[i], pads[i + 2],
+                       dilations[i], i, span, padded, error))
+      return std::nullopt;
     if (padded < span) {
       error = "kernel extent " + std::to_string(span) +
               " is larger than the padded input " + std::to_string(padded) +
@@ -231,7 +265,11 @@ std::optional<Shape> pool2d(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
     int64_t n = padded - span;
     int64_t o =
         (ceilMode ? llvm::divideCeil(n, strides[i]) : n / strides[i]) + 1;
-    if (ceilMode && (o - 1) * strides[i] >= input[2 + i] + pads[i])
+    // The last window must start inside the input or its leading pad (a
+    // start past int64 is past it too).
+    int64_t start;
+    if (ceilMode && (llvm::MulOverflow(o - 1, strides[i], start) ||
+                     start >= input[2 + i] + pads[i]))
       --o;
     out[2 + i] = o;
   }
@@ -313,7 +351,11 @@ std::optional<Shape> concat(ArrayRef<llvm::SmallVector<int64_t, 4>> inputs,
         return std::nullopt;
       }
     }
-    out[axis] += s[axis];
+    if (llvm::AddOverflow(out[axis], s[axis], out[axis])) {
+      error = "the inputs' sizes along axis " + std::to_string(axis) +
+              " add up to more than int64 can count";
+      return std::nullopt;
+    }
   }
   return out;
 }

@@ -118,3 +118,35 @@ TEST(Elements, Overflow) {
   EXPECT_FALSE(numElements({INT64_MAX / 2, 3}));
   EXPECT_FALSE(numElements({-1, 3}));
 }
+
+// Pads, dilations, groups and concatenated sizes come from the model: sums
+// and products of them that overflow int64 are errors, not wrapped sizes.
+TEST(Overflow, WindowsGroupsAndConcat) {
+  std::string e;
+  const int64_t big = INT64_MAX - 1;
+  EXPECT_FALSE(conv2d({1, 1, 8, 8}, {1, 1, 3, 3}, {1, 1}, {big, 0, big, 0},
+                      {1, 1}, 1, e));
+  EXPECT_EQ(e, "the input of size 8 padded by 9223372036854775806 and "
+               "9223372036854775806 in spatial dimension 0 is not a size "
+               "int64 can count");
+  EXPECT_FALSE(
+      conv2d({1, 1, 8, 8}, {1, 1, 3, 3}, {1, 1}, {0, 0, 0, 0}, {1, big}, 1, e));
+  EXPECT_EQ(e, "the window of size 3 dilated by 9223372036854775806 in "
+               "spatial dimension 1 is not a size int64 can count");
+  // input[1] == 0: any group divides it, filter[1] * group overflows.
+  EXPECT_FALSE(conv2d({1, 0, 8, 8}, {int64_t(1) << 40, int64_t(1) << 40, 3, 3},
+                      {1, 1}, {0, 0, 0, 0}, {1, 1}, int64_t(1) << 40, e));
+  EXPECT_NE(e.find("expects more input channels than int64 can count"),
+            std::string::npos)
+      << e;
+  EXPECT_FALSE(
+      pool2d({1, 1, big, 8}, {3, 3}, {1, 1}, {2, 0, 2, 0}, {1, 1}, false, e));
+  EXPECT_NE(e.find("is not a size int64 can count"), std::string::npos) << e;
+  // The last window's start past int64 counts as past the input.
+  EXPECT_EQ(vec(pool2d({1, 1, INT64_MAX - 8, 1}, {1, 1}, {int64_t(1) << 62, 1},
+                       {0, 0, 0, 0}, {1, 1}, true, e)),
+            (V{1, 1, 2, 1}));
+  EXPECT_FALSE(concat({Shape{big, 2}, Shape{big, 2}}, 0, e));
+  EXPECT_EQ(e, "the inputs' sizes along axis 0 add up to more than int64 "
+               "can count");
+}

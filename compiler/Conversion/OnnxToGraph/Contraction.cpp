@@ -8,6 +8,8 @@
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
@@ -82,9 +84,22 @@ FailureOr<Window> window(NodeBinder &n, RankedTensorType input,
       int64_t in = input.getDimSize(2 + i);
       if (w.strides[i] < 1)
         return n.error() << "strides must be >= 1", failure();
-      int64_t out = (in + w.strides[i] - 1) / w.strides[i];
-      int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
-      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + span - in);
+      if (w.kernel[i] < 1 || w.dilations[i] < 1)
+        return n.error() << "kernel_shape and dilations must be >= 1",
+               failure();
+      // Attributes come from the model: no step may overflow int64.
+      int64_t out = in ? (in - 1) / w.strides[i] + 1 : 0;
+      int64_t lastStart = (out - 1) * w.strides[i] - in; // within [-s, 0)
+      int64_t span, total;
+      if (llvm::MulOverflow(w.kernel[i] - 1, w.dilations[i], span) ||
+          llvm::AddOverflow(span, int64_t(1), span) ||
+          llvm::AddOverflow(span, lastStart, total))
+        return n.error() << "the window of kernel_shape " << w.kernel[i]
+                         << " dilated by " << w.dilations[i]
+                         << " in spatial dimension " << i
+                         << " is not a size int64 can count",
+               failure();
+      total = std::max<int64_t>(0, total);
       int64_t small = total / 2, big = total - small;
       w.pads[i] = autoPad == "SAME_UPPER" ? small : big;
       w.pads[i + sp] = autoPad == "SAME_UPPER" ? big : small;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+#include "compiler/Conversion/TensorSize.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -164,7 +165,19 @@ std::optional<double> NodeBinder::constFloat(Value v) {
   return static_cast<double>((*d.getValues<APInt>().begin()).getSExtValue());
 }
 
+LogicalResult NodeBinder::checkSize(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  std::string overflow = t ? sizeOverflow(t) : "";
+  if (overflow.empty())
+    return success();
+  return error() << "result " << type << " " << overflow;
+}
+
 FailureOr<Operation *> NodeBinder::finish(OperationState &state) {
+  // Before the op exists: its verifier and folder count its elements.
+  for (Type t : state.types)
+    if (failed(checkSize(t)))
+      return failure();
   Operation *op = b.create(state);
   // Types were inferred (or given) but the op's own invariants, such as
   // operand type constraints, are checked here so the node is named.

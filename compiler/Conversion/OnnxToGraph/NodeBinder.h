@@ -139,6 +139,10 @@ public:
     return foldResult(*op);
   }
 
+  /// Fails, naming the node, when the element count or the bytes of
+  /// `type` overflow int64 (every op a handler creates is checked so).
+  mlir::LogicalResult checkSize(mlir::Type type);
+
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
   mlir::Value constant(mlir::Attribute value);
   mlir::Value castTo(mlir::Value v, mlir::Type elementType);

@@ -9,6 +9,7 @@
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/TensorSize.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/BitVector.h"
@@ -90,6 +91,9 @@ LogicalResult ConvertOnnxToGraphPass::convertArguments(func::FuncOp func) {
       return func.emitError() << "argument " << what << " has element type "
                               << type.getElementType()
                               << ", which ampc does not support";
+    if (std::string overflow = sizeOverflow(type); !overflow.empty())
+      return func.emitError()
+             << "argument " << what << " of type " << type << " " << overflow;
     if (init) {
       initializers.insert(name.getValue());
       if (!isa<FloatType>(type.getElementType())) {
@@ -172,6 +176,8 @@ LogicalResult ConvertOnnxToGraphPass::convertNode(ampc::onnx::NodeOp node,
                               << " is used, but ampc does not produce it";
       continue;
     }
+    if (failed(binder.checkSize(repl.getType())))
+      return failure();
     // ONNX's own shape inference typed this result; a disagreement means
     // the model or this conversion is wrong, so stop here with both types.
     if (auto onnxType = dyn_cast<RankedTensorType>(result.getType()))

@@ -11,6 +11,7 @@
 #include "dialects/Graph/ShapeInference.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 namespace ampc::onnx_to_graph {
@@ -39,7 +40,8 @@ FailureOr<SmallVector<Value>> convertReshape(NodeBinder &n) {
   auto in = n.typeOf(*x);
   bool allowZero = n.opset() >= 14 && n.intAttr("allowzero", 0);
   SmallVector<int64_t> shape;
-  int64_t inferred = -1, known = 1;
+  int64_t inferred = -1, nonZero = 1;
+  bool zero = false;
   for (auto [i, d] : llvm::enumerate(*spec)) {
     if (d == 0 && !allowZero) {
       if (static_cast<int64_t>(i) >= in.getRank())
@@ -63,8 +65,16 @@ FailureOr<SmallVector<Value>> convertReshape(NodeBinder &n) {
                        << " has a negative entry " << d,
              failure();
     shape.push_back(d);
-    known *= d;
+    // Zero entries are left out of the overflow test, as everywhere
+    // (TensorSize.h): no partial product of the shape may overflow.
+    if (d == 0)
+      zero = true;
+    else if (llvm::MulOverflow(nonZero, d, nonZero))
+      return n.error() << "shape " << shape::str(*spec)
+                       << " has more elements than int64 can count",
+             failure();
   }
+  int64_t known = zero ? 0 : nonZero;
   int64_t total = in.getNumElements();
   if (inferred >= 0) {
     if (known == 0 || total % known != 0)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/OnnxImporter.h"
+#include "compiler/Conversion/TensorSize.h"
 #include "dialects/Onnx/OnnxOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,6 +35,9 @@ namespace {
 /// Above this many bytes, tensor data becomes a dense resource (not uniqued,
 /// printed once at the end of the module) instead of an inline attribute.
 constexpr size_t kInlineTensorBytes = 256;
+/// The most elements a tensor with data (an initializer or a constant) may
+/// have: 4 TiB of f32, more than any machine ampc runs on holds.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
 
 const char *dtypeName(int dtype) {
   if (pb::TensorProto_DataType_IsValid(dtype))
@@ -141,7 +145,19 @@ FailureOr<Type> Importer::inputType(const pb::ValueInfoProto &info) {
                    << info.name() << "=d0,d1,...",
            failure();
   }
-  return valueType(info.type());
+  SmallVector<int64_t> dims;
+  for (const auto &d : tt.shape().dim())
+    dims.push_back(d.dim_value());
+  auto type =
+      RankedTensorType::get(dims, onnx::elementTypeOf(tt.elem_type(), ctx));
+  if (std::string overflow = sizeOverflow(type); !overflow.empty()) {
+    bool given = llvm::any_of(
+        options.shapes, [&](const auto &s) { return s.first == info.name(); });
+    return error() << "graph input '" << info.name() << "' of type " << type
+                   << (given ? " (given with --shape) " : " ") << overflow,
+           failure();
+  }
+  return type;
 }
 
 LogicalResult Importer::applyShapeOverrides(pb::GraphProto &graph) {
@@ -320,16 +336,22 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const pb::TensorProto &t,
                    << ", which ampc does not support (supported: "
                    << onnx::kSupportedDtypes << ")",
            failure();
-  SmallVector<int64_t> dims;
-  int64_t count = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || (d != 0 && count > (int64_t(1) << 40) / d))
-      return error() << what << " has invalid or oversized dimensions",
+  SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
+  for (auto [i, d] : llvm::enumerate(dims))
+    if (d < 0)
+      return error() << what << " has negative dimension " << i << " (" << d
+                     << ")",
              failure();
-    dims.push_back(d);
-    count *= d;
-  }
   auto type = RankedTensorType::get(dims, elem);
+  if (std::string overflow = sizeOverflow(type); !overflow.empty())
+    return error() << what << " of type " << type << " " << overflow, failure();
+  // Its data is read into memory: more than 2^40 elements is no model.
+  int64_t count = *checkedNumElements(type);
+  if (count > kMaxTensorElements)
+    return error() << what << " of type " << type << " has " << count
+                   << " elements, more than the " << kMaxTensorElements
+                   << " ampc reads from one tensor",
+           failure();
   size_t elemBytes = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
   FailureOr<std::string> data = tensorBytes(t, what, elemBytes, count);
   if (failed(data))
