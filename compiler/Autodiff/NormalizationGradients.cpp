@@ -97,16 +97,27 @@ LogicalResult batchNormInferenceGrad(Operation *op, OpBuilder &b,
     return ReduceSumOp::create(b, loc, v, b.getDenseI64ArrayAttr(others),
                                b.getBoolAttr(false));
   };
+  // Under AMP the input (and dy) may be f16/bf16 while the statistics and
+  // the affine parameters stay f32: the channel factors are computed in the
+  // statistics' type, and each gradient gets its operand's type.
   Type e = typeOf(bn.getVar()).getElementType();
+  Type xElem = in.getElementType();
   Value eps = scalar(b, loc, e, bn.getEpsilon().convertToDouble());
   Value invStd = ReciprocalOp::create(
       b, loc, SqrtOp::create(b, loc, add(b, loc, bn.getVar(), eps)));
   Value dy = dys[0];
-  dxs[0] = mul(b, loc, dy, toChan(mul(b, loc, bn.getScale(), invStd)));
-  Value xhat = mul(b, loc, sub(b, loc, bn.getInput(), toChan(bn.getMean())),
-                   toChan(invStd));
-  dxs[1] = sumOthers(mul(b, loc, dy, xhat));
-  dxs[2] = sumOthers(dy);
+  dxs[0] =
+      mul(b, loc, dy,
+          castTo(b, loc, toChan(mul(b, loc, bn.getScale(), invStd)), xElem));
+  Value xhat =
+      mul(b, loc,
+          sub(b, loc, castTo(b, loc, bn.getInput(), e), toChan(bn.getMean())),
+          toChan(invStd));
+  Value dyStat = castTo(b, loc, dy, e);
+  dxs[1] = castTo(b, loc, sumOthers(mul(b, loc, dyStat, xhat)),
+                  typeOf(bn.getScale()).getElementType());
+  dxs[2] =
+      castTo(b, loc, sumOthers(dyStat), typeOf(bn.getBias()).getElementType());
   return success();
 }
 
