@@ -5,6 +5,7 @@
 #include "runtime/cpu/TypedIO.h"
 #include "tools/amp-run/CheckNumerics.h"
 #include "tools/amp-run/Metrics.h"
+#include "tools/amp-run/Signals.h"
 
 #include <algorithm>
 #include <chrono>
@@ -173,7 +174,7 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
   return rt::Status::ok();
 }
 
-rt::Status TrainLoop::saveCheckpoint(int64_t stepsDone) const {
+rt::Status TrainLoop::saveCheckpoint(int64_t stepsDone) {
   Checkpoint c;
   c.step = stepsDone;
   c.config = o_.config;
@@ -190,7 +191,38 @@ rt::Status TrainLoop::saveCheckpoint(int64_t stepsDone) const {
   c.stepRows = history_.stepRows;
   c.evalColumns = history_.evalColumns;
   c.evalRows = history_.evalRows;
-  return tools::writeCheckpoint(o_.checkpointDir, c);
+  AMPC_RETURN_IF_ERROR(tools::writeCheckpoint(o_.checkpointDir, c));
+  savedStep_ = stepsDone;
+  return rt::Status::ok();
+}
+
+int TrainLoop::stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
+                            MetricsWriter *evalMetrics) {
+  if (progress_)
+    progress_->clear();
+  std::string what = std::string("interrupted by ") + signalName(sig) +
+                     " after step " + std::to_string(stepsDone) + " of " +
+                     std::to_string(o_.steps);
+  std::string saved;
+  if (o_.checkpointDir.empty()) {
+    saved = "no checkpoint written (--checkpoint DIR was not given)";
+  } else {
+    if (savedStep_ != stepsDone)
+      if (rt::Status st = saveCheckpoint(stepsDone); !st)
+        return fail("--checkpoint: " + st.message() + " (" + what + ")");
+    saved = "checkpoint written to " + checkpointPath(o_.checkpointDir);
+    if (stepsDone < o_.steps)
+      saved += " (continue with --resume " + o_.checkpointDir + ")";
+  }
+  if (metrics)
+    if (rt::Status st = metrics->close(); !st)
+      return fail("--metrics: " + st.message() + " (" + what + ")");
+  if (evalMetrics)
+    if (rt::Status st = evalMetrics->close(); !st)
+      return fail("--eval-metrics: " + st.message() + " (" + what + ")");
+  std::cout.flush();
+  std::fprintf(stderr, "amp-run: %s; %s\n", what.c_str(), saved.c_str());
+  return 128 + sig;
 }
 
 rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
@@ -390,6 +422,8 @@ int TrainLoop::run() {
   std::vector<rt::HostTensor> batch;
   int64_t spe = data_.stepsPerEpoch();
   double periodSeconds = 0;
+  // From here on SIGINT and SIGTERM end the run between steps, state saved.
+  InterruptScope interrupts;
   for (int64_t s = firstStep_; s < o_.steps; ++s) {
     auto start = Clock::now();
     if (rt::Status st = data_.batch(s, batch); !st)
@@ -484,6 +518,10 @@ int TrainLoop::run() {
          (o_.checkpointEvery > 0 ? done % o_.checkpointEvery == 0 : epochEnd)))
       if (rt::Status st = saveCheckpoint(done); !st)
         return fail("--checkpoint: " + st.message());
+    // After the evaluation this step owes, which a resumed run would not
+    // make up for.
+    if (int sig = interrupts.received())
+      return stopOnSignal(sig, done, metrics.get(), evalMetrics.get());
   }
   progress_->clear();
   if (metrics)

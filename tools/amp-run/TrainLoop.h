@@ -26,6 +26,8 @@
 
 namespace ampc::tools {
 
+class MetricsWriter;
+
 /// What the loop needs to know about the step (TrainStep.h's StepInfo,
 /// without MLIR).
 struct LoopStep {
@@ -103,7 +105,11 @@ private:
     kSamplesPerS
   };
   rt::Status evaluate(int64_t stepsDone, double periodSeconds);
-  rt::Status saveCheckpoint(int64_t stepsDone) const;
+  rt::Status saveCheckpoint(int64_t stepsDone);
+  /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h) with the state of
+  /// `stepsDone` steps saved; returns the exit code, 128 + sig.
+  int stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
+                   MetricsWriter *evalMetrics);
   uint32_t stateChecksum() const;
   int fail(const std::string &msg);
 
@@ -119,6 +125,7 @@ private:
   double finalLoss_ = NAN;
   std::vector<double> times_;
   double runSeconds_ = 0;
+  int64_t savedStep_ = -1; // the steps done at the last checkpoint written
   std::unique_ptr<Progress> progress_;
 };
 
