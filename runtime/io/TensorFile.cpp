@@ -160,7 +160,9 @@ bool isIntLike(DType t) { return isInt(t) || t == DType::I1; }
 Status convertTo(HostTensor &t, DType to) {
   if (t.dtype == to)
     return Status::ok();
-  std::string what = "tensor '" + t.name + "' " + t.typeStr();
+  // A tensor read from a .npy file has no name: the caller names the file.
+  std::string what =
+      t.name.empty() ? t.typeStr() : "tensor '" + t.name + "' " + t.typeStr();
   int64_t n = t.numElements();
   if (n < 0 || t.bytes.size() != size_t(n) * sizeOf(t.dtype))
     return Status::error(what + " holds " + std::to_string(t.bytes.size()) +
@@ -609,8 +611,28 @@ int32_t onnxDataTypeOf(DType dtype) {
   return 0;
 }
 
+namespace {
+
+// writeFileAtomically renames a new file over `path`: what is there must be
+// a file, or nothing (a rename over a device or a pipe would replace it).
+Status checkReplaceable(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode))
+    return Status::ok();
+  if (S_ISDIR(st.st_mode))
+    return Status::error(path + ": is a directory, not a file name");
+  return Status::error(path +
+                       ": is not a regular file, and it would be "
+                       "replaced by one (the file is written whole "
+                       "through " +
+                       path + ".tmp and renamed)");
+}
+
+} // namespace
+
 Status writeFileAtomically(const std::string &path, const void *data,
                            size_t size) {
+  AMPC_RETURN_IF_ERROR(checkReplaceable(path));
   std::string tmp = path + ".tmp";
   FILE *f = std::fopen(tmp.c_str(), "wb");
   if (!f)
@@ -641,6 +663,26 @@ Status writeFileAtomically(const std::string &path, const void *data,
                                                : path.substr(0, slash);
   if (Status s = syncDirectory(dir); !s)
     return Status::error(path + ": written, but " + s.message());
+  return Status::ok();
+}
+
+Status checkWritable(const std::string &path) {
+  AMPC_RETURN_IF_ERROR(checkReplaceable(path));
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int err = errno;
+    size_t slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    if (err == ENOENT || err == ENOTDIR)
+      return Status::error(
+          path + ": cannot be written: " + dir +
+          (err == ENOENT ? " does not exist" : " is not a directory"));
+    return Status::error(path + ": cannot be written: cannot create " + tmp +
+                         ": " + std::strerror(err));
+  }
+  ::close(fd);
+  ::unlink(tmp.c_str());
   return Status::ok();
 }
 

@@ -76,9 +76,17 @@ int32_t onnxDataTypeOf(DType dtype);
 // Writes `size` bytes to `path` through PATH.tmp, fsync and rename, then
 // fsyncs the directory holding `path`: an interrupted write never leaves a
 // half-written file at `path`, and once this returns ok the new file
-// survives a crash.
+// survives a crash. A `path` that exists and is no regular file (a
+// directory, a device, a pipe) is an error: the rename would replace it.
 Status writeFileAtomically(const std::string &path, const void *data,
                            size_t size);
+
+// Whether writeFileAtomically(path, ...) can write `path`: `path` is a
+// regular file or nothing, and PATH.tmp can be created in its directory (it
+// is created and removed again, which also catches read-only file systems).
+// Tools ask before the work whose result goes there, so a bad path fails at
+// once.
+Status checkWritable(const std::string &path);
 
 // fsyncs a directory, so the entries created, renamed or removed in it
 // survive a crash. File systems that cannot sync directories count as done.

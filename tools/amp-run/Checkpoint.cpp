@@ -509,6 +509,36 @@ Status writeCheckpoint(const std::string &dir, const Checkpoint &ckpt) {
   return rt::writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
+Status checkCheckpointDirectory(const std::string &dir) {
+  namespace fs = std::filesystem;
+  if (dir.empty())
+    return Status::error("the checkpoint directory name is empty");
+  std::error_code ec;
+  auto cannot = [&](const std::string &why) {
+    return Status::error(dir +
+                         ": cannot create the checkpoint directory: " + why);
+  };
+  if (fs::is_directory(dir, ec))
+    return rt::checkWritable(checkpointPath(dir));
+  // The nearest ancestor that exists must be a directory, and the component
+  // below it must be creatable there.
+  fs::path p = fs::path(dir).lexically_normal();
+  if (p.filename().empty()) // "a/b/"
+    p = p.parent_path();
+  fs::path missing = p;
+  for (p = p.parent_path(); !p.empty() && !fs::exists(p, ec);
+       p = p.parent_path())
+    missing = p;
+  if (fs::exists(missing, ec))
+    return cannot(missing.string() + " exists and is not a directory");
+  if (!p.empty() && !fs::is_directory(p, ec))
+    return cannot(p.string() + " is not a directory");
+  if (!fs::create_directory(missing, ec))
+    return cannot(ec ? ec.message() : "it could not be made");
+  fs::remove(missing, ec);
+  return Status::ok();
+}
+
 Status readCheckpoint(const std::string &dir, Checkpoint &out) {
   std::string path = checkpointPath(dir);
   std::vector<uint8_t> bytes;

@@ -82,6 +82,13 @@ std::string checkpointPath(const std::string &dir);
 // a negative step) is an error, and nothing is written.
 rt::Status writeCheckpoint(const std::string &dir, const Checkpoint &ckpt);
 
+// Whether writeCheckpoint(dir, ...) could write there, asked before a run so
+// that a bad --checkpoint fails before the training it would save: DIR is a
+// directory a file can be created in, or the first of its missing
+// components can be created (it is created and removed again) under a
+// directory.
+rt::Status checkCheckpointDirectory(const std::string &dir);
+
 // Reads DIR/checkpoint.ampc, all or nothing: on any error `out` is untouched
 // and the status names the file and what is wrong with it.
 rt::Status readCheckpoint(const std::string &dir, Checkpoint &out);

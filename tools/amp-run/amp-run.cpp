@@ -20,12 +20,15 @@
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
 #include "dialects/Rt/RtOps.h"
+#include "runtime/ByteSize.h"
+#include "runtime/HostMemory.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/CheckNumerics.h"
+#include "tools/amp-run/Checkpoint.h"
 #include "tools/amp-run/NonFinite.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/Train.h"
@@ -100,6 +103,14 @@ cl::opt<bool> noReuse("no-memory-reuse",
 cl::opt<bool> noCheck("no-onnx-check",
                       cl::desc("Skip ONNX's model checker (default: check)"),
                       cl::cat(generalCat));
+cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("SIZE: the most memory one compiled function's arena may plan, "
+             "as 512M, 16G, 1.5GiB (K, M, G, T: powers of 1024) or bytes, "
+             "or 'none'; a larger tensor or arena is a compile error naming "
+             "it (default: the device's memory; for the CPU, the physical "
+             "memory, or less under a cgroup limit or ulimit -v)"),
+    cl::cat(generalCat));
 cl::opt<bool> checkNumerics(
     "check-numerics",
     cl::desc("Read every kernel's outputs for inf and NaN and stop at the "
@@ -507,8 +518,54 @@ int main(int argc, char **argv) {
     return fail("--device '" + device +
                 "' is not available in this build "
                 "(devices: cpu)");
+  // The device's memory unless told otherwise: a step that cannot fit is
+  // refused when it is compiled, naming what is too large.
+  uint64_t budget = rt::hostMemory().bytes;
+  if (memoryBudget.getNumOccurrences()) {
+    std::string err;
+    budget = 0;
+    if (memoryBudget != "none" && !rt::parseByteSize(memoryBudget, budget, err))
+      return fail("--memory-budget '" + memoryBudget + "' " + err +
+                  " ('none' turns the budget off)");
+  }
   if (repeat == 0)
     return fail("--repeat must be at least 1");
+  if (ampLevel == "O0")
+    for (auto &[name, opt] : cl::getRegisteredOptions())
+      if (opt->getNumOccurrences() && name != "amp" && name != "amp-report" &&
+          llvm::is_contained(opt->Categories, &ampCat))
+        return fail("--" + name +
+                    " shapes what AMP does, and without --amp O1|O2|O3 "
+                    "there is none: give --amp or leave it out");
+  if (!testData.empty() && dataDir == "synthetic")
+    return fail("--test-data is evaluated only with file data (--data DIR): "
+                "synthetic data has no epochs to evaluate after");
+  if (!plotFile.empty() && !StringRef(plotFile).ends_with(".svg"))
+    return fail("--plot: plot file " + plotFile +
+                ": the plot is an SVG; the name must end in .svg");
+  // What a run writes at its end or as it goes must be writable before it
+  // starts: a bad path found after the training loses the training.
+  if (emit == "program")
+    if (rt::Status s = rt::checkWritable(outputFile); !s)
+      return fail("-o: " + s.message());
+  if (emit.empty()) {
+    for (auto [flag, path] :
+         {std::pair<StringRef, StringRef>{"metrics", metricsFile},
+          {"eval-metrics", evalMetricsFile},
+          {"plot", plotFile},
+          {"save-onnx", saveOnnx}})
+      if (!path.empty())
+        if (rt::Status s = rt::checkWritable(path.str()); !s)
+          return fail("--" + flag + ": " + s.message());
+    if (!checkpointDir.empty())
+      if (rt::Status s = ampc::tools::checkCheckpointDirectory(checkpointDir);
+          !s)
+        return fail("--checkpoint: " + s.message());
+    if (!saveOutputs.empty() && sys::fs::exists(saveOutputs) &&
+        !sys::fs::is_directory(saveOutputs))
+      return fail("--save-outputs: " + saveOutputs +
+                  " exists and is not a directory");
+  }
   // --emit shows the step a run would compile, recipe included; its output
   // may be stdout, so the recipe line goes to stderr then.
   if (train && !applyRecipe(emit.empty() ? outs() : errs()))
@@ -535,6 +592,9 @@ int main(int argc, char **argv) {
     std::string name, file;
     if (!splitSpec(spec, "bind", name, file))
       return 1;
+    if (llvm::any_of(importOptions.bindings,
+                     [&](const auto &b) { return b.name == name; }))
+      return fail("--bind " + name + " is given twice");
     rt::HostTensor t;
     if (rt::Status s = rt::readTensorFile(file, t); !s)
       return fail("--bind " + name + ": " + s.message());
@@ -644,6 +704,7 @@ int main(int argc, char **argv) {
     t.checksumState = checksumState;
     t.lowering.fuse = !noFuse;
     t.lowering.reuseMemory = !noReuse;
+    t.lowering.memoryBudget = budget;
     t.session.device = device;
     t.session.threads = threads;
     t.data = dataDir;
@@ -670,6 +731,7 @@ int main(int argc, char **argv) {
   ampc::InferencePipelineOptions pipelineOptions;
   pipelineOptions.fuse = !noFuse;
   pipelineOptions.reuseMemory = !noReuse;
+  pipelineOptions.memoryBudget = budget;
   // The f32 step, compiled beside the AMP one, is what the report's memory
   // figures compare against.
   mlir::OwningOpRef<mlir::ModuleOp> f32Module;
