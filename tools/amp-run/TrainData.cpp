@@ -271,10 +271,12 @@ Status BatchSource::openDirectory(const std::string &dir,
     if (!files.insert(leaf).second)
       return Status::error(what + ": another input also reads " + leaf +
                            "; rename one of the inputs");
-    if (!std::filesystem::is_regular_file(path, ec))
+    if (!std::filesystem::exists(path, ec))
       return Status::error("data directory " + dir + " has no file " + leaf +
                            " for input " + quoted(spec.name) +
                            " (every input needs one)");
+    if (!std::filesystem::is_regular_file(path, ec))
+      return Status::error(what + ": is not a regular file");
     HostTensor t;
     AMPC_RETURN_IF_ERROR(
         rt::readNpy(path, t).withContext("input " + quoted(spec.name)));

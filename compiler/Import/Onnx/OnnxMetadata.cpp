@@ -22,7 +22,9 @@ bool readOnnxMetadata(const std::string &modelPath,
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    error = modelPath + ": not a valid ONNX model (protobuf parse failed)";
+    // The importer's words: this reader runs first, on the same bytes.
+    error = modelPath + ": not a valid ONNX model: the protobuf does not "
+                        "parse (is the file truncated, corrupt or not ONNX?)";
     return false;
   }
   std::set<std::string> seen;
