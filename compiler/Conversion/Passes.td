@@ -77,6 +77,12 @@ def ConvertGraphToRtPass : Pass<"convert-graph-to-rt", "mlir::ModuleOp"> {
       theirs for the whole program, and a fused kernel writes its result in
       place over a same-typed input that dies there.
 
+    A value whose element count or byte size overflows int64 is an error,
+    and so, with `memory-budget`, is a value or a planned arena larger than
+    the budget: the message names the value (its ONNX node, or the graph
+    input or parameter), its type and size, or the arena's size and the
+    function's largest values.
+
     Before:
     ```mlir
     func.func @forward(%x: tensor<4xf32> {graph.name = "x"}) -> (tensor<4xf32> {graph.name = "y"}) {
@@ -105,7 +111,11 @@ def ConvertGraphToRtPass : Pass<"convert-graph-to-rt", "mlir::ModuleOp"> {
            "Fuse chains of elementwise ops into one kernel">,
     Option<"reuseMemory", "reuse-memory", "bool", /*default=*/"true",
            "Reuse the arena memory of dead values; off gives every value "
-           "its own bytes (for debugging)">
+           "its own bytes (for debugging)">,
+    Option<"memoryBudget", "memory-budget", "uint64_t", /*default=*/"0",
+           "Bytes a function's arena may take: a value or a planned arena "
+           "larger than this is an error naming it and the sizes (0: no "
+           "budget; amp-run gives the device's memory)">
   ];
   let dependentDialects = ["::ampc::rtir::RtDialect",
                            "::ampc::graph::GraphDialect",

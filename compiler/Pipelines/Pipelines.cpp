@@ -24,6 +24,7 @@ void buildLoweringPipeline(OpPassManager &pm,
   ConvertGraphToRtPassOptions rt;
   rt.fuse = options.fuse;
   rt.reuseMemory = options.reuseMemory;
+  rt.memoryBudget = options.memoryBudget;
   pm.addPass(createConvertGraphToRtPass(rt));
 }
 

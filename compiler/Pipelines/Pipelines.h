@@ -20,6 +20,8 @@ namespace ampc {
 struct InferencePipelineOptions {
   bool fuse = true;
   bool reuseMemory = true;
+  /// convert-graph-to-rt's memory-budget in bytes (0: none).
+  uint64_t memoryBudget = 0;
   /// amp-auto-cast's options; none: the model's own precision.
   std::optional<AmpAutoCastPassOptions> amp;
 };

@@ -11,6 +11,7 @@
 #include "compiler/Conversion/Passes.h"
 
 #include "compiler/Conversion/GraphToRt/Fusion.h"
+#include "compiler/Conversion/GraphToRt/MemoryBudget.h"
 #include "compiler/Conversion/GraphToRt/MemoryPlan.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
@@ -150,9 +151,13 @@ void guardsToWhere(Block &block, OpBuilder &b) {
   }
 }
 
-LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
+LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse,
+                            uint64_t memoryBudget) {
   if (func.isExternal())
     return success();
+  // Before lowering: sizes are taken of every value from here on.
+  if (failed(checkValueSizes(func, memoryBudget)))
+    return failure();
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("has ") << func.getBody().getBlocks().size()
                                     << " blocks; convert-graph-to-rt needs one";
@@ -243,8 +248,9 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse) {
             op))
       return op.emitOpError("cannot be lowered to the rt dialect");
 
-  planMemory(func, reuse);
-  return success();
+  if (failed(planMemory(func, reuse)))
+    return failure();
+  return checkArena(func, memoryBudget);
 }
 
 struct ConvertGraphToRtPass
@@ -252,7 +258,7 @@ struct ConvertGraphToRtPass
   using Base::Base;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(lowerFunction(func, fuse, reuseMemory)))
+      if (failed(lowerFunction(func, fuse, reuseMemory, memoryBudget)))
         return signalPassFailure();
   }
 };

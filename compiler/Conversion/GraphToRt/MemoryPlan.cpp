@@ -29,6 +29,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 #include <map>
@@ -44,8 +45,11 @@ class Arena {
 public:
   explicit Arena(bool reuse) : reuse_(reuse) {}
 
+  /// The offset of `bytes` new bytes; -1 when the arena would pass int64.
   int64_t allocate(int64_t bytes) {
     int64_t size = roundUp(bytes);
+    if (size < 0)
+      return -1;
     if (reuse_) {
       auto best = free_.end();
       for (auto it = free_.begin(); it != free_.end(); ++it)
@@ -64,14 +68,16 @@ public:
         auto last = std::prev(free_.end());
         if (last->first + last->second == top_) {
           int64_t off = last->first;
+          if (llvm::AddOverflow(off, size, top_))
+            return -1;
           free_.erase(last);
-          top_ = off + size;
           return off;
         }
       }
     }
     int64_t off = top_;
-    top_ += size;
+    if (llvm::AddOverflow(top_, size, top_))
+      return -1;
     return off;
   }
 
@@ -97,8 +103,11 @@ public:
   int64_t size() const { return top_; }
 
 private:
+  /// `bytes` rounded up to the alignment, or -1 when that passes int64.
   static int64_t roundUp(int64_t bytes) {
     int64_t a = rtir::kArenaAlignment;
+    if (bytes > std::numeric_limits<int64_t>::max() - (a - 1))
+      return -1;
     return std::max<int64_t>(a, (bytes + a - 1) / a * a);
   }
   bool reuse_;
@@ -132,7 +141,7 @@ bool hasStorage(Value v) {
 
 } // namespace
 
-void planMemory(func::FuncOp func, bool reuse) {
+LogicalResult planMemory(func::FuncOp func, bool reuse) {
   Block &block = func.getBody().front();
   // The value that owns the bytes a value lives in (a view's source).
   DenseMap<Value, Value> root;
@@ -179,14 +188,30 @@ void planMemory(func::FuncOp func, bool reuse) {
   auto bytes = [](Value v) {
     return rtir::byteSize(cast<ShapedType>(v.getType()));
   };
+  // Every value's size fits int64 (checkValueSizes); their sum may not.
+  auto allocate = [&](Value v) -> FailureOr<int64_t> {
+    int64_t off = arena.allocate(bytes(v));
+    if (off < 0)
+      return func.emitError() << "function '" << func.getSymName()
+                              << "' needs an arena of more bytes than int64 "
+                                 "can count",
+             failure();
+    return off;
+  };
   Builder b(func.getContext());
   for (Operation &op : block) {
     int64_t idx = index[&op];
     if (auto in = dyn_cast<rtir::InputOp>(op)) {
-      offset[in] = arena.allocate(bytes(in));
+      FailureOr<int64_t> off = allocate(in);
+      if (failed(off))
+        return failure();
+      offset[in] = *off;
       in.setOffset(offset[in]);
     } else if (auto param = dyn_cast<rtir::ParamOp>(op)) {
-      offset[param] = arena.allocate(bytes(param));
+      FailureOr<int64_t> off = allocate(param);
+      if (failed(off))
+        return failure();
+      offset[param] = *off;
       param.setOffset(offset[param]);
     } else if (auto kernel = dyn_cast<rtir::KernelOp>(op)) {
       // An input (not a view, not a parameter) this kernel reads last, which
@@ -225,12 +250,18 @@ void planMemory(func::FuncOp func, bool reuse) {
             reuse && param && param.getType() == res.getType() &&
             (read < idx || (read == idx && updatesInPlace(kernel) &&
                             llvm::is_contained(kernel.getInputs(), param)));
-        if (overParam)
+        if (overParam) {
           offset[res] = offset[param];
-        else if (pairTied[j])
+        } else if (pairTied[j]) {
           offset[res] = offset[pairTied[j]];
-        else
-          offset[res] = tied ? offset[tied] : arena.allocate(bytes(res));
+        } else if (tied) {
+          offset[res] = offset[tied];
+        } else {
+          FailureOr<int64_t> off = allocate(res);
+          if (failed(off))
+            return failure();
+          offset[res] = *off;
+        }
         offs.push_back(offset[res]);
       }
       kernel.setOffsets(offs);
@@ -256,6 +287,7 @@ void planMemory(func::FuncOp func, bool reuse) {
       arena.release(offset[v], bytes(v));
   }
   func->setAttr(rtir::kArenaSizeAttr, b.getI64IntegerAttr(arena.size()));
+  return success();
 }
 
 } // namespace ampc

@@ -13,8 +13,9 @@
 namespace ampc {
 
 /// Plans `func` (in rt form, offsets still unset). With `reuse` false no
-/// bytes are shared.
-void planMemory(mlir::func::FuncOp func, bool reuse);
+/// bytes are shared. Fails, naming the function, when the arena would need
+/// more bytes than int64 can count (every value's own size must fit).
+mlir::LogicalResult planMemory(mlir::func::FuncOp func, bool reuse);
 
 } // namespace ampc
 
