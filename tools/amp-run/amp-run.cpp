@@ -20,6 +20,8 @@
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
 #include "dialects/Rt/RtOps.h"
+#include "runtime/ByteSize.h"
+#include "runtime/HostMemory.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/io/Npy.h"
@@ -101,6 +103,14 @@ cl::opt<bool> noReuse("no-memory-reuse",
 cl::opt<bool> noCheck("no-onnx-check",
                       cl::desc("Skip ONNX's model checker (default: check)"),
                       cl::cat(generalCat));
+cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("SIZE: the most memory one compiled function's arena may plan, "
+             "as 512M, 16G, 1.5GiB (K, M, G, T: powers of 1024) or bytes, "
+             "or 'none'; a larger tensor or arena is a compile error naming "
+             "it (default: the device's memory; for the CPU, the physical "
+             "memory, or less under a cgroup limit or ulimit -v)"),
+    cl::cat(generalCat));
 cl::opt<bool> checkNumerics(
     "check-numerics",
     cl::desc("Read every kernel's outputs for inf and NaN and stop at the "
@@ -508,6 +518,16 @@ int main(int argc, char **argv) {
     return fail("--device '" + device +
                 "' is not available in this build "
                 "(devices: cpu)");
+  // The device's memory unless told otherwise: a step that cannot fit is
+  // refused when it is compiled, naming what is too large.
+  uint64_t budget = rt::hostMemory().bytes;
+  if (memoryBudget.getNumOccurrences()) {
+    std::string err;
+    budget = 0;
+    if (memoryBudget != "none" && !rt::parseByteSize(memoryBudget, budget, err))
+      return fail("--memory-budget '" + memoryBudget + "' " + err +
+                  " ('none' turns the budget off)");
+  }
   if (repeat == 0)
     return fail("--repeat must be at least 1");
   if (ampLevel == "O0")
@@ -684,6 +704,7 @@ int main(int argc, char **argv) {
     t.checksumState = checksumState;
     t.lowering.fuse = !noFuse;
     t.lowering.reuseMemory = !noReuse;
+    t.lowering.memoryBudget = budget;
     t.session.device = device;
     t.session.threads = threads;
     t.data = dataDir;
@@ -710,6 +731,7 @@ int main(int argc, char **argv) {
   ampc::InferencePipelineOptions pipelineOptions;
   pipelineOptions.fuse = !noFuse;
   pipelineOptions.reuseMemory = !noReuse;
+  pipelineOptions.memoryBudget = budget;
   // The f32 step, compiled beside the AMP one, is what the report's memory
   // figures compare against.
   mlir::OwningOpRef<mlir::ModuleOp> f32Module;
