@@ -48,7 +48,7 @@ Status toDType(int d, DType &out) {
   }
 }
 
-constexpr int64_t kMaxBytes = int64_t(1) << 42;
+constexpr int64_t kMaxBytes = kMaxProgramBytes;
 
 Status toType(const pb::TensorType &t, DType &dtype, Shape &shape) {
   AMPC_RETURN_IF_ERROR(toDType(t.dtype(), dtype));

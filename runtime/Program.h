@@ -21,6 +21,9 @@ namespace ampc::rt {
 
 inline constexpr unsigned kProgramVersion = 1;
 inline constexpr int64_t kArenaAlignment = 64;
+// The most bytes a Program's arena or one of its values may have (4 TiB):
+// the compiler refuses to write more, the loader to read more.
+inline constexpr int64_t kMaxProgramBytes = int64_t(1) << 42;
 
 struct ValueInfo {
   DType dtype = DType::F32;

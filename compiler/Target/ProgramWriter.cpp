@@ -10,6 +10,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
+#include "runtime/ByteSize.h"
 #include "runtime/Program.h"
 #include "runtime/program.pb.h"
 
@@ -81,6 +82,13 @@ FailureOr<std::string> elementBytes(Operation *at, ElementsAttr attr) {
   if (!dense)
     return at->emitOpError("has a constant that is neither dense nor a "
                            "dense resource"),
+           failure();
+  // A splat is expanded here: its size, not its attribute, is what counts.
+  if (want > rt::kMaxProgramBytes)
+    return at->emitOpError("has a value of ")
+               << rt::describeBytes(want) << " for " << type
+               << ", more than the " << rt::formatBytes(rt::kMaxProgramBytes)
+               << " a Program value may have",
            failure();
   std::string out;
   out.reserve(want);
@@ -180,6 +188,13 @@ public:
       return func.emitOpError("has no '")
                  << rtir::kArenaSizeAttr
                  << "' attribute: run convert-graph-to-rt first",
+             failure();
+    if (arena.getInt() > rt::kMaxProgramBytes)
+      return func.emitError()
+                 << "function '" << func.getSymName() << "' has an arena of "
+                 << rt::describeBytes(arena.getInt()) << ", more than the "
+                 << rt::formatBytes(rt::kMaxProgramBytes)
+                 << " a Program may have",
              failure();
     out.set_arena_size(arena.getInt());
     for (Operation &op : func.getBody().front())
