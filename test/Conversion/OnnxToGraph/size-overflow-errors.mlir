@@ -73,3 +73,14 @@ func.func @forward(%a: tensor<4611686018427387904xi1> {onnx.name = "a"}) -> !onn
 func.func @forward(%x: tensor<1099511627776x1099511627776xf32> {onnx.name = "x"}) -> tensor<1099511627776x1099511627776xf32> {
   return %x : tensor<1099511627776x1099511627776xf32>
 }
+
+// -----
+
+// A constant expanded to 2^32 x 2^32 elements: 2^64 would wrap to 0 and the
+// folder would build an attribute of that many elements; the type is
+// refused before the op exists.
+func.func @forward(%v: tensor<1xi64> {onnx.name = "v", onnx.initializer = dense<7> : tensor<1xi64>}, %s: tensor<2xi64> {onnx.name = "s", onnx.initializer = dense<[4294967296, 4294967296]> : tensor<2xi64>}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Expand, opset 13): result 'tensor<4294967296x4294967296xi64>' has 4294967296 x 4294967296 elements, more than int64 can count}}
+  %0 = onnx.node "Expand"(%v, %s) {} opset 13 : (tensor<1xi64>, tensor<2xi64>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
