@@ -528,9 +528,10 @@ template <typename Fn>
 OpFoldResult foldBinary(Operation *op, Attribute lhsAttr, Attribute rhsAttr,
                         Fn fn) {
   auto lhs = foldableInts(lhsAttr), rhs = foldableInts(rhsAttr);
-  if (!lhs || !rhs)
-    return {};
   auto outType = cast<ShapedType>(op->getResult(0).getType());
+  // Broadcasting two small operands can make a large result.
+  if (!lhs || !rhs || outType.getNumElements() > kMaxFoldElements)
+    return {};
   ArrayRef<int64_t> ls = shapeOf(op->getOperand(0)),
                     rs = shapeOf(op->getOperand(1));
   SmallVector<int64_t> out;
@@ -631,6 +632,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor a) {
     inputs.push_back(*v);
   }
   auto outType = cast<ShapedType>(getType());
+  if (outType.getNumElements() > kMaxFoldElements)
+    return {}; // many small inputs
   int64_t axis = getAxis();
   SmallVector<int64_t> out;
   for (int64_t i = 0; i < outType.getNumElements(); ++i) {
@@ -667,9 +670,10 @@ OpFoldResult SliceOp::fold(FoldAdaptor a) {
 
 OpFoldResult GatherOp::fold(FoldAdaptor a) {
   auto data = foldableInts(a.getData()), indices = foldableInts(a.getIndices());
-  if (!data || !indices)
-    return {};
   auto outType = cast<ShapedType>(getType());
+  // Up to 4096 indices, each picking a slice of up to 4096 elements.
+  if (!data || !indices || outType.getNumElements() > kMaxFoldElements)
+    return {};
   ArrayRef<int64_t> ds = shapeOf(getData());
   int64_t axis = getAxis(), rank = shapeOf(getIndices()).size();
   SmallVector<int64_t> out;
