@@ -230,12 +230,14 @@ FailureOr<SmallVector<Value>> convertSplit(NodeBinder &n) {
     sizes.assign(parts, dim / parts);
   }
   int64_t total = 0;
+  bool overflow = false;
   for (int64_t s : sizes) {
     if (s < 0)
       return n.error() << "split sizes must be >= 0", failure();
-    total += s;
+    // A sum past int64 must not wrap around to the dimension.
+    overflow |= llvm::AddOverflow(total, s, total);
   }
-  if (sizes.size() != parts || total != dim)
+  if (sizes.size() != parts || overflow || total != dim)
     return n.error() << "split sizes " << shape::str(sizes) << " must give "
                      << parts << " parts summing to " << dim,
            failure();

@@ -84,3 +84,12 @@ func.func @forward(%v: tensor<1xi64> {onnx.name = "v", onnx.initializer = dense<
   %0 = onnx.node "Expand"(%v, %s) {} opset 13 : (tensor<1xi64>, tensor<2xi64>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
+
+// -----
+
+// Split sizes whose sum wraps around to the dimension (2^64 + 4).
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %s: tensor<3xi64> {onnx.name = "s", onnx.initializer = dense<[9223372036854775807, 9223372036854775807, 6]> : tensor<3xi64>}) -> (!onnx.unknown, !onnx.unknown, !onnx.unknown) {
+  // expected-error @+1 {{node (Split, opset 13): split sizes [9223372036854775807, 9223372036854775807, 6] must give 3 parts summing to 4}}
+  %0:3 = onnx.node "Split"(%x, %s) {} opset 13 : (tensor<4xf32>, tensor<3xi64>) -> (!onnx.unknown, !onnx.unknown, !onnx.unknown)
+  return %0#0, %0#1, %0#2 : !onnx.unknown, !onnx.unknown, !onnx.unknown
+}
