@@ -17,6 +17,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -271,13 +272,25 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
                failure();
       buf = std::move(*file);
     }
-    if (length < 0)
-      length = static_cast<int64_t>(buf->getBufferSize()) - offset;
-    if (offset < 0 || length < 0 ||
-        static_cast<uint64_t>(offset + length) > buf->getBufferSize())
-      return error() << what << ": external data range [" << offset << ", "
-                     << offset + length << ") is outside '" << path << "' ("
-                     << buf->getBufferSize() << " bytes)",
+    // Offset and length come from the model: compared, never added.
+    const int64_t size = static_cast<int64_t>(buf->getBufferSize());
+    if (length < 0 && offset >= 0 && offset <= size)
+      length = size - offset;
+    if (offset < 0 || length < 0 || offset > size || length > size - offset) {
+      auto diag = error() << what << ": external data range ";
+      int64_t end;
+      if (llvm::AddOverflow(offset, length, end))
+        diag << "at offset " << offset << " of length " << length;
+      else
+        diag << "[" << offset << ", " << end << ")";
+      return diag << " is outside '" << path << "' (" << size << " bytes)",
+             failure();
+    }
+    // Checked before the copy: the file may be far larger than the tensor.
+    if (static_cast<uint64_t>(length) != want)
+      return error() << what << ": holds " << length << " bytes of data, "
+                     << "expected " << want << " for " << count
+                     << " elements of " << dtypeName(t.data_type()),
              failure();
     out.assign(buf->getBufferStart() + offset, length);
   } else if (t.has_raw_data()) {

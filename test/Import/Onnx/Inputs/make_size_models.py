@@ -58,3 +58,25 @@ save("big_initializer", add, [info("x", [1])], [info("y", [1 << 21, 1 << 20])],
 shape = numpy_helper.from_array(np.array([T40, T40], np.int64), "shape")
 save("expand", [helper.make_node("Expand", ["x", "shape"], ["y"], name="big")],
      [info("x", [1])], [info("y", [T40, T40])], [shape])
+
+
+def external(name, offset, length):
+    # w (4 floats) read from weights.bin (64 bytes) at `offset`, `length`.
+    t = onnx.TensorProto()
+    t.name = "w"
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend([4])
+    t.data_location = onnx.TensorProto.EXTERNAL
+    for k, v in (("location", "weights.bin"), ("offset", str(offset)),
+                 ("length", str(length))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    save(name, add, [info("x", [4])], [info("y", [4])], [t], check=False)
+
+
+with open(os.path.join(out, "weights.bin"), "wb") as f:
+    f.write(bytes(64))
+# offset + length overflows int64: compared, never added.
+external("external_overflow", 1 << 62, 1 << 62)
+# Inside the file but not the tensor's 16 bytes: refused before the copy.
+external("external_length", 0, 48)
