@@ -193,6 +193,7 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
     std::string().swap(p.init); // the arena holds the value now
   }
   s->pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
+  AMPC_RETURN_IF_ERROR(s->pool_->status());
   for (size_t k = 0; k < s->fn_.kernels.size(); ++k) {
     const KernelInfo &kern = s->fn_.kernels[k];
     cpu::OpCall call;
@@ -236,7 +237,10 @@ Status Session::setInput(const std::string &name, const TensorView &value) {
     if (value.dtype != dst.dtype || value.shape != dst.shape)
       return Status::error("input '" + name + "' must be " + dst.typeStr() +
                            ", got " + value.typeStr());
-    std::memcpy(dst.data, value.data, dst.byteSize());
+    // A zero-element input may come with no buffer at all, and memcpy
+    // from null is undefined even for zero bytes.
+    if (size_t bytes = dst.byteSize())
+      std::memcpy(dst.data, value.data, bytes);
     inputSet_[i] = true;
     return Status::ok();
   }
@@ -342,7 +346,8 @@ Status Session::setParam(const std::string &name, const TensorView &value) {
   if (value.dtype != dst.dtype || value.shape != dst.shape)
     return Status::error("parameter '" + name + "' must be " + dst.typeStr() +
                          ", got " + value.typeStr());
-  std::memcpy(dst.data, value.data, dst.byteSize());
+  if (size_t bytes = dst.byteSize())
+    std::memcpy(dst.data, value.data, bytes);
   return Status::ok();
 }
 
