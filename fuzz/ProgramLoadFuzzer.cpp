@@ -14,6 +14,8 @@
 #include "runtime/Session.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,19 +27,42 @@ namespace {
 constexpr int64_t kMaxRunArena = 1 << 20;
 constexpr size_t kMaxRunKernels = 256;
 
+// AMPC_FUZZ_VERBOSE=1 prints how far each input got and why it stopped.
+bool verbose() {
+  static bool on = [] {
+    const char *v = std::getenv("AMPC_FUZZ_VERBOSE");
+    return v && *v == '1';
+  }();
+  return on;
+}
+
+void report(const std::string &what, const ampc::rt::Status &s) {
+  if (verbose())
+    std::fprintf(stderr, "%s: %s\n", what.c_str(),
+                 s ? "ok" : s.message().c_str());
+}
+
 void runFunction(ampc::rt::FunctionInfo fn) {
   int64_t bytesIn = 0;
   for (const ampc::rt::BindingInfo &b : fn.inputs)
     bytesIn += fn.values[b.value].byteSize();
   if (fn.arenaSize > kMaxRunArena || bytesIn > kMaxRunArena ||
-      fn.kernels.size() > kMaxRunKernels)
+      fn.kernels.size() > kMaxRunKernels) {
+    if (verbose())
+      std::fprintf(stderr, "function '%s': too large to run here\n",
+                   fn.name.c_str());
     return;
+  }
+  std::string name = fn.name;
   std::vector<ampc::rt::BindingInfo> inputs = fn.inputs;
   std::vector<ampc::rt::ValueInfo> values = fn.values;
   ampc::rt::SessionOptions options;
   options.threads = 1;
   std::unique_ptr<ampc::rt::Session> session;
-  if (!ampc::rt::Session::create(std::move(fn), options, session))
+  ampc::rt::Status created =
+      ampc::rt::Session::create(std::move(fn), options, session);
+  report("function '" + name + "': session", created);
+  if (!created)
     return;
   std::vector<uint8_t> zeros;
   for (const ampc::rt::BindingInfo &b : inputs) {
@@ -47,10 +72,12 @@ void runFunction(ampc::rt::FunctionInfo fn) {
     view.dtype = v.dtype;
     view.shape = v.shape;
     view.data = zeros.data();
-    if (!session->setInput(b.name, view))
+    if (ampc::rt::Status s = session->setInput(b.name, view); !s) {
+      report("function '" + name + "': input", s);
       return;
+    }
   }
-  (void)session->run();
+  report("function '" + name + "': run", session->run());
 }
 
 } // namespace
@@ -58,7 +85,10 @@ void runFunction(ampc::rt::FunctionInfo fn) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string bytes(reinterpret_cast<const char *>(data), size);
   ampc::rt::ProgramInfo program;
-  if (!ampc::rt::parseProgram(bytes, "fuzz.program", program))
+  ampc::rt::Status parsed =
+      ampc::rt::parseProgram(bytes, "fuzz.program", program);
+  report("parse", parsed);
+  if (!parsed)
     return 0;
   for (ampc::rt::FunctionInfo &fn : program.functions)
     runFunction(std::move(fn));
