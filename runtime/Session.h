@@ -38,7 +38,10 @@ struct NonFiniteReport {
 
 struct SessionOptions {
   std::string device = "cpu";
-  unsigned threads = 0; // 0: every hardware thread
+  // 0: every hardware thread. A count the pool cannot start (above
+  // cpu::ThreadPool::kMaxThreads, or beyond the system's limits) is an
+  // error of create().
+  unsigned threads = 0;
   // Bytes the device may hold for this process's sessions together; 0: what
   // it has (for the CPU, hostMemory()). A session whose arena and update
   // staging do not fit beside the live ones is refused by create().

@@ -2,14 +2,49 @@
 #include "runtime/cpu/Parallel.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
 
 namespace ampc::rt::cpu {
 
-ThreadPool::ThreadPool(unsigned threads) {
+Status checkThreadCount(unsigned threads) {
+  if (threads <= ThreadPool::kMaxThreads)
+    return Status::ok();
+  return Status::error(std::to_string(threads) +
+                       " threads asked for, more than the " +
+                       std::to_string(ThreadPool::kMaxThreads) +
+                       " a CPU thread pool starts (0 starts one per hardware "
+                       "thread)");
+}
+
+ThreadPool::ThreadPool(unsigned threads, StartFn start) {
+  status_ = checkThreadCount(threads);
+  if (!status_)
+    return;
   if (threads == 0)
-    threads = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 1; i < threads; ++i)
-    workers_.emplace_back([this, i] { workerLoop(i); });
+    threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
+  // pthread_create reports failure as a value; std::thread would throw
+  // std::system_error, which without a handler aborts the process.
+  for (unsigned i = 1; i < threads; ++i) {
+    auto w = std::make_unique<Worker>(Worker{this, i, pthread_t()});
+    if (int err =
+            start(&w->thread, nullptr, &ThreadPool::workerMain, w.get())) {
+      status_ = Status::error(
+          "cannot start thread " + std::to_string(i + 1) + " of the " +
+          std::to_string(threads) +
+          " threads asked for: " + std::strerror(err) +
+          " (the system's limit on threads or memory; ask for fewer)");
+      return;
+    }
+    workers_.push_back(std::move(w));
+  }
+}
+
+void *ThreadPool::workerMain(void *worker) {
+  auto *w = static_cast<Worker *>(worker);
+  w->pool->workerLoop(w->index);
+  return nullptr;
 }
 
 ThreadPool::~ThreadPool() {
@@ -18,8 +53,8 @@ ThreadPool::~ThreadPool() {
     stop_ = true;
   }
   wake_.notify_all();
-  for (std::thread &t : workers_)
-    t.join();
+  for (const std::unique_ptr<Worker> &w : workers_)
+    pthread_join(w->thread, nullptr);
 }
 
 static void piece(int64_t n, unsigned pieces, unsigned i, int64_t &b,
@@ -28,9 +63,10 @@ static void piece(int64_t n, unsigned pieces, unsigned i, int64_t &b,
   e = n * (i + 1) / pieces;
 }
 
-void ThreadPool::run(int64_t n, const std::function<void(int64_t, int64_t)> &fn) {
-  unsigned pieces = static_cast<unsigned>(
-      std::min<int64_t>(n, static_cast<int64_t>(size())));
+void ThreadPool::run(int64_t n,
+                     const std::function<void(int64_t, int64_t)> &fn) {
+  unsigned pieces =
+      static_cast<unsigned>(std::min<int64_t>(n, static_cast<int64_t>(size())));
   if (pieces <= 1) {
     if (n > 0)
       fn(0, n);
@@ -84,7 +120,8 @@ void parallelFor(const CpuContext &ctx, int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &fn) {
   if (n <= 0)
     return;
-  if (!ctx.pool || ctx.pool->size() == 1 || n < 2 * std::max<int64_t>(grain, 1)) {
+  if (!ctx.pool || ctx.pool->size() == 1 ||
+      n < 2 * std::max<int64_t>(grain, 1)) {
     fn(0, n);
     return;
   }

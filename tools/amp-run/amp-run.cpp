@@ -24,6 +24,7 @@
 #include "runtime/HostMemory.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
+#include "runtime/cpu/Parallel.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
 #include "tools/amp-run/AmpMemory.h"
@@ -518,6 +519,8 @@ int main(int argc, char **argv) {
     return fail("--device '" + device +
                 "' is not available in this build "
                 "(devices: cpu)");
+  if (rt::Status s = rt::cpu::checkThreadCount(threads); !s)
+    return fail("--threads: " + s.message());
   // The device's memory unless told otherwise: a step that cannot fit is
   // refused when it is compiled, naming what is too large.
   uint64_t budget = rt::hostMemory().bytes;
