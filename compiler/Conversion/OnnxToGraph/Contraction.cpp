@@ -136,10 +136,11 @@ FailureOr<SmallVector<Value>> convertConv(NodeBinder &n) {
   auto x = n.required(0, "X"), w = n.required(1, "W");
   if (failed(x) || failed(w))
     return failure();
-  auto filter = n.typeOf(*w);
-  if (filter.getRank() != n.typeOf(*x).getRank())
-    return n.error() << "filter " << filter << " and input " << (*x).getType()
-                     << " must have the same rank",
+  auto filter = n.typeOf(*w), inType = n.typeOf(*x);
+  if (filter.getRank() != inType.getRank())
+    return n.error() << "input X " << inType << " (rank " << inType.getRank()
+                     << ") and filter W " << filter << " (rank "
+                     << filter.getRank() << ") must have the same rank",
            failure();
   auto win = window(n, n.typeOf(*x),
                     SmallVector<int64_t>(filter.getShape().drop_front(2)));

@@ -1,31 +1,34 @@
 //===- OnnxImporter.cpp - ONNX protobuf -> onnx dialect -------------------===//
 //
-// Walks a ModelProto and emits the onnx dialect. This is the only
-// translation unit that includes ONNX's headers and the only one built with
-// exceptions: ONNX's checker and shape inference throw, and every exception
-// is caught here and turned into a diagnostic.
+// Walks a ModelProto and emits the onnx dialect. With OnnxNodeCheck.cpp and
+// OnnxShapeInference.cpp, the only code that includes ONNX's headers and
+// is built with exceptions: ONNX's checker throws, and every exception is
+// caught and turned into a diagnostic.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/OnnxImporter.h"
 #include "compiler/Conversion/TensorSize.h"
+#include "compiler/Import/Onnx/OnnxNodeCheck.h"
+#include "compiler/Import/Onnx/OnnxShapeInference.h"
 #include "dialects/Onnx/OnnxOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
-#include "onnx/shape_inference/implementation.h"
 
 #include <exception>
+#include <optional>
 
 using namespace mlir;
 namespace pb = ::onnx;
@@ -60,16 +63,17 @@ public:
 private:
   InFlightDiagnostic error() { return emitError(fileLoc); }
   Location nodeLoc(const pb::NodeProto &node, size_t index);
-  std::string nodeDesc(const pb::NodeProto &node, size_t index);
+  /// "node 'NAME' (OpType, opset N)", as convert-onnx-to-graph names nodes.
+  std::string nodeDesc(const pb::NodeProto &node, size_t index,
+                       std::optional<int64_t> opset);
+  LogicalResult checkNodes(const pb::GraphProto &graph);
 
   LogicalResult applyShapeOverrides(pb::GraphProto &graph);
   Type valueType(const pb::TypeProto &type);
   FailureOr<Type> inputType(const pb::ValueInfoProto &info);
-  FailureOr<ElementsAttr> tensorAttr(const pb::TensorProto &t,
-                                     StringRef what);
-  FailureOr<std::string> tensorBytes(const pb::TensorProto &t,
-                                     StringRef what, size_t elemBytes,
-                                     int64_t count);
+  FailureOr<ElementsAttr> tensorAttr(const pb::TensorProto &t, StringRef what);
+  FailureOr<std::string> tensorBytes(const pb::TensorProto &t, StringRef what,
+                                     size_t elemBytes, int64_t count);
   FailureOr<NamedAttribute> attribute(const pb::AttributeProto &a,
                                       StringRef where);
   LogicalResult emitGraph(const pb::ModelProto &model, ModuleOp module);
@@ -80,6 +84,8 @@ private:
   const OnnxImportOptions &options;
   std::string fileName;
   Location fileLoc;
+  /// The opset the model imports for each domain ("" for ai.onnx).
+  llvm::StringMap<int64_t> opsets;
   llvm::StringMap<Type> valueInfo;
   /// External data files by path: exporters put every tensor in one file.
   llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> externalFiles;
@@ -87,18 +93,40 @@ private:
 };
 
 Location Importer::nodeLoc(const pb::NodeProto &node, size_t index) {
-  std::string name =
-      node.name().empty() ? node.op_type() + "#" + std::to_string(index)
-                          : node.name();
+  std::string name = node.name().empty()
+                         ? node.op_type() + "#" + std::to_string(index)
+                         : node.name();
   return NameLoc::get(b.getStringAttr(name), fileLoc);
 }
 
-std::string Importer::nodeDesc(const pb::NodeProto &node, size_t index) {
+std::string Importer::nodeDesc(const pb::NodeProto &node, size_t index,
+                               std::optional<int64_t> opset) {
   std::string s = "node ";
   s += node.name().empty() ? "#" + std::to_string(index)
                            : "'" + node.name() + "'";
-  s += " (" + node.op_type() + ")";
-  return s;
+  s += " (";
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    s += node.domain() + "::";
+  s += node.op_type();
+  if (opset)
+    s += ", opset " + std::to_string(*opset);
+  return s + ")";
+}
+
+LogicalResult Importer::checkNodes(const pb::GraphProto &graph) {
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    const pb::OpSchema *schema = onnxSchemaOf(node, opsets);
+    if (!schema)
+      continue; // Unknown ops and domains are reported by name later.
+    std::string problem = checkOnnxNode(node, *schema);
+    if (!problem.empty())
+      return error() << nodeDesc(node, index,
+                                 opsets.lookup(node.domain() == "ai.onnx"
+                                                   ? ""
+                                                   : node.domain()))
+                     << ": " << problem;
+  }
+  return success();
 }
 
 Type Importer::valueType(const pb::TypeProto &type) {
@@ -176,8 +204,8 @@ LogicalResult Importer::applyShapeOverrides(pb::GraphProto &graph) {
                      << ")";
     }
     auto *tt = found->mutable_type()->mutable_tensor_type();
-    if (tt->has_shape() && tt->shape().dim_size() !=
-                               static_cast<int>(dims.size()))
+    if (tt->has_shape() &&
+        tt->shape().dim_size() != static_cast<int>(dims.size()))
       return error() << "--shape gives " << dims.size()
                      << " dimensions for input '" << name
                      << "', which has rank " << tt->shape().dim_size();
@@ -267,8 +295,8 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
     if (!buf) {
       auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
       if (!file)
-        return error() << what << ": cannot read external data file '"
-                       << path << "': " << file.getError().message(),
+        return error() << what << ": cannot read external data file '" << path
+                       << "': " << file.getError().message(),
                failure();
       buf = std::move(*file);
     }
@@ -396,13 +424,11 @@ FailureOr<NamedAttribute> Importer::attribute(const pb::AttributeProto &a,
   case pb::AttributeProto::STRING:
     return NamedAttribute(name, b.getStringAttr(a.s()));
   case pb::AttributeProto::FLOATS:
-    return NamedAttribute(
-        name, b.getDenseF32ArrayAttr(
-                  SmallVector<float>(a.floats().begin(), a.floats().end())));
+    return NamedAttribute(name, b.getDenseF32ArrayAttr(SmallVector<float>(
+                                    a.floats().begin(), a.floats().end())));
   case pb::AttributeProto::INTS:
-    return NamedAttribute(
-        name, b.getDenseI64ArrayAttr(
-                  SmallVector<int64_t>(a.ints().begin(), a.ints().end())));
+    return NamedAttribute(name, b.getDenseI64ArrayAttr(SmallVector<int64_t>(
+                                    a.ints().begin(), a.ints().end())));
   case pb::AttributeProto::STRINGS: {
     SmallVector<Attribute> strs;
     for (const auto &s : a.strings())
@@ -427,12 +453,11 @@ FailureOr<NamedAttribute> Importer::attribute(const pb::AttributeProto &a,
 LogicalResult Importer::emitGraph(const pb::ModelProto &model,
                                   ModuleOp module) {
   const pb::GraphProto &graph = model.graph();
-  llvm::StringMap<int64_t> opsets;
-  // A model need not import the default domain (ONNX's optimizer node
-  // tests import only ai.onnx.preview.training); a node of a domain the
-  // model does not import is the error, below.
-  for (const auto &o : model.opset_import())
-    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  if (graph.output_size() == 0)
+    return error() << "the graph"
+                   << (graph.name().empty() ? "" : " '" + graph.name() + "'")
+                   << " has no outputs, so it computes nothing",
+           failure();
 
   for (const auto &vi : graph.value_info())
     valueInfo[vi.name()] = valueType(vi.type());
@@ -445,13 +470,16 @@ LogicalResult Importer::emitGraph(const pb::ModelProto &model,
     if (init.name().empty())
       return error() << "an initializer has no name";
     if (!initializers.try_emplace(init.name(), &init).second)
-      return error() << "initializer '" << init.name()
-                     << "' is defined twice";
+      return error() << "initializer '" << init.name() << "' is defined twice";
   }
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   SmallVector<std::string> argNames;
+  llvm::StringSet<> inputNames;
   for (const auto &in : graph.input()) {
+    if (!inputNames.insert(in.name()).second)
+      return error() << "graph input '" << in.name() << "' is declared twice",
+             failure();
     if (initializers.count(in.name()))
       continue;
     FailureOr<Type> t = inputType(in);
@@ -480,20 +508,25 @@ LogicalResult Importer::emitGraph(const pb::ModelProto &model,
   Block *body = func.addEntryBlock();
   ob.setInsertionPointToStart(body);
   llvm::StringMap<Value> values;
+  // What wrote each value, for a value written twice.
+  llvm::StringMap<std::string> writers;
   for (auto [i, name] : llvm::enumerate(argNames)) {
     values[name] = body->getArgument(i);
+    writers[name] =
+        (initializers.count(name) ? "initializer '" : "graph input '") + name +
+        "'";
     func.setArgAttrs(i, argAttrs[i]);
   }
 
   Value none;
   for (auto [index, node] : llvm::enumerate(graph.node())) {
     Location loc = nodeLoc(node, index);
-    std::string desc = nodeDesc(node, index);
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     auto opset = opsets.find(domain);
     if (opset == opsets.end())
-      return error() << desc << " uses domain '" << domain
-                     << "', which the model does not import";
+      return error() << nodeDesc(node, index, std::nullopt) << " uses domain '"
+                     << domain << "', which the model does not import";
+    std::string desc = nodeDesc(node, index, opset->second);
     SmallVector<Value> inputs;
     for (const std::string &in : node.input()) {
       if (in.empty()) {
@@ -527,9 +560,17 @@ LogicalResult Importer::emitGraph(const pb::ModelProto &model,
         ob, loc, resultTypes, inputs, b.getStringAttr(node.op_type()),
         domain.empty() ? StringAttr() : b.getStringAttr(domain),
         b.getI64IntegerAttr(opset->second), b.getDictionaryAttr(attrs));
-    for (auto [i, out] : llvm::enumerate(node.output()))
-      if (!out.empty())
-        values[out] = op.getResult(i);
+    for (auto [i, out] : llvm::enumerate(node.output())) {
+      if (out.empty())
+        continue;
+      auto [writer, first] = writers.try_emplace(out, desc);
+      if (!first)
+        return error() << "value '" << out << "' is written twice: by "
+                       << writer->second << " and by " << desc
+                       << " (an ONNX graph writes each value once)",
+               failure();
+      values[out] = op.getResult(i);
+    }
   }
 
   SmallVector<Value> results;
@@ -570,6 +611,11 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
                                           : "it imports no opset");
     return nullptr;
   }
+  // A model need not import the default domain (ONNX's optimizer node
+  // tests import only ai.onnx.preview.training); a node of a domain the
+  // model does not import is an error, in emitGraph.
+  for (const auto &o : model.opset_import())
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
   if (failed(applyShapeOverrides(*model.mutable_graph())) ||
       failed(applyBindings(*model.mutable_graph())))
     return nullptr;
@@ -592,21 +638,16 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
     error() << "ONNX checker rejected the model: " << msg;
     return nullptr;
   }
-  try {
-    pb::ShapeInferenceOptions inferOpts(/*check_type_val=*/false,
-                                            /*strict_mode_val=*/0,
-                                            /*data_prop_val=*/true);
-    pb::shape_inference::InferShapes(model, pb::OpSchemaRegistry::Instance(),
-                                         inferOpts);
-  } catch (const std::exception &e) {
-    // Types of node results are only a hint: convert-onnx-to-graph computes
-    // them itself and reports mismatches with the node's name.
-    emitWarning(fileLoc) << "ONNX shape inference stopped: " << e.what();
-  }
+  // Checked with or without ONNX's checker: the converter relies on it.
+  if (failed(checkNodes(model.graph())))
+    return nullptr;
+  // Types of node results are only a hint: convert-onnx-to-graph computes
+  // them itself and reports mismatches with the node's name.
+  inferOnnxShapes(*model.mutable_graph(), opsets);
 
   OwningOpRef<ModuleOp> module(ModuleOp::create(fileLoc));
-  SmallVector<NamedAttribute> attrs{
-      b.getNamedAttr("onnx.ir_version", b.getI64IntegerAttr(model.ir_version()))};
+  SmallVector<NamedAttribute> attrs{b.getNamedAttr(
+      "onnx.ir_version", b.getI64IntegerAttr(model.ir_version()))};
   if (!model.producer_name().empty())
     attrs.push_back(b.getNamedAttr("onnx.producer",
                                    b.getStringAttr(model.producer_name())));
