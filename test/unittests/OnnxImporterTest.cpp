@@ -71,6 +71,21 @@ TEST(OnnxImporter, ShapeSpec) {
   EXPECT_FALSE(ampc::parseShapeSpec("x=1,a", out, err));
 }
 
+TEST(OnnxImporter, ShapeSpecGivenTwice) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  std::string err;
+  ASSERT_TRUE(ampc::addShapeSpec("x=4,3", shapes, err)) << err;
+  ASSERT_TRUE(ampc::addShapeSpec("y=2", shapes, err)) << err;
+  // The same shape again is harmless and kept once.
+  ASSERT_TRUE(ampc::addShapeSpec("x=4, 3", shapes, err)) << err;
+  EXPECT_EQ(shapes.size(), 2u);
+  EXPECT_FALSE(ampc::addShapeSpec("x=5,3", shapes, err));
+  EXPECT_EQ(err, "--shape is given twice for input 'x', as 'x=4,3' and as "
+                 "'x=5,3'");
+  EXPECT_EQ(shapes[0].second, (std::vector<int64_t>{4, 3}));
+  EXPECT_FALSE(ampc::addShapeSpec("z=-1", shapes, err));
+}
+
 TEST(OnnxImporter, EmptyAndGarbage) {
   auto r = import("");
   EXPECT_FALSE(r.ok);

@@ -585,11 +585,9 @@ int main(int argc, char **argv) {
   if (importOptions.modelDir.empty())
     importOptions.modelDir = ".";
   for (const std::string &spec : shapes) {
-    std::pair<std::string, std::vector<int64_t>> parsed;
     std::string err;
-    if (!ampc::parseShapeSpec(spec, parsed, err))
+    if (!ampc::addShapeSpec(spec, importOptions.shapes, err))
       return fail(err);
-    importOptions.shapes.push_back(std::move(parsed));
   }
   for (const std::string &spec : binds) {
     std::string name, file;

@@ -41,13 +41,11 @@ void ampc::registerOnnxImportTranslation() {
         StringRef dir = llvm::sys::path::parent_path(fileName);
         options.modelDir = dir.empty() ? "." : dir.str();
         for (const std::string &spec : shapes) {
-          std::pair<std::string, std::vector<int64_t>> parsed;
           std::string error;
-          if (!parseShapeSpec(spec, parsed, error)) {
+          if (!addShapeSpec(spec, options.shapes, error)) {
             emitError(UnknownLoc::get(context)) << error;
             return nullptr;
           }
-          options.shapes.push_back(std::move(parsed));
         }
         OwningOpRef<ModuleOp> module =
             importOnnxModel(buf->getBuffer(), fileName, context, options);

@@ -43,6 +43,26 @@ constexpr size_t kInlineTensorBytes = 256;
 /// have: 4 TiB of f32, more than any machine ampc runs on holds.
 constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
 
+/// "x=2,3", as --shape is written.
+std::string shapeSpec(StringRef name, ArrayRef<int64_t> dims) {
+  std::string s = name.str() + "=";
+  for (auto [i, d] : llvm::enumerate(dims))
+    s += (i ? "," : "") + std::to_string(d);
+  return s;
+}
+
+/// "[4, ?]": a declared shape, its dynamic dimensions as ?.
+std::string declaredShape(const pb::TensorShapeProto &shape) {
+  std::string s = "[";
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto &d = shape.dim(i);
+    s += (i ? ", " : "") + (d.has_dim_value() && d.dim_value() >= 0
+                                ? std::to_string(d.dim_value())
+                                : std::string("?"));
+  }
+  return s + "]";
+}
+
 const char *dtypeName(int dtype) {
   if (pb::TensorProto_DataType_IsValid(dtype))
     return pb::TensorProto_DataType_Name(
@@ -209,6 +229,18 @@ LogicalResult Importer::applyShapeOverrides(pb::GraphProto &graph) {
       return error() << "--shape gives " << dims.size()
                      << " dimensions for input '" << name
                      << "', which has rank " << tt->shape().dim_size();
+    // --shape fixes dynamic dimensions; a static one it changed would
+    // break the first node whose declared type depends on it.
+    for (int i = 0; tt->has_shape() && i < tt->shape().dim_size(); ++i) {
+      const auto &d = tt->shape().dim(i);
+      if (d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() != dims[i])
+        return error() << "--shape " << shapeSpec(name, dims)
+                       << " changes dimension " << i << " of graph input '"
+                       << name << "' from " << d.dim_value() << " to "
+                       << dims[i] << ", but the model declares it "
+                       << declaredShape(tt->shape())
+                       << ": --shape gives dynamic dimensions only";
+    }
     tt->mutable_shape()->clear_dim();
     for (int64_t d : dims)
       tt->mutable_shape()->add_dim()->set_dim_value(d);
@@ -681,6 +713,26 @@ bool parseShapeSpec(StringRef spec,
     }
     out.second.push_back(d);
   }
+  return true;
+}
+
+bool addShapeSpec(
+    StringRef spec,
+    std::vector<std::pair<std::string, std::vector<int64_t>>> &shapes,
+    std::string &error) {
+  std::pair<std::string, std::vector<int64_t>> parsed;
+  if (!parseShapeSpec(spec, parsed, error))
+    return false;
+  for (const auto &[name, dims] : shapes) {
+    if (name != parsed.first)
+      continue;
+    if (dims == parsed.second)
+      return true;
+    error = "--shape is given twice for input '" + name + "', as '" +
+            shapeSpec(name, dims) + "' and as '" + spec.str() + "'";
+    return false;
+  }
+  shapes.push_back(std::move(parsed));
   return true;
 }
 

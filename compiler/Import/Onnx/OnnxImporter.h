@@ -48,6 +48,14 @@ bool parseShapeSpec(llvm::StringRef spec,
                     std::pair<std::string, std::vector<int64_t>> &out,
                     std::string &error);
 
+/// Parses a --shape spec and adds it to `shapes`. The same input given two
+/// different shapes is an error naming both (a spec repeated as it was is
+/// accepted once): the last would otherwise silently win.
+bool addShapeSpec(
+    llvm::StringRef spec,
+    std::vector<std::pair<std::string, std::vector<int64_t>>> &shapes,
+    std::string &error);
+
 /// Imports a serialized ModelProto. On failure emits one error (at a
 /// location naming `fileName`) and returns null.
 mlir::OwningOpRef<mlir::ModuleOp>
