@@ -326,10 +326,20 @@ struct GraphBuildTrainingPass
       f.emitError("graph-build-training: @forward must have one block");
       return signalPassFailure();
     }
-    OptimizerConfig c{optimizer, lr,         momentum,   dampening,
-                      beta1,     beta2,      epsilon,    weightDecay,
-                      lrDecay,   lrSchedule, lrStepSize, lrTotalSteps,
-                      lrGamma,   lrMin};
+    OptimizerConfig c{optimizer,
+                      lr,
+                      momentum,
+                      dampening,
+                      beta1,
+                      beta2,
+                      epsilon.getValue().number,
+                      weightDecay.getValue().number,
+                      lrDecay,
+                      lrSchedule,
+                      lrStepSize,
+                      lrTotalSteps,
+                      lrGamma,
+                      lrMin};
     if (failed(validateOptimizer(c, f.getLoc())))
       return signalPassFailure();
     if (accumulate < 1) {

@@ -13,23 +13,29 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace ampc {
 namespace {
 double adamEpsilon(const OptimizerConfig &c) {
-  return c.epsilon >= 0 ? c.epsilon : 1e-8;
+  return c.epsilon.value_or(1e-8);
 }
 double adagradEpsilon(const OptimizerConfig &c) {
-  return c.epsilon >= 0 ? c.epsilon : 1e-10;
+  return c.epsilon.value_or(1e-10);
 }
 double weightDecay(const OptimizerConfig &c) {
-  if (c.weightDecay >= 0)
-    return c.weightDecay;
-  return c.kind == "adamw" ? 0.01 : 0.0;
+  return c.weightDecay.value_or(c.kind == "adamw" ? 0.01 : 0.0);
 }
-/// -1 stands for "the optimizer's default"; other negatives are errors.
-bool validOrDefault(double v) { return v >= 0 || v == -1.0; }
+/// A number as the messages show it: llvm's stream writes infinity as INF.
+std::string shown(double v) {
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  std::string s;
+  llvm::raw_string_ostream(s) << v;
+  return s;
+}
 } // namespace
 
 LogicalResult validateOptimizer(const OptimizerConfig &c, Location loc) {
@@ -39,33 +45,40 @@ LogicalResult validateOptimizer(const OptimizerConfig &c, Location loc) {
     return emitError(loc, "graph-build-training: unknown optimizer '")
            << c.kind
            << "' (expected sgd, momentum, nesterov, adam, adamw or adagrad)";
-  if (!(c.lr >= 0))
-    return emitError(loc, "graph-build-training: lr must be >= 0, got ")
-           << c.lr;
-  if (!validOrDefault(c.epsilon))
-    return emitError(loc, "graph-build-training: epsilon must be >= 0, got ")
-           << c.epsilon;
-  if (!validOrDefault(c.weightDecay))
-    return emitError(loc, "graph-build-training: weight-decay must be >= 0, "
-                          "got ")
-           << c.weightDecay;
-  if (!(c.lrDecay >= 0))
-    return emitError(loc, "graph-build-training: lr-decay must be >= 0, got ")
-           << c.lrDecay;
+  // The ranges PyTorch's optimizers check, and finite everywhere: an
+  // infinite rate or factor makes every weight NaN at the first update.
+  // Every option is checked, whichever optimizer and schedule read it.
+  auto nonNegative = [&](StringRef name,
+                         std::optional<double> v) -> LogicalResult {
+    if (!v || (std::isfinite(*v) && *v >= 0))
+      return success();
+    return emitError(loc, "graph-build-training: ")
+           << name << " must be finite and >= 0, got " << shown(*v);
+  };
+  auto unit = [&](StringRef name, double v) -> LogicalResult {
+    if (v >= 0 && v <= 1)
+      return success();
+    return emitError(loc, "graph-build-training: ")
+           << name << " must be in [0, 1], got " << shown(v);
+  };
+  if (failed(nonNegative("lr", c.lr)) ||
+      failed(nonNegative("epsilon", c.epsilon)) ||
+      failed(nonNegative("weight-decay", c.weightDecay)) ||
+      failed(nonNegative("lr-decay", c.lrDecay)) ||
+      failed(unit("momentum", c.momentum)) ||
+      failed(unit("dampening", c.dampening)))
+    return failure();
   if (c.kind == "nesterov" && c.dampening != 0)
     return emitError(loc, "graph-build-training: nesterov momentum needs "
                           "dampening 0 (as PyTorch), got ")
-           << c.dampening;
-  if ((c.kind == "momentum" || c.kind == "nesterov") &&
-      !(c.momentum >= 0 && c.momentum <= 1))
-    return emitError(loc, "graph-build-training: momentum must be in [0, 1], "
-                          "got ")
-           << c.momentum;
-  if ((c.kind == "adam" || c.kind == "adamw") &&
-      !(c.beta1 >= 0 && c.beta1 < 1 && c.beta2 >= 0 && c.beta2 < 1))
+           << shown(c.dampening);
+  if (c.kind == "nesterov" && c.momentum == 0)
+    return emitError(loc, "graph-build-training: nesterov momentum needs "
+                          "momentum > 0 (as PyTorch), got 0");
+  if (!(c.beta1 >= 0 && c.beta1 < 1 && c.beta2 >= 0 && c.beta2 < 1))
     return emitError(loc, "graph-build-training: beta1 and beta2 must be in "
                           "[0, 1), got ")
-           << c.beta1 << " and " << c.beta2;
+           << shown(c.beta1) << " and " << shown(c.beta2);
   if (c.schedule != "constant" && c.schedule != "step" &&
       c.schedule != "cosine")
     return emitError(loc, "graph-build-training: unknown lr-schedule '")
@@ -78,7 +91,10 @@ LogicalResult validateOptimizer(const OptimizerConfig &c, Location loc) {
     return emitError(loc, "graph-build-training: lr-total-steps must be >= 1, "
                           "got ")
            << c.totalSteps;
-  return success();
+  // A negative factor or floor would make the rate negative: gradient
+  // ascent.
+  return failure(failed(nonNegative("lr-gamma", c.gamma)) ||
+                 failed(nonNegative("lr-min", c.minLr)));
 }
 
 SmallVector<StringRef> optimizerState(const OptimizerConfig &c) {

@@ -9,13 +9,16 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <optional>
 #include <string>
 
 namespace ampc {
 
 struct OptimizerConfig {
   std::string kind; // sgd | momentum | nesterov | adam | adamw | adagrad
-  double lr, momentum, dampening, beta1, beta2, epsilon, weightDecay, lrDecay;
+  double lr, momentum, dampening, beta1, beta2;
+  std::optional<double> epsilon, weightDecay; // unset: PyTorch's default
+  double lrDecay;
   std::string schedule; // constant | step | cosine
   int64_t stepSize, totalSteps;
   double gamma, minLr;

@@ -2,6 +2,7 @@
 #ifndef AMPC_COMPILER_TRANSFORMS_PASSES_H
 #define AMPC_COMPILER_TRANSFORMS_PASSES_H
 
+#include "compiler/Transforms/OptionalNumber.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 

@@ -22,6 +22,10 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
     parameters get no update and no state. The running statistics of
     training-mode batch normalization are state updated by the forward op.
 
+    The options are checked as PyTorch's optimizers check them, and must be
+    finite; `epsilon` and `weight-decay` are the optimizer's own unless
+    given (`default` in a textual pipeline).
+
     Results that replace state carry `graph.updates = <argument index>`;
     state arguments carry `graph.init` (their initial value) and
     `graph.state`. `ampc.step` (i64, starting at 0) counts the updates done:
@@ -74,10 +78,12 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
            "dampening of the gradient in the momentum (PyTorch SGD)">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
-    Option<"epsilon", "epsilon", "double", /*default=*/"-1.0",
+    Option<"epsilon", "epsilon", "::ampc::OptionalNumber",
+           /*default=*/"::ampc::OptionalNumber()",
            "Adam/Adagrad epsilon (default: PyTorch's, 1e-8 for Adam and "
            "AdamW, 1e-10 for Adagrad)">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+    Option<"weightDecay", "weight-decay", "::ampc::OptionalNumber",
+           /*default=*/"::ampc::OptionalNumber()",
            "L2 weight decay added to the gradient (AdamW: decoupled; "
            "default: PyTorch's, 0.01 for AdamW, 0 otherwise)">,
     Option<"lrDecay", "lr-decay", "double", /*default=*/"0.0",

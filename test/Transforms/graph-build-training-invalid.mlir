@@ -17,6 +17,22 @@
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=step lr-step-size=0" 2>&1 | FileCheck %s --check-prefix=STEPSIZE
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=cosine lr-total-steps=0" 2>&1 | FileCheck %s --check-prefix=TOTAL
 // RUN: not amp-opt %t/model.mlir -graph-build-training=accumulate=0 2>&1 | FileCheck %s --check-prefix=ACCUMULATE
+// RUN: not amp-opt %t/model.mlir -graph-build-training=lr=inf 2>&1 | FileCheck %s --check-prefix=LRINF
+// RUN: not amp-opt %t/model.mlir -graph-build-training=lr=nan 2>&1 | FileCheck %s --check-prefix=LRNAN
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adam epsilon=-1" 2>&1 | FileCheck %s --check-prefix=EPSILON
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adagrad epsilon=inf" 2>&1 | FileCheck %s --check-prefix=EPSILONINF
+// RUN: not amp-opt %t/model.mlir -graph-build-training=epsilon=small 2>&1 | FileCheck %s --check-prefix=EPSILONWORD
+// RUN: not amp-opt %t/model.mlir -graph-build-training=weight-decay=-1 2>&1 | FileCheck %s --check-prefix=DECAY
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adagrad lr-decay=nan" 2>&1 | FileCheck %s --check-prefix=LRDECAY
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=momentum dampening=1.5" 2>&1 | FileCheck %s --check-prefix=DAMPENING
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=nesterov momentum=0" 2>&1 | FileCheck %s --check-prefix=NESTEROVZERO
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adam beta1=-0.5" 2>&1 | FileCheck %s --check-prefix=BETANEG
+// RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=step lr-gamma=-0.5" 2>&1 | FileCheck %s --check-prefix=GAMMA
+// RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=cosine lr-min=inf" 2>&1 | FileCheck %s --check-prefix=LRMIN
+// The optimizer's own default is spelt 'default' (what a printed pipeline
+// shows), and 0 is a valid epsilon and weight decay.
+// RUN: amp-opt %t/model.mlir -graph-build-training="optimizer=adam epsilon=default weight-decay=default" -mlir-print-op-generic | FileCheck %s --check-prefix=DEFAULT
+// RUN: amp-opt %t/model.mlir -graph-build-training="optimizer=adam epsilon=0 weight-decay=0" -mlir-print-op-generic | FileCheck %s --check-prefix=ZERO
 
 // The option errors point at @forward (line 1 of model.mlir).
 // OPTIMIZER: model.mlir:1:1: error: graph-build-training: unknown optimizer 'rmsprop' (expected sgd, momentum, nesterov, adam, adamw or adagrad)
@@ -25,12 +41,30 @@
 // LOSSNAME: model.mlir:1:1: error: graph-build-training: @forward has no output named 'total'; its outputs are 'loss' (tensor<f32>), 'y' (tensor<4x2xf32>)
 // LOSSSHAPE: model.mlir:1:1: error: graph-build-training: the loss 'y' must be a float scalar, not 'tensor<4x2xf32>'
 // NESTEROV: model.mlir:1:1: error: graph-build-training: nesterov momentum needs dampening 0 (as PyTorch), got 5.000000e-01
-// LR: model.mlir:1:1: error: graph-build-training: lr must be >= 0, got -1.000000e+00
+// LR: model.mlir:1:1: error: graph-build-training: lr must be finite and >= 0, got -1.000000e+00
 // MOMENTUM: model.mlir:1:1: error: graph-build-training: momentum must be in [0, 1], got 1.500000e+00
 // BETA: model.mlir:1:1: error: graph-build-training: beta1 and beta2 must be in [0, 1), got 9.000000e-01 and 1.000000e+00
 // STEPSIZE: model.mlir:1:1: error: graph-build-training: lr-step-size must be >= 1, got 0
 // TOTAL: model.mlir:1:1: error: graph-build-training: lr-total-steps must be >= 1, got 0
 // ACCUMULATE: model.mlir:1:1: error: graph-build-training: option 'accumulate' must be >= 1, got 0
+// LRINF: model.mlir:1:1: error: graph-build-training: lr must be finite and >= 0, got inf
+// LRNAN: model.mlir:1:1: error: graph-build-training: lr must be finite and >= 0, got nan
+// EPSILON: model.mlir:1:1: error: graph-build-training: epsilon must be finite and >= 0, got -1.000000e+00
+// EPSILONINF: model.mlir:1:1: error: graph-build-training: epsilon must be finite and >= 0, got inf
+// EPSILONWORD: for the --epsilon option: 'small' is not a number (nor 'default')
+// DECAY: model.mlir:1:1: error: graph-build-training: weight-decay must be finite and >= 0, got -1.000000e+00
+// LRDECAY: model.mlir:1:1: error: graph-build-training: lr-decay must be finite and >= 0, got nan
+// DAMPENING: model.mlir:1:1: error: graph-build-training: dampening must be in [0, 1], got 1.500000e+00
+// NESTEROVZERO: model.mlir:1:1: error: graph-build-training: nesterov momentum needs momentum > 0 (as PyTorch), got 0
+// BETANEG: model.mlir:1:1: error: graph-build-training: beta1 and beta2 must be in [0, 1), got -5.000000e-01 and 9.990000e-01
+// GAMMA: model.mlir:1:1: error: graph-build-training: lr-gamma must be finite and >= 0, got -5.000000e-01
+// LRMIN: model.mlir:1:1: error: graph-build-training: lr-min must be finite and >= 0, got inf
+// DEFAULT: "graph.adam_update"
+// DEFAULT-SAME: epsilon = 1.000000e-08 : f64
+// DEFAULT-SAME: weight_decay = 0.000000e+00 : f64
+// ZERO: "graph.adam_update"
+// ZERO-SAME: epsilon = 0.000000e+00 : f64
+// ZERO-SAME: weight_decay = 0.000000e+00 : f64
 
 //--- model.mlir
 func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},

@@ -653,7 +653,7 @@ int main(int argc, char **argv) {
     // its defaults (Passes.td: PyTorch's per optimizer) are the only ones.
     auto given = [](auto &opt, auto &field) {
       if (opt.getNumOccurrences())
-        field = opt;
+        field = opt.getValue();
     };
     given(lossName, t.training.loss);
     given(optimizer, t.training.optimizer);
