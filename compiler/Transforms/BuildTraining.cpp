@@ -100,6 +100,14 @@ public:
   }
 
 private:
+  /// 'a', 'b' of the arguments `args`.
+  std::string listOf(ArrayRef<unsigned> args) const {
+    std::string list;
+    for (unsigned i : args)
+      list += (list.empty() ? "'" : ", '") + nameOf(f, i, false) + "'";
+    return list;
+  }
+
   /// Trainable parameters: initializers marked trainable with a float type,
   /// less the frozen ones (each of which must name a parameter).
   LogicalResult pickTrained(ArrayRef<std::string> freeze) {
@@ -107,26 +115,57 @@ private:
     for (const std::string &n : freeze)
       frozen.insert(n);
     for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      if (f.getArgAttr(i, graph::kInitAttr))
+      if (f.getArgAttr(i, graph::kInitAttr)) {
         params.insert(nameOf(f, i, false));
+        paramArgs.push_back(i);
+      }
     for (const std::string &n : freeze)
-      if (!params.contains(n)) {
-        std::string list;
-        for (unsigned i = 0; i < f.getNumArguments(); ++i)
-          if (f.getArgAttr(i, graph::kInitAttr))
-            list += (list.empty() ? "'" : ", '") + nameOf(f, i, false) + "'";
+      if (!params.contains(n))
         return f.emitError("graph-build-training: freeze names '")
                << n << "', which is no parameter; the parameters are "
-               << (list.empty() ? "none" : list);
-      }
-    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-      auto trainable = f.getArgAttrOfType<BoolAttr>(i, graph::kTrainableAttr);
-      BlockArgument arg = f.getArgument(i);
-      if (trainable && trainable.getValue() && autodiff::isFloat(arg) &&
-          !frozen.contains(nameOf(f, i, false)))
-        trained.push_back(i);
+               << (paramArgs.empty() ? "none" : listOf(paramArgs));
+    for (unsigned i : paramArgs) {
+      auto attr = f.getArgAttrOfType<BoolAttr>(i, graph::kTrainableAttr);
+      if (attr && attr.getValue() && autodiff::isFloat(f.getArgument(i)))
+        trainable.push_back(i);
     }
+    for (unsigned i : trainable)
+      if (!frozen.contains(nameOf(f, i, false)))
+        trained.push_back(i);
     return success();
+  }
+
+  /// Whether the step updates the running statistics of a training-mode
+  /// batch norm: then it does something even when no parameter is trained
+  /// (re-estimating the statistics of a frozen model).
+  bool updatesStatistics(Block &block) {
+    for (auto bn : block.getOps<graph::BatchNormTrainingOp>())
+      for (Value stat : {bn.getRunningMean(), bn.getRunningVar()})
+        if (auto arg = dyn_cast<BlockArgument>(stat))
+          if (f.getArgAttr(arg.getArgNumber(), graph::kInitAttr))
+            return true;
+    return false;
+  }
+
+  /// A step whose loss depends on no trained parameter would run and change
+  /// nothing; the message says why there is nothing.
+  LogicalResult nothingToTrain() {
+    auto err = f.emitError("graph-build-training: ");
+    if (!trained.empty())
+      err << "the loss '"
+          << f->getAttrOfType<StringAttr>(graph::kLossAttr).getValue()
+          << "' depends on none of the trained parameters (" << listOf(trained)
+          << ")";
+    else if (!trainable.empty())
+      err << "freeze names every trainable parameter (" << listOf(trainable)
+          << ")";
+    else if (!paramArgs.empty())
+      err << "no parameter of @forward is trainable (" << listOf(paramArgs)
+          << " are frozen or not float)";
+    else
+      err << "@forward has no parameters (the model has no float "
+             "initializers)";
+    return err << ": nothing to train";
   }
 
   LogicalResult differentiate(Block &block, func::ReturnOp ret, Value loss) {
@@ -143,7 +182,7 @@ private:
             active.insert(r);
     }
     if (!active.contains(loss))
-      return success(); // nothing to train; the step only counts
+      return updatesStatistics(block) ? success() : nothingToTrain();
 
     OpBuilder b(ret);
     Value seed = autodiff::splat(b, ret.getLoc(), autodiff::typeOf(loss), 1.0);
@@ -301,7 +340,9 @@ private:
   func::FuncOp f;
   const OptimizerConfig &config;
   int64_t accumulate;
-  SmallVector<unsigned> trained;
+  // Arguments with an initial value, those of them that may be trained,
+  // and those that are (the trainable ones not frozen).
+  SmallVector<unsigned> paramArgs, trainable, trained;
   llvm::DenseSet<Value> active;
   llvm::DenseMap<Value, Value> grads;
 };

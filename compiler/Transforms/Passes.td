@@ -21,6 +21,9 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
     one and no gradient lives longer than it must. Unused and frozen
     parameters get no update and no state. The running statistics of
     training-mode batch normalization are state updated by the forward op.
+    A step that would change nothing is an error ("nothing to train"): no
+    parameter trained (none, or all frozen), or a loss that depends on none
+    of them, unless it updates batch-norm statistics.
 
     The options are checked as PyTorch's optimizers check them, and must be
     finite; `epsilon` and `weight-decay` are the optimizer's own unless

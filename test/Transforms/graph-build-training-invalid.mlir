@@ -29,6 +29,7 @@
 // RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adam beta1=-0.5" 2>&1 | FileCheck %s --check-prefix=BETANEG
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=step lr-gamma=-0.5" 2>&1 | FileCheck %s --check-prefix=GAMMA
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=cosine lr-min=inf" 2>&1 | FileCheck %s --check-prefix=LRMIN
+// RUN: not amp-opt %t/model.mlir -graph-build-training=freeze=w,b 2>&1 | FileCheck %s --check-prefix=FREEZEALL
 // The optimizer's own default is spelt 'default' (what a printed pipeline
 // shows), and 0 is a valid epsilon and weight decay.
 // RUN: amp-opt %t/model.mlir -graph-build-training="optimizer=adam epsilon=default weight-decay=default" -mlir-print-op-generic | FileCheck %s --check-prefix=DEFAULT
@@ -59,6 +60,7 @@
 // BETANEG: model.mlir:1:1: error: graph-build-training: beta1 and beta2 must be in [0, 1), got -5.000000e-01 and 9.990000e-01
 // GAMMA: model.mlir:1:1: error: graph-build-training: lr-gamma must be finite and >= 0, got -5.000000e-01
 // LRMIN: model.mlir:1:1: error: graph-build-training: lr-min must be finite and >= 0, got inf
+// FREEZEALL: model.mlir:1:1: error: graph-build-training: freeze names every trainable parameter ('w', 'b'): nothing to train
 // DEFAULT: "graph.adam_update"
 // DEFAULT-SAME: epsilon = 1.000000e-08 : f64
 // DEFAULT-SAME: weight_decay = 0.000000e+00 : f64
@@ -165,4 +167,40 @@ func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
   %1 = graph.relu_grad %0, %0 : tensor<4x2xf32>
   %2 = graph.reduce_sum %1 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
   return %2 : tensor<f32>
+}
+
+// -----
+
+// The loss does not depend on the trained `w` (only the output `y` does):
+// the step would change nothing.
+// expected-error @+1 {{graph-build-training: the loss 'loss' depends on none of the trained parameters ('w'): nothing to train}}
+func.func @forward(%x: tensor<4xf32> {graph.name = "x"},
+                   %w: tensor<4xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<4xf32>, graph.trainable = true})
+    -> (tensor<f32> {graph.name = "loss"}, tensor<4xf32> {graph.name = "y"}) {
+  %0 = graph.reduce_sum %x {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+  %1 = graph.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// A model without initializers has nothing to train.
+// expected-error @+1 {{graph-build-training: @forward has no parameters (the model has no float initializers): nothing to train}}
+func.func @forward(%x: tensor<4xf32> {graph.name = "x"}) -> (tensor<f32> {graph.name = "loss"}) {
+  %0 = graph.mul %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = graph.reduce_sum %0 {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// Nor does one whose parameters are all frozen at conversion
+// (convert-onnx-to-graph{freeze}).
+// expected-error @+1 {{graph-build-training: no parameter of @forward is trainable ('w' are frozen or not float): nothing to train}}
+func.func @forward(%x: tensor<4xf32> {graph.name = "x"},
+                   %w: tensor<4xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<4xf32>, graph.trainable = false})
+    -> (tensor<f32> {graph.name = "loss"}) {
+  %0 = graph.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = graph.reduce_sum %0 {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
 }

@@ -146,24 +146,28 @@ func.func @forward(%x: tensor<2x3x2x2xf32> {graph.name = "x"},
 
 // -----
 
-// The loss does not depend on the trainable `w` (only the output `y` does):
-// nothing is trained, no learning rate is computed, the step still counts.
+// No parameter is trained (scale and bias are not trainable), but the
+// running statistics of the batch norm are state that the step updates
+// (re-estimating the statistics of a frozen model): the step is built, with
+// no gradient, learning rate or update, and it still counts.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: %[[X:arg[0-9]+]]: tensor<4xf32> {graph.name = "x"}
-// CHECK-SAME: %[[W:arg[0-9]+]]: tensor<4xf32> {graph.init = dense<5.000000e-01> : tensor<4xf32>, graph.name = "w", graph.trainable = true}
+// CHECK-SAME: %[[X:arg[0-9]+]]: tensor<2x3x2x2xf32> {graph.name = "x"}
 // CHECK-SAME: %[[STEP:arg[0-9]+]]: tensor<i64> {graph.init = dense<0> : tensor<i64>, graph.name = "ampc.step", graph.state})
-// CHECK-SAME: -> (tensor<f32> {graph.name = "loss"}, tensor<4xf32> {graph.name = "y"}, tensor<i64> {graph.name = "ampc.step", graph.updates = 2 : i64})
-// CHECK-NEXT: %[[L:.*]] = graph.reduce_sum %[[X]]
-// CHECK-NEXT: %[[Y:.*]] = graph.mul %[[X]], %[[W]]
+// CHECK-SAME: -> (tensor<f32> {graph.name = "loss"}, tensor<3xf32> {graph.name = "bn.mean", graph.updates = 3 : i64}, tensor<3xf32> {graph.name = "bn.var", graph.updates = 4 : i64}, tensor<i64> {graph.name = "ampc.step", graph.updates = 5 : i64})
+// CHECK-NEXT: %[[Y:[a-z_0-9]+]], %[[NM:[a-z_0-9]+]], %[[NV:[a-z_0-9]+]], %{{.*}}, %{{.*}} = graph.batch_norm_training %[[X]]
+// CHECK-NEXT: %[[L:.*]] = graph.reduce_sum %[[Y]]
 // CHECK-NEXT: %[[ONE:.*]] = graph.constant dense<1> : tensor<i64>
 // CHECK-NEXT: %[[N:.*]] = graph.add %[[STEP]], %[[ONE]]
-// CHECK-NEXT: return %[[L]], %[[Y]], %[[N]] :
-func.func @forward(%x: tensor<4xf32> {graph.name = "x"},
-                   %w: tensor<4xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<4xf32>, graph.trainable = true})
-    -> (tensor<f32> {graph.name = "loss"}, tensor<4xf32> {graph.name = "y"}) {
-  %0 = graph.reduce_sum %x {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
-  %1 = graph.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  return %0, %1 : tensor<f32>, tensor<4xf32>
+// CHECK-NEXT: return %[[L]], %[[NM]], %[[NV]], %[[N]] :
+func.func @forward(%x: tensor<2x3x2x2xf32> {graph.name = "x"},
+                   %s: tensor<3xf32> {graph.name = "bn.scale", graph.init = dense<1.0> : tensor<3xf32>, graph.trainable = false},
+                   %b: tensor<3xf32> {graph.name = "bn.bias", graph.init = dense<0.0> : tensor<3xf32>, graph.trainable = false},
+                   %m: tensor<3xf32> {graph.name = "bn.mean", graph.init = dense<0.0> : tensor<3xf32>},
+                   %v: tensor<3xf32> {graph.name = "bn.var", graph.init = dense<1.0> : tensor<3xf32>})
+    -> (tensor<f32> {graph.name = "loss"}) {
+  %y:5 = graph.batch_norm_training %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f64, momentum = 0.9 : f64} : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %r = graph.reduce_sum %y#0 {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<2x3x2x2xf32>) -> tensor<f32>
+  return %r : tensor<f32>
 }
 
 //--- shared.mlir
