@@ -94,15 +94,11 @@ FailureOr<SmallVector<Value>> convertClip(NodeBinder &n) {
   SmallVector<NamedAttribute> attrs;
   const char *names[] = {"min", "max"};
   for (int i = 0; i < 2; ++i) {
-    Value bound = n.input(1 + i);
-    if (!bound)
+    if (!n.input(1 + i))
       continue;
-    std::optional<double> v = n.constFloat(bound);
-    if (!v)
-      return n.error() << names[i]
-                       << " must be a constant scalar (ampc folds it into "
-                          "the op)",
-             failure();
+    FailureOr<double> v = n.constScalar(1 + i, names[i]);
+    if (failed(v))
+      return failure();
     attrs.push_back(n.named(names[i], n.b.getF64FloatAttr(*v)));
   }
   return results(n.create1<graph::ClipOp>(*x, attrs));
@@ -153,18 +149,17 @@ FailureOr<SmallVector<Value>> convertDropout(NodeBinder &n) {
   if (n.opset() < 12) {
     ratio = n.floatAttr("ratio", 0.5);
   } else {
-    if (Value r = n.input(1)) {
-      std::optional<double> v = n.constFloat(r);
-      if (!v)
-        return n.error() << "ratio must be a constant scalar", failure();
+    if (n.input(1)) {
+      FailureOr<double> v = n.constScalar(1, "ratio");
+      if (failed(v))
+        return failure();
       ratio = *v;
     }
     training = false;
-    if (Value t = n.input(2)) {
-      std::optional<double> v = n.constFloat(t);
-      if (!v)
-        return n.error() << "training_mode must be a constant scalar",
-               failure();
+    if (n.input(2)) {
+      FailureOr<double> v = n.constScalar(2, "training_mode");
+      if (failed(v))
+        return failure();
       training = *v != 0;
     }
   }

@@ -7,6 +7,7 @@
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
 #include "compiler/Conversion/TensorSize.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
@@ -163,6 +164,38 @@ std::optional<double> NodeBinder::constFloat(Value v) {
   if (isa<FloatType>(d.getElementType()))
     return (*d.getValues<APFloat>().begin()).convertToDouble();
   return static_cast<double>((*d.getValues<APInt>().begin()).getSExtValue());
+}
+
+FailureOr<double> NodeBinder::constScalar(unsigned i, StringRef what) {
+  Value v = input(i);
+  if (!v)
+    return error() << "missing input #" << i << " (" << what << ")", failure();
+  if (std::optional<double> d = constFloat(v))
+    return *d;
+  auto diag = error() << what << " (input #" << i
+                      << ") must be a compile-time constant scalar";
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  if (func) {
+    unsigned n = arg.getArgNumber();
+    auto name = func.getArgAttrOfType<StringAttr>(n, graph::kNameAttr);
+    std::string quoted =
+        name ? "'" + name.str() + "'" : "#" + std::to_string(n);
+    if (func.getArgAttr(n, graph::kInitAttr))
+      diag << ", but it is initializer " << quoted
+           << ", which ampc trains as a parameter; give it with a Constant "
+              "node";
+    else
+      diag << ", but it is graph input " << quoted
+           << ", known only when the model runs; give it with a Constant "
+              "node, or bind the input with --bind";
+  } else if (matchPattern(v, m_Constant())) {
+    diag << ", but it is a constant of type " << v.getType();
+  } else {
+    diag << ", but the model computes it";
+  }
+  return failure();
 }
 
 LogicalResult NodeBinder::checkSize(Type type) {

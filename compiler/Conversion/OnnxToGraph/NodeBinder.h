@@ -78,6 +78,10 @@ public:
                                                         llvm::StringRef what);
   /// The values of a constant float scalar input, or std::nullopt.
   std::optional<double> constFloat(mlir::Value v);
+  /// The value of input `i` (`what`), which must be a compile-time constant
+  /// scalar; error saying what it is instead (an initializer, which ampc
+  /// trains as a parameter; a graph input; a tensor; a computed value).
+  mlir::FailureOr<double> constScalar(unsigned i, llvm::StringRef what);
 
   /// Creates a graph op with inferred result types; on a type or shape
   /// error reports it on the node and returns failure.

@@ -32,11 +32,22 @@ FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeBinder &n,
   return std::optional<SmallVector<int64_t>>(*a);
 }
 
+/// "[2, -1, 0]": a Reshape shape input as given (shape::str writes the
+/// negative entries as ?).
+std::string entries(ArrayRef<int64_t> values) {
+  std::string s = "[";
+  for (auto [i, v] : llvm::enumerate(values))
+    s += (i ? ", " : "") + std::to_string(v);
+  return s + "]";
+}
+
 FailureOr<SmallVector<Value>> convertReshape(NodeBinder &n) {
   auto x = n.required(0, "data");
   auto spec = n.constInts(1, "shape");
   if (failed(x) || failed(spec))
     return failure();
+  // The 0 (copy) entries below are replaced in *spec; messages quote this.
+  std::string given = entries(*spec);
   auto in = n.typeOf(*x);
   bool allowZero = n.opset() >= 14 && n.intAttr("allowzero", 0);
   SmallVector<int64_t> shape;
@@ -53,16 +64,14 @@ FailureOr<SmallVector<Value>> convertReshape(NodeBinder &n) {
     }
     if (d == -1) {
       if (inferred >= 0)
-        return n.error() << "shape " << shape::str(*spec)
-                         << " has more than one -1",
+        return n.error() << "shape " << given << " has more than one -1",
                failure();
       inferred = i;
       shape.push_back(-1);
       continue;
     }
     if (d < 0)
-      return n.error() << "shape " << shape::str(*spec)
-                       << " has a negative entry " << d,
+      return n.error() << "shape " << given << " has a negative entry " << d,
              failure();
     shape.push_back(d);
     // Zero entries are left out of the overflow test, as everywhere
@@ -70,7 +79,7 @@ FailureOr<SmallVector<Value>> convertReshape(NodeBinder &n) {
     if (d == 0)
       zero = true;
     else if (llvm::MulOverflow(nonZero, d, nonZero))
-      return n.error() << "shape " << shape::str(*spec)
+      return n.error() << "shape " << given
                        << " has more elements than int64 can count",
              failure();
   }
@@ -78,9 +87,8 @@ FailureOr<SmallVector<Value>> convertReshape(NodeBinder &n) {
   int64_t total = in.getNumElements();
   if (inferred >= 0) {
     if (known == 0 || total % known != 0)
-      return n.error() << "cannot reshape " << in << " to "
-                       << shape::str(*spec) << ": " << total
-                       << " elements do not divide into " << known,
+      return n.error() << "cannot reshape " << in << " to " << given << ": "
+                       << total << " elements do not divide into " << known,
              failure();
     shape[inferred] = total / known;
   } else if (known != total) {

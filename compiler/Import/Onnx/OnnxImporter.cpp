@@ -97,6 +97,8 @@ private:
   FailureOr<NamedAttribute> attribute(const pb::AttributeProto &a,
                                       StringRef where);
   LogicalResult emitGraph(const pb::ModelProto &model, ModuleOp module);
+  LogicalResult checkShadowedInput(const pb::ValueInfoProto &input,
+                                   const pb::TensorProto &init);
   LogicalResult applyBindings(pb::GraphProto &graph);
 
   MLIRContext *ctx;
@@ -167,6 +169,10 @@ Type Importer::valueType(const pb::TypeProto &type) {
 }
 
 FailureOr<Type> Importer::inputType(const pb::ValueInfoProto &info) {
+  if (info.type().value_case() == pb::TypeProto::VALUE_NOT_SET)
+    return error() << "graph input '" << info.name()
+                   << "' has no type; ampc needs its dtype and shape",
+           failure();
   if (!info.type().has_tensor_type())
     return error() << "graph input '" << info.name()
                    << "' is not a tensor (sequences, maps and optionals are "
@@ -482,6 +488,40 @@ FailureOr<NamedAttribute> Importer::attribute(const pb::AttributeProto &a,
   }
 }
 
+/// A graph input with an initializer of its name takes the initializer's
+/// value (a default the caller may replace, in ONNX), so the two must agree:
+/// otherwise the first node that reads it would be blamed.
+LogicalResult Importer::checkShadowedInput(const pb::ValueInfoProto &input,
+                                           const pb::TensorProto &init) {
+  if (!input.type().has_tensor_type())
+    return success();
+  const auto &tt = input.type().tensor_type();
+  bool same = tt.elem_type() == 0 || tt.elem_type() == init.data_type();
+  if (same && tt.has_shape()) {
+    same = tt.shape().dim_size() == init.dims_size();
+    for (int i = 0; same && i < init.dims_size(); ++i) {
+      const auto &d = tt.shape().dim(i);
+      same = !d.has_dim_value() || d.dim_value() < 0 ||
+             d.dim_value() == init.dims(i);
+    }
+  }
+  if (same)
+    return success();
+  auto diag = error() << "graph input '" << input.name() << "' is declared "
+                      << valueType(input.type())
+                      << ", but the initializer of the same name (its "
+                         "default value) is ";
+  Type elem = onnx::elementTypeOf(init.data_type(), ctx);
+  if (elem && llvm::all_of(init.dims(), [](int64_t d) { return d >= 0; }))
+    return diag << RankedTensorType::get(
+               SmallVector<int64_t>(init.dims().begin(), init.dims().end()),
+               elem);
+  diag << "[";
+  for (int i = 0; i < init.dims_size(); ++i)
+    diag << (i ? ", " : "") << init.dims(i);
+  return diag << "] of " << dtypeName(init.data_type());
+}
+
 LogicalResult Importer::emitGraph(const pb::ModelProto &model,
                                   ModuleOp module) {
   const pb::GraphProto &graph = model.graph();
@@ -512,8 +552,11 @@ LogicalResult Importer::emitGraph(const pb::ModelProto &model,
     if (!inputNames.insert(in.name()).second)
       return error() << "graph input '" << in.name() << "' is declared twice",
              failure();
-    if (initializers.count(in.name()))
+    if (auto init = initializers.find(in.name()); init != initializers.end()) {
+      if (failed(checkShadowedInput(in, *init->second)))
+        return failure();
       continue;
+    }
     FailureOr<Type> t = inputType(in);
     if (failed(t))
       return failure();

@@ -118,3 +118,40 @@ module {
     return
   }
 }
+
+// -----
+
+// A Dropout ratio, a Clip bound or a training_mode must be a constant
+// scalar; the error says what it is instead.
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %r: tensor<f32> {onnx.name = "r", onnx.initializer = dense<5.000000e-01> : tensor<f32>}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Dropout, opset 13): ratio (input #1) must be a compile-time constant scalar, but it is initializer 'r', which ampc trains as a parameter; give it with a Constant node}}
+  %0 = onnx.node "Dropout"(%x, %r) {} opset 13 : (tensor<4xf32>, tensor<f32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %lo: tensor<f32> {onnx.name = "lo"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Clip, opset 13): min (input #1) must be a compile-time constant scalar, but it is graph input 'lo', known only when the model runs; give it with a Constant node, or bind the input with --bind}}
+  %0 = onnx.node "Clip"(%x, %lo) {} opset 13 : (tensor<4xf32>, tensor<f32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  %lo = onnx.node "Constant"() {value = dense<0.0> : tensor<f32>} opset 13 : () -> tensor<f32>
+  %hi = onnx.node "Constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} opset 13 : () -> tensor<2xf32>
+  // expected-error @+1 {{node (Clip, opset 13): max (input #2) must be a compile-time constant scalar, but it is a constant of type 'tensor<2xf32>'}}
+  %0 = onnx.node "Clip"(%x, %lo, %hi) {} opset 13 : (tensor<4xf32>, tensor<f32>, tensor<2xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %s: tensor<f32> {onnx.name = "s"}) -> !onnx.unknown {
+  %r = onnx.node "Neg"(%s) {} opset 13 : (tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{node (Dropout, opset 13): ratio (input #1) must be a compile-time constant scalar, but the model computes it}}
+  %0 = onnx.node "Dropout"(%x, %r) {} opset 13 : (tensor<4xf32>, tensor<f32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
