@@ -116,6 +116,16 @@ LogicalResult AmpLists::edit(StringRef option, AmpCategory to,
       return failure();
     }
     if (!remove) {
+      // Options are applied one after the other, so the last would win
+      // without a word.
+      auto [named, first] = namedBy.try_emplace(name, option.str());
+      if (!first && named->second != option) {
+        error = ("amp-auto-cast: '" + name + "' is named by option '" +
+                 named->second + "' and by option '" + option +
+                 "'; an op can be on one AMP list only")
+                    .str();
+        return failure();
+      }
       it->second = to;
       continue;
     }

@@ -37,7 +37,8 @@ public:
   /// Applies a user's list option: each name moves the op to `to`; a name
   /// with a leading '-' takes it off `to` (it becomes Unlisted). Fails with
   /// a message naming the option and the op when the name is not a listed
-  /// graph op or is removed from a list it is not on.
+  /// graph op, is removed from a list it is not on, or was moved to another
+  /// list by an earlier option.
   mlir::LogicalResult edit(llvm::StringRef option, AmpCategory to,
                            llvm::ArrayRef<std::string> names,
                            std::string &error);
@@ -53,7 +54,8 @@ public:
 
 private:
   llvm::StringMap<AmpCategory> category;
-  std::vector<std::string> order; // print order: the table's
+  std::vector<std::string> order;       // print order: the table's
+  llvm::StringMap<std::string> namedBy; // op -> the option that moved it
 };
 
 } // namespace ampc

@@ -13,6 +13,10 @@
 // CAST: error: amp-auto-cast: option 'deny' names 'cast', which is not a graph op on the AMP lists (a model's own casts and constants keep their types)
 // RUN: not amp-opt %t/f.mlir -amp-auto-cast=allow=-softmax 2>&1 | FileCheck %s --check-prefix=REMOVE
 // REMOVE: error: amp-auto-cast: option 'allow' removes 'softmax', which is on the deny list, not the allow list
+// RUN: not amp-opt %t/f.mlir -amp-auto-cast="allow=softmax deny=softmax" 2>&1 | FileCheck %s --check-prefix=TWOLISTS
+// TWOLISTS: error: amp-auto-cast: 'softmax' is named by option 'allow' and by option 'deny'; an op can be on one AMP list only
+// RUN: not amp-opt %t/f.mlir -amp-auto-cast="infer=relu clear=relu" 2>&1 | FileCheck %s --check-prefix=TWOLISTS2
+// TWOLISTS2: error: amp-auto-cast: 'relu' is named by option 'infer' and by option 'clear'; an op can be on one AMP list only
 // RUN: not amp-opt %t/f.mlir -amp-auto-cast=fp32-nodes=fc9 2>&1 | FileCheck %s --check-prefix=NODE
 // NODE: error: amp-auto-cast: option 'fp32-nodes' names node 'fc9', which no op of @forward comes from (nodes: fc1, relu, softmax)
 // RUN: not amp-opt %t/f.mlir -amp-auto-cast="fp32-nodes=fc1 low-nodes=fc1" 2>&1 | FileCheck %s --check-prefix=BOTH
