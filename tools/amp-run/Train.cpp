@@ -201,35 +201,37 @@ struct Data {
   bool shuffled = false;
 };
 
+/// Opens --data and --test-data; an error starts with the flag it is about.
 rt::Status openData(const TrainOptions &o, const std::vector<InputSpec> &specs,
                     Data &d) {
+  auto train = [](rt::Status s) { return s.withContext("--data"); };
   std::string dir = o.data == "fashion-mnist" ? kFashionMnistDir : o.data;
   d.idx = isIdxDirectory(dir);
   if (o.data == "fashion-mnist" && !d.idx)
-    return rt::Status::error(
+    return train(rt::Status::error(
         "fashion-mnist: no train-images-idx3-ubyte.gz in " + dir +
         " (Debian's dataset-fashion-mnist installs it; scripts/setup.sh "
-        "installs that package)");
+        "installs that package)"));
   if (d.idx) {
     if (!o.testData.empty())
-      return rt::Status::error(
-          "--test-data: " + dir +
-          " holds IDX files, whose test split (t10k-*) is read from there");
+      return rt::Status::error("--test-data: --data " + dir +
+                               " holds IDX files, whose test split (t10k-*) "
+                               "is evaluated: leave --test-data out");
     if (rt::Status s =
             BatchSource::openFashionMnist(dir, Split::Train, specs, d.train);
         !s)
-      return s;
+      return train(s);
     if (rt::Status s =
             BatchSource::openFashionMnist(dir, Split::Test, specs, d.test);
         !s)
-      return s;
+      return train(s);
   } else {
     if (rt::Status s = BatchSource::openDirectory(dir, specs, d.train); !s)
-      return s;
+      return train(s);
     if (!o.testData.empty())
       if (rt::Status s = BatchSource::openDirectory(o.testData, specs, d.test);
           !s)
-        return rt::Status::error("--test-data: " + s.message());
+        return s.withContext("--test-data");
   }
   d.shuffled = o.shuffle.value_or(d.idx);
   if (d.shuffled)
@@ -256,7 +258,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       return fail(o.modelPath + ": " + s.message());
     if (!synthetic)
       if (rt::Status s = openData(o, specs, data); !s)
-        return fail("--data: " + s.message());
+        return fail(s.message());
   }
   int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
   if (o.steps == 0)
@@ -306,6 +308,21 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     if (mlir::failed(addMemoryToReport(o.amp->report, f32.trainArena,
                                        step.trainArena, err)))
       return fail(err);
+  }
+
+  // Labels read from files are checked once, now that the step tells their
+  // range: a bad one is named by its sample in the file, before any step.
+  for (const auto &[name, classes] : step.info.classes) {
+    auto ignore = step.info.ignoreIndex.find(name);
+    std::optional<int64_t> ignoreIndex;
+    if (ignore != step.info.ignoreIndex.end())
+      ignoreIndex = ignore->second;
+    for (auto [flag, source] :
+         {std::pair<StringRef, BatchSource *>{"--data", data.train.get()},
+          {"--test-data", data.test.get()}})
+      if (source)
+        if (rt::Status s = source->checkLabels(name, classes, ignoreIndex); !s)
+          return fail(flag + ": " + s.message());
   }
 
   std::unique_ptr<rt::Session> session, evalSession;

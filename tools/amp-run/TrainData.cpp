@@ -326,6 +326,7 @@ Status BatchSource::openDirectory(const std::string &dir,
     Column column;
     column.sampleBytes = t.bytes.size() / size_t(src->samples_);
     column.bytes = std::move(t.bytes);
+    column.source = what;
     src->columns_.push_back(std::move(column));
   }
   src->specs_ = std::move(specs);
@@ -354,6 +355,8 @@ Status BatchSource::openFashionMnist(const std::string &dir, Split split,
   pixels.bytes = std::move(data.images);
   AMPC_RETURN_IF_ERROR(makeLut(specs[image].dtype, true, pixels.lut));
   Column &labels = src->columns_[label];
+  labels.source = "Fashion-MNIST's " + std::string(splitName(split)) +
+                  " labels in " + dir + " (input '" + specs[label].name + "')";
   labels.sampleBytes = 1;
   labels.bytes = std::move(data.labels);
   AMPC_RETURN_IF_ERROR(makeLut(specs[label].dtype, false, labels.lut));
@@ -397,6 +400,57 @@ int64_t BatchSource::stepsPerEpoch() const {
 
 int64_t BatchSource::evalBatches() const {
   return fromFiles_ ? (samples_ + batchSize_ - 1) / batchSize_ : 0;
+}
+
+Status BatchSource::checkLabels(const std::string &input, int64_t classes,
+                                std::optional<int64_t> ignoreIndex) const {
+  auto spec = std::find_if(specs_.begin(), specs_.end(),
+                           [&](const InputSpec &s) { return s.name == input; });
+  if (!fromFiles_ || spec == specs_.end() || !rt::isInt(spec->dtype))
+    return Status::ok();
+  const Column &column = columns_[size_t(spec - specs_.begin())];
+  int64_t perSample = elementsPerSample(*spec);
+  // A byte-coded column holds indices into its lut, in the input's dtype.
+  rt::TensorView values{spec->dtype,
+                        {int64_t(column.lut.empty() ? 0 : 256)},
+                        const_cast<uint8_t *>(column.lut.data())};
+  rt::TensorView direct{spec->dtype,
+                        {samples_ * perSample},
+                        const_cast<uint8_t *>(column.bytes.data())};
+  int64_t bad = 0, badSamples = 0, firstSample = -1, firstElement = 0,
+          firstValue = 0;
+  for (int64_t s = 0; s < samples_; ++s) {
+    bool sampleBad = false;
+    for (int64_t e = 0; e < perSample; ++e) {
+      int64_t i = s * perSample + e;
+      int64_t v = column.lut.empty()
+                      ? rt::cpu::elementAsInt(direct, i)
+                      : rt::cpu::elementAsInt(values, column.bytes[size_t(i)]);
+      if ((v >= 0 && v < classes) || v == ignoreIndex)
+        continue;
+      if (firstSample < 0) {
+        firstSample = s;
+        firstElement = e;
+        firstValue = v;
+      }
+      ++bad;
+      sampleBad = true;
+    }
+    badSamples += sampleBad;
+  }
+  if (!bad)
+    return Status::ok();
+  std::string range = "[0, " + std::to_string(classes) + ")";
+  return Status::error(
+      column.source + ": sample " + std::to_string(firstSample) +
+      (perSample > 1 ? ", element " + std::to_string(firstElement) : "") +
+      " has label " + std::to_string(firstValue) + ", outside the " +
+      std::to_string(classes) + " classes " + range + " of the loss" +
+      (ignoreIndex ? " and not its ignore_index " + std::to_string(*ignoreIndex)
+                   : std::string()) +
+      " (" + std::to_string(bad) + (bad == 1 ? " label" : " labels") + " in " +
+      std::to_string(badSamples) + " of the " + std::to_string(samples_) +
+      " samples)");
 }
 
 int BatchSource::labelInput() const {

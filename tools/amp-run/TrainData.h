@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,8 @@ namespace ampc::tools {
 
 // One data input of the train step. shape[0] is the batch size. `classes` > 0
 // marks an integer label input whose synthetic values are drawn in
-// [0, classes); labels read from files are not range-checked here (a loss
-// may have an ignore_index; its kernel checks the values).
+// [0, classes); labels read from files are checked by checkLabels once the
+// compiled step tells their range.
 struct InputSpec {
   std::string name;
   rt::DType dtype = rt::DType::F32;
@@ -116,6 +117,14 @@ public:
   rt::Status evalBatch(int64_t i, std::vector<rt::HostTensor> &out,
                        int64_t &valid);
 
+  // Checks every label of `input` read from files: each must be in
+  // [0, classes) or be `ignoreIndex`. The first that is not is an error
+  // naming the file, the sample (its index in the file, which the loss
+  // kernel, seeing one batch, cannot give) and the value, with how many
+  // there are. A synthetic source, or an input it does not feed, passes.
+  rt::Status checkLabels(const std::string &input, int64_t classes,
+                         std::optional<int64_t> ignoreIndex) const;
+
   // The index in specs() of the input holding class labels: Fashion-MNIST's
   // label input, or else the integer input with `classes` > 0; -1 when no
   // input, or more than one, has classes.
@@ -135,6 +144,7 @@ private:
     std::vector<uint8_t> bytes;
     size_t sampleBytes = 0;
     std::vector<uint8_t> lut;
+    std::string source; // for messages: "DIR/x.npy (input 'x')"
   };
 
   BatchSource() = default;

@@ -50,18 +50,24 @@ StepInfo describeStep(ModuleOp module) {
   // Labels feed a loss directly; their range is the scores' class axis.
   f.walk([&](Operation *op) {
     Value labels, scores;
+    IntegerAttr ignore;
     if (auto sce = dyn_cast<graph::SoftmaxCrossEntropyOp>(op)) {
       labels = sce.getLabels();
       scores = sce.getScores();
+      ignore = sce.getIgnoreIndexAttr();
     } else if (auto nll = dyn_cast<graph::NllLossOp>(op)) {
       labels = nll.getTarget();
       scores = nll.getInput();
+      ignore = nll.getIgnoreIndexAttr();
     } else {
       return;
     }
     std::string name = argName(labels);
-    if (!name.empty())
-      info.classes[name] = cast<ShapedType>(scores.getType()).getDimSize(1);
+    if (name.empty())
+      return;
+    info.classes[name] = cast<ShapedType>(scores.getType()).getDimSize(1);
+    if (ignore)
+      info.ignoreIndex[name] = ignore.getInt();
   });
   for (unsigned i = 0; i < f.getNumArguments(); ++i)
     if (f.getArgAttr(i, graph::kInitAttr) &&

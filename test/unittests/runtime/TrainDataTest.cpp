@@ -342,6 +342,33 @@ TEST_F(TrainData, I64ThatDoesNotFitI32IsAnError) {
   EXPECT_TRUE(contains(s, "does not fit i32")) << s.message();
 }
 
+TEST_F(TrainData, LabelsOutOfRangeAreNamedByTheirSampleInTheFile) {
+  // Sequence labels [S, 2] in i32: sample 5, element 1 is 7, past 3
+  // classes; -100 is the loss's ignore_index, and so are the others after.
+  writeFile<int32_t>("y.npy", DType::I32, {6, 2},
+                     {0, 1, 2, -100, 1, 1, 0, 0, 2, 2, 1, 7});
+  std::unique_ptr<BatchSource> src;
+  ASSERT_TRUE(
+      BatchSource::openDirectory(dir, {{"y", DType::I32, {2, 2}}}, src).isOk());
+  EXPECT_TRUE(src->checkLabels("y", 8, -100).isOk());
+  EXPECT_TRUE(src->checkLabels("other", 3, std::nullopt).isOk());
+  rt::Status s = src->checkLabels("y", 3, -100);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), dir + "/y.npy (input 'y'): sample 5, element 1 has "
+                               "label 7, outside the 3 classes [0, 3) of the "
+                               "loss and not its ignore_index -100 (1 label "
+                               "in 1 of the 6 samples)");
+  // Without the ignore_index, -100 counts too, and comes first.
+  s = src->checkLabels("y", 3, std::nullopt);
+  EXPECT_EQ(s.message(), dir + "/y.npy (input 'y'): sample 1, element 1 has "
+                               "label -100, outside the 3 classes [0, 3) of "
+                               "the loss (2 labels in 2 of the 6 samples)");
+  // A synthetic source draws its labels in range: nothing to check.
+  ASSERT_TRUE(
+      BatchSource::synthetic(0, {{"y", DType::I32, {2, 2}, 3}}, src).isOk());
+  EXPECT_TRUE(src->checkLabels("y", 1, std::nullopt).isOk());
+}
+
 TEST_F(TrainData, DirectoryErrorsNameTheFileAndTheInput) {
   writeFile("x.npy", DType::F32, {4, 3}, iota(12));
   writeFile("short.npy", DType::F32, {3, 3}, iota(9));
