@@ -29,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <filesystem>
 
 using namespace llvm;
 
@@ -193,6 +194,23 @@ PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
     r.testAccuracy.push_back(row[4]);
   }
   return r;
+}
+
+/// Whether two spellings of --data (or --test-data) name one directory:
+/// data, ./data/ and its absolute path do. Keywords (synthetic,
+/// fashion-mnist) and an empty value only match themselves.
+bool sameDataDirectory(const std::string &a, const std::string &b) {
+  if (a == b)
+    return true;
+  auto keyword = [](const std::string &v) {
+    return v.empty() || v == "synthetic" || v == "fashion-mnist";
+  };
+  if (keyword(a) || keyword(b))
+    return false;
+  std::error_code ea, eb;
+  std::filesystem::path ca = std::filesystem::weakly_canonical(a, ea),
+                        cb = std::filesystem::weakly_canonical(b, eb);
+  return !ea && !eb && ca == cb;
 }
 
 struct Data {
@@ -402,6 +420,16 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     std::string writtenHash = hash == written.end() ? "" : hash->second;
     if (hash != written.end())
       written.erase(hash);
+    // The checkpoint keeps the data directories as its run wrote them; one
+    // written otherwise here (./data/, an absolute path) is the same data.
+    // A relative path is resolved against this run's directory.
+    for (const char *key : {"--data", "--test-data"}) {
+      auto w = written.find(key);
+      auto c = config.find(key);
+      if (w != written.end() && c != config.end() &&
+          sameDataDirectory(w->second, c->second))
+        w->second = c->second;
+    }
     ckpt.config = written;
     if (rt::Status s = checkConfig(ckpt, config, o.resumeDir); !s)
       return fail(
