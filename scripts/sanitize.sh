@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-san}
+# Paths inside the checkout are hashed relative to it, so a clean clone
+# elsewhere (as CI makes) still hits ccache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 JOBS=${AMPC_JOBS:-$(nproc)}
 start=$SECONDS
 

@@ -8,6 +8,8 @@ set -euo pipefail
 PACKAGES=(
   # build
   cmake ninja-build ccache lld-22 clang-22 g++ pkg-config
+  # the sanitizer job and the fuzzers (clang-22's ASan, UBSan, libFuzzer)
+  libclang-rt-22-dev
   # libraries that LLVM's exported CMake targets name
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libcurl4-openssl-dev libz3-dev libpfm4-dev
   # LLVM/MLIR 22 (brings lit and FileCheck via llvm-22-tools)
