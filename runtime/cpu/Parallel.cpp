@@ -2,7 +2,10 @@
 #include "runtime/cpu/Parallel.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
+#include <pthread.h>
+#include <signal.h>
 #include <string>
 #include <thread>
 
@@ -42,6 +45,14 @@ ThreadPool::ThreadPool(unsigned threads, StartFn start) {
 }
 
 void *ThreadPool::workerMain(void *worker) {
+  // SIGINT and SIGTERM go to the thread that started the pool, so that a
+  // program's handler runs there and a second signal after it finds the
+  // default action rather than a worker still in the handler.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   auto *w = static_cast<Worker *>(worker);
   w->pool->workerLoop(w->index);
   return nullptr;

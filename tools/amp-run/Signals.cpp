@@ -2,13 +2,19 @@
 
 #include "tools/amp-run/Signals.h"
 
+#include <atomic>
+
 namespace ampc::tools {
 namespace {
 
 // The only state the handler touches: the first signal, read by the loop
-// between steps, and which of the two signals have our handler.
-volatile std::sig_atomic_t receivedSignal = 0;
-volatile std::sig_atomic_t handlesInt = 0, handlesTerm = 0;
+// between steps, and which of the two signals have our handler. Lock-free
+// atomics, since the handler may run on another thread than the loop.
+std::atomic<int> receivedSignal{0};
+std::atomic<bool> handlesInt{false}, handlesTerm{false};
+static_assert(std::atomic<int>::is_always_lock_free &&
+                  std::atomic<bool>::is_always_lock_free,
+              "a signal handler may only use lock-free atomics");
 
 void setDefault(int sig) {
   struct sigaction dfl {};
@@ -18,8 +24,8 @@ void setDefault(int sig) {
 }
 
 extern "C" void onInterrupt(int sig) {
-  if (receivedSignal == 0)
-    receivedSignal = sig;
+  int none = 0;
+  receivedSignal.compare_exchange_strong(none, sig);
   // sigaction is async-signal-safe: the next SIGINT or SIGTERM kills.
   if (handlesInt)
     setDefault(SIGINT);
@@ -56,7 +62,8 @@ InterruptScope::~InterruptScope() {
     sigaction(SIGINT, &oldInt_, nullptr);
   if (handlesTerm)
     sigaction(SIGTERM, &oldTerm_, nullptr);
-  handlesInt = handlesTerm = 0;
+  handlesInt = false;
+  handlesTerm = false;
 }
 
 int InterruptScope::received() const { return receivedSignal; }

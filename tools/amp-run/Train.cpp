@@ -493,6 +493,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     fo.metrics.clear();
     fo.evalMetrics.clear();
     fo.checkpointDir.clear();
+    fo.comparedCheckpoint = lo.checkpointDir;
     LoopStep fs{f32.info.loss, f32.info.checksOverflow, f32.info.staticScale,
                 f32.info.classes};
     f32Loop = std::make_unique<TrainLoop>(*f32Session, f32Eval.get(), fs,

@@ -204,7 +204,10 @@ int TrainLoop::stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
                      " after step " + std::to_string(stepsDone) + " of " +
                      std::to_string(o_.steps);
   std::string saved;
-  if (o_.checkpointDir.empty()) {
+  if (!o_.comparedCheckpoint.empty()) {
+    saved = "the f32 comparison run writes no checkpoint; the AMP run's is " +
+            checkpointPath(o_.comparedCheckpoint);
+  } else if (o_.checkpointDir.empty()) {
     saved = "no checkpoint written (--checkpoint DIR was not given)";
   } else {
     if (savedStep_ != stepsDone)
@@ -519,8 +522,9 @@ int TrainLoop::run() {
       if (rt::Status st = saveCheckpoint(done); !st)
         return fail("--checkpoint: " + st.message());
     // After the evaluation this step owes, which a resumed run would not
-    // make up for.
-    if (int sig = interrupts.received())
+    // make up for. A signal during the last step lets the run finish: a
+    // resume could not give it its --save-onnx, --plot and summary.
+    if (int sig = interrupts.received(); sig && done < o_.steps)
       return stopOnSignal(sig, done, metrics.get(), evalMetrics.get());
   }
   progress_->clear();

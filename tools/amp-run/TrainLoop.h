@@ -53,6 +53,9 @@ struct LoopOptions {
   // epoch) and at the end of the run.
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
+  // Set for the --compare-fp32 run, which writes no checkpoint of its own:
+  // an interruption then says where the AMP run's checkpoint went.
+  std::string comparedCheckpoint;
   std::map<std::string, std::string> config; // written into checkpoints
 };
 
