@@ -58,6 +58,9 @@ void runFunction(ampc::rt::FunctionInfo fn) {
   std::vector<ampc::rt::ValueInfo> values = fn.values;
   ampc::rt::SessionOptions options;
   options.threads = 1;
+  // The arena is bounded above, but not what the Session stages for
+  // parameter updates; the Session's own fit check enforces this.
+  options.memoryLimit = 64 << 20;
   std::unique_ptr<ampc::rt::Session> session;
   ampc::rt::Status created =
       ampc::rt::Session::create(std::move(fn), options, session);
