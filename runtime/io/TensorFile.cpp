@@ -630,6 +630,16 @@ Status checkReplaceable(const std::string &path) {
 
 } // namespace
 
+namespace {
+// The directory a file path is in: "." for a bare name, "/" at the root.
+std::string parentDirectory(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+} // namespace
+
 Status writeFileAtomically(const std::string &path, const void *data,
                            size_t size) {
   AMPC_RETURN_IF_ERROR(checkReplaceable(path));
@@ -657,11 +667,7 @@ Status writeFileAtomically(const std::string &path, const void *data,
   }
   // The rename lives in the directory: until the directory is on disk, a
   // crash can bring back the old file (or none) after we reported success.
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "."
-                    : slash == 0               ? "/"
-                                               : path.substr(0, slash);
-  if (Status s = syncDirectory(dir); !s)
+  if (Status s = syncDirectory(parentDirectory(path)); !s)
     return Status::error(path + ": written, but " + s.message());
   return Status::ok();
 }
@@ -672,8 +678,7 @@ Status checkWritable(const std::string &path) {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     int err = errno;
-    size_t slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    std::string dir = parentDirectory(path);
     if (err == ENOENT || err == ENOTDIR)
       return Status::error(
           path + ": cannot be written: " + dir +
