@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -39,6 +40,12 @@ inline std::string shapeStr(const Shape &s) { return rt::str(s); }
 // An optional input is there when the call lists it and flags it present.
 inline bool hasInput(const OpCall &call, size_t i) {
   return i < call.inputs.size() && i < call.present.size() && call.present[i];
+}
+
+// skip, when the call has it, is the flag of a step whose gradients are not
+// to be used (an earlier overflow, or an accumulation step).
+inline bool skipped(const OpCall &call, size_t index) {
+  return hasInput(call, index) && elementAsInt(call.inputs[index], 0) != 0;
 }
 
 // `required` inputs must all be present; up to `total` may be listed.
@@ -105,6 +112,13 @@ inline Status checkOutput(const OpCall &call, size_t i, const std::string &what,
                          std::string(name(o.dtype)) + " but the op computes " +
                          std::string(name(dtype)));
   return checkShape(o, what, shape);
+}
+inline Status checkScalarOf(const TensorView &t, const std::string &what,
+                            DType d) {
+  if (t.dtype != d || t.rank() != 0)
+    return Status::error(what + " must be a scalar (rank 0) " +
+                         std::string(name(d)) + " tensor, got " + t.typeStr());
+  return Status::ok();
 }
 
 // The 'axis' attribute of softmax, layer_norm and their gradients names a
@@ -186,6 +200,21 @@ inline Status getInts(const Attrs &attrs, const std::string &key,
   AMPC_RETURN_IF_ERROR(
       attrOfKind(attrs, key, AttrValue::Kind::Ints, /*required=*/true, a));
   out = a->ints;
+  return Status::ok();
+}
+
+// A float attribute's value as messages print it.
+inline std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
+// Counts and intervals given as attributes.
+inline Status checkAtLeastOne(const char *name, int64_t v) {
+  if (v < 1)
+    return Status::error("attribute '" + std::string(name) +
+                         "' must be >= 1, got " + std::to_string(v));
   return Status::ok();
 }
 

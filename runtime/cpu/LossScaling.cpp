@@ -11,24 +11,10 @@
 #include "runtime/cpu/KernelHelpers.h"
 
 #include <atomic>
-#include <cstdio>
 
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-Status checkScalarOf(const TensorView &t, const std::string &what, DType d) {
-  if (t.dtype != d || t.rank() != 0)
-    return Status::error(what + " must be a scalar (rank 0) " +
-                         std::string(name(d)) + " tensor, got " + t.typeStr());
-  return Status::ok();
-}
-
-// skip, when the call has it, is the flag of a step whose gradients are not
-// to be used (an earlier overflow, or an accumulation step).
-bool skipped(const OpCall &call, size_t index) {
-  return hasInput(call, index) && elementAsInt(call.inputs[index], 0) != 0;
-}
 
 //===----------------------------------------------------------------------===//
 // unscale_and_check(g_0 .. g_{n-1}, scale[, skip]) -> u_0 .. u_{n-1},
@@ -180,12 +166,6 @@ struct ScaleAttrs {
   int64_t growthInterval = 0, decrEveryN = 0;
 };
 
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", v);
-  return text;
-}
-
 Status readScaleAttrs(const Attrs &attrs, ScaleAttrs &a) {
   AMPC_RETURN_IF_ERROR(getFloat(attrs, "growth", std::nullopt, a.growth));
   AMPC_RETURN_IF_ERROR(getFloat(attrs, "backoff", std::nullopt, a.backoff));
@@ -201,12 +181,8 @@ Status readScaleAttrs(const Attrs &attrs, ScaleAttrs &a) {
   if (!(a.backoff > 0 && a.backoff <= 1))
     return Status::error("attribute 'backoff' must be in (0, 1], got " +
                          num(a.backoff));
-  if (a.growthInterval < 1)
-    return Status::error("attribute 'growth_interval' must be >= 1, got " +
-                         std::to_string(a.growthInterval));
-  if (a.decrEveryN < 1)
-    return Status::error("attribute 'decr_every_n' must be >= 1, got " +
-                         std::to_string(a.decrEveryN));
+  AMPC_RETURN_IF_ERROR(checkAtLeastOne("growth_interval", a.growthInterval));
+  AMPC_RETURN_IF_ERROR(checkAtLeastOne("decr_every_n", a.decrEveryN));
   if (!(a.minScale > 0 && std::isfinite(a.minScale)))
     return Status::error("attribute 'min_scale' must be finite and > 0, got " +
                          num(a.minScale));

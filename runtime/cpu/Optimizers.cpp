@@ -16,7 +16,6 @@
 #include "runtime/cpu/KernelHelpers.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 namespace ampc::rt::cpu {
@@ -78,18 +77,9 @@ size_t withWorkingCopy(const OpCall &call, size_t outputs) {
 Status checkSkip(const OpCall &call, size_t inputs) {
   if (!hasInput(call, inputs))
     return Status::ok();
-  const TensorView &t = call.inputs[inputs];
-  if (t.dtype != DType::I1 || t.rank() != 0)
-    return Status::error("skip (input " + std::to_string(inputs) +
-                         ") must be a scalar (rank 0) i1 tensor, got " +
-                         t.typeStr());
-  return Status::ok();
-}
-
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", v);
-  return text;
+  return checkScalarOf(call.inputs[inputs],
+                       "skip (input " + std::to_string(inputs) + ")",
+                       DType::I1);
 }
 
 Status checkInUnitInterval(const char *name, double v) {
@@ -197,8 +187,7 @@ template <template <typename> class Kernel>
 Status dispatch(const OpCall &call, CpuContext &ctx) {
   using K = Kernel<float>;
   const bool f64 = call.outputs[0].dtype == DType::F64;
-  if (hasInput(call, K::kInputs) &&
-      elementAsInt(call.inputs[K::kInputs], 0) != 0) {
+  if (skipped(call, K::kInputs)) {
     if (f64)
       keepState<double>(call, K::kFirst, K::kOutputs, ctx);
     else
@@ -494,13 +483,8 @@ Status readScheduleAttrs(const Attrs &attrs, ScheduleAttrs &a) {
     return Status::error("attribute 'kind' must be \"constant\", \"step\" or "
                          "\"cosine\", got \"" +
                          a.kind + "\"");
-  if (a.stepSize < 1)
-    return Status::error("attribute 'step_size' must be >= 1, got " +
-                         std::to_string(a.stepSize));
-  if (a.totalSteps < 1)
-    return Status::error("attribute 'total_steps' must be >= 1, got " +
-                         std::to_string(a.totalSteps));
-  return Status::ok();
+  AMPC_RETURN_IF_ERROR(checkAtLeastOne("step_size", a.stepSize));
+  return checkAtLeastOne("total_steps", a.totalSteps);
 }
 
 Status checkSchedule(const OpCall &call) {
