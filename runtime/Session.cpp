@@ -65,9 +65,11 @@ std::atomic<uint64_t> gHeldBytes{0};
 // Refuses a session whose arena and staging do not fit in what the device
 // has beside the other sessions, before anything is allocated (an
 // over-committed allocation would succeed and the kernel would kill the
-// process on first touch instead).
+// process on first touch instead). A session that fits has its bytes added
+// to gHeldBytes in the same step, into `reserved`, so two sessions created
+// at once cannot both fit in the same room.
 Status checkFits(const std::string &function, uint64_t arena, uint64_t staging,
-                 uint64_t limit) {
+                 uint64_t limit, uint64_t &reserved) {
   MemoryLimit device;
   if (limit) {
     device.bytes = limit;
@@ -75,12 +77,19 @@ Status checkFits(const std::string &function, uint64_t arena, uint64_t staging,
   } else {
     device = hostMemory();
   }
-  if (!device.bytes)
-    return Status::ok(); // unknown: the allocation itself will tell
-  uint64_t held = gHeldBytes.load(), need;
-  if (!__builtin_add_overflow(arena, staging, &need) && need <= device.bytes &&
-      held <= device.bytes - need)
+  uint64_t need;
+  const bool overflows = __builtin_add_overflow(arena, staging, &need);
+  if (!device.bytes) { // unknown: the allocation itself will tell
+    gHeldBytes += need;
+    reserved = need;
     return Status::ok();
+  }
+  uint64_t held = gHeldBytes.load();
+  while (!overflows && need <= device.bytes && held <= device.bytes - need)
+    if (gHeldBytes.compare_exchange_weak(held, held + need)) {
+      reserved = need;
+      return Status::ok();
+    }
   std::string what = "arena of " + describeBytes(arena);
   if (staging)
     what += " and " + describeBytes(staging) + " to stage parameter updates";
@@ -167,8 +176,9 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
       std::max<uint64_t>(static_cast<uint64_t>(fn.arenaSize), 1);
   arenaBytes =
       (arenaBytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-  AMPC_RETURN_IF_ERROR(
-      checkFits(fn.name, arenaBytes, s->stagingBytes_, options.memoryLimit));
+  // From here on the destructor gives back what checkFits reserved.
+  AMPC_RETURN_IF_ERROR(checkFits(fn.name, arenaBytes, s->stagingBytes_,
+                                 options.memoryLimit, s->heldBytes_));
   void *mem = std::aligned_alloc(kArenaAlignment, arenaBytes);
   if (!mem)
     return Status::error("function '" + fn.name + "': cannot allocate its " +
@@ -185,8 +195,6 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
                            " to stage its parameter updates: the allocation "
                            "failed");
   }
-  s->heldBytes_ = arenaBytes + s->stagingBytes_;
-  gHeldBytes += s->heldBytes_;
   for (BindingInfo &p : s->fn_.params) {
     std::memcpy(s->arena_.get() + s->fn_.values[p.value].offset, p.init.data(),
                 p.init.size());
