@@ -4,19 +4,11 @@
 
 #include "tools/amp-run/NonFinite.h"
 
-#include <cstdio>
-
 namespace ampc::tools {
 namespace {
 
 constexpr const char *kScaleParam = "loss_scale";
 constexpr const char *kTag = " (--check-numerics)";
-
-std::string general(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
 
 } // namespace
 
@@ -109,9 +101,9 @@ NumericsVerdict StepNumerics::judge(const StepFacts &f) {
   std::optional<int64_t> pendingStep = pendingStep_;
   pendingStep_.reset();
   if (f.foundInf) {
-    std::string scale = dynamic_ ? "scale " + general(f.scaleBefore) + " -> " +
-                                       general(f.scaleAfter)
-                                 : "static scale " + general(f.scaleBefore);
+    std::string scale = dynamic_ ? "scale " + nineDigits(f.scaleBefore) +
+                                       " -> " + nineDigits(f.scaleAfter)
+                                 : "static scale " + nineDigits(f.scaleBefore);
     return {NumericsVerdict::Note, "step " + std::to_string(f.step) +
                                        ": overflow handled by loss scaling (" +
                                        scale + ", update skipped)" +

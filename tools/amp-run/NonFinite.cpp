@@ -17,12 +17,6 @@ std::string what(double v) {
   return v > 0 ? "+inf" : "-inf";
 }
 
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
-
 // The largest finite value of a float dtype, as a message gives it.
 const char *largestFinite(rt::DType d) {
   switch (d) {
@@ -46,6 +40,12 @@ std::string indexIn(const rt::Shape &dims, int64_t i) {
 }
 
 } // namespace
+
+std::string nineDigits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
 
 rt::Status checkFinite(const rt::TensorView &t, bool samples,
                        const rt::TensorView *before) {
@@ -93,7 +93,7 @@ rt::Status checkFinite(const rt::TensorView &t, bool samples,
   if (before && before->numElements() == n) {
     double original = rt::cpu::elementAsDouble(*before, first);
     if (std::isfinite(original))
-      is = "is " + number(original) + ", which is beyond the range of " +
+      is = "is " + nineDigits(original) + ", which is beyond the range of " +
            std::string(rt::name(t.dtype)) + " (largest finite value " +
            largestFinite(t.dtype) + ") and rounds to " + what(firstValue);
   }

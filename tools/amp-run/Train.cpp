@@ -14,6 +14,7 @@
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Checkpoint.h"
 #include "tools/amp-run/FashionMnist.h"
+#include "tools/amp-run/NonFinite.h"
 #include "tools/amp-run/Plot.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/TrainData.h"
@@ -126,7 +127,7 @@ std::string plainValue(const std::string &v) {
   double d = std::strtod(v.c_str(), &end);
   if (v.empty() || *end)
     return v;
-  return formatv("{0}", format("%.9g", d)).str();
+  return nineDigits(d);
 }
 
 /// Splits "name{k1=v1 k2={a,b} k3="x y"}" into "--flag-of-k1" -> "v1", ...:

@@ -5,6 +5,7 @@
 #include "runtime/cpu/TypedIO.h"
 #include "tools/amp-run/CheckNumerics.h"
 #include "tools/amp-run/Metrics.h"
+#include "tools/amp-run/NonFinite.h"
 #include "tools/amp-run/Signals.h"
 
 #include <algorithm>
@@ -30,12 +31,6 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
-std::string general(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
   return buf;
 }
 
@@ -368,7 +363,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
     int64_t skippedHere = 0;
     for (int64_t s = prevEval; s < stepsDone; ++s)
       skippedHere += history_.stepRows[s][kSkipped] != 0;
-    line += ", loss scale " + general(currentScale()) + ", skipped " +
+    line += ", loss scale " + nineDigits(currentScale()) + ", skipped " +
             std::to_string(skippedHere);
   }
   if (!std::isnan(perSec))
