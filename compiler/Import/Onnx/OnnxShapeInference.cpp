@@ -22,15 +22,17 @@
 
 #include "compiler/Import/Onnx/OnnxShapeInference.h"
 #include "compiler/Import/Onnx/OnnxNodeCheck.h"
+#include "runtime/ByteSize.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/MathExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include "onnx/shape_inference/implementation.h"
 
 #include <deque>
 #include <exception>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -124,15 +126,13 @@ bool isStaticTensor(const pb::TypeProto &type) {
   const pb::TensorShapeProto &shape = type.tensor_type().shape();
   if (shape.dim_size() > kMaxRank)
     return false;
-  int64_t elements = 1;
+  llvm::SmallVector<int64_t, kMaxRank> dims;
   for (const auto &d : shape.dim()) {
-    if (!d.has_dim_value() || d.dim_value() < 0)
+    if (!d.has_dim_value())
       return false;
-    if (d.dim_value() != 0 &&
-        llvm::MulOverflow(elements, d.dim_value(), elements))
-      return false;
+    dims.push_back(d.dim_value());
   }
-  return true;
+  return rt::checkedNumElements(dims.data(), dims.size()).has_value();
 }
 
 int64_t numElements(const pb::TypeProto &type) {
@@ -147,12 +147,11 @@ int64_t numElements(const pb::TypeProto &type) {
 bool hasWholeData(const pb::TensorProto &t) {
   if (t.data_location() == pb::TensorProto::EXTERNAL)
     return false;
-  int64_t elements = 1;
-  for (int64_t d : t.dims())
-    if (d < 0 || (d != 0 && llvm::MulOverflow(elements, d, elements)))
-      return false;
-  if (llvm::any_of(t.dims(), [](int64_t d) { return d == 0; }))
-    elements = 0;
+  std::optional<int64_t> checked =
+      rt::checkedNumElements(t.dims().data(), t.dims_size());
+  if (!checked)
+    return false;
+  int64_t elements = *checked;
   int64_t bytes, stored;
   switch (t.data_type()) {
   case pb::TensorProto::FLOAT:
