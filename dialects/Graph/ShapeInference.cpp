@@ -38,6 +38,14 @@ std::optional<int64_t> numElements(ArrayRef<int64_t> shape) {
   return n;
 }
 
+std::optional<int64_t> dilatedSpan(int64_t window, int64_t dilation) {
+  int64_t scaled, span;
+  if (llvm::MulOverflow(dilation, window - 1, scaled) ||
+      llvm::AddOverflow(scaled, int64_t(1), span))
+    return std::nullopt;
+  return span;
+}
+
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                      std::string &error) {
   if (axis < -rank || axis >= rank) {
@@ -166,14 +174,14 @@ static bool checkWindowAttrs(ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
 static bool windowExtents(int64_t size, int64_t window, int64_t padBegin,
                           int64_t padEnd, int64_t dilation, int dim,
                           int64_t &span, int64_t &padded, std::string &error) {
-  int64_t scaled = 0;
-  if (llvm::MulOverflow(dilation, window - 1, scaled) ||
-      llvm::AddOverflow(scaled, int64_t(1), span)) {
+  std::optional<int64_t> dilated = dilatedSpan(window, dilation);
+  if (!dilated) {
     error = "the window of size " + std::to_string(window) + " dilated by " +
             std::to_string(dilation) + " in spatial dimension " +
             std::to_string(dim) + " is not a size int64 can count";
     return false;
   }
+  span = *dilated;
   if (llvm::AddOverflow(size, padBegin, padded) ||
       llvm::AddOverflow(padded, padEnd, padded)) {
     error = "the input of size " + std::to_string(size) + " padded by " +

@@ -28,6 +28,10 @@ std::string str(llvm::ArrayRef<int64_t> shape);
 /// Number of elements, or std::nullopt if it overflows int64.
 std::optional<int64_t> numElements(llvm::ArrayRef<int64_t> shape);
 
+/// The extent (window - 1) * dilation + 1 of a dilated window, or
+/// std::nullopt if it overflows int64.
+std::optional<int64_t> dilatedSpan(int64_t window, int64_t dilation);
+
 /// Maps an axis in [-rank, rank) to [0, rank).
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                      std::string &error);

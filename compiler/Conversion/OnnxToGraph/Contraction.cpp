@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+#include "dialects/Graph/ShapeInference.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -90,10 +91,10 @@ FailureOr<Window> window(NodeBinder &n, RankedTensorType input,
       // Attributes come from the model: no step may overflow int64.
       int64_t out = in ? (in - 1) / w.strides[i] + 1 : 0;
       int64_t lastStart = (out - 1) * w.strides[i] - in; // within [-s, 0)
-      int64_t span, total;
-      if (llvm::MulOverflow(w.kernel[i] - 1, w.dilations[i], span) ||
-          llvm::AddOverflow(span, int64_t(1), span) ||
-          llvm::AddOverflow(span, lastStart, total))
+      std::optional<int64_t> span =
+          shape::dilatedSpan(w.kernel[i], w.dilations[i]);
+      int64_t total;
+      if (!span || llvm::AddOverflow(*span, lastStart, total))
         return n.error() << "the window of kernel_shape " << w.kernel[i]
                          << " dilated by " << w.dilations[i]
                          << " in spatial dimension " << i
