@@ -431,7 +431,7 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const pb::TensorProto &t,
                    << " elements, more than the " << kMaxTensorElements
                    << " ampc reads from one tensor",
            failure();
-  size_t elemBytes = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
+  size_t elemBytes = elementBytes(elem);
   FailureOr<std::string> data = tensorBytes(t, what, elemBytes, count);
   if (failed(data))
     return failure();
