@@ -200,11 +200,8 @@ FailureOr<Type> Importer::inputType(const pb::ValueInfoProto &info) {
                    << info.name() << "=d0,d1,...",
            failure();
   }
-  SmallVector<int64_t> dims;
-  for (const auto &d : tt.shape().dim())
-    dims.push_back(d.dim_value());
-  auto type =
-      RankedTensorType::get(dims, onnx::elementTypeOf(tt.elem_type(), ctx));
+  // Checked above: a tensor of a supported dtype with static dimensions.
+  auto type = cast<RankedTensorType>(valueType(info.type()));
   if (std::string overflow = sizeOverflow(type); !overflow.empty()) {
     bool given = llvm::any_of(
         options.shapes, [&](const auto &s) { return s.first == info.name(); });
