@@ -143,9 +143,7 @@ LogicalResult Importer::checkNodes(const pb::GraphProto &graph) {
     std::string problem = checkOnnxNode(node, *schema);
     if (!problem.empty())
       return error() << nodeDesc(node, index,
-                                 opsets.lookup(node.domain() == "ai.onnx"
-                                                   ? ""
-                                                   : node.domain()))
+                                 opsets.lookup(onnxDomainKey(node.domain())))
                      << ": " << problem;
   }
   return success();
@@ -593,7 +591,7 @@ LogicalResult Importer::emitGraph(const pb::ModelProto &model,
   Value none;
   for (auto [index, node] : llvm::enumerate(graph.node())) {
     Location loc = nodeLoc(node, index);
-    std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    std::string domain = onnxDomainKey(node.domain());
     auto opset = opsets.find(domain);
     if (opset == opsets.end())
       return error() << nodeDesc(node, index, std::nullopt) << " uses domain '"
@@ -687,7 +685,7 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   // tests import only ai.onnx.preview.training); a node of a domain the
   // model does not import is an error, in emitGraph.
   for (const auto &o : model.opset_import())
-    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+    opsets[onnxDomainKey(o.domain())] = o.version();
   if (failed(applyShapeOverrides(*model.mutable_graph())) ||
       failed(applyBindings(*model.mutable_graph())))
     return nullptr;

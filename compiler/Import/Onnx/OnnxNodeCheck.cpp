@@ -39,7 +39,7 @@ const std::string &kindName(pb::AttributeProto::AttributeType kind) {
 
 const pb::OpSchema *onnxSchemaOf(const pb::NodeProto &node,
                                  const llvm::StringMap<int64_t> &opsets) {
-  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  std::string domain = onnxDomainKey(node.domain());
   auto opset = opsets.find(domain);
   if (opset == opsets.end() || opset->second > INT_MAX)
     return nullptr;

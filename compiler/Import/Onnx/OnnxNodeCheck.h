@@ -22,6 +22,12 @@
 
 namespace ampc {
 
+/// The key of `domain` in an opsets map: "" for the default domain, which a
+/// model may also name "ai.onnx".
+inline std::string onnxDomainKey(const std::string &domain) {
+  return domain == "ai.onnx" ? "" : domain;
+}
+
 /// The schema ONNX defines for `node` at the opset the model imports for its
 /// domain (`opsets` is keyed by domain, "" for ai.onnx), or null: an op ONNX
 /// does not know, or a domain the model does not import.
