@@ -304,6 +304,12 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
                                              StringRef what, size_t elemBytes,
                                              int64_t count) {
   size_t want = static_cast<size_t>(count) * elemBytes;
+  auto wrongSize = [&](uint64_t have) {
+    error() << what << ": holds " << have << " bytes of data, "
+            << "expected " << want << " for " << count << " elements of "
+            << dtypeName(t.data_type());
+    return failure();
+  };
   std::string out;
   if (t.data_location() == pb::TensorProto::EXTERNAL) {
     std::string location;
@@ -349,10 +355,7 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
     }
     // Checked before the copy: the file may be far larger than the tensor.
     if (static_cast<uint64_t>(length) != want)
-      return error() << what << ": holds " << length << " bytes of data, "
-                     << "expected " << want << " for " << count
-                     << " elements of " << dtypeName(t.data_type()),
-             failure();
+      return wrongSize(length);
     out.assign(buf->getBufferStart() + offset, length);
   } else if (t.has_raw_data()) {
     out = t.raw_data();
@@ -395,10 +398,7 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
     }
   }
   if (out.size() != want)
-    return error() << what << ": holds " << out.size() << " bytes of data, "
-                   << "expected " << want << " for " << count << " elements of "
-                   << dtypeName(t.data_type()),
-           failure();
+    return wrongSize(out.size());
   return out;
 }
 
