@@ -309,13 +309,7 @@ private:
       auto ops = body.without_terminator();
       // An optimizer update may also write the rounded working copy of the
       // new parameter (a graph.cast of its first result): one more output.
-      auto n = std::distance(ops.begin(), ops.end());
-      auto castsNewParam = [&] {
-        auto c = dyn_cast<graph::CastOp>(*std::next(ops.begin()));
-        return c && c.getInput() == ops.begin()->getResult(0) &&
-               graph::isOptimizerUpdate(&*ops.begin());
-      };
-      if (n != 1 && !(n == 2 && castsNewParam()))
+      if (!llvm::hasSingleElement(ops) && !graph::isUpdateWithWorkingCopy(body))
         return kernel.emitOpError("of kind '")
                    << kernel.getKind()
                    << "' must have exactly one body op (an optimizer update "

@@ -45,6 +45,10 @@ inline constexpr llvm::StringLiteral kLossSeedAttr = "graph.loss_seed";
 /// True for the optimizer updates (sgd, momentum, adam, adagrad): they read
 /// element i of every input before writing element i of any output.
 bool isOptimizerUpdate(mlir::Operation *op);
+/// True for a kernel body (its terminator aside) of an optimizer update and
+/// a graph.cast of the update's first result: the update that also writes
+/// the rounded working copy of the new parameter (convert-graph-to-rt).
+bool isUpdateWithWorkingCopy(mlir::Block &body);
 /// The gradient an optimizer update reads, and its optional `skip`
 /// (`update` must satisfy isOptimizerUpdate).
 mlir::OpOperand &updateGradOperand(mlir::Operation *update);

@@ -106,6 +106,15 @@ bool ampc::graph::isOptimizerUpdate(Operation *op) {
   return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp, AdagradUpdateOp>(op);
 }
 
+bool ampc::graph::isUpdateWithWorkingCopy(Block &body) {
+  auto ops = body.without_terminator();
+  if (std::distance(ops.begin(), ops.end()) != 2)
+    return false;
+  Operation &update = *ops.begin();
+  auto c = dyn_cast<CastOp>(*std::next(ops.begin()));
+  return c && isOptimizerUpdate(&update) && c.getInput() == update.getResult(0);
+}
+
 namespace {
 /// Calls `fn` with `op` as its update class: they name their operands alike
 /// but share no interface.

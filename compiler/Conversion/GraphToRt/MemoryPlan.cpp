@@ -128,10 +128,11 @@ bool isElementwiseKernel(rtir::KernelOp kernel) {
 bool updatesInPlace(rtir::KernelOp kernel) {
   if (isElementwiseKernel(kernel))
     return true;
-  auto ops = kernel.getBody().front().without_terminator();
-  auto n = std::distance(ops.begin(), ops.end());
-  return (n == 1 || (n == 2 && isa<graph::CastOp>(*std::next(ops.begin())))) &&
-         graph::isOptimizerUpdate(&*ops.begin());
+  Block &body = kernel.getBody().front();
+  auto ops = body.without_terminator();
+  return (llvm::hasSingleElement(ops) &&
+          graph::isOptimizerUpdate(&*ops.begin())) ||
+         graph::isUpdateWithWorkingCopy(body);
 }
 
 bool hasStorage(Value v) {
