@@ -199,21 +199,24 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
              failure();
     return off;
   };
+  // An input or a parameter: bytes of its own for its whole life.
+  auto place = [&](auto op) -> LogicalResult {
+    FailureOr<int64_t> off = allocate(op);
+    if (failed(off))
+      return failure();
+    offset[op] = *off;
+    op.setOffset(*off);
+    return success();
+  };
   Builder b(func.getContext());
   for (Operation &op : block) {
     int64_t idx = index[&op];
     if (auto in = dyn_cast<rtir::InputOp>(op)) {
-      FailureOr<int64_t> off = allocate(in);
-      if (failed(off))
+      if (failed(place(in)))
         return failure();
-      offset[in] = *off;
-      in.setOffset(offset[in]);
     } else if (auto param = dyn_cast<rtir::ParamOp>(op)) {
-      FailureOr<int64_t> off = allocate(param);
-      if (failed(off))
+      if (failed(place(param)))
         return failure();
-      offset[param] = *off;
-      param.setOffset(offset[param]);
     } else if (auto kernel = dyn_cast<rtir::KernelOp>(op)) {
       // An input (not a view, not a parameter) this kernel reads last, which
       // a result of type `t` may be written over.
