@@ -9,6 +9,7 @@
 #ifndef AMPC_RUNTIME_BYTESIZE_H
 #define AMPC_RUNTIME_BYTESIZE_H
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -51,16 +52,29 @@ inline std::optional<int64_t> checkedNumElements(const int64_t *dims,
   return hasZero ? 0 : *n;
 }
 
-// checkedNumElements times `elementBytes`, or nullopt when either overflows
-// (again with zero dimensions left out of the test).
-inline std::optional<int64_t> checkedByteSize(const int64_t *dims, size_t rank,
-                                              int64_t elementBytes) {
+// The product of the non-zero dimensions times `elementBytes`, or nullopt
+// when a dimension is negative or the product overflows int64: a bound on
+// the bytes of every partial product of the dimensions, which a Program's
+// loader checks even for a shape with no elements.
+inline std::optional<int64_t>
+checkedNonZeroByteSize(const int64_t *dims, size_t rank, int64_t elementBytes) {
   bool hasZero;
   std::optional<int64_t> n = detail::nonZeroProduct(dims, rank, hasZero);
   int64_t bytes;
   if (!n || __builtin_mul_overflow(*n, elementBytes, &bytes))
     return std::nullopt;
-  return hasZero ? 0 : bytes;
+  return bytes;
+}
+
+// checkedNumElements times `elementBytes`, or nullopt when either overflows
+// (again with zero dimensions left out of the test).
+inline std::optional<int64_t> checkedByteSize(const int64_t *dims, size_t rank,
+                                              int64_t elementBytes) {
+  std::optional<int64_t> bytes =
+      checkedNonZeroByteSize(dims, rank, elementBytes);
+  if (bytes && std::find(dims, dims + rank, 0) != dims + rank)
+    return 0;
+  return bytes;
 }
 
 // "100 bytes", "64 KiB", "3.2 GiB": one decimal in the largest binary unit

@@ -53,16 +53,13 @@ constexpr int64_t kMaxBytes = kMaxProgramBytes;
 Status toType(const pb::TensorType &t, DType &dtype, Shape &shape) {
   AMPC_RETURN_IF_ERROR(toDType(t.dtype(), dtype));
   shape.assign(t.shape().begin(), t.shape().end());
-  // Zero dimensions count as 1 here, so the partial products of the
-  // dimensions that kernels compute are bounded too.
-  Shape nonZero = shape;
-  for (int64_t &d : nonZero) {
+  for (int64_t d : shape)
     if (d < 0)
       return Status::error("negative dimension in shape " + str(shape));
-    d = d ? d : 1;
-  }
-  std::optional<int64_t> bytes = checkedByteSize(
-      nonZero.data(), nonZero.size(), static_cast<int64_t>(sizeOf(dtype)));
+  // Zero dimensions left out, so the partial products of the dimensions
+  // that kernels compute are bounded too.
+  std::optional<int64_t> bytes = checkedNonZeroByteSize(
+      shape.data(), shape.size(), static_cast<int64_t>(sizeOf(dtype)));
   if (!bytes || *bytes > kMaxBytes)
     return Status::error(
         "shape " + str(shape) + " of " + std::string(name(dtype)) +
