@@ -39,6 +39,13 @@ HostTensor makeHostTensor(DType dtype, Shape shape, std::string name) {
   return t;
 }
 
+HostTensor copyOf(const TensorView &v, std::string name) {
+  HostTensor t = makeHostTensor(v.dtype, v.shape, std::move(name));
+  if (!t.bytes.empty())
+    std::memcpy(t.bytes.data(), v.data, t.bytes.size());
+  return t;
+}
+
 Status readFileBytes(const std::string &path, std::vector<uint8_t> &out) {
   out.clear();
   FILE *f = std::fopen(path.c_str(), "rb");

@@ -46,6 +46,10 @@ struct HostTensor {
 // shape must not have negative dimensions.
 HostTensor makeHostTensor(DType dtype, Shape shape, std::string name = "");
 
+// A named copy of the bytes `v` views (a Session's parameter or output, which
+// the next run overwrites).
+HostTensor copyOf(const TensorView &v, std::string name);
+
 // Converts `t` to `to` in place, exactly where the value allows:
 // - float -> float: widening is exact; narrowing rounds to nearest even once
 //   (f64 -> f16/bf16 goes through f32 with round-to-odd, so there is no double

@@ -511,10 +511,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       rt::TensorView v;
       if (rt::Status st = session->param(b.name, v); !st)
         return fail(st.message());
-      rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape, b.name);
-      std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
-                  t.bytes.begin());
-      weights.push_back(std::move(t));
+      weights.push_back(rt::copyOf(v, b.name));
     }
     std::string err;
     if (!writeOnnxWithWeights(o.modelPath, o.saveOnnx, weights, err))

@@ -177,10 +177,7 @@ rt::Status TrainLoop::saveCheckpoint(int64_t stepsDone) {
     rt::TensorView v;
     if (rt::Status s = train_.param(b.name, v); !s)
       return s;
-    rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape, b.name);
-    std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
-                t.bytes.begin());
-    c.params.push_back(std::move(t));
+    c.params.push_back(rt::copyOf(v, b.name));
   }
   c.stepColumns = history_.stepColumns;
   c.stepRows = history_.stepRows;
@@ -234,9 +231,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
                                "training step");
     if (rt::Status s = eval_->param(b.name, want); !s)
       return s;
-    rt::HostTensor t = rt::makeHostTensor(from.dtype, from.shape, b.name);
-    std::copy_n(static_cast<const uint8_t *>(from.data), t.bytes.size(),
-                t.bytes.begin());
+    rt::HostTensor t = rt::copyOf(from, b.name);
     if (t.dtype != want.dtype)
       if (rt::Status s = rt::convertTo(t, want.dtype); !s)
         return s;

@@ -866,9 +866,7 @@ int main(int argc, char **argv) {
       outs() << b.name << ": " << v.typeStr() << "\n";
     if (saveOutputs.empty())
       continue;
-    rt::HostTensor t = rt::makeHostTensor(v.dtype, v.shape, b.name);
-    std::copy_n(static_cast<const uint8_t *>(v.data), t.bytes.size(),
-                t.bytes.begin());
+    rt::HostTensor t = rt::copyOf(v, b.name);
     SmallString<256> path(saveOutputs);
     sys::path::append(path, ampc::tools::npyFileNameFor(b.name));
     if (rt::Status s = rt::writeNpy(path.str().str(), t); !s)
