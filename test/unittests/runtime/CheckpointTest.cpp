@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/amp-run/Checkpoint.h"
+
+#include "TestFiles.h"
 #include "runtime/Half.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +26,6 @@
 #include <new>
 #include <sstream>
 #include <sys/resource.h>
-#include <unistd.h>
 
 using namespace ampc::rt;
 using ampc::tools::checkConfig;
@@ -288,25 +289,19 @@ std::string decodeError(const std::vector<uint8_t> &bytes) {
   return s.message();
 }
 
-class CheckpointFile : public ::testing::Test {
+class CheckpointFile : public test::ScratchDirTest {
 protected:
+  CheckpointFile() : ScratchDirTest("checkpoint") {}
   void SetUp() override {
-    dir = ::testing::TempDir() + "ampc-checkpoint-" + std::to_string(getpid()) +
-          "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    ScratchDirTest::SetUp();
     path = dir + "/checkpoint.ampc";
   }
-  void TearDown() override { std::filesystem::remove_all(dir); }
 
   void writeBytes(const std::vector<uint8_t> &b, size_t n) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f.write(reinterpret_cast<const char *>(b.data()), std::streamsize(n));
   }
-  std::vector<uint8_t> fileBytes() {
-    std::ifstream f(path, std::ios::binary);
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
-  }
+  std::vector<uint8_t> fileBytes() { return test::slurpBytes(path); }
   // readCheckpoint's message; also checks that `out` was left alone.
   std::string readError() {
     Checkpoint out = sentinel();
@@ -316,7 +311,7 @@ protected:
     return s.message();
   }
 
-  std::string dir, path;
+  std::string path;
 };
 
 //===----------------------------------------------------------------------===//

@@ -9,16 +9,15 @@
 #include "tools/amp-run/FashionMnist.h"
 #include "tools/amp-run/TrainData.h"
 
+#include "TestFiles.h"
 #include "runtime/Half.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace ampc;
 using ampc::tools::BatchSource;
@@ -27,18 +26,11 @@ using ampc::tools::InputSpec;
 using ampc::tools::Split;
 using rt::DType;
 using rt::HostTensor;
+using rt::test::contains;
+using rt::test::slurpBytes;
+using rt::test::valuesOf;
 
 namespace {
-
-bool contains(const rt::Status &s, const std::string &text) {
-  return !s.isOk() && s.message().find(text) != std::string::npos;
-}
-
-template <typename T> std::vector<T> valuesOf(const HostTensor &t) {
-  std::vector<T> v(t.bytes.size() / sizeof(T));
-  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-  return v;
-}
 
 std::vector<uint8_t> idx(uint32_t magic, const std::vector<uint32_t> &dims,
                          const std::vector<uint8_t> &data) {
@@ -68,15 +60,9 @@ std::vector<uint8_t> labels(uint32_t n) {
   return v;
 }
 
-class FashionMnistFiles : public ::testing::Test {
+class FashionMnistFiles : public rt::test::ScratchDirTest {
 protected:
-  void SetUp() override {
-    dir = ::testing::TempDir() + "ampc-fmnist-" + std::to_string(getpid()) +
-          "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
+  FashionMnistFiles() : ScratchDirTest("fmnist") {}
 
   void writeGz(const std::string &leaf, const std::vector<uint8_t> &bytes) {
     gzFile f = gzopen((dir + "/" + leaf).c_str(), "wb");
@@ -101,7 +87,6 @@ protected:
   std::string images() const { return dir + "/train-images-idx3-ubyte.gz"; }
   std::string labelsFile() const { return dir + "/train-labels-idx1-ubyte.gz"; }
 
-  std::string dir;
   FashionMnist data;
 };
 
@@ -221,11 +206,7 @@ TEST_F(FashionMnistFiles, TruncatedAndTrailingBytes) {
 
 TEST_F(FashionMnistFiles, CorruptGzip) {
   writeTrain(2);
-  std::vector<uint8_t> gz;
-  {
-    std::ifstream f(images(), std::ios::binary);
-    gz.assign(std::istreambuf_iterator<char>(f), {});
-  }
+  std::vector<uint8_t> gz = slurpBytes(images());
   ASSERT_GT(gz.size(), 30u);
   // Cut the stream short: zlib sees the gzip data end early.
   gz.resize(gz.size() / 2);

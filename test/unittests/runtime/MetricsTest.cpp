@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/amp-run/Metrics.h"
 
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,32 +16,17 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
-#include <unistd.h>
 
+using ampc::rt::test::slurp;
 using ampc::tools::formatNumber;
 using ampc::tools::MetricsWriter;
 
 namespace {
 
-class Metrics : public ::testing::Test {
+class Metrics : public ampc::rt::test::ScratchDirTest {
 protected:
-  void SetUp() override {
-    dir = ::testing::TempDir() + "ampc-metrics-" + std::to_string(getpid()) +
-          "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
-  std::string dir;
+  Metrics() : ScratchDirTest("metrics") {}
 };
-
-std::string slurp(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool exists(const std::string &path) { return std::filesystem::exists(path); }
 

@@ -9,21 +9,21 @@
 #include "runtime/io/Npy.h"
 #include "runtime/Half.h"
 
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
-#include <unistd.h>
 
 using namespace ampc::rt;
 
 namespace {
 
 std::string tempPath(const std::string &leaf) {
-  return ::testing::TempDir() + "ampc-npytest-" + std::to_string(getpid()) +
-         "-" + leaf;
+  return test::scratchName("npytest") + "-" + leaf;
 }
 
 std::vector<uint8_t> toBytes(const std::string &s) {

@@ -9,16 +9,16 @@
 //===----------------------------------------------------------------------===//
 #include "tools/amp-run/Plot.h"
 
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 using ampc::tools::PlotRun;
 using ampc::tools::writeTrainingPlot;
@@ -315,15 +315,9 @@ PlotRun decayingRun(const std::string &label, size_t steps, double noise,
   return run;
 }
 
-class Plot : public ::testing::Test {
+class Plot : public ampc::rt::test::ScratchDirTest {
 protected:
-  void SetUp() override {
-    dir = ::testing::TempDir() + "ampc-plot-" + std::to_string(getpid()) + "-" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
+  Plot() : ScratchDirTest("plot") {}
 
   // Writes the plot, then parses it back into `root`.
   void plot(const std::vector<PlotRun> &runs, const std::string &title = "t") {
@@ -331,10 +325,7 @@ protected:
     ampc::rt::Status s = writeTrainingPlot(path, title, runs);
     ASSERT_TRUE(s.isOk()) << s.message();
     EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    file = ss.str();
+    file = ampc::rt::test::slurp(path);
     XmlParser parser(file);
     root = Element();
     ASSERT_TRUE(parser.parse(root)) << parser.error();

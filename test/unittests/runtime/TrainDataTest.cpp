@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/amp-run/TrainData.h"
 
+#include "TestFiles.h"
 #include "runtime/Half.h"
 #include "runtime/io/Npy.h"
 
@@ -20,26 +21,20 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
-#include <unistd.h>
 
 using namespace ampc;
 using ampc::tools::BatchSource;
 using ampc::tools::InputSpec;
 using rt::DType;
 using rt::HostTensor;
+using rt::test::contains;
+using rt::test::valuesOf;
 
 namespace {
 
-// A fresh directory per test, removed afterwards.
-class TrainData : public ::testing::Test {
+class TrainData : public rt::test::ScratchDirTest {
 protected:
-  void SetUp() override {
-    dir = ::testing::TempDir() + "ampc-traindata-" + std::to_string(getpid()) +
-          "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
+  TrainData() : ScratchDirTest("traindata") {}
 
   template <typename T>
   void writeFile(const std::string &leaf, DType dtype, rt::Shape shape,
@@ -50,14 +45,20 @@ protected:
     ASSERT_TRUE(rt::writeNpy(dir + "/" + leaf, t).isOk());
   }
 
-  std::string dir;
+  // x.npy and y.npy with n samples: sample k is 10k, 10k+1, 10k+2 in x (f32)
+  // and k in y (i64), as expectSamples reads them.
+  void writeSamples(int n) {
+    std::vector<float> x;
+    std::vector<int64_t> y;
+    for (int k = 0; k < n; ++k) {
+      for (int j = 0; j < 3; ++j)
+        x.push_back(10.0f * k + j);
+      y.push_back(k);
+    }
+    writeFile("x.npy", DType::F32, {n, 3}, x);
+    writeFile("y.npy", DType::I64, {n}, y);
+  }
 };
-
-template <typename T> std::vector<T> valuesOf(const HostTensor &t) {
-  std::vector<T> v(t.bytes.size() / sizeof(T));
-  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-  return v;
-}
 
 std::vector<float> iota(int n, float scale = 1) {
   std::vector<float> v(n);
@@ -66,11 +67,7 @@ std::vector<float> iota(int n, float scale = 1) {
   return v;
 }
 
-bool contains(const rt::Status &s, const std::string &text) {
-  return !s.isOk() && s.message().find(text) != std::string::npos;
-}
-
-// Sample k of the files below holds 10k, 10k+1, 10k+2 in x and k in y.
+// Sample k of writeSamples' files holds 10k, 10k+1, 10k+2 in x and k in y.
 void expectSamples(const std::vector<HostTensor> &batch,
                    const std::vector<int64_t> &samples, const char *what) {
   ASSERT_EQ(batch.size(), 2u);
@@ -83,12 +80,7 @@ void expectSamples(const std::vector<HostTensor> &batch,
 }
 
 TEST_F(TrainData, EpochsRunInFileOrderAndDropTheRemainder) {
-  std::vector<float> x;
-  for (int k = 0; k < 5; ++k)
-    for (int j = 0; j < 3; ++j)
-      x.push_back(10.0f * k + j);
-  writeFile("x.npy", DType::F32, {5, 3}, x);
-  writeFile<int64_t>("y.npy", DType::I64, {5}, {0, 1, 2, 3, 4});
+  writeSamples(5);
   writeFile("unused.npy", DType::F32, {2}, iota(2)); // not an error
   std::unique_ptr<BatchSource> src;
   rt::Status s = BatchSource::openDirectory(
@@ -245,15 +237,7 @@ TEST(TrainDataShuffle, EachEpochIsAPermutationOfItsOwn) {
 }
 
 TEST_F(TrainData, ShuffledBatchesFollowTheEpochOrder) {
-  std::vector<float> x;
-  for (int k = 0; k < 10; ++k)
-    for (int j = 0; j < 3; ++j)
-      x.push_back(10.0f * k + j);
-  writeFile("x.npy", DType::F32, {10, 3}, x);
-  std::vector<int64_t> y(10);
-  for (int k = 0; k < 10; ++k)
-    y[k] = k;
-  writeFile("y.npy", DType::I64, {10}, y);
+  writeSamples(10);
   std::vector<InputSpec> specs = {{"x", DType::F32, {3, 3}},
                                   {"y", DType::I64, {3}}};
   std::unique_ptr<BatchSource> src, resumed, other;
