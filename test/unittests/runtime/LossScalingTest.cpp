@@ -357,6 +357,12 @@ void expectSequence(const ScaleConfig &cfg, ScaleState s,
   }
 }
 
+ScaleState cleanSteps(const ScaleConfig &cfg, ScaleState s, int n) {
+  for (int i = 0; i < n; ++i)
+    s = step(cfg, s, false);
+  return s;
+}
+
 TEST(UpdateScale, PyTorchGradScaler) {
   expectSequence(pytorch(3), {65536, 0, 0},
                  {{'.', 65536, 1, 0},
@@ -378,23 +384,20 @@ TEST(UpdateScale, PyTorchGradScaler) {
 TEST(UpdateScale, PyTorchGradScalerTwoThousandStepInterval) {
   ScaleConfig cfg = pytorch(2000);
   ScaleState s{65536, 0, 0};
-  for (int i = 0; i < 1999; ++i)
-    s = step(cfg, s, false);
+  s = cleanSteps(cfg, s, 1999);
   EXPECT_EQ(s.scale, 65536);
   EXPECT_EQ(s.good, 1999);
   s = step(cfg, s, false);
   EXPECT_EQ(s.scale, 131072);
   EXPECT_EQ(s.good, 0);
   // An overflow after 1500 clean steps restarts the count.
-  for (int i = 0; i < 1500; ++i)
-    s = step(cfg, s, false);
+  s = cleanSteps(cfg, s, 1500);
   EXPECT_EQ(s.good, 1500);
   s = step(cfg, s, true);
   EXPECT_EQ(s.scale, 65536);
   EXPECT_EQ(s.good, 0);
   EXPECT_EQ(s.bad, 0);
-  for (int i = 0; i < 1999; ++i)
-    s = step(cfg, s, false);
+  s = cleanSteps(cfg, s, 1999);
   EXPECT_EQ(s.scale, 65536);
   s = step(cfg, s, false);
   EXPECT_EQ(s.scale, 131072);
@@ -422,16 +425,14 @@ TEST(UpdateScale, PaddleBacksOffAfterTwoOverflowsInARow) {
 TEST(UpdateScale, PaddleThousandStepInterval) {
   ScaleConfig cfg = paddle(1000);
   ScaleState s{32768, 0, 0};
-  for (int i = 0; i < 999; ++i)
-    s = step(cfg, s, false);
+  s = cleanSteps(cfg, s, 999);
   EXPECT_EQ(s.scale, 32768);
   EXPECT_EQ(s.good, 999);
   s = step(cfg, s, true); // one overflow: no backoff, but the count restarts
   EXPECT_EQ(s.scale, 32768);
   EXPECT_EQ(s.good, 0);
   EXPECT_EQ(s.bad, 1);
-  for (int i = 0; i < 1000; ++i)
-    s = step(cfg, s, false);
+  s = cleanSteps(cfg, s, 1000);
   EXPECT_EQ(s.scale, 65536);
   EXPECT_EQ(s.good, 0);
   EXPECT_EQ(s.bad, 0);
