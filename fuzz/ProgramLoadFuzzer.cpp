@@ -54,8 +54,6 @@ void runFunction(ampc::rt::FunctionInfo fn) {
     return;
   }
   std::string name = fn.name;
-  std::vector<ampc::rt::BindingInfo> inputs = fn.inputs;
-  std::vector<ampc::rt::ValueInfo> values = fn.values;
   ampc::rt::SessionOptions options;
   options.threads = 1;
   // The arena is bounded above, but not what the Session stages for
@@ -68,8 +66,9 @@ void runFunction(ampc::rt::FunctionInfo fn) {
   if (!created)
     return;
   std::vector<uint8_t> zeros;
-  for (const ampc::rt::BindingInfo &b : inputs) {
-    const ampc::rt::ValueInfo &v = values[b.value];
+  const ampc::rt::FunctionInfo &f = session->function();
+  for (const ampc::rt::BindingInfo &b : f.inputs) {
+    const ampc::rt::ValueInfo &v = f.values[b.value];
     zeros.assign(static_cast<size_t>(v.byteSize()), 0);
     ampc::rt::TensorView view;
     view.dtype = v.dtype;
