@@ -7,8 +7,8 @@ DIR/onnx-import-fuzzer: every ONNX model of libonnx-testdata under 64 KiB
 (the fuzzers' -max_len), plus the small training models below.
 DIR/program-load-fuzzer: the Program amp-run compiles for each of those
 ONNX node tests it supports (inference), and for the training models under
-several AMP, loss-scaling and optimizer settings, so that every kernel kind
-the runtime has is in some seed.
+several AMP, loss-scaling and optimizer settings, so that each optimizer's
+update, loss scaling and the master weights' casts are in some seed.
 DIR/.complete marks a finished corpus (scripts/fuzz.sh makes it once).
 """
 import argparse
@@ -117,6 +117,7 @@ def attention(rng):
 TRAIN_SETTINGS = {
     "f32-sgd": [],
     "f32-adam-accumulate": ["--optimizer", "adam", "--accumulate", "2"],
+    "f32-adagrad": ["--optimizer", "adagrad"],
     "o1-f16": ["--amp", "O1"],
     "o2-f16-momentum": ["--amp", "O2", "--optimizer", "momentum"],
     "o2-bf16-adamw": ["--amp", "O2", "--amp-dtype", "bf16", "--optimizer",
