@@ -31,34 +31,12 @@ std::optional<int64_t> bytes(std::vector<int64_t> dims, int64_t elementBytes) {
   return checkedByteSize(dims.data(), dims.size(), elementBytes);
 }
 
-// y = relu(x) over `n` floats, x at 0 and y after it, in an arena of
-// `arenaSize` bytes.
-pb::Program reluProgram(int64_t n, int64_t arenaSize) {
-  pb::Program p;
-  pb::Function &f = addFunction(p, "forward", arenaSize);
-  int64_t yOffset = n < (int64_t(1) << 40) ? (n * 4 + 63) / 64 * 64 : 64;
-  addValue(f, pb::F32, {n}, 0);       // 0: x
-  addValue(f, pb::F32, {n}, yOffset); // 1: y
-  bind(f.mutable_inputs(), "x", 0);
-  pb::Kernel *k = addKernel(f, "fused", "r", {0}, {1});
-  pb::Step *s = k->add_steps();
-  s->set_op("relu");
-  s->add_operands(0);
-  s->set_dtype(pb::F32);
-  bind(f.mutable_outputs(), "y", 1);
-  return p;
-}
-
-Status createSession(const pb::Program &p, uint64_t memoryLimit,
-                     std::unique_ptr<Session> &session) {
-  ProgramInfo info;
-  Status s = loadProgram(p, info);
-  if (!s)
-    return s;
+// One thread, under `memoryLimit` bytes (0: the host's memory).
+SessionOptions limitedTo(uint64_t memoryLimit) {
   SessionOptions options;
   options.memoryLimit = memoryLimit;
   options.threads = 1;
-  return Session::create(info.functions[0], options, session);
+  return options;
 }
 
 } // namespace
@@ -159,14 +137,15 @@ TEST(MemoryLimit, ProgramsWhoseSizesOverflowAreRefused) {
 TEST(MemoryLimit, SessionWhoseArenaDoesNotFitIsRefused) {
   std::unique_ptr<Session> session;
   // 1 MiB of arena under a 512 KiB limit.
-  Status s = createSession(reluProgram(4, 1 << 20), 512 << 10, session);
+  Status s =
+      createSession(reluProgram(4, 1 << 20), limitedTo(512 << 10), session);
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.message(), "arena of 1 MiB (1048576 bytes) for function "
                          "'forward' does not fit: the CPU has 512 KiB "
                          "(524288 bytes) under the session's memory limit");
   EXPECT_EQ(session, nullptr);
   // The same under a limit it fits in runs.
-  s = createSession(reluProgram(4, 1 << 20), 2 << 20, session);
+  s = createSession(reluProgram(4, 1 << 20), limitedTo(2 << 20), session);
   ASSERT_TRUE(s.isOk()) << s.message();
   std::vector<float> x = {-1, 2, -3, 4};
   ASSERT_TRUE(session->setInput("x", {DType::F32, {4}, x.data()}));
@@ -176,9 +155,9 @@ TEST(MemoryLimit, SessionWhoseArenaDoesNotFitIsRefused) {
 TEST(MemoryLimit, SessionsShareTheDevice) {
   std::unique_ptr<Session> first, second;
   const uint64_t limit = 3 << 20; // two 2 MiB arenas do not fit together
-  Status s = createSession(reluProgram(4, 2 << 20), limit, first);
+  Status s = createSession(reluProgram(4, 2 << 20), limitedTo(limit), first);
   ASSERT_TRUE(s.isOk()) << s.message();
-  s = createSession(reluProgram(4, 2 << 20), limit, second);
+  s = createSession(reluProgram(4, 2 << 20), limitedTo(limit), second);
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.message(), "arena of 2 MiB (2097152 bytes) for function "
                          "'forward' does not fit: the CPU has 3 MiB (3145728 "
@@ -186,7 +165,7 @@ TEST(MemoryLimit, SessionsShareTheDevice) {
                          "the process's other sessions hold 2 MiB (2097152 "
                          "bytes)");
   first.reset();
-  s = createSession(reluProgram(4, 2 << 20), limit, second);
+  s = createSession(reluProgram(4, 2 << 20), limitedTo(limit), second);
   EXPECT_TRUE(s.isOk()) << s.message();
 }
 
@@ -202,12 +181,12 @@ TEST(MemoryLimit, StagingCountsTowardTheSession) {
   f.mutable_params(0)->set_update(1);
   f.mutable_params(1)->set_update(0);
   std::unique_ptr<Session> session;
-  Status s = createSession(p, 150, session);
+  Status s = createSession(p, limitedTo(150), session);
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.message(), "arena of 128 bytes and 128 bytes to stage parameter "
                          "updates for function 'step' do not fit: the CPU "
                          "has 150 bytes under the session's memory limit");
-  s = createSession(p, 256, session);
+  s = createSession(p, limitedTo(256), session);
   ASSERT_TRUE(s.isOk()) << s.message();
   // The swap goes through the staging.
   float one = 1;
@@ -230,7 +209,8 @@ TEST(MemoryLimit, DeviceMemoryIsKnownAndBoundsTheSession) {
   // The largest arena a Program may have is more than this machine has: it
   // is refused before anything is allocated.
   std::unique_ptr<Session> session;
-  Status s = createSession(reluProgram(4, int64_t(1) << 42), 0, session);
+  Status s =
+      createSession(reluProgram(4, int64_t(1) << 42), limitedTo(0), session);
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.message().rfind("arena of 4 TiB (4398046511104 bytes) for "
                               "function 'forward' does not fit: the CPU has ",

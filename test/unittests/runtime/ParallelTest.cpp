@@ -100,18 +100,7 @@ TEST(ThreadPool, RefusesMoreThanItsLimit) {
 }
 
 TEST(ThreadPool, SessionRefusesTooManyThreads) {
-  // y = relu(x) over 4 floats.
-  ampc::rt::proto::Program p;
-  auto &f = ampc::rt::test::addFunction(p, "forward", 128);
-  ampc::rt::test::addValue(f, ampc::rt::proto::F32, {4}, 0);
-  ampc::rt::test::addValue(f, ampc::rt::proto::F32, {4}, 64);
-  ampc::rt::test::bind(f.mutable_inputs(), "x", 0);
-  auto *step =
-      ampc::rt::test::addKernel(f, "fused", "r", {0}, {1})->add_steps();
-  step->set_op("relu");
-  step->add_operands(0);
-  step->set_dtype(ampc::rt::proto::F32);
-  ampc::rt::test::bind(f.mutable_outputs(), "y", 1);
+  ampc::rt::proto::Program p = ampc::rt::test::reluProgram(4, 128);
   ampc::rt::ProgramInfo info;
   ASSERT_TRUE(ampc::rt::test::loadProgram(p, info).isOk());
   ampc::rt::SessionOptions options;

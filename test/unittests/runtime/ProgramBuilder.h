@@ -1,18 +1,21 @@
 //===- ProgramBuilder.h - hand-built Programs for runtime tests -----------===//
 //
 // Owned by the Program and Session tests: a few calls that add a function's
-// values, constants, kernels and bindings to a program.proto message, and a
-// loader that expects a Program to be rejected with a given message.
+// values, constants, kernels and bindings to a program.proto message, a
+// one-kernel relu Program, a loader that expects a Program to be rejected
+// with a given message, and one that opens a session on a Program.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_TEST_RUNTIME_PROGRAMBUILDER_H
 #define AMPC_TEST_RUNTIME_PROGRAMBUILDER_H
 
 #include "runtime/Program.h"
+#include "runtime/Session.h"
 #include "runtime/program.pb.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,6 +85,35 @@ bind(google::protobuf::RepeatedPtrField<proto::Binding> *list,
 
 inline Status loadProgram(const proto::Program &p, ProgramInfo &info) {
   return parseProgram(p.SerializeAsString(), "test.program", info);
+}
+
+// y = relu(x) over `n` floats, x at 0 and y after it, in function 'forward'
+// with an arena of `arenaSize` bytes.
+inline proto::Program reluProgram(int64_t n, int64_t arenaSize) {
+  proto::Program p;
+  proto::Function &f = addFunction(p, "forward", arenaSize);
+  int64_t yOffset = n < (int64_t(1) << 40) ? (n * 4 + 63) / 64 * 64 : 64;
+  addValue(f, proto::F32, {n}, 0);       // 0: x
+  addValue(f, proto::F32, {n}, yOffset); // 1: y
+  bind(f.mutable_inputs(), "x", 0);
+  proto::Kernel *k = addKernel(f, "fused", "r", {0}, {1});
+  proto::Step *s = k->add_steps();
+  s->set_op("relu");
+  s->add_operands(0);
+  s->set_dtype(proto::F32);
+  bind(f.mutable_outputs(), "y", 1);
+  return p;
+}
+
+// Loads `p` and creates a session for its first function.
+inline Status createSession(const proto::Program &p,
+                            const SessionOptions &options,
+                            std::unique_ptr<Session> &session) {
+  ProgramInfo info;
+  Status s = loadProgram(p, info);
+  if (!s)
+    return s;
+  return Session::create(info.functions[0], options, session);
 }
 
 // Expects `p` to be rejected on load with an error that contains `message`;
