@@ -159,8 +159,9 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
       return rt::Status::error(where + ": holds '" + t.name +
                                "', which this run's step does not have");
   for (const rt::HostTensor &t : ckpt.params) {
-    rt::HostTensor copy = t;
-    if (rt::Status s = train_.setParam(t.name, copy.view()); !s)
+    // setParam copies the bytes: the view need not be writable.
+    rt::TensorView v{t.dtype, t.shape, const_cast<uint8_t *>(t.bytes.data())};
+    if (rt::Status s = train_.setParam(t.name, v); !s)
       return s;
   }
   history_.stepRows = ckpt.stepRows;
@@ -231,11 +232,14 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
                                "training step");
     if (rt::Status s = eval_->param(b.name, want); !s)
       return s;
-    rt::HostTensor t = rt::copyOf(from, b.name);
-    if (t.dtype != want.dtype)
-      if (rt::Status s = rt::convertTo(t, want.dtype); !s)
+    rt::HostTensor converted;
+    if (from.dtype != want.dtype) {
+      converted = rt::copyOf(from, b.name);
+      if (rt::Status s = rt::convertTo(converted, want.dtype); !s)
         return s;
-    if (rt::Status s = eval_->setParam(b.name, t.view()); !s)
+      from = converted.view();
+    }
+    if (rt::Status s = eval_->setParam(b.name, from); !s)
       return s;
   }
 
