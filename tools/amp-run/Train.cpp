@@ -388,8 +388,6 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   const std::string programKey = "compiled-step";
   std::string programHash = formatv("{0:x16}", step.programHash).str();
 
-  LoopStep loopStep{step.info.loss, step.info.checksOverflow,
-                    step.info.staticScale, step.info.classes};
   LoopOptions lo;
   lo.run = runLabel(o.amp);
   lo.modelPath = o.modelPath;
@@ -409,7 +407,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   lo.checkpointEvery = o.checkpointEvery;
   lo.config = config;
   lo.config[programKey] = programHash;
-  TrainLoop loop(*session, evalSession.get(), loopStep, *data.train,
+  TrainLoop loop(*session, evalSession.get(), step.info, *data.train,
                  data.test.get(), lo);
 
   if (!o.resumeDir.empty()) {
@@ -495,9 +493,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     fo.evalMetrics.clear();
     fo.checkpointDir.clear();
     fo.comparedCheckpoint = lo.checkpointDir;
-    LoopStep fs{f32.info.loss, f32.info.checksOverflow, f32.info.staticScale,
-                f32.info.classes};
-    f32Loop = std::make_unique<TrainLoop>(*f32Session, f32Eval.get(), fs,
+    f32Loop = std::make_unique<TrainLoop>(*f32Session, f32Eval.get(), f32.info,
                                           *data.train, data.test.get(), fo);
     if (int rc = f32Loop->run())
       return rc;

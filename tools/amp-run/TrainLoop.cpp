@@ -43,7 +43,7 @@ int64_t labelAt(const rt::HostTensor &t, int64_t i) {
 
 } // namespace
 
-TrainLoop::TrainLoop(rt::Session &train, rt::Session *eval, LoopStep step,
+TrainLoop::TrainLoop(rt::Session &train, rt::Session *eval, StepInfo step,
                      BatchSource &data, BatchSource *test, LoopOptions options)
     : train_(train), eval_(eval), step_(std::move(step)), data_(data),
       test_(test), o_(std::move(options)) {

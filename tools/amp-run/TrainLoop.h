@@ -16,6 +16,7 @@
 #include "runtime/Session.h"
 #include "tools/amp-run/Checkpoint.h"
 #include "tools/amp-run/Progress.h"
+#include "tools/amp-run/StepInfo.h"
 #include "tools/amp-run/TrainData.h"
 
 #include <cmath>
@@ -27,15 +28,6 @@
 namespace ampc::tools {
 
 class MetricsWriter;
-
-/// What the loop needs to know about the step (TrainStep.h's StepInfo,
-/// without MLIR).
-struct LoopStep {
-  std::string loss;
-  bool checksOverflow = false;
-  double staticScale = 1;
-  std::map<std::string, int64_t> classes; // label input -> class count
-};
 
 struct LoopOptions {
   std::string run;       // "AMP O2 f16", "f32": names the run in output
@@ -69,7 +61,7 @@ class TrainLoop {
 public:
   /// `eval` and `test` may be null (no evaluation). The sessions and
   /// sources must outlive the loop.
-  TrainLoop(rt::Session &train, rt::Session *eval, LoopStep step,
+  TrainLoop(rt::Session &train, rt::Session *eval, StepInfo step,
             BatchSource &data, BatchSource *test, LoopOptions options);
 
   /// Continues from `ckpt` (read and config-checked by the caller): every
@@ -118,7 +110,7 @@ private:
 
   rt::Session &train_;
   rt::Session *eval_;
-  LoopStep step_;
+  StepInfo step_;
   BatchSource &data_;
   BatchSource *test_;
   LoopOptions o_;

@@ -13,26 +13,15 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "runtime/Program.h"
 #include "tools/amp-run/AmpMemory.h"
+#include "tools/amp-run/StepInfo.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 
 namespace ampc::tools {
-
-/// What the host needs to know about @train_step before it is lowered.
-struct StepInfo {
-  std::string loss;
-  bool checksOverflow = false;                // the step returns found_inf
-  double staticScale = 1;                     // the scale when it is no state
-  std::map<std::string, int64_t> classes;     // label input -> class count
-  std::map<std::string, int64_t> ignoreIndex; // label input -> its loss's
-  std::set<std::string> weights;              // initializers, not state
-};
 
 struct StepCompileOptions {
   GraphBuildTrainingPassOptions training;
