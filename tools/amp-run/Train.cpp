@@ -182,17 +182,17 @@ PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
   PlotRun r;
   r.label = label;
   for (const auto &row : loop.history().stepRows) {
-    r.step.push_back(row[0]);
-    r.trainLoss.push_back(row[1]);
+    r.step.push_back(row[TrainLoop::kStep]);
+    r.trainLoss.push_back(row[TrainLoop::kLoss]);
     if (loop.scales())
-      r.lossScale.push_back(row[3]);
-    if (row[4] != 0)
-      r.skippedSteps.push_back(row[0]);
+      r.lossScale.push_back(row[TrainLoop::kScale]);
+    if (row[TrainLoop::kSkipped] != 0)
+      r.skippedSteps.push_back(row[TrainLoop::kStep]);
   }
   for (const auto &row : loop.history().evalRows) {
-    r.evalStep.push_back(row[0]);
-    r.testLoss.push_back(row[3]);
-    r.testAccuracy.push_back(row[4]);
+    r.evalStep.push_back(row[TrainLoop::kEvalStep]);
+    r.testLoss.push_back(row[TrainLoop::kTestLoss]);
+    r.testAccuracy.push_back(row[TrainLoop::kTestAccuracy]);
   }
   return r;
 }

@@ -59,6 +59,17 @@ struct History {
 
 class TrainLoop {
 public:
+  /// The columns of History's step and eval rows.
+  enum StepColumn { kStep, kLoss, kTimeMs, kScale, kSkipped, kChecksum };
+  enum EvalColumn {
+    kEvalStep,
+    kEpoch,
+    kTrainLoss,
+    kTestLoss,
+    kTestAccuracy,
+    kSamplesPerS
+  };
+
   /// `eval` and `test` may be null (no evaluation). The sessions and
   /// sources must outlive the loop.
   TrainLoop(rt::Session &train, rt::Session *eval, StepInfo step,
@@ -90,15 +101,6 @@ public:
   bool lastEval(double &testLoss, double &testAccuracy) const;
 
 private:
-  enum StepColumn { kStep, kLoss, kTimeMs, kScale, kSkipped, kChecksum };
-  enum EvalColumn {
-    kEvalStep,
-    kEpoch,
-    kTrainLoss,
-    kTestLoss,
-    kTestAccuracy,
-    kSamplesPerS
-  };
   rt::Status evaluate(int64_t stepsDone, double periodSeconds);
   rt::Status saveCheckpoint(int64_t stepsDone);
   /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h) with the state of
