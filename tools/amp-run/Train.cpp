@@ -214,6 +214,19 @@ bool sameDataDirectory(const std::string &a, const std::string &b) {
   return !ea && !eb && ca == cb;
 }
 
+/// Sessions for the train_step of `step` and, when it was compiled, its
+/// forward function; the functions move into them.
+rt::Status createSessions(CompiledStep &step, const rt::SessionOptions &options,
+                          std::unique_ptr<rt::Session> &train,
+                          std::unique_ptr<rt::Session> &eval) {
+  AMPC_RETURN_IF_ERROR(
+      rt::Session::create(std::move(step.train), options, train));
+  if (step.eval)
+    AMPC_RETURN_IF_ERROR(
+        rt::Session::create(std::move(*step.eval), options, eval));
+  return rt::Status::ok();
+}
+
 struct Data {
   std::unique_ptr<BatchSource> train, test;
   bool idx = false;
@@ -345,15 +358,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
 
   std::unique_ptr<rt::Session> session, evalSession;
-  if (rt::Status s =
-          rt::Session::create(std::move(step.train), o.session, session);
-      !s)
+  if (rt::Status s = createSessions(step, o.session, session, evalSession); !s)
     return fail(s.message());
-  if (step.eval)
-    if (rt::Status s =
-            rt::Session::create(std::move(*step.eval), o.session, evalSession);
-        !s)
-      return fail(s.message());
   if (synthetic) {
     // The label range of a synthetic batch is the class axis of the loss
     // its labels feed.
@@ -478,15 +484,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   std::unique_ptr<TrainLoop> f32Loop;
   std::unique_ptr<rt::Session> f32Session, f32Eval;
   if (o.compareFp32 && amp) {
-    if (rt::Status s =
-            rt::Session::create(std::move(f32.train), o.session, f32Session);
-        !s)
+    if (rt::Status s = createSessions(f32, o.session, f32Session, f32Eval); !s)
       return fail(s.message());
-    if (f32.eval)
-      if (rt::Status s =
-              rt::Session::create(std::move(*f32.eval), o.session, f32Eval);
-          !s)
-        return fail(s.message());
     LoopOptions fo = lo;
     fo.run = "f32";
     fo.metrics.clear();
