@@ -11,78 +11,10 @@ one that must catch it.
 import os
 import struct
 import sys
-import zlib
 
-MAGIC = b"AMPCCKPT"
-
-
-def crc(b):
-    return zlib.crc32(b) & 0xFFFFFFFF
-
-
-class Reader:
-    def __init__(self, data, pos):
-        self.data, self.pos = data, pos
-
-    def take(self, n):
-        self.pos += n
-        return self.data[self.pos - n:self.pos]
-
-    def u64(self):
-        return struct.unpack("<Q", self.take(8))[0]
-
-    def string(self):
-        return self.take(self.u64()).decode()
-
-
-def decode(data):
-    """(step, [(key, value)], [[name, code, dims, bytes]], step table,
-    eval table), a table being (columns, rows of floats)."""
-    r = Reader(data, 24)
-    step = struct.unpack("<q", r.take(8))[0]
-    config = [(r.string(), r.string()) for _ in range(r.u64())]
-    tensors = []
-    for _ in range(r.u64()):
-        name = r.string()
-        code = r.take(1)[0]
-        dims = [struct.unpack("<q", r.take(8))[0] for _ in range(r.u64())]
-        tensors.append([name, code, dims, r.take(r.u64())])
-
-    def table():
-        cols = [r.string() for _ in range(r.u64())]
-        rows = [[struct.unpack("<d", r.take(8))[0] for _ in cols]
-                for _ in range(r.u64())]
-        return cols, rows
-
-    return step, config, tensors, table(), table()
-
-
-def encode(step, config, tensors, steps, evals, version=1):
-    def s(v):
-        v = v.encode()
-        return struct.pack("<Q", len(v)) + v
-
-    b = struct.pack("<q", step) + struct.pack("<Q", len(config))
-    for k, v in config:
-        b += s(k) + s(v)
-    b += struct.pack("<Q", len(tensors))
-    for name, code, dims, data in tensors:
-        b += s(name) + bytes([code]) + struct.pack("<Q", len(dims))
-        b += b"".join(struct.pack("<q", d) for d in dims)
-        b += struct.pack("<Q", len(data)) + data
-    for cols, rows in (steps, evals):
-        b += struct.pack("<Q", len(cols)) + b"".join(s(c) for c in cols)
-        b += struct.pack("<Q", len(rows))
-        b += b"".join(struct.pack("<d", v) for row in rows for v in row)
-    return frame(b, version)
-
-
-def frame(payload, version=1):
-    head = MAGIC + struct.pack("<IQ", version, 24 + len(payload) + 4)
-    head += struct.pack("<I", crc(head))
-    body = head + payload
-    return body + struct.pack("<I", crc(body))
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "Execution", "Inputs"))
+from checkpoint_format import decode, encode, frame  # noqa: E402
 
 def main():
     src, dst, defect = sys.argv[1:4]

@@ -32,14 +32,14 @@ import random
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
 
 import numpy as np
 
-from resume_check import metrics_without_timing, read_checkpoint
+from checkpoint_format import checkpoint_step, read_checkpoint
+from resume_check import metrics_without_timing
 
 STEPS = 10
 # The interrupted runs of the signal test ask for this many steps, so that a
@@ -117,11 +117,6 @@ class Runner:
                      "the uninterrupted run: " + p.stderr.read()):
             sys.exit(1)
         return d, first_seconds, seconds
-
-
-def checkpoint_step(path):
-    with open(path, "rb") as f:
-        return struct.unpack("<q", f.read(32)[24:32])[0]
 
 
 def same_as_reference(ref, d, what, cut=None):

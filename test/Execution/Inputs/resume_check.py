@@ -10,10 +10,10 @@ independent reader of the documented format), the weights written with
 --save-onnx, and every metric except the timings. Prints PASS/FAIL lines.
 """
 import os
-import struct
 import subprocess
 import sys
-import zlib
+
+from checkpoint_format import read_checkpoint
 
 MODES = [
     ("f32", [], 7),
@@ -30,45 +30,6 @@ MODES = [
     ("O1 f16 accumulate 2", ["--amp", "O1", "--accumulate", "2"], 8),
 ]
 TIMING = {"step_time_ms", "samples_per_s"}
-
-
-def read_checkpoint(path):
-    """{name: (dtype code, dims, bytes)} from the format in Checkpoint.h."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"AMPCCKPT", "%s: bad magic" % path
-    version, total = struct.unpack_from("<IQ", data, 8)
-    assert version == 1 and total == len(data), path
-    (crc,) = struct.unpack_from("<I", data, len(data) - 4)
-    assert crc == zlib.crc32(data[:-4]) & 0xFFFFFFFF, "%s: checksum" % path
-    pos = 24
-
-    def u64():
-        nonlocal pos
-        (v,) = struct.unpack_from("<Q", data, pos)
-        pos += 8
-        return v
-
-    def string():
-        nonlocal pos
-        n = u64()
-        pos += n
-        return data[pos - n:pos].decode()
-
-    pos += 8  # step
-    for _ in range(u64()):
-        string(), string()
-    tensors = {}
-    for _ in range(u64()):
-        name = string()
-        dtype = data[pos]
-        pos += 1
-        dims = [struct.unpack_from("<q", data, pos + 8 * i)[0]
-                for i in range(u64())]
-        pos += 8 * len(dims)
-        n = u64()
-        tensors[name] = (dtype, dims, data[pos:pos + n])
-        pos += n
-    return tensors
 
 
 def metrics_without_timing(path):
