@@ -119,7 +119,7 @@ uint32_t TrainLoop::stateChecksum() const {
 }
 
 rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
-  const std::string where = dir + "/" + kCheckpointFile;
+  const std::string where = checkpointPath(dir);
   if (ckpt.stepColumns != history_.stepColumns ||
       ckpt.evalColumns != history_.evalColumns)
     return rt::Status::error(
