@@ -79,6 +79,10 @@ int64_t TrainLoop::skipped() const {
   return n;
 }
 
+double TrainLoop::finalLoss() const {
+  return history_.stepRows.empty() ? NAN : history_.stepRows.back()[kLoss];
+}
+
 double TrainLoop::medianStepMs() const {
   if (times_.empty())
     return NAN;
@@ -206,9 +210,8 @@ int TrainLoop::stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
     if (savedStep_ != stepsDone)
       if (rt::Status st = saveCheckpoint(stepsDone); !st)
         return fail("--checkpoint: " + st.message() + " (" + what + ")");
-    saved = "checkpoint written to " + checkpointPath(o_.checkpointDir);
-    if (stepsDone < o_.steps)
-      saved += " (continue with --resume " + o_.checkpointDir + ")";
+    saved = "checkpoint written to " + checkpointPath(o_.checkpointDir) +
+            " (continue with --resume " + o_.checkpointDir + ")";
   }
   if (metrics)
     if (rt::Status st = metrics->close(); !st)
@@ -448,7 +451,7 @@ int TrainLoop::run() {
     rt::TensorView lv;
     if (rt::Status st = train_.output(step_.loss, lv); !st)
       return fail(st.message());
-    finalLoss_ = rt::cpu::elementAsDouble(lv, 0);
+    double loss = rt::cpu::elementAsDouble(lv, 0);
     bool overflow = false;
     if (step_.checksOverflow) {
       rt::TensorView fv;
@@ -458,7 +461,7 @@ int TrainLoop::run() {
     }
     if (updates)
       overflowRun = overflow ? overflowRun + 1 : 0;
-    std::vector<double> row = {static_cast<double>(s), finalLoss_, ms, scale,
+    std::vector<double> row = {static_cast<double>(s), loss, ms, scale,
                                overflow ? 1.0 : 0.0};
     if (o_.checksumState)
       row.push_back(stateChecksum());
@@ -466,12 +469,11 @@ int TrainLoop::run() {
     if (metrics)
       if (rt::Status st = metrics->row(row); !st)
         return fail("--metrics: " + st.message());
-    progress_->update(s, finalLoss_, step_.checksOverflow ? scale : NAN);
+    progress_->update(s, loss, step_.checksOverflow ? scale : NAN);
 
     if (numerics) {
-      NumericsVerdict v =
-          numerics->judge({s, updates, std::isfinite(finalLoss_), overflow,
-                           scale, currentScale()});
+      NumericsVerdict v = numerics->judge(
+          {s, updates, std::isfinite(loss), overflow, scale, currentScale()});
       if (v.kind == NumericsVerdict::Stop) {
         if (metrics)
           (void)metrics->close();

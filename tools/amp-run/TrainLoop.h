@@ -19,7 +19,6 @@
 #include "tools/amp-run/StepInfo.h"
 #include "tools/amp-run/TrainData.h"
 
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -86,7 +85,7 @@ public:
 
   const History &history() const { return history_; }
   int64_t firstStep() const { return firstStep_; }
-  double finalLoss() const { return finalLoss_; }
+  double finalLoss() const;
   int64_t skipped() const;
   /// The scale the next step runs with (the state, or the constant: 1
   /// without scaling).
@@ -104,7 +103,8 @@ private:
   rt::Status evaluate(int64_t stepsDone, double periodSeconds);
   rt::Status saveCheckpoint(int64_t stepsDone);
   /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h) with the state of
-  /// `stepsDone` steps saved; returns the exit code, 128 + sig.
+  /// `stepsDone` steps, fewer than the run's, saved; returns the exit code,
+  /// 128 + sig.
   int stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
                    MetricsWriter *evalMetrics);
   uint32_t stateChecksum() const;
@@ -119,7 +119,6 @@ private:
   History history_;
   int64_t firstStep_ = 0;
   int64_t batch_ = 1;
-  double finalLoss_ = NAN;
   std::vector<double> times_;
   double runSeconds_ = 0;
   int64_t savedStep_ = -1; // the steps done at the last checkpoint written
