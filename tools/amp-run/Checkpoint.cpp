@@ -420,6 +420,22 @@ Status decodeImpl(const uint8_t *data, size_t size, Checkpoint &c) {
   return Status::ok();
 }
 
+// The nearest of `dir` and its ancestors that exists (empty when none of a
+// relative path's does), with those below it that do not in `missing`,
+// `dir` first.
+std::filesystem::path
+nearestExisting(const std::string &dir,
+                std::vector<std::filesystem::path> &missing) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::path(dir).lexically_normal();
+  if (p.filename().empty()) // "a/b/"
+    p = p.parent_path();
+  std::error_code ec;
+  for (; !p.empty() && !fs::exists(p, ec); p = p.parent_path())
+    missing.push_back(p);
+  return p;
+}
+
 // Creates `dir` and any missing parents, and syncs the directory holding
 // each one created, so the checkpoint's path survives a crash too.
 Status makeDirectory(const std::string &dir) {
@@ -427,12 +443,8 @@ Status makeDirectory(const std::string &dir) {
   std::error_code ec;
   if (fs::is_directory(dir, ec))
     return Status::ok();
-  fs::path p = fs::path(dir).lexically_normal();
-  if (p.filename().empty()) // "a/b/"
-    p = p.parent_path();
   std::vector<fs::path> missing;
-  for (; !p.empty() && !fs::exists(p, ec); p = p.parent_path())
-    missing.push_back(p);
+  nearestExisting(dir, missing);
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec))
     return Status::error(
@@ -522,20 +534,15 @@ Status checkCheckpointDirectory(const std::string &dir) {
     return rt::checkWritable(checkpointPath(dir));
   // The nearest ancestor that exists must be a directory, and the component
   // below it must be creatable there.
-  fs::path p = fs::path(dir).lexically_normal();
-  if (p.filename().empty()) // "a/b/"
-    p = p.parent_path();
-  fs::path missing = p;
-  for (p = p.parent_path(); !p.empty() && !fs::exists(p, ec);
-       p = p.parent_path())
-    missing = p;
-  if (fs::exists(missing, ec))
-    return cannot(missing.string() + " exists and is not a directory");
+  std::vector<fs::path> missing;
+  fs::path p = nearestExisting(dir, missing);
+  if (missing.empty())
+    return cannot(p.string() + " exists and is not a directory");
   if (!p.empty() && !fs::is_directory(p, ec))
     return cannot(p.string() + " is not a directory");
-  if (!fs::create_directory(missing, ec))
+  if (!fs::create_directory(missing.back(), ec))
     return cannot(ec ? ec.message() : "it could not be made");
-  fs::remove(missing, ec);
+  fs::remove(missing.back(), ec);
   return Status::ok();
 }
 
