@@ -18,6 +18,15 @@ int fail(const llvm::Twine &msg) {
   return 1;
 }
 
+/// FNV-1a (64 bits) of `size` bytes.
+uint64_t fnv1a64(const void *data, size_t size) {
+  uint64_t h = 14695981039346656037ull;
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < size; ++i)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
 } // namespace
 
 int printModule(mlir::ModuleOp module, const std::string &path) {
@@ -38,14 +47,6 @@ int writeProgramFile(mlir::ModuleOp module, const std::string &path) {
       !s)
     return fail(s.message());
   return 0;
-}
-
-uint64_t fnv1a64(const void *data, size_t size) {
-  uint64_t h = 14695981039346656037ull;
-  const auto *p = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < size; ++i)
-    h = (h ^ p[i]) * 1099511628211ull;
-  return h;
 }
 
 mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,

@@ -35,9 +35,6 @@ mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
                                  rt::FunctionInfo &out,
                                  uint64_t *hash = nullptr);
 
-/// FNV-1a (64 bits) of `size` bytes.
-uint64_t fnv1a64(const void *data, size_t size);
-
 } // namespace ampc::tools
 
 #endif // AMPC_TOOLS_AMPRUN_PROGRAMIO_H

@@ -21,8 +21,7 @@ LogicalResult fail(const llvm::Twine &msg) {
   return failure();
 }
 
-} // namespace
-
+/// Reads StepInfo from @train_step, before it is lowered.
 StepInfo describeStep(ModuleOp module) {
   StepInfo info;
   auto f = module.lookupSymbol<func::FuncOp>("train_step");
@@ -76,6 +75,8 @@ StepInfo describeStep(ModuleOp module) {
         info.weights.insert(n.getValue().str());
   return info;
 }
+
+} // namespace
 
 LogicalResult compileStep(OwningOpRef<ModuleOp> module,
                           const std::string &modelPath,

@@ -46,9 +46,6 @@ mlir::LogicalResult compileStep(mlir::OwningOpRef<mlir::ModuleOp> module,
                                 const StepCompileOptions &options,
                                 CompiledStep &out);
 
-/// Reads StepInfo from @train_step (exposed for the --emit stages).
-StepInfo describeStep(mlir::ModuleOp module);
-
 } // namespace ampc::tools
 
 #endif // AMPC_TOOLS_AMPRUN_TRAINSTEP_H
