@@ -2,6 +2,7 @@
 
 #include "tools/amp-run/CheckNumerics.h"
 
+#include "tools/amp-run/Format.h"
 #include "tools/amp-run/NonFinite.h"
 
 namespace ampc::tools {

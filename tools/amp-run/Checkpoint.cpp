@@ -8,11 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "tools/amp-run/Checkpoint.h"
 
+#include "tools/amp-run/Format.h"
+
 #include <zlib.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -79,12 +79,6 @@ void put32(uint8_t *p, uint32_t v) {
 void put64(uint8_t *p, uint64_t v) {
   put32(p, uint32_t(v));
   put32(p + 4, uint32_t(v >> 32));
-}
-
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08" PRIx32, v);
-  return buf;
 }
 
 // The bytes a tensor of this dtype and shape holds; false for a negative

@@ -9,6 +9,8 @@
 
 #include "tools/amp-run/FashionMnist.h"
 
+#include "tools/amp-run/Format.h"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -23,14 +25,6 @@ using rt::Status;
 
 constexpr uint32_t kImagesMagic = 0x00000803;
 constexpr uint32_t kLabelsMagic = 0x00000801;
-
-std::string hex32(uint32_t v) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s = "0x";
-  for (int shift = 28; shift >= 0; shift -= 4)
-    s += digits[(v >> shift) & 0xF];
-  return s;
-}
 
 const char *idxTypeName(uint32_t code) {
   switch (code) {

@@ -3,10 +3,10 @@
 #include "tools/amp-run/NonFinite.h"
 
 #include "runtime/cpu/TypedIO.h"
+#include "tools/amp-run/Format.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace ampc::tools {
 namespace {
@@ -40,12 +40,6 @@ std::string indexIn(const rt::Shape &dims, int64_t i) {
 }
 
 } // namespace
-
-std::string nineDigits(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
 
 rt::Status checkFinite(const rt::TensorView &t, bool samples,
                        const rt::TensorView *before) {

@@ -12,8 +12,6 @@
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
-#include <string>
-
 namespace ampc::tools {
 
 /// Checks that every element of the float tensor `t` is finite (any other
@@ -27,10 +25,6 @@ namespace ampc::tools {
 /// there is reported as out of t's range.
 rt::Status checkFinite(const rt::TensorView &t, bool samples,
                        const rt::TensorView *before = nullptr);
-
-/// `v` with nine significant digits ("%.9g"), as amp-run's messages give a
-/// value or a loss scale: enough for an f32 to read back exactly.
-std::string nineDigits(double v);
 
 } // namespace ampc::tools
 

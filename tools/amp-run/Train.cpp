@@ -14,7 +14,7 @@
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Checkpoint.h"
 #include "tools/amp-run/FashionMnist.h"
-#include "tools/amp-run/NonFinite.h"
+#include "tools/amp-run/Format.h"
 #include "tools/amp-run/Plot.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/TrainData.h"

@@ -4,8 +4,8 @@
 
 #include "runtime/cpu/TypedIO.h"
 #include "tools/amp-run/CheckNumerics.h"
+#include "tools/amp-run/Format.h"
 #include "tools/amp-run/Metrics.h"
-#include "tools/amp-run/NonFinite.h"
 #include "tools/amp-run/Signals.h"
 
 #include <algorithm>

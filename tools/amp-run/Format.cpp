@@ -1,0 +1,22 @@
+//===- Format.cpp - numbers as amp-run's messages write them --------------===//
+
+#include "tools/amp-run/Format.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace ampc::tools {
+
+std::string nineDigits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%08" PRIx32, v);
+  return buf;
+}
+
+} // namespace ampc::tools
