@@ -11,6 +11,8 @@ const std::vector<KernelEntry> &table() {
   static const std::vector<KernelEntry> entries = [] {
     std::vector<KernelEntry> v;
     // One line per family file; keep in the order of CudaKernels.h.
+    addNormalizationKernels(v);
+    addLossKernels(v);
     addMovementKernels(v);
     addReductionKernels(v);
     std::sort(v.begin(), v.end(),

@@ -1,0 +1,334 @@
+//===- Losses.cpp - softmax, the losses and their gradients on the GPU ----===//
+//
+// The CPU kernels' semantics (runtime/cpu/Reduction.cpp, Losses.cpp,
+// LossGrad.cpp, LossRules.h): softmax over attribute 'axis' viewed as
+// [outer, len, inner]; softmax_cross_entropy and nll_loss over [N, C, D]
+// with i32/i64 labels, optional class weights, 'reduction' none/sum/mean
+// and 'ignore_index'. One difference: the CPU refuses a label outside
+// [0, C) that is not ignore_index at run time, and a kernel cannot fail
+// mid-graph, so here such a label gives NaN (its loss, the reduced loss,
+// and the gradients it reaches; see kernels/Losses.cuh). f64 is refused
+// at prepare time.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/LossRules.h"
+#include "runtime/cuda/RowLaunch.h"
+#include "runtime/cuda/kernels/LossArgs.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+using ampc_cuda::LossArgs;
+
+enum Reduction : int { kNone = 0, kSum = 1, kMean = 2 };
+
+int code(DType t) { return static_cast<int>(t); }
+
+struct Launch {
+  CUfunction fn = nullptr;
+  LaunchDims dims;
+  std::string name;
+};
+
+Status lookup(CudaDevice &device, const std::string &name, Launch &l) {
+  l.name = name;
+  return device.function(name.c_str(), l.fn);
+}
+
+// Viewed as [outer, len, inner] around `axis`.
+void splitAt(const Shape &s, int64_t axis, int64_t &outer, int64_t &len,
+             int64_t &inner) {
+  outer = cpu::kh::product(s, 0, axis);
+  len = s[axis];
+  inner = cpu::kh::product(s, axis + 1, s.size());
+}
+
+// Softmax over [outer, len, inner]: a row kernel when inner == 1, else a
+// column kernel. With `loss`, softmax_cross_entropy's per-sample losses.
+struct SoftmaxPlan {
+  Launch l;
+  int64_t outer = 0, len = 0, inner = 0;
+  int vec = 0;
+  bool rows = true;
+};
+
+Status planSoftmax(CudaDevice &device, const std::string &prefix, DType t,
+                   const Shape &shape, int64_t axis,
+                   std::initializer_list<const void *> ptrs, SoftmaxPlan &p) {
+  splitAt(shape, axis, p.outer, p.len, p.inner);
+  p.rows = p.inner == 1;
+  std::string name;
+  if (p.rows) {
+    rows::choose(device, prefix, t, p.outer, p.len, ptrs, name, p.l.dims,
+                 p.vec);
+  } else {
+    name = prefix + "_col_" + rows::suffix(t);
+    p.l.dims = gridFor(device, p.outer * p.inner);
+  }
+  return lookup(device, name, p.l);
+}
+
+LossArgs lossArgs(const cpu::OpCall &call, const cpu::kh::LossAttrs &la,
+                  size_t labelsAt, const TensorView &x) {
+  LossArgs a{};
+  const TensorView &labels = call.inputs[labelsAt];
+  a.labels = labels.data;
+  a.labelType = code(labels.dtype);
+  if (cpu::kh::hasInput(call, labelsAt + 1)) {
+    a.weights = call.inputs[labelsAt + 1].data;
+    a.weightType = code(call.inputs[labelsAt + 1].dtype);
+  }
+  a.samples = labels.numElements();
+  a.classes = x.shape[1];
+  a.hasIgnore = la.ignoreIndex.has_value();
+  a.ignoreIndex = la.ignoreIndex.value_or(0);
+  return a;
+}
+
+int reductionOf(const cpu::kh::LossAttrs &la) {
+  return la.reduction == "none" ? kNone : la.reduction == "sum" ? kSum : kMean;
+}
+
+//===----------------------------------------------------------------------===//
+// softmax / log_softmax / softmax_grad / log_softmax_grad
+//===----------------------------------------------------------------------===//
+
+class SoftmaxKernel : public PreparedKernel {
+public:
+  SoftmaxKernel(bool grad, int log) : grad_(grad), log_(log) {}
+  Status prepare(const cpu::OpCall &call, CudaDevice &device) {
+    const TensorView &x = call.inputs[0];
+    AMPC_RETURN_IF_ERROR(rows::checkDType(call.op, "input", x.dtype));
+    in0_ = x.data;
+    in1_ = grad_ ? call.inputs[1].data : nullptr;
+    out_ = call.outputs[0].data;
+    empty_ = x.numElements() == 0;
+    if (empty_)
+      return Status::ok();
+    return planSoftmax(device, grad_ ? "ampc_softmax_grad" : "ampc_softmax",
+                       x.dtype, x.shape, call.attrs->getInt("axis"),
+                       {in0_, in1_ ? in1_ : out_, out_}, p_);
+  }
+  Status launch(const LaunchContext &ctx) override {
+    if (empty_)
+      return Status::ok();
+    int hasLoss = 0;
+    LossArgs la{};
+    if (grad_) {
+      if (p_.rows) {
+        void *args[] = {&in0_,   &in1_, &out_,  &p_.outer,
+                        &p_.len, &log_, &p_.vec};
+        return launchKernel(ctx, p_.l.fn, p_.l.dims, args, p_.l.name.c_str());
+      }
+      void *args[] = {&in0_,   &in1_,     &out_, &p_.outer,
+                      &p_.len, &p_.inner, &log_};
+      return launchKernel(ctx, p_.l.fn, p_.l.dims, args, p_.l.name.c_str());
+    }
+    if (p_.rows) {
+      void *args[] = {&in0_, &out_,   &p_.outer, &p_.len,
+                      &log_, &p_.vec, &hasLoss,  &la};
+      return launchKernel(ctx, p_.l.fn, p_.l.dims, args, p_.l.name.c_str());
+    }
+    void *args[] = {&in0_,     &out_, &p_.outer, &p_.len,
+                    &p_.inner, &log_, &hasLoss,  &la};
+    return launchKernel(ctx, p_.l.fn, p_.l.dims, args, p_.l.name.c_str());
+  }
+
+private:
+  bool grad_;
+  int log_;
+  bool empty_ = false;
+  void *in0_ = nullptr, *in1_ = nullptr, *out_ = nullptr;
+  SoftmaxPlan p_;
+};
+
+template <bool Grad, bool Log>
+Status prepareSoftmax(const std::vector<const cpu::OpCall *> &calls,
+                      PrepareContext &ctx,
+                      std::unique_ptr<PreparedKernel> &out) {
+  auto k = std::make_unique<SoftmaxKernel>(Grad, Log ? 1 : 0);
+  AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx.device));
+  out = std::move(k);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy / nll_loss
+//===----------------------------------------------------------------------===//
+
+// Per-sample losses (into the loss, or into the workspace and then reduced
+// by one block).
+class LossKernel : public PreparedKernel {
+public:
+  explicit LossKernel(bool softmax) : softmax_(softmax) {}
+  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
+    cpu::kh::LossAttrs attrs;
+    AMPC_RETURN_IF_ERROR(cpu::kh::readLossAttrs(*call.attrs, attrs));
+    const TensorView &x = call.inputs[0], &loss = call.outputs[0];
+    AMPC_RETURN_IF_ERROR(
+        rows::checkDType(call.op, softmax_ ? "scores" : "input", x.dtype));
+    la_ = lossArgs(call, attrs, 1, x);
+    reduction_ = reductionOf(attrs);
+    if (reduction_ == kNone) {
+      la_.loss = loss.data;
+      la_.lossType = code(loss.dtype);
+    } else {
+      ctx.requestWorkspace(size_t(2 * la_.samples) * sizeof(double));
+      AMPC_RETURN_IF_ERROR(lookup(ctx.device, "ampc_loss_reduce", reduce_));
+      reduce_.dims.block[0] = 1024;
+    }
+    out_ = loss.data;
+    outType_ = code(loss.dtype);
+    x_ = x.data;
+    xType_ = code(x.dtype);
+    d_ = cpu::kh::product(x.shape, 2, x.shape.size());
+    if (la_.samples == 0)
+      return Status::ok();
+    if (softmax_) {
+      lp_ = call.outputs[1].data;
+      return planSoftmax(ctx.device, "ampc_softmax", x.dtype, x.shape, 1,
+                         {x_, lp_}, p_);
+    }
+    AMPC_RETURN_IF_ERROR(lookup(ctx.device, "ampc_nll_loss", p_.l));
+    p_.l.dims = gridFor(ctx.device, la_.samples);
+    return Status::ok();
+  }
+  Status launch(const LaunchContext &ctx) override {
+    LossArgs la = la_;
+    if (reduction_ != kNone)
+      la.perSample = reinterpret_cast<double *>(ctx.workspace);
+    if (la.samples > 0) {
+      int log = 1, hasLoss = 1;
+      if (!softmax_) {
+        void *args[] = {&x_, &xType_, &d_, &la};
+        AMPC_RETURN_IF_ERROR(
+            launchKernel(ctx, p_.l.fn, p_.l.dims, args, p_.l.name.c_str()));
+      } else if (p_.rows) {
+        void *args[] = {&x_,  &lp_,    &p_.outer, &p_.len,
+                        &log, &p_.vec, &hasLoss,  &la};
+        AMPC_RETURN_IF_ERROR(
+            launchKernel(ctx, p_.l.fn, p_.l.dims, args, p_.l.name.c_str()));
+      } else {
+        void *args[] = {&x_,       &lp_, &p_.outer, &p_.len,
+                        &p_.inner, &log, &hasLoss,  &la};
+        AMPC_RETURN_IF_ERROR(
+            launchKernel(ctx, p_.l.fn, p_.l.dims, args, p_.l.name.c_str()));
+      }
+    }
+    if (reduction_ == kNone)
+      return Status::ok();
+    int mean = reduction_ == kMean;
+    void *args[] = {&la, &out_, &outType_, &mean};
+    return launchKernel(ctx, reduce_.fn, reduce_.dims, args,
+                        reduce_.name.c_str());
+  }
+
+private:
+  bool softmax_;
+  int reduction_ = kMean;
+  LossArgs la_{};
+  void *x_ = nullptr, *lp_ = nullptr, *out_ = nullptr;
+  int xType_ = 0, outType_ = 0;
+  int64_t d_ = 1;
+  SoftmaxPlan p_;
+  Launch reduce_;
+};
+
+template <bool Softmax>
+Status prepareLoss(const std::vector<const cpu::OpCall *> &calls,
+                   PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
+  auto k = std::make_unique<LossKernel>(Softmax);
+  AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx));
+  out = std::move(k);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_grad / nll_loss_grad
+//===----------------------------------------------------------------------===//
+
+// Elementwise over [N, C, D] after, for "mean", one block sums the weights
+// of the labels not ignored into the workspace.
+class LossGradKernel : public PreparedKernel {
+public:
+  explicit LossGradKernel(bool softmax) : softmax_(softmax) {}
+  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
+    cpu::kh::LossAttrs attrs;
+    AMPC_RETURN_IF_ERROR(cpu::kh::readLossAttrs(*call.attrs, attrs));
+    const TensorView &out = call.outputs[0];
+    AMPC_RETURN_IF_ERROR(rows::checkDType(call.op, "output", out.dtype));
+    const size_t labelsAt = softmax_ ? 2 : 1;
+    la_ = lossArgs(call, attrs, labelsAt, out);
+    reduction_ = reductionOf(attrs);
+    grad_ = call.inputs[0].data;
+    lp_ = softmax_ ? call.inputs[1].data : nullptr;
+    out_ = out.data;
+    d_ = cpu::kh::product(out.shape, 2, out.shape.size());
+    count_ = out.numElements();
+    if (count_ == 0)
+      return Status::ok();
+    if (reduction_ == kMean) {
+      ctx.requestWorkspace(sizeof(double));
+      AMPC_RETURN_IF_ERROR(lookup(ctx.device, "ampc_loss_weight_sum", sum_));
+      sum_.dims.block[0] = 1024;
+    }
+    AMPC_RETURN_IF_ERROR(
+        lookup(ctx.device,
+               std::string(softmax_ ? "ampc_sce_grad_" : "ampc_nll_grad_") +
+                   rows::suffix(out.dtype),
+               main_));
+    main_.dims = gridFor(ctx.device, count_);
+    return Status::ok();
+  }
+  Status launch(const LaunchContext &ctx) override {
+    if (count_ == 0)
+      return Status::ok();
+    LossArgs la = la_;
+    double *denom = nullptr;
+    if (reduction_ == kMean) {
+      denom = reinterpret_cast<double *>(ctx.workspace);
+      void *args[] = {&la, &denom};
+      AMPC_RETURN_IF_ERROR(
+          launchKernel(ctx, sum_.fn, sum_.dims, args, sum_.name.c_str()));
+    }
+    if (softmax_) {
+      void *args[] = {&grad_, &lp_, &out_, &la, &d_, &reduction_, &denom};
+      return launchKernel(ctx, main_.fn, main_.dims, args, main_.name.c_str());
+    }
+    void *args[] = {&grad_, &out_, &la, &d_, &reduction_, &denom};
+    return launchKernel(ctx, main_.fn, main_.dims, args, main_.name.c_str());
+  }
+
+private:
+  bool softmax_;
+  int reduction_ = kMean;
+  LossArgs la_{};
+  void *grad_ = nullptr, *lp_ = nullptr, *out_ = nullptr;
+  int64_t d_ = 1, count_ = 0;
+  Launch sum_, main_;
+};
+
+template <bool Softmax>
+Status prepareLossGrad(const std::vector<const cpu::OpCall *> &calls,
+                       PrepareContext &ctx,
+                       std::unique_ptr<PreparedKernel> &out) {
+  auto k = std::make_unique<LossGradKernel>(Softmax);
+  AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx));
+  out = std::move(k);
+  return Status::ok();
+}
+
+} // namespace
+
+void addLossKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"softmax", prepareSoftmax<false, false>});
+  out.push_back({"log_softmax", prepareSoftmax<false, true>});
+  out.push_back({"softmax_grad", prepareSoftmax<true, false>});
+  out.push_back({"log_softmax_grad", prepareSoftmax<true, true>});
+  out.push_back({"softmax_cross_entropy", prepareLoss<true>});
+  out.push_back({"nll_loss", prepareLoss<false>});
+  out.push_back({"softmax_cross_entropy_grad", prepareLossGrad<true>});
+  out.push_back({"nll_loss_grad", prepareLossGrad<false>});
+}
+
+} // namespace ampc::rt::cuda
