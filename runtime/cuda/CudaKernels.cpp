@@ -15,6 +15,7 @@ const std::vector<KernelEntry> &table() {
     addLossKernels(v);
     addMovementKernels(v);
     addReductionKernels(v);
+    addOptimizerKernels(v);
     std::sort(v.begin(), v.end(),
               [](const KernelEntry &a, const KernelEntry &b) {
                 return std::string_view(a.name) < std::string_view(b.name);

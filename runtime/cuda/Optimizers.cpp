@@ -1,0 +1,491 @@
+//===- Optimizers.cpp - multi-tensor updates and loss scaling on CUDA -----===//
+//
+// sgd_update, momentum_update, adam_update, adagrad_update, lr_schedule,
+// unscale_and_check and update_scale, as runtime/cpu/Optimizers.cpp and
+// LossScaling.cpp define them (kernels/Optimizers.cu). Consecutive updates
+// of one op with the same attributes, the same lr/step/skip tensors and the
+// same dtypes form one group (canGroup), prepared as one launch over all
+// their parameters through a device table, as unscale_and_check is over all
+// its gradients. The scalars a step computes (lr, step, skip, scale) stay
+// on the device: launch() only enqueues.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Launch.h"
+#include "runtime/cuda/kernels/OptimizerTables.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace ampc::rt::cuda {
+namespace {
+using namespace ampc_cuda;
+using cpu::OpCall;
+
+uint64_t addr(const TensorView &t) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(t.data));
+}
+
+bool aligned16(const TensorView &t) { return addr(t) % 16 == 0; }
+
+// Whether two tensors share a byte (empty ones share none).
+bool overlap(const TensorView &a, const TensorView &b) {
+  if (a.byteSize() == 0 || b.byteSize() == 0)
+    return false;
+  uint64_t a0 = addr(a), b0 = addr(b);
+  return a0 < b0 + b.byteSize() && b0 < a0 + a.byteSize();
+}
+
+const char *dtypeSuffix(DType d) {
+  switch (d) {
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F64:
+    return "f64";
+  default:
+    return "f32";
+  }
+}
+
+int64_t chunksOf(int64_t n) { return (n + kOptChunk - 1) / kOptChunk; }
+
+LaunchDims chunkGrid(const CudaDevice &device, int64_t chunks) {
+  return gridFor(device, chunks * kOptThreads, kOptThreads);
+}
+
+Status uploadTable(CudaDevice &device, const void *data, size_t bytes,
+                   const std::string &what, DeviceBuffer &out) {
+  if (bytes == 0)
+    return Status::ok();
+  return out.upload(device, data, bytes, what);
+}
+
+bool sameAttrs(const Attrs &a, const Attrs &b) {
+  const auto &x = a.all(), &y = b.all();
+  if (x.size() != y.size())
+    return false;
+  for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j) {
+    const AttrValue &u = i->second, &v = j->second;
+    if (i->first != j->first || u.kind != v.kind || u.i != v.i || u.s != v.s ||
+        u.ints != v.ints)
+      return false;
+    // Bitwise, so that NaN equals NaN and 0 differs from -0.
+    if (std::memcmp(&u.f, &v.f, sizeof(double)) != 0)
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The updates
+//===----------------------------------------------------------------------===//
+
+// Operand layout of each update, as the CPU kernel counts it: kInputs
+// inputs before the optional skip, param at kFirst (lr is input 0, step
+// input 1 when kFirst is 2), kOut outputs before the optional working copy.
+struct UpdateShape {
+  size_t kInputs, kFirst, kOut;
+};
+
+template <typename P> struct UpdateOp;
+
+template <> struct UpdateOp<SgdParams> {
+  static constexpr UpdateShape kShape{3, 1, 1};
+  static Status read(const Attrs &attrs, SgdParams &p) {
+    return cpu::kh::getFloat(attrs, "weight_decay", 0.0, p.weightDecay);
+  }
+};
+
+template <> struct UpdateOp<MomentumParams> {
+  static constexpr UpdateShape kShape{5, 2, 2};
+  static Status read(const Attrs &attrs, MomentumParams &p) {
+    using namespace cpu::kh;
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", std::nullopt, p.alpha));
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", std::nullopt, p.beta));
+    AMPC_RETURN_IF_ERROR(
+        getFloat(attrs, "norm_coefficient", 0.0, p.normCoefficient));
+    std::string mode;
+    AMPC_RETURN_IF_ERROR(
+        getString(attrs, "mode", std::string("standard"), mode));
+    p.nesterov = mode == "nesterov";
+    return Status::ok();
+  }
+};
+
+template <> struct UpdateOp<AdamParams> {
+  static constexpr UpdateShape kShape{6, 2, 3};
+  static Status read(const Attrs &attrs, AdamParams &p) {
+    using namespace cpu::kh;
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 0.9, p.alpha));
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", 0.999, p.beta));
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-8, p.epsilon));
+    AMPC_RETURN_IF_ERROR(
+        getFloat(attrs, "norm_coefficient", 0.0, p.normCoefficient));
+    AMPC_RETURN_IF_ERROR(
+        getFloat(attrs, "norm_coefficient_post", 0.0, p.normCoefficientPost));
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "weight_decay", 0.0, p.weightDecay));
+    std::string mode;
+    AMPC_RETURN_IF_ERROR(
+        getString(attrs, "mode", std::string("pytorch"), mode));
+    p.pytorch = mode == "pytorch";
+    // Formed in double and rounded by the kernel, as the CPU does.
+    p.oneMinusAlpha = 1 - p.alpha;
+    p.oneMinusBeta = 1 - p.beta;
+    return Status::ok();
+  }
+};
+
+template <> struct UpdateOp<AdagradParams> {
+  static constexpr UpdateShape kShape{5, 2, 2};
+  static Status read(const Attrs &attrs, AdagradParams &p) {
+    using namespace cpu::kh;
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "decay_factor", 0.0, p.decayFactor));
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-6, p.epsilon));
+    return getFloat(attrs, "norm_coefficient", 0.0, p.normCoefficient);
+  }
+};
+
+// The dtype of an update's working copy, or -1 without one.
+int workingCopyDtype(const OpCall &call, const UpdateShape &s) {
+  return call.outputs.size() > s.kOut
+             ? static_cast<int>(call.outputs[s.kOut].dtype)
+             : -1;
+}
+
+template <typename P>
+bool canGroupUpdate(const OpCall &first, const OpCall &next) {
+  constexpr UpdateShape s = UpdateOp<P>::kShape;
+  if (next.op != first.op || next.inputs.size() != first.inputs.size() ||
+      next.outputs.size() != first.outputs.size() ||
+      next.present != first.present || !sameAttrs(*first.attrs, *next.attrs))
+    return false;
+  // Each call keeps its own lr, step and skip (a ScalarSet); one kernel
+  // takes one param dtype and one working-copy dtype.
+  return next.inputs[s.kFirst].dtype == first.inputs[s.kFirst].dtype &&
+         workingCopyDtype(next, s) == workingCopyDtype(first, s);
+}
+
+// The tensors a call reads (param, grad, state) and writes.
+struct CallTensors {
+  std::vector<const TensorView *> reads, writes;
+};
+
+CallTensors tensorsOf(const OpCall &call, const UpdateShape &s) {
+  CallTensors t;
+  for (size_t i = s.kFirst; i < s.kInputs; ++i)
+    t.reads.push_back(&call.inputs[i]);
+  for (const TensorView &o : call.outputs)
+    t.writes.push_back(&o);
+  return t;
+}
+
+// Whether `b` may run in the same launch as `a`, whose elements it then
+// touches in any order: neither writes what the other reads or writes.
+bool independent(const CallTensors &a, const CallTensors &b) {
+  for (const TensorView *w : a.writes) {
+    for (const TensorView *r : b.reads)
+      if (overlap(*w, *r))
+        return false;
+    for (const TensorView *w2 : b.writes)
+      if (overlap(*w, *w2))
+        return false;
+  }
+  for (const TensorView *w : b.writes)
+    for (const TensorView *r : a.reads)
+      if (overlap(*w, *r))
+        return false;
+  return true;
+}
+
+// The index of `call`'s lr, step and skip in `sets`, added if new.
+int32_t scalarSetOf(const OpCall &call, const UpdateShape &s,
+                    std::vector<ScalarSet> &sets) {
+  ScalarSet set{};
+  set.lr = addr(call.inputs[0]);
+  set.lrDtype = static_cast<int32_t>(call.inputs[0].dtype);
+  if (s.kFirst == 2)
+    set.step = addr(call.inputs[1]);
+  if (cpu::kh::hasInput(call, s.kInputs))
+    set.skip = addr(call.inputs[s.kInputs]);
+  for (size_t i = 0; i < sets.size(); ++i)
+    if (sets[i].lr == set.lr && sets[i].step == set.step &&
+        sets[i].skip == set.skip && sets[i].lrDtype == set.lrDtype)
+      return static_cast<int32_t>(i);
+  sets.push_back(set);
+  return static_cast<int32_t>(sets.size() - 1);
+}
+
+struct Segment {
+  size_t first = 0, count = 0; // entries in the table
+  int64_t chunks = 0;
+};
+
+template <typename P> class PreparedUpdate final : public PreparedKernel {
+public:
+  CUfunction fn = nullptr;
+  DeviceBuffer table;
+  std::vector<Segment> segments;
+  CUdeviceptr sets = 0; // in `table`, after the entries
+  int wcDtype = -1;
+  P params{};
+  std::string name;
+
+  Status launch(const LaunchContext &ctx) override {
+    for (const Segment &seg : segments) {
+      CUdeviceptr entries = table.get() + seg.first * sizeof(UpdateEntry);
+      int count = static_cast<int>(seg.count);
+      int64_t chunks = seg.chunks;
+      void *args[] = {&entries, &count, &chunks, &sets, &wcDtype, &params};
+      AMPC_RETURN_IF_ERROR(launchKernel(ctx, fn, chunkGrid(ctx.device, chunks),
+                                        args, name.c_str()));
+    }
+    return Status::ok();
+  }
+  size_t deviceBytes() const override { return table.size(); }
+};
+
+template <typename P>
+Status prepareUpdate(const std::vector<const OpCall *> &calls,
+                     PrepareContext &ctx,
+                     std::unique_ptr<PreparedKernel> &out) {
+  constexpr UpdateShape s = UpdateOp<P>::kShape;
+  const OpCall &first = *calls.front();
+  auto k = std::make_unique<PreparedUpdate<P>>();
+  AMPC_RETURN_IF_ERROR(UpdateOp<P>::read(*first.attrs, k->params));
+  k->name =
+      "ampc_" + first.op + "_" + dtypeSuffix(first.inputs[s.kFirst].dtype);
+  AMPC_RETURN_IF_ERROR(ctx.device.function(k->name.c_str(), k->fn));
+  k->wcDtype = workingCopyDtype(first, s);
+
+  // A call that touches what an earlier call of the current segment
+  // touches (a write against a read or write) starts a new segment, so
+  // launches in stream order keep the calls' order where it matters.
+  std::vector<UpdateEntry> entries;
+  std::vector<ScalarSet> sets;
+  std::vector<CallTensors> inSegment;
+  Segment seg;
+  auto close = [&] {
+    if (seg.count != 0)
+      k->segments.push_back(seg);
+    seg = Segment{entries.size(), 0, 0};
+    inSegment.clear();
+  };
+  for (const OpCall *call : calls) {
+    const int64_t n = call->inputs[s.kFirst].numElements();
+    if (n == 0)
+      continue;
+    CallTensors t = tensorsOf(*call, s);
+    for (const CallTensors &prev : inSegment)
+      if (!independent(prev, t)) {
+        close();
+        break;
+      }
+    UpdateEntry e{};
+    bool vec = true;
+    for (size_t i = 0; i < s.kInputs - s.kFirst; ++i) {
+      e.in[i] = addr(call->inputs[s.kFirst + i]);
+      vec &= aligned16(call->inputs[s.kFirst + i]);
+    }
+    for (size_t i = 0; i < s.kOut; ++i) {
+      e.out[i] = addr(call->outputs[i]);
+      vec &= aligned16(call->outputs[i]);
+    }
+    if (call->outputs.size() > s.kOut) {
+      e.workingCopy = addr(call->outputs[s.kOut]);
+      vec &= aligned16(call->outputs[s.kOut]);
+    }
+    e.n = n;
+    e.firstChunk = seg.chunks;
+    e.vec = vec;
+    e.scalars = scalarSetOf(*call, s, sets);
+    seg.chunks += chunksOf(n);
+    ++seg.count;
+    entries.push_back(e);
+    inSegment.push_back(std::move(t));
+  }
+  close();
+  // One allocation: the entries, then the scalar sets.
+  std::vector<uint8_t> bytes(entries.size() * sizeof(UpdateEntry) +
+                             sets.size() * sizeof(ScalarSet));
+  if (!entries.empty()) {
+    std::memcpy(bytes.data(), entries.data(),
+                entries.size() * sizeof(UpdateEntry));
+    std::memcpy(bytes.data() + entries.size() * sizeof(UpdateEntry),
+                sets.data(), sets.size() * sizeof(ScalarSet));
+  }
+  AMPC_RETURN_IF_ERROR(uploadTable(ctx.device, bytes.data(), bytes.size(),
+                                   first.op + " tensor table", k->table));
+  k->sets = k->table.get() + entries.size() * sizeof(UpdateEntry);
+  out = std::move(k);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// lr_schedule
+//===----------------------------------------------------------------------===//
+
+class PreparedSchedule final : public PreparedKernel {
+public:
+  CUfunction fn = nullptr;
+  CUdeviceptr step = 0, lr = 0;
+  int lrDtype = 0;
+  ScheduleParams params{};
+
+  Status launch(const LaunchContext &ctx) override {
+    void *args[] = {&step, &lr, &lrDtype, &params};
+    LaunchDims d;
+    d.block[0] = 1;
+    return launchKernel(ctx, fn, d, args, "ampc_lr_schedule");
+  }
+};
+
+Status prepareSchedule(const std::vector<const OpCall *> &calls,
+                       PrepareContext &ctx,
+                       std::unique_ptr<PreparedKernel> &out) {
+  using namespace cpu::kh;
+  const OpCall &call = *calls.front();
+  auto k = std::make_unique<PreparedSchedule>();
+  ScheduleParams &p = k->params;
+  std::string kind;
+  AMPC_RETURN_IF_ERROR(
+      getFloat(*call.attrs, "base_lr", std::nullopt, p.baseLr));
+  AMPC_RETURN_IF_ERROR(
+      getString(*call.attrs, "kind", std::string("constant"), kind));
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "step_size", 1, p.stepSize));
+  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "gamma", 0.1, p.gamma));
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "total_steps", 1, p.totalSteps));
+  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "min_lr", 0.0, p.minLr));
+  p.kind = kind == "step" ? 1 : kind == "cosine" ? 2 : 0;
+  AMPC_RETURN_IF_ERROR(ctx.device.function("ampc_lr_schedule", k->fn));
+  k->step = devicePtr(call.inputs[0]);
+  k->lr = devicePtr(call.outputs[0]);
+  k->lrDtype = static_cast<int>(call.outputs[0].dtype);
+  out = std::move(k);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// unscale_and_check
+//===----------------------------------------------------------------------===//
+
+class PreparedUnscale final : public PreparedKernel {
+public:
+  CUfunction fn = nullptr;
+  DeviceBuffer table;
+  int count = 0;
+  int64_t chunks = 0;
+  CUdeviceptr scale = 0, skip = 0, foundInf = 0;
+
+  Status launch(const LaunchContext &ctx) override {
+    // Zeroed first: the kernel only ever stores 1 (a skipped or clean step
+    // leaves the 0).
+    AMPC_CU_CHECK(ctx.device.api(),
+                  cuMemsetD8Async(foundInf, 0, 1, ctx.stream));
+    if (chunks == 0)
+      return Status::ok();
+    CUdeviceptr entries = table.get();
+    void *args[] = {&entries, &count, &chunks, &scale, &skip, &foundInf};
+    return launchKernel(ctx, fn, chunkGrid(ctx.device, chunks), args,
+                        "ampc_unscale_and_check");
+  }
+  size_t deviceBytes() const override { return table.size(); }
+};
+
+Status prepareUnscale(const std::vector<const OpCall *> &calls,
+                      PrepareContext &ctx,
+                      std::unique_ptr<PreparedKernel> &out) {
+  const OpCall &call = *calls.front();
+  const size_t n = call.outputs.size() - 1;
+  auto k = std::make_unique<PreparedUnscale>();
+  AMPC_RETURN_IF_ERROR(ctx.device.function("ampc_unscale_and_check", k->fn));
+  std::vector<UnscaleEntry> entries;
+  for (size_t i = 0; i < n; ++i) {
+    const TensorView &g = call.inputs[i], &u = call.outputs[i];
+    int64_t count = g.numElements();
+    if (count == 0)
+      continue;
+    UnscaleEntry e{};
+    e.g = addr(g);
+    e.u = addr(u);
+    e.n = count;
+    e.firstChunk = k->chunks;
+    e.dtype = static_cast<int32_t>(g.dtype);
+    e.vec = aligned16(g) && aligned16(u);
+    k->chunks += chunksOf(count);
+    entries.push_back(e);
+  }
+  k->count = static_cast<int>(entries.size());
+  k->scale = devicePtr(call.inputs[n]);
+  if (cpu::kh::hasInput(call, n + 1))
+    k->skip = devicePtr(call.inputs[n + 1]);
+  k->foundInf = devicePtr(call.outputs[n]);
+  AMPC_RETURN_IF_ERROR(uploadTable(
+      ctx.device, entries.data(), entries.size() * sizeof(UnscaleEntry),
+      "unscale_and_check gradient table", k->table));
+  out = std::move(k);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// update_scale
+//===----------------------------------------------------------------------===//
+
+class PreparedUpdateScale final : public PreparedKernel {
+public:
+  CUfunction fn = nullptr;
+  CUdeviceptr in[4] = {}, out[3] = {};
+  ScaleParams params{};
+
+  Status launch(const LaunchContext &ctx) override {
+    void *args[] = {&in[0],  &in[1],  &in[2],  &in[3],
+                    &out[0], &out[1], &out[2], &params};
+    LaunchDims d;
+    d.block[0] = 1;
+    return launchKernel(ctx, fn, d, args, "ampc_update_scale");
+  }
+};
+
+Status prepareUpdateScale(const std::vector<const OpCall *> &calls,
+                          PrepareContext &ctx,
+                          std::unique_ptr<PreparedKernel> &out) {
+  using namespace cpu::kh;
+  const OpCall &call = *calls.front();
+  auto k = std::make_unique<PreparedUpdateScale>();
+  ScaleParams &p = k->params;
+  const Attrs &a = *call.attrs;
+  AMPC_RETURN_IF_ERROR(getFloat(a, "growth", std::nullopt, p.growth));
+  AMPC_RETURN_IF_ERROR(getFloat(a, "backoff", std::nullopt, p.backoff));
+  AMPC_RETURN_IF_ERROR(
+      getInt(a, "growth_interval", std::nullopt, p.growthInterval));
+  AMPC_RETURN_IF_ERROR(getInt(a, "decr_every_n", std::nullopt, p.decrEveryN));
+  AMPC_RETURN_IF_ERROR(getFloat(a, "min_scale", std::nullopt, p.minScale));
+  AMPC_RETURN_IF_ERROR(getFloat(a, "max_scale", std::nullopt, p.maxScale));
+  AMPC_RETURN_IF_ERROR(ctx.device.function("ampc_update_scale", k->fn));
+  for (size_t i = 0; i < 4; ++i)
+    k->in[i] = devicePtr(call.inputs[i]);
+  for (size_t i = 0; i < 3; ++i)
+    k->out[i] = devicePtr(call.outputs[i]);
+  out = std::move(k);
+  return Status::ok();
+}
+
+} // namespace
+
+void addOptimizerKernels(std::vector<KernelEntry> &out) {
+  out.push_back(
+      {"sgd_update", prepareUpdate<SgdParams>, canGroupUpdate<SgdParams>});
+  out.push_back({"momentum_update", prepareUpdate<MomentumParams>,
+                 canGroupUpdate<MomentumParams>});
+  out.push_back(
+      {"adam_update", prepareUpdate<AdamParams>, canGroupUpdate<AdamParams>});
+  out.push_back({"adagrad_update", prepareUpdate<AdagradParams>,
+                 canGroupUpdate<AdagradParams>});
+  out.push_back({"lr_schedule", prepareSchedule});
+  out.push_back({"unscale_and_check", prepareUnscale});
+  out.push_back({"update_scale", prepareUpdateScale});
+}
+
+} // namespace ampc::rt::cuda

@@ -1,0 +1,211 @@
+//===- LossScalingTest.cpp - CUDA unscale_and_check and update_scale -----===//
+//
+// unscale_and_check over many gradients of mixed dtypes and odd sizes in
+// one launch, in place and not, with inf or NaN in one gradient only, a
+// value that overflows f16 only once unscaled, and skip; update_scale
+// driven through sequences of clean and overflowing steps under the
+// PyTorch, Paddle and MindSpore settings, compared exactly with the CPU at
+// every step.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaTestUtil.h"
+
+#include <cfloat>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <optional>
+
+namespace ampc::rt::cuda::test {
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Grad {
+  DType dtype;
+  Shape shape;
+};
+
+// Gradients of every float dtype: odd sizes, one element, empty, and
+// several 4096-element chunks.
+const Grad kGrads[] = {
+    {DType::F32, {37}},           {DType::F16, {3, 5, 7}},
+    {DType::BF16, {1}},           {DType::F32, {0}},
+    {DType::F64, {129}},          {DType::F16, {3 * 4096 + 5}},
+    {DType::F32, {2 * 4096 + 1}}, {DType::BF16, {4096}}};
+
+OpCase unscaleCase(const std::vector<HostTensor> &grads, double scale,
+                   bool inPlace, std::optional<int> skip = std::nullopt) {
+  OpCase c;
+  c.op = "unscale_and_check";
+  c.inputs = grads;
+  c.inputs.push_back(HostTensor::fromValues(DType::F32, {}, {scale}));
+  if (skip)
+    c.inputs.push_back(
+        HostTensor::fromValues(DType::I1, {}, {static_cast<double>(*skip)}));
+  for (size_t i = 0; i < grads.size(); ++i) {
+    c.outputs.push_back(HostTensor::empty(grads[i].dtype, grads[i].shape));
+    c.inPlace.push_back(inPlace ? static_cast<int>(i) : -1);
+  }
+  c.outputs.push_back(HostTensor::empty(DType::I1, {}));
+  c.inPlace.push_back(-1);
+  return c;
+}
+
+std::vector<HostTensor> randomGrads(double lo, double hi) {
+  std::vector<HostTensor> grads;
+  uint64_t seed = 11;
+  for (const Grad &g : kGrads)
+    grads.push_back(HostTensor::random(g.dtype, g.shape, seed++, lo, hi));
+  return grads;
+}
+
+// Element `at` of gradient `which` replaced by `v`, as stored in its dtype.
+void poke(std::vector<HostTensor> &grads, size_t which, int64_t at, double v) {
+  HostTensor &g = grads[which];
+  std::vector<double> values(g.numElements());
+  for (int64_t i = 0; i < g.numElements(); ++i)
+    values[i] = g.at(i);
+  values[at] = v;
+  g = HostTensor::fromValues(g.dtype, g.shape, values);
+}
+
+TEST(CudaLossScaling, UnscaleCleanGradients) {
+  AMPC_SKIP_WITHOUT_GPU();
+  for (double scale : {65536.0, 1024.0, 3.0, 0.5})
+    for (bool inPlace : {false, true}) {
+      SCOPED_TRACE("scale " + std::to_string(scale) +
+                   (inPlace ? " in place" : ""));
+      // Scaled gradients: up to 100 * scale (finite in f16 at 0.5 too).
+      double big = std::min(100 * scale, 30000.0);
+      expectCudaMatchesCpu(
+          unscaleCase(randomGrads(-big, big), scale, inPlace, 0),
+          Tolerance{0, 0});
+    }
+}
+
+TEST(CudaLossScaling, UnscaleFindsOneNonFiniteValue) {
+  AMPC_SKIP_WITHOUT_GPU();
+  // Each gradient in turn holds the only inf or NaN, at its first, last or
+  // a middle element (beyond the first chunk of the large ones).
+  for (size_t which = 0; which < std::size(kGrads); ++which) {
+    int64_t n = numElements(kGrads[which].shape);
+    if (n == 0)
+      continue;
+    for (double bad : {kInf, -kInf, kNaN})
+      for (int64_t at : {int64_t(0), n - 1, n / 2 + n / 3}) {
+        SCOPED_TRACE("gradient " + std::to_string(which) + " element " +
+                     std::to_string(at) + " = " + std::to_string(bad));
+        std::vector<HostTensor> grads = randomGrads(-1000, 1000);
+        poke(grads, which, at, bad);
+        expectCudaMatchesCpu(unscaleCase(grads, 1024, at % 2 == 0));
+      }
+  }
+}
+
+TEST(CudaLossScaling, UnscaleOverflowsOnlyOnceUnscaled) {
+  AMPC_SKIP_WITHOUT_GPU();
+  // 40000 is finite in f16; times 1 / 0.5 it is not.
+  std::vector<HostTensor> grads = randomGrads(-1, 1);
+  poke(grads, 5, 4097, 40000);
+  OpCase c = unscaleCase(grads, 0.5, true);
+  expectCudaMatchesCpu(c);
+}
+
+TEST(CudaLossScaling, UnscaleSkipped) {
+  AMPC_SKIP_WITHOUT_GPU();
+  // Skipped: found_inf is 0 even with an inf, and nothing is written (in
+  // place, so the outputs still hold the gradients on both backends).
+  std::vector<HostTensor> grads = randomGrads(-1, 1);
+  poke(grads, 1, 3, kInf);
+  expectCudaMatchesCpu(unscaleCase(grads, 1024, true, 1), Tolerance{0, 0});
+}
+
+TEST(CudaLossScaling, UnscaleManySmallGradients) {
+  AMPC_SKIP_WITHOUT_GPU();
+  std::vector<HostTensor> grads;
+  for (int i = 0; i < 300; ++i)
+    grads.push_back(HostTensor::random(i % 3 == 0 ? DType::F16 : DType::F32,
+                                       {1 + (i * 37) % 301}, 500 + i, -50, 50));
+  expectCudaMatchesCpu(unscaleCase(grads, 128, true), Tolerance{0, 0});
+  poke(grads, 299, 0, kNaN);
+  expectCudaMatchesCpu(unscaleCase(grads, 128, false));
+}
+
+//===----------------------------------------------------------------------===//
+// update_scale
+//===----------------------------------------------------------------------===//
+
+struct ScaleConfig {
+  const char *name;
+  double init, growth, backoff, minScale, maxScale;
+  int64_t growthInterval, decrEveryN;
+};
+
+// Runs `overflows` (one flag per step) from the initial state, comparing
+// the CUDA kernel with the CPU one exactly at every step and carrying the
+// CPU's state to the next.
+void runSequence(const ScaleConfig &cfg, const std::vector<int> &overflows) {
+  double scale = cfg.init;
+  int64_t good = 0, bad = 0;
+  for (size_t step = 0; step < overflows.size(); ++step) {
+    SCOPED_TRACE(std::string(cfg.name) + " step " + std::to_string(step));
+    OpCase c;
+    c.op = "update_scale";
+    c.attrs.setFloat("growth", cfg.growth);
+    c.attrs.setFloat("backoff", cfg.backoff);
+    c.attrs.setInt("growth_interval", cfg.growthInterval);
+    c.attrs.setInt("decr_every_n", cfg.decrEveryN);
+    c.attrs.setFloat("min_scale", cfg.minScale);
+    c.attrs.setFloat("max_scale", cfg.maxScale);
+    c.inputs = {
+        HostTensor::fromValues(DType::F32, {}, {scale}),
+        HostTensor::fromValues(DType::I64, {}, {static_cast<double>(good)}),
+        HostTensor::fromValues(DType::I64, {}, {static_cast<double>(bad)}),
+        HostTensor::fromValues(DType::I1, {},
+                               {static_cast<double>(overflows[step])})};
+    c.outputs = {HostTensor::empty(DType::F32, {}),
+                 HostTensor::empty(DType::I64, {}),
+                 HostTensor::empty(DType::I64, {})};
+    expectCudaMatchesCpu(c, Tolerance{0, 0});
+    std::vector<HostTensor> next;
+    Status st = runCpu(c, next);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    scale = next[0].at(0);
+    good = static_cast<int64_t>(next[1].at(0));
+    bad = static_cast<int64_t>(next[2].at(0));
+  }
+}
+
+// Clean runs long enough to grow, overflows single and in pairs.
+std::vector<int> mixedSteps() {
+  std::vector<int> s;
+  for (int i = 0; i < 7; ++i)
+    s.push_back(0);
+  s.push_back(1);
+  for (int i = 0; i < 4; ++i)
+    s.push_back(0);
+  for (int i = 0; i < 5; ++i)
+    s.push_back(1);
+  for (int i = 0; i < 9; ++i)
+    s.push_back(i % 4 == 3);
+  return s;
+}
+
+TEST(CudaLossScaling, UpdateScaleSequences) {
+  AMPC_SKIP_WITHOUT_GPU();
+  const ScaleConfig configs[] = {
+      {"pytorch", 65536, 2, 0.5, FLT_MIN, FLT_MAX, 3, 1},
+      {"paddle", 32768, 2, 0.5, 1, FLT_MAX, 2, 2},
+      {"mindspore", 16777216, 2, 0.5, 1, FLT_MAX, 3, 1},
+      // The scale reaches its floor and its ceiling.
+      {"clamped", 4, 3, 0.25, 1, 100, 1, 1},
+      // growth that leaves f32: the scale is kept.
+      {"overflowing growth", 3e38, 4, 0.5, 1, 1e300, 1, 1}};
+  for (const ScaleConfig &cfg : configs)
+    runSequence(cfg, mixedSteps());
+}
+
+} // namespace
+} // namespace ampc::rt::cuda::test
