@@ -1,9 +1,10 @@
 //===- Session.h - runs one function of a Program -------------------------===//
 //
-// A Session owns the arena of one function: it checks every kernel against
-// its backend when created, initializes the parameters once, takes inputs,
-// runs the kernels in order and exposes outputs as views of its memory.
-// On request it also finds the kernel where inf or NaN first appeared.
+// A Session owns the memory of one function on one device: it checks every
+// kernel against its backend when created, initializes the parameters once,
+// takes inputs, runs the kernels in order and exposes outputs. On request
+// it also finds the kernel where inf or NaN first appeared. The CPU
+// executor is CpuSession.cpp, the GPU's cuda/CudaSession.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_SESSION_H
@@ -17,10 +18,6 @@
 #include <vector>
 
 namespace ampc::rt {
-
-namespace cpu {
-class ThreadPool;
-}
 
 // A kernel output holding inf or NaN, found by the non-finite probe.
 struct NonFiniteReport {
@@ -37,42 +34,67 @@ struct NonFiniteReport {
 };
 
 struct SessionOptions {
+  // "cpu", "cuda" (GPU 0) or "cuda:N".
   std::string device = "cpu";
-  // 0: every hardware thread. A count the pool cannot start (above
+  // CPU: 0 is every hardware thread. A count the pool cannot start (above
   // cpu::ThreadPool::kMaxThreads, or beyond the system's limits) is an
   // error of create().
   unsigned threads = 0;
   // Bytes the device may hold for this process's sessions together; 0: what
-  // it has (for the CPU, hostMemory()). A session whose arena and update
-  // staging do not fit beside the live ones is refused by create().
+  // it has (for the CPU, hostMemory(); for a GPU, its free memory). A
+  // session whose arena and update staging do not fit beside the live ones
+  // is refused by create().
   uint64_t memoryLimit = 0;
+  // CUDA: f32 GEMMs and convolutions may use TF32 Tensor Cores (10-bit
+  // mantissa products, f32 accumulation), as torch.backends.cuda.matmul.
+  // allow_tf32 does.
+  bool allowTf32 = false;
+  // CUDA: capture the step into a CUDA graph on its second run and replay
+  // it (off: launch kernel by kernel, for debugging).
+  bool cudaGraph = true;
 };
 
+// The executor of one function on one device (CpuSession, CudaSession).
 class Session {
 public:
   // Takes the function by value: move it in so the weights are not held
-  // twice. Parameters' initial values move into the arena.
+  // twice. Parameters' initial values move into the device's memory. An
+  // unknown device, or one this build or machine cannot use, is an error
+  // naming the device and why.
   static Status create(FunctionInfo fn, const SessionOptions &options,
                        std::unique_ptr<Session> &out);
-  ~Session();
+  virtual ~Session();
 
   const FunctionInfo &function() const { return fn_; }
   // The type a named input must have (for messages and for readers).
   Status inputType(const std::string &name, TensorView &type) const;
-  // Copies `value` into the input's bytes; dtype and shape must match.
-  Status setInput(const std::string &name, const TensorView &value);
+  // Copies `value` (host memory) into the input's bytes; dtype and shape
+  // must match.
+  virtual Status setInput(const std::string &name, const TensorView &value) = 0;
   // Runs every kernel once. Every input must have been set since the last
   // run (the memory plan may reuse an input's bytes once it is read).
-  Status run();
-  // A view of an output's bytes, valid until the next run.
-  Status output(const std::string &name, TensorView &out) const;
-  // A view of a parameter's bytes (after a training run: its new value),
-  // valid until the next run.
-  Status param(const std::string &name, TensorView &out) const;
+  virtual Status run() = 0;
+  // A host view of an output's bytes, valid until the next run or the next
+  // call of output()/param() for the same name (a GPU session copies it
+  // back, waiting for the run to finish).
+  virtual Status output(const std::string &name, TensorView &out) const = 0;
+  // A host view of a parameter's bytes (after a training run: its new
+  // value), valid as output()'s.
+  virtual Status param(const std::string &name, TensorView &out) const = 0;
   // Overwrites a parameter (a checkpoint being restored); dtype and shape
   // must match.
-  Status setParam(const std::string &name, const TensorView &value);
+  virtual Status setParam(const std::string &name, const TensorView &value) = 0;
   uint64_t runs() const { return runs_; }
+
+  // "cpu (8 threads)", "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, ...)".
+  virtual std::string deviceName() const = 0;
+  // Bytes this session holds on its device: arena, staging, workspace and
+  // kernels' own tables.
+  virtual uint64_t deviceBytes() const = 0;
+  // The most bytes ampc held on this session's device at once, over every
+  // session of the process (a GPU counts its allocations; the CPU reports
+  // deviceBytes()).
+  virtual uint64_t peakDeviceBytes() const { return deviceBytes(); }
 
   // With the probe on, run() reads every float output after its kernel
   // (the results are unchanged) to find where inf or NaN first appeared:
@@ -87,31 +109,49 @@ public:
     return nonFinite_;
   }
 
-private:
+protected:
   explicit Session(FunctionInfo fn);
-  TensorView view(int value) const;
   const BindingInfo *findParam(const std::string &name) const;
-  // The probe's look at kernel `k`'s float inputs: those its outputs may
-  // overwrite (read before it runs) or the others (read after).
-  bool inputsNonFinite(size_t k, bool overwritten) const;
-  // Records the first non-finite output of kernel `k`, if it is news.
-  void probeOutputs(size_t k, bool inputsBad);
+  // The index of input `name` in fn_.inputs, or the error naming the known
+  // inputs.
+  Status findInput(const std::string &name, size_t &index) const;
+  // The error for a run with an input not given since the last run.
+  Status checkInputsSet() const;
 
-  FunctionInfo fn_;
-  std::unique_ptr<uint8_t[], void (*)(void *)> arena_{nullptr, nullptr};
-  std::vector<cpu::OpCall> calls_;
-  std::vector<bool> inputSet_;
-  // Parameters whose new value is copied into place after a run.
+  // A parameter whose new value is not planned in its own bytes is copied
+  // into place after a run. A new value that is itself a parameter (state
+  // that keeps the previous weights) is staged first: all updates happen
+  // at once.
   struct UpdateCopy {
     int param;          // index in fn_.params
-    bool staged;        // the value is another parameter: copied via staging_
-    size_t stageOffset; // into staging_
+    bool staged;        // copied via the staging buffer
+    size_t stageOffset; // into it
   };
-  std::vector<UpdateCopy> updateCopies_;
-  std::unique_ptr<uint8_t[]> staging_;
-  size_t stagingBytes_ = 0;
-  uint64_t heldBytes_ = 0; // arena and staging, counted process-wide
-  std::unique_ptr<cpu::ThreadPool> pool_;
+  Status planUpdateCopies(std::vector<UpdateCopy> &copies,
+                          size_t &stagingBytes) const;
+
+  // The probe, for any device: `host(k, i, out, inputSide)` gives a host
+  // view of kernel k's input (inputSide) or output i.
+  struct ProbeAccess {
+    virtual ~ProbeAccess() = default;
+    virtual size_t inputs(size_t k) const = 0;
+    virtual size_t outputs(size_t k) const = 0;
+    // False for an absent optional input.
+    virtual bool present(size_t k, size_t i) const = 0;
+    virtual TensorView view(size_t k, size_t i, bool input) const = 0;
+    virtual Status host(const TensorView &device, TensorView &host) const = 0;
+  };
+  // Inputs of kernel k that its outputs overwrite (overwritten) or not.
+  bool inputsNonFinite(const ProbeAccess &a, size_t k, bool overwritten) const;
+  // Records the first non-finite output of kernel `k`, if it is news.
+  void probeOutputs(const ProbeAccess &a, size_t k, bool inputsBad);
+  // Whether the probe still looks at kernels in this run.
+  bool probing() const {
+    return probe_ && (!nonFinite_ || nonFinite_->inputsNonFinite);
+  }
+
+  FunctionInfo fn_;
+  std::vector<bool> inputSet_;
   uint64_t runs_ = 0;
   bool probe_ = false;
   std::optional<NonFiniteReport> nonFinite_;

@@ -50,9 +50,9 @@ Status openLibrary(const std::vector<const char *> &names, void *&handle,
         if (const char *e = dlerror())
           firstError = e;
     }
-  return Status::error(firstError.empty() ? std::string(names.front()) +
-                                                " was not found"
-                                          : firstError);
+  return Status::error(firstError.empty()
+                           ? std::string(names.front()) + " was not found"
+                           : firstError);
 }
 
 template <typename Fn>
@@ -74,8 +74,8 @@ struct Loaded {
 Status load(Loaded &l) {
   CudaApi &api = l.api;
   void *driver = nullptr, *lt = nullptr, *dnn = nullptr;
-  if (Status st = openLibrary({"libcuda.so.1", "libcuda.so"}, driver,
-                              l.driverPath);
+  if (Status st =
+          openLibrary({"libcuda.so.1", "libcuda.so"}, driver, l.driverPath);
       !st)
     return Status::error("no CUDA driver on this machine (" + st.message() +
                          ")");
@@ -104,8 +104,8 @@ Status load(Loaded &l) {
 #include "runtime/cuda/CudaSymbols.def"
   api.cublasLtPath = l.cublasLtPath.c_str();
 
-  if (Status st = openLibrary({"libcudnn.so.9", "libcudnn.so"}, dnn,
-                              l.cudnnPath);
+  if (Status st =
+          openLibrary({"libcudnn.so.9", "libcudnn.so"}, dnn, l.cudnnPath);
       !st)
     return Status::error("cuDNN 9 cannot be loaded (" + st.message() +
                          "); set AMPC_CUDA_LIBRARY_PATH to its directory");

@@ -38,15 +38,16 @@ Status CudaDevice::init(int ordinal) {
   AMPC_CU_CHECK(api, cuDeviceGetName(name, sizeof(name) - 1, dev_));
   name_ = name;
   int major = 0, minor = 0;
-  AMPC_CU_CHECK(api, cuDeviceGetAttribute(
-                         &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                         dev_));
-  AMPC_CU_CHECK(api, cuDeviceGetAttribute(
-                         &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                         dev_));
+  AMPC_CU_CHECK(
+      api, cuDeviceGetAttribute(
+               &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_));
+  AMPC_CU_CHECK(
+      api, cuDeviceGetAttribute(
+               &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_));
   cc_ = major * 10 + minor;
-  AMPC_CU_CHECK(api, cuDeviceGetAttribute(
-                         &sms_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_));
+  AMPC_CU_CHECK(
+      api, cuDeviceGetAttribute(&sms_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                dev_));
   size_t total = 0;
   AMPC_CU_CHECK(api, cuDeviceTotalMem(&total, dev_));
   total_ = total;
@@ -114,8 +115,8 @@ Status CudaDevice::function(const char *name, CUfunction &out) {
       return Status::ok();
     }
     if (r != CUDA_ERROR_NOT_FOUND)
-      return cuError(*api_, r,
-                     ("cuModuleGetFunction(" + std::string(name) + ")").c_str());
+      return cuError(
+          *api_, r, ("cuModuleGetFunction(" + std::string(name) + ")").c_str());
   }
   return Status::error("the CUDA backend has no kernel '" + std::string(name) +
                        "' in its embedded modules (a build of mismatched "

@@ -113,11 +113,20 @@ TEST(Program, SessionChecksInputs) {
   EXPECT_FALSE(session->run().isOk());
   TensorView out;
   EXPECT_FALSE(session->output("nope", out).isOk());
-  SessionOptions gpu;
-  gpu.device = "cuda";
-  s = Session::create(info.functions[0], gpu, session);
-  EXPECT_NE(s.message().find("device 'cuda' is not available"),
-            std::string::npos);
+  SessionOptions other;
+  for (const char *bad : {"tpu", "cuda:", "cuda:x", "cuda:-1", "CUDA"}) {
+    other.device = bad;
+    s = Session::create(info.functions[0], other, session);
+    EXPECT_EQ(s.message(), "unknown device '" + std::string(bad) +
+                               "' (devices: cpu, cuda, cuda:N)");
+  }
+  // Without a GPU (or a driver) the CUDA backend says why in one line.
+  other.device = "cuda:7";
+  s = Session::create(info.functions[0], other, session);
+  if (!s) {
+    EXPECT_EQ(s.message().rfind("device 'cuda:7': ", 0), 0u) << s.message();
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+  }
 }
 
 TEST(Program, RejectsBytesThatAreNotAProgram) {

@@ -55,8 +55,7 @@ HostTensor HostTensor::fromValues(DType dtype, Shape shape,
   HostTensor t = empty(dtype, std::move(shape));
   EXPECT_EQ(static_cast<int64_t>(values.size()), t.numElements())
       << "fromValues: " << values.size() << " values for " << str(t.shape);
-  if (static_cast<int64_t>(values.size()) == t.numElements() &&
-      !values.empty())
+  if (static_cast<int64_t>(values.size()) == t.numElements() && !values.empty())
     cpu::storeF64(values.data(), t.numElements(), t.view(), 0);
   return t;
 }
@@ -164,8 +163,7 @@ Status runCpu(const OpCase &c, std::vector<HostTensor> &outputs) {
 }
 
 Status runCuda(CudaDevice &device, const std::vector<OpCase> &group,
-               std::vector<std::vector<HostTensor>> &outputs,
-               bool allowTf32) {
+               std::vector<std::vector<HostTensor>> &outputs, bool allowTf32) {
   const CudaApi &api = device.api();
   AMPC_RETURN_IF_ERROR(device.makeCurrent());
   if (group.empty())
@@ -180,15 +178,16 @@ Status runCuda(CudaDevice &device, const std::vector<OpCase> &group,
   for (size_t g = 0; g < group.size(); ++g) {
     const OpCase &c = group[g];
     layouts.push_back(layOut(c));
-    AMPC_RETURN_IF_ERROR(memory[g].allocate(device, layouts[g].bytes,
-                                            "the test's tensors"));
+    AMPC_RETURN_IF_ERROR(
+        memory[g].allocate(device, layouts[g].bytes, "the test's tensors"));
     for (size_t i = 0; i < c.inputs.size(); ++i)
       if (c.inputs[i].present && !c.inputs[i].bytes.empty())
-        AMPC_CU_CHECK(api, cuMemcpyHtoD(memory[g].get() + layouts[g].inOffset[i],
-                                        c.inputs[i].bytes.data(),
-                                        c.inputs[i].bytes.size()));
-    calls.push_back(makeCall(c, layouts[g],
-                             reinterpret_cast<uint8_t *>(memory[g].get())));
+        AMPC_CU_CHECK(api,
+                      cuMemcpyHtoD(memory[g].get() + layouts[g].inOffset[i],
+                                   c.inputs[i].bytes.data(),
+                                   c.inputs[i].bytes.size()));
+    calls.push_back(
+        makeCall(c, layouts[g], reinterpret_cast<uint8_t *>(memory[g].get())));
     AMPC_RETURN_IF_ERROR(cpu::checkKernel(calls.back()));
   }
   std::vector<const cpu::OpCall *> ptrs;
@@ -224,10 +223,10 @@ Status runCuda(CudaDevice &device, const std::vector<OpCase> &group,
       HostTensor t = HostTensor::empty(group[g].outputs[o].dtype,
                                        group[g].outputs[o].shape);
       if (!t.bytes.empty())
-        AMPC_CU_CHECK(api, cuMemcpyDtoH(t.bytes.data(),
-                                        memory[g].get() +
-                                            layouts[g].outOffset[o],
-                                        t.bytes.size()));
+        AMPC_CU_CHECK(api,
+                      cuMemcpyDtoH(t.bytes.data(),
+                                   memory[g].get() + layouts[g].outOffset[o],
+                                   t.bytes.size()));
       outputs[g].push_back(std::move(t));
     }
   return Status::ok();
@@ -278,9 +277,9 @@ void expectClose(const HostTensor &expected, const HostTensor &actual,
     if (shown++ < 10)
       os << "\n  element " << i << ": cpu " << e << ", cuda " << a;
   }
-  EXPECT_EQ(bad, 0) << what << " (" << expected.view().typeStr() << "): "
-                    << bad << " elements differ beyond atol " << atol
-                    << ", rtol " << rtol << os.str();
+  EXPECT_EQ(bad, 0) << what << " (" << expected.view().typeStr() << "): " << bad
+                    << " elements differ beyond atol " << atol << ", rtol "
+                    << rtol << os.str();
 }
 
 void expectCudaGroupMatchesCpu(const std::vector<OpCase> &group,

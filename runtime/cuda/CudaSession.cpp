@@ -1,0 +1,368 @@
+//===- CudaSession.cpp - the GPU executor ---------------------------------===//
+#include "runtime/cuda/CudaSession.h"
+
+#include "runtime/ByteSize.h"
+#include "runtime/cuda/Launch.h"
+
+#include <cstring>
+
+namespace ampc::rt::cuda {
+namespace {
+
+constexpr size_t kConstantAlignment = 256;
+
+size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+} // namespace
+
+// The probe reads device tensors back one at a time into `scratch`.
+struct CudaSession::Probe final : ProbeAccess {
+  const CudaSession &s;
+  mutable std::vector<uint8_t> scratch;
+  explicit Probe(const CudaSession &s) : s(s) {}
+  size_t inputs(size_t k) const override { return s.calls_[k].inputs.size(); }
+  size_t outputs(size_t k) const override { return s.calls_[k].outputs.size(); }
+  bool present(size_t k, size_t i) const override {
+    return s.calls_[k].present[i];
+  }
+  TensorView view(size_t k, size_t i, bool input) const override {
+    return input ? s.calls_[k].inputs[i] : s.calls_[k].outputs[i];
+  }
+  Status host(const TensorView &device, TensorView &host) const override {
+    AMPC_RETURN_IF_ERROR(s.sync("the non-finite probe"));
+    scratch.resize(device.byteSize());
+    host = device;
+    host.data = scratch.data();
+    if (!scratch.empty())
+      AMPC_CU_CHECK(
+          s.device_->api(),
+          cuMemcpyDtoH(scratch.data(), devicePtr(device), scratch.size()));
+    return Status::ok();
+  }
+};
+
+CudaSession::CudaSession(FunctionInfo fn, std::shared_ptr<CudaDevice> device)
+    : Session(std::move(fn)), device_(std::move(device)) {}
+
+CudaSession::~CudaSession() {
+  if (!device_)
+    return;
+  const CudaApi &api = device_->api();
+  // Nothing may still run on memory about to be freed.
+  if (stream_)
+    api.cuStreamSynchronize(stream_);
+  if (graphExec_)
+    api.cuGraphExecDestroy(graphExec_);
+  if (graph_)
+    api.cuGraphDestroy(graph_);
+  launches_.clear();
+  if (stream_)
+    api.cuStreamDestroy(stream_);
+}
+
+TensorView CudaSession::view(int value) const {
+  const ValueInfo &v = fn_.values[value];
+  TensorView t;
+  t.dtype = v.dtype;
+  t.shape = v.shape;
+  CUdeviceptr p = v.inArena ? arena_.get() + v.offset
+                            : constants_.get() + constantOffset_[v.constant];
+  t.data = reinterpret_cast<void *>(p);
+  return t;
+}
+
+std::string CudaSession::deviceName() const {
+  return "cuda:" + std::to_string(device_->ordinal()) + " (" +
+         device_->describe() + ")";
+}
+
+uint64_t CudaSession::deviceBytes() const {
+  uint64_t n = arena_.size() + constants_.size() + staging_.size() +
+               workspace_.size() + stepCounter_.size();
+  for (const Launch &l : launches_)
+    n += l.kernel->deviceBytes();
+  return n;
+}
+
+Status CudaSession::create(FunctionInfo function, int ordinal,
+                           const SessionOptions &options,
+                           std::unique_ptr<Session> &out) {
+  const std::string device = "cuda:" + std::to_string(ordinal);
+  std::shared_ptr<CudaDevice> dev;
+  AMPC_RETURN_IF_ERROR(CudaDevice::open(ordinal, dev)
+                           .withContext("device '" + options.device + "'"));
+  std::unique_ptr<CudaSession> s(new CudaSession(std::move(function), dev));
+  s->useGraph_ = options.cudaGraph;
+  const FunctionInfo &fn = s->fn_;
+  const CudaApi &api = dev->api();
+  AMPC_RETURN_IF_ERROR(s->planUpdateCopies(s->updateCopies_, s->stagingBytes_));
+  size_t constantBytes = 0;
+  for (const std::string &c : fn.constants) {
+    s->constantOffset_.push_back(constantBytes);
+    constantBytes += alignUp(c.size(), kConstantAlignment);
+  }
+  // Arena sizes are at most 2^42 bytes (Program.cpp).
+  const uint64_t arenaBytes =
+      alignUp(std::max<int64_t>(fn.arenaSize, 1), kArenaAlignment);
+  // Refuse before allocating what cannot fit (the kernels' workspace comes
+  // later and is checked by its own allocation).
+  uint64_t need = arenaBytes + constantBytes + s->stagingBytes_;
+  uint64_t free = 0;
+  AMPC_RETURN_IF_ERROR(dev->freeBytes(free));
+  uint64_t room = options.memoryLimit
+                      ? std::min<uint64_t>(
+                            free, options.memoryLimit > dev->heldBytes()
+                                      ? options.memoryLimit - dev->heldBytes()
+                                      : 0)
+                      : free;
+  if (need > room)
+    return Status::error(
+        "arena of " + describeBytes(arenaBytes) + ", constants of " +
+        describeBytes(constantBytes) +
+        (s->stagingBytes_
+             ? " and update staging of " + describeBytes(s->stagingBytes_)
+             : std::string()) +
+        " for function '" + fn.name + "' do not fit on " + device + " (" +
+        dev->name() + "): " + describeBytes(room) +
+        (options.memoryLimit ? " left under the session's memory limit"
+                             : " free of " + describeBytes(dev->totalBytes())));
+  AMPC_CU_CHECK(api, cuStreamCreate(&s->stream_, CU_STREAM_NON_BLOCKING));
+  AMPC_RETURN_IF_ERROR(s->arena_.allocate(
+      *dev, arenaBytes, "the arena of function '" + fn.name + "'"));
+  // Zeroed so a kernel bug reading unwritten bytes is deterministic.
+  AMPC_CU_CHECK(api,
+                cuMemsetD8Async(s->arena_.get(), 0, arenaBytes, s->stream_));
+  AMPC_RETURN_IF_ERROR(s->constants_.allocate(
+      *dev, constantBytes, "the constants of function '" + fn.name + "'"));
+  for (size_t i = 0; i < fn.constants.size(); ++i)
+    if (!fn.constants[i].empty())
+      AMPC_CU_CHECK(
+          api, cuMemcpyHtoD(s->constants_.get() + s->constantOffset_[i],
+                            fn.constants[i].data(), fn.constants[i].size()));
+  if (s->stagingBytes_)
+    AMPC_RETURN_IF_ERROR(s->staging_.allocate(
+        *dev, s->stagingBytes_,
+        "the parameter-update staging of function '" + fn.name + "'"));
+  uint64_t zero = 0;
+  AMPC_RETURN_IF_ERROR(
+      s->stepCounter_.upload(*dev, &zero, sizeof(zero), "the step counter"));
+  AMPC_RETURN_IF_ERROR(s->sync("clearing the arena"));
+  for (BindingInfo &p : s->fn_.params) {
+    if (!p.init.empty())
+      AMPC_CU_CHECK(
+          api, cuMemcpyHtoD(s->arena_.get() + s->fn_.values[p.value].offset,
+                            p.init.data(), p.init.size()));
+    std::string().swap(p.init); // the device holds the value now
+  }
+  AMPC_RETURN_IF_ERROR(s->prepareKernels(options));
+  out = std::move(s);
+  return Status::ok();
+}
+
+Status CudaSession::prepareKernels(const SessionOptions &options) {
+  const std::string where = "function '" + fn_.name + "': ";
+  for (size_t k = 0; k < fn_.kernels.size(); ++k) {
+    const KernelInfo &kern = fn_.kernels[k];
+    cpu::OpCall call;
+    call.op = kern.kind;
+    call.attrs = &kern.attrs;
+    call.steps = &kern.steps;
+    for (int id : kern.inputs) {
+      call.present.push_back(id >= 0);
+      call.inputs.push_back(id >= 0 ? view(id) : TensorView{});
+    }
+    for (int id : kern.outputs)
+      call.outputs.push_back(view(id));
+    AMPC_RETURN_IF_ERROR(
+        cpu::checkKernel(call).withContext(where + kern.describe(k)));
+    calls_.push_back(std::move(call));
+  }
+  PrepareContext prep{*device_};
+  prep.allowTf32 = options.allowTf32;
+  for (size_t k = 0; k < calls_.size();) {
+    const KernelEntry *e = findKernel(calls_[k].op);
+    if (!e)
+      return Status::error(where + fn_.kernels[k].describe(k) +
+                           ": the CUDA backend has no kernel for op '" +
+                           calls_[k].op + "'");
+    std::vector<const cpu::OpCall *> group{&calls_[k]};
+    while (e->canGroup && k + group.size() < calls_.size() &&
+           calls_[k + group.size()].op == calls_[k].op &&
+           e->canGroup(calls_[k], calls_[k + group.size()]))
+      group.push_back(&calls_[k + group.size()]);
+    Launch l{nullptr, k, group.size()};
+    std::string what = fn_.kernels[k].describe(k);
+    if (group.size() > 1)
+      what += " and the " + std::to_string(group.size() - 1) +
+              " after it, as one launch";
+    AMPC_RETURN_IF_ERROR(
+        e->prepare(group, prep, l.kernel).withContext(where + what));
+    launches_.push_back(std::move(l));
+    k += group.size();
+  }
+  return workspace_.allocate(*device_, prep.workspaceBytes,
+                             "the kernels' workspace of function '" + fn_.name +
+                                 "'");
+}
+
+Status CudaSession::sync(const char *what) const {
+  CUresult r = device_->api().cuStreamSynchronize(stream_);
+  if (r != CUDA_SUCCESS)
+    return cuError(device_->api(), r,
+                   ("cuStreamSynchronize (" + std::string(what) +
+                    ") after run " + std::to_string(runs_) + " of function '" +
+                    fn_.name + "'")
+                       .c_str());
+  return Status::ok();
+}
+
+Status CudaSession::setInput(const std::string &name, const TensorView &value) {
+  AMPC_RETURN_IF_ERROR(device_->makeCurrent());
+  size_t i = 0;
+  AMPC_RETURN_IF_ERROR(findInput(name, i));
+  TensorView dst = view(fn_.inputs[i].value);
+  if (value.dtype != dst.dtype || value.shape != dst.shape)
+    return Status::error("input '" + name + "' must be " + dst.typeStr() +
+                         ", got " + value.typeStr());
+  // From pageable memory the copy is staged before the call returns, so
+  // the caller may reuse its buffer; on the step's stream it cannot
+  // overtake the previous run still reading these bytes.
+  if (size_t bytes = dst.byteSize())
+    AMPC_CU_CHECK(device_->api(), cuMemcpyHtoDAsync(devicePtr(dst), value.data,
+                                                    bytes, stream_));
+  inputSet_[i] = true;
+  return Status::ok();
+}
+
+Status CudaSession::enqueueUpdateCopies() {
+  const CudaApi &api = device_->api();
+  for (const UpdateCopy &c : updateCopies_)
+    if (c.staged) {
+      TensorView src = view(fn_.params[c.param].update);
+      AMPC_CU_CHECK(api,
+                    cuMemcpyDtoDAsync(staging_.get() + c.stageOffset,
+                                      devicePtr(src), src.byteSize(), stream_));
+    }
+  for (const UpdateCopy &c : updateCopies_) {
+    const BindingInfo &p = fn_.params[c.param];
+    TensorView dst = view(p.value), src = view(p.update);
+    CUdeviceptr from =
+        c.staged ? staging_.get() + c.stageOffset : devicePtr(src);
+    if (dst.byteSize())
+      AMPC_CU_CHECK(api, cuMemcpyDtoDAsync(devicePtr(dst), from, dst.byteSize(),
+                                           stream_));
+  }
+  return Status::ok();
+}
+
+Status CudaSession::enqueueStep() {
+  LaunchContext ctx{*device_, stream_, workspace_.get(), workspace_.size(),
+                    stepCounter_.get()};
+  for (Launch &l : launches_)
+    if (Status st = l.kernel->launch(ctx); !st)
+      return st.withContext("function '" + fn_.name +
+                            "': " + fn_.kernels[l.first].describe(l.first));
+  return enqueueUpdateCopies();
+}
+
+Status CudaSession::runProbed() {
+  LaunchContext ctx{*device_, stream_, workspace_.get(), workspace_.size(),
+                    stepCounter_.get()};
+  Probe access(*this);
+  for (Launch &l : launches_) {
+    // A group launches as one: the probe looks at its calls together.
+    std::vector<bool> inputsBad(l.count, false);
+    bool probe = probing();
+    for (size_t i = 0; probe && i < l.count; ++i)
+      inputsBad[i] = inputsNonFinite(access, l.first + i, true);
+    if (Status st = l.kernel->launch(ctx); !st)
+      return st.withContext("function '" + fn_.name +
+                            "': " + fn_.kernels[l.first].describe(l.first));
+    AMPC_RETURN_IF_ERROR(sync(fn_.kernels[l.first].describe(l.first).c_str()));
+    for (size_t i = 0; probe && i < l.count; ++i)
+      probeOutputs(access, l.first + i, inputsBad[i]);
+  }
+  return enqueueUpdateCopies();
+}
+
+Status CudaSession::run() {
+  nonFinite_.reset();
+  AMPC_RETURN_IF_ERROR(checkInputsSet());
+  AMPC_RETURN_IF_ERROR(device_->makeCurrent());
+  const CudaApi &api = device_->api();
+  counterHost_ = runs_;
+  AMPC_CU_CHECK(api, cuMemcpyHtoDAsync(stepCounter_.get(), &counterHost_,
+                                       sizeof(counterHost_), stream_));
+  if (probe_) {
+    AMPC_RETURN_IF_ERROR(runProbed());
+  } else if (graphExec_) {
+    AMPC_CU_CHECK(api, cuGraphLaunch(graphExec_, stream_));
+  } else if (useGraph_ && runs_ > 0) {
+    // The first run went kernel by kernel (libraries initialize lazily,
+    // and a failing launch is named); from the second on, replay.
+    AMPC_CU_CHECK(api, cuStreamBeginCapture(
+                           stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    Status st = enqueueStep();
+    CUgraph graph = nullptr;
+    CUresult r = api.cuStreamEndCapture(stream_, &graph);
+    AMPC_RETURN_IF_ERROR(st);
+    if (r != CUDA_SUCCESS)
+      return cuError(
+          api, r,
+          ("cuStreamEndCapture of function '" + fn_.name + "'").c_str());
+    graph_ = graph;
+    AMPC_CU_CHECK(api, cuGraphInstantiate(&graphExec_, graph_, 0));
+    AMPC_CU_CHECK(api, cuGraphLaunch(graphExec_, stream_));
+  } else {
+    AMPC_RETURN_IF_ERROR(enqueueStep());
+  }
+  ++runs_;
+  inputSet_.assign(inputSet_.size(), false);
+  return Status::ok();
+}
+
+Status CudaSession::readBack(const TensorView &deviceView,
+                             const std::string &key, TensorView &out) const {
+  AMPC_RETURN_IF_ERROR(device_->makeCurrent());
+  AMPC_RETURN_IF_ERROR(sync(("reading '" + key + "'").c_str()));
+  std::vector<uint8_t> &buf = host_[key];
+  buf.resize(deviceView.byteSize());
+  if (!buf.empty())
+    AMPC_CU_CHECK(device_->api(),
+                  cuMemcpyDtoH(buf.data(), devicePtr(deviceView), buf.size()));
+  out = deviceView;
+  out.data = buf.empty() ? nullptr : buf.data();
+  return Status::ok();
+}
+
+Status CudaSession::output(const std::string &name, TensorView &out) const {
+  for (const BindingInfo &b : fn_.outputs)
+    if (b.name == name)
+      return readBack(view(b.value), "output " + name, out);
+  return Status::error("the model has no output '" + name + "'");
+}
+
+Status CudaSession::param(const std::string &name, TensorView &out) const {
+  const BindingInfo *b = findParam(name);
+  if (!b)
+    return Status::error("the model has no parameter '" + name + "'");
+  return readBack(view(b->value), "parameter " + name, out);
+}
+
+Status CudaSession::setParam(const std::string &name, const TensorView &value) {
+  const BindingInfo *b = findParam(name);
+  if (!b)
+    return Status::error("the model has no parameter '" + name + "'");
+  TensorView dst = view(b->value);
+  if (value.dtype != dst.dtype || value.shape != dst.shape)
+    return Status::error("parameter '" + name + "' must be " + dst.typeStr() +
+                         ", got " + value.typeStr());
+  AMPC_RETURN_IF_ERROR(device_->makeCurrent());
+  AMPC_RETURN_IF_ERROR(sync(("writing parameter '" + name + "'").c_str()));
+  if (size_t bytes = dst.byteSize())
+    AMPC_CU_CHECK(device_->api(),
+                  cuMemcpyHtoD(devicePtr(dst), value.data, bytes));
+  return Status::ok();
+}
+
+} // namespace ampc::rt::cuda

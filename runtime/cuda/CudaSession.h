@@ -1,0 +1,73 @@
+//===- CudaSession.h - the GPU executor -----------------------------------===//
+//
+// The function's arena is one device allocation, its constants another.
+// Kernels are checked by the CPU backend's checker (same Program, same
+// rules) and prepared once; consecutive calls an op can group (the
+// optimizer updates) become one multi-tensor launch. The first run
+// launches kernel by kernel, the second captures the step, update copies
+// included, into a CUDA graph that every later run replays. Nothing in a
+// run waits for the GPU: output() and param() do, and report a failure of
+// the device there.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CUDA_CUDASESSION_H
+#define AMPC_RUNTIME_CUDA_CUDASESSION_H
+
+#include "runtime/Session.h"
+#include "runtime/cuda/CudaKernels.h"
+
+#include <map>
+
+namespace ampc::rt::cuda {
+
+class CudaSession final : public Session {
+public:
+  static Status create(FunctionInfo fn, int ordinal,
+                       const SessionOptions &options,
+                       std::unique_ptr<Session> &out);
+  ~CudaSession() override;
+
+  Status setInput(const std::string &name, const TensorView &value) override;
+  Status run() override;
+  Status output(const std::string &name, TensorView &out) const override;
+  Status param(const std::string &name, TensorView &out) const override;
+  Status setParam(const std::string &name, const TensorView &value) override;
+  std::string deviceName() const override;
+  uint64_t deviceBytes() const override;
+  uint64_t peakDeviceBytes() const override { return device_->peakBytes(); }
+
+private:
+  CudaSession(FunctionInfo fn, std::shared_ptr<CudaDevice> device);
+  TensorView view(int value) const; // device address
+  Status prepareKernels(const SessionOptions &options);
+  Status enqueueStep(); // every kernel and update copy
+  Status runProbed();   // kernel by kernel, probing
+  Status enqueueUpdateCopies();
+  Status readBack(const TensorView &deviceView, const std::string &key,
+                  TensorView &out) const; // waits, then copies to the host
+  Status sync(const char *what) const;
+  struct Probe;
+
+  std::shared_ptr<CudaDevice> device_;
+  CUstream stream_ = nullptr;
+  DeviceBuffer arena_, constants_, staging_, workspace_, stepCounter_;
+  std::vector<size_t> constantOffset_;
+  std::vector<cpu::OpCall> calls_;
+  struct Launch {
+    std::unique_ptr<PreparedKernel> kernel;
+    size_t first, count; // the calls it runs (a group: several)
+  };
+  std::vector<Launch> launches_;
+  std::vector<UpdateCopy> updateCopies_;
+  size_t stagingBytes_ = 0;
+  CUgraph graph_ = nullptr;
+  CUgraphExec graphExec_ = nullptr;
+  bool useGraph_ = true;
+  uint64_t counterHost_ = 0; // the source of the step counter's copy
+  // Host copies handed out by output() and param(), by binding name.
+  mutable std::map<std::string, std::vector<uint8_t>> host_;
+};
+
+} // namespace ampc::rt::cuda
+
+#endif // AMPC_RUNTIME_CUDA_CUDASESSION_H
