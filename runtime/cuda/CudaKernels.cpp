@@ -15,6 +15,7 @@ const std::vector<KernelEntry> &table() {
     addLossKernels(v);
     addMovementKernels(v);
     addReductionKernels(v);
+    addElementwiseKernels(v);
     addOptimizerKernels(v);
     std::sort(v.begin(), v.end(),
               [](const KernelEntry &a, const KernelEntry &b) {
