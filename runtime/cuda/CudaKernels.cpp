@@ -11,6 +11,7 @@ const std::vector<KernelEntry> &table() {
   static const std::vector<KernelEntry> entries = [] {
     std::vector<KernelEntry> v;
     // One line per family file; keep in the order of CudaKernels.h.
+    addCudnnKernels(v);
     addNormalizationKernels(v);
     addLossKernels(v);
     addMovementKernels(v);

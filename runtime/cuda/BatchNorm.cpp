@@ -1,0 +1,306 @@
+//===- BatchNorm.cpp - batch_norm_{training,inference,grad} on CUDA -------===//
+//
+// Host side of kernels/BatchNorm.cu: our own kernels, not cuDNN's, because
+// the CPU semantics (Normalization.cpp, NormalizationGrad.cpp) update the
+// running variance with the biased batch variance, keep parameters and
+// statistics in the dtype of the scale (f16 or f64 too), and write the new
+// running statistics to outputs of their own. Per-channel sums go through
+// the workspace: partial sums per (channel, slice of the batch), then a
+// per-channel pass, so nothing is allocated at launch and no atomics are
+// used.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cuda/CudnnFamily.h"
+#include "runtime/cuda/Launch.h"
+
+#include <algorithm>
+
+namespace ampc::rt::cuda {
+namespace {
+
+// kernels/BatchNorm.cu's partial-sum modes.
+enum PartialMode : int { kSum = 0, kSqDev = 1, kGradSums = 2 };
+
+constexpr unsigned kReduceThreads = 256;
+// A slice (one block of the partial-sum pass) covers at least this many
+// values, so short channels are not split into near-empty blocks.
+constexpr int64_t kMinSliceValues = 4096;
+constexpr int64_t kMaxSlices = 1024;
+
+size_t alignUp(size_t v) { return (v + 255) & ~size_t(255); }
+
+// [N, C, inner...] as the kernels see it.
+struct Layout {
+  int64_t n = 0, c = 0, inner = 1, total = 0;
+  double count = 0; // values per channel
+  int64_t slices = 1;
+};
+
+Layout layoutOf(const TensorView &x, const CudaDevice &device) {
+  Layout l;
+  l.n = x.shape[0];
+  l.c = x.shape[1];
+  l.inner = cpu::kh::product(x.shape, 2, x.shape.size());
+  l.total = x.numElements();
+  int64_t m = l.n * l.inner;
+  l.count = static_cast<double>(m);
+  // Enough blocks for every SM a few times over, none shorter than
+  // kMinSliceValues unless the channel is.
+  int64_t target = int64_t(std::max(1, device.multiprocessors())) * 4;
+  int64_t slices = l.c > 0 ? (target + l.c - 1) / l.c : 1;
+  slices = std::min(slices, std::max<int64_t>(1, m / kMinSliceValues));
+  l.slices = std::clamp<int64_t>(slices, 1, kMaxSlices);
+  return l;
+}
+
+LaunchDims reduceDims(const Layout &l) {
+  LaunchDims d;
+  d.block[0] = kReduceThreads;
+  d.grid[0] = static_cast<unsigned>(l.c * l.slices);
+  return d;
+}
+
+Status checkGridSize(const Layout &l, const std::string &op) {
+  if (l.c * l.slices > int64_t(0x7fffffff))
+    return Status::error(op + ": " + std::to_string(l.c) +
+                         " channels are more than one CUDA grid holds");
+  return Status::ok();
+}
+
+const char *computeSuffix(bool f64) { return f64 ? "_c64" : "_c32"; }
+
+// Looks up base_<dtype>_<c32|c64>.
+Status computeFunction(CudaDevice &device, const std::string &op,
+                       const char *base, DType x, bool f64, CUfunction &out) {
+  std::string suffix = floatSuffix(x);
+  if (suffix.empty())
+    return Status::error(op + ": no CUDA kernel for dtype " +
+                         std::string(name(x)));
+  std::string fn = std::string(base) + "_" + suffix + computeSuffix(f64);
+  return device.function(fn.c_str(), out).withContext(op);
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_training / batch_norm_inference
+//===----------------------------------------------------------------------===//
+
+class BatchNormKernel final : public PreparedKernel {
+public:
+  static Status prepare(const std::vector<const cpu::OpCall *> &calls,
+                        PrepareContext &ctx,
+                        std::unique_ptr<PreparedKernel> &out, bool training) {
+    const cpu::OpCall &call = *calls.front();
+    auto k = std::make_unique<BatchNormKernel>();
+    k->training_ = training;
+    k->in_ = call.inputs;
+    k->out_ = call.outputs;
+    AMPC_RETURN_IF_ERROR(
+        cpu::kh::getFloat(*call.attrs, "epsilon", std::nullopt, k->eps_)
+            .withContext(call.op));
+    if (training)
+      AMPC_RETURN_IF_ERROR(
+          cpu::kh::getFloat(*call.attrs, "momentum", std::nullopt, k->momentum_)
+              .withContext(call.op));
+    const TensorView &x = call.inputs[0];
+    k->l_ = layoutOf(x, ctx.device);
+    AMPC_RETURN_IF_ERROR(checkGridSize(k->l_, call.op));
+    k->pd_ = static_cast<int>(call.inputs[1].dtype);
+    bool f64 = x.dtype == DType::F64 || call.inputs[1].dtype == DType::F64;
+    CudaDevice &dev = ctx.device;
+    AMPC_RETURN_IF_ERROR(computeFunction(dev, call.op, "ampc_bn_normalize",
+                                         x.dtype, f64, k->normalize_));
+    int64_t c = k->l_.c;
+    if (training) {
+      AMPC_RETURN_IF_ERROR(
+          typedFunction(dev, call.op, "ampc_bn_partial", x.dtype, k->partial_));
+      AMPC_RETURN_IF_ERROR(
+          dev.function("ampc_bn_mean", k->mean_).withContext(call.op));
+      AMPC_RETURN_IF_ERROR(dev.function("ampc_bn_train_finalize", k->finalize_)
+                               .withContext(call.op));
+      k->partialOff_ = 0;
+      k->meanOff_ = alignUp(sizeof(double) * c * k->l_.slices);
+      k->coefOff_ = k->meanOff_ + alignUp(sizeof(double) * c);
+    } else {
+      AMPC_RETURN_IF_ERROR(dev.function("ampc_bn_infer_coef", k->finalize_)
+                               .withContext(call.op));
+      k->coefOff_ = 0;
+    }
+    k->wsBytes_ = k->coefOff_ + alignUp(sizeof(double) * 3 * c);
+    ctx.requestWorkspace(k->wsBytes_);
+    k->perChannel_ = gridFor(dev, c);
+    k->elementwise_ = gridFor(dev, k->l_.total);
+    out = std::move(k);
+    return Status::ok();
+  }
+
+  Status launch(const LaunchContext &ctx) override {
+    const char *what =
+        training_ ? "batch_norm_training" : "batch_norm_inference";
+    if (l_.c == 0)
+      return Status::ok();
+    if (ctx.workspaceBytes < wsBytes_)
+      return Status::error(std::string(what) + ": the workspace has " +
+                           std::to_string(ctx.workspaceBytes) +
+                           " bytes, the kernel asked for " +
+                           std::to_string(wsBytes_));
+    CUdeviceptr coef = ctx.workspace + coefOff_;
+    CUdeviceptr x = devicePtr(in_[0]);
+    CUdeviceptr scale = devicePtr(in_[1]), bias = devicePtr(in_[2]),
+                m = devicePtr(in_[3]), v = devicePtr(in_[4]);
+    int64_t c = l_.c;
+    if (training_) {
+      CUdeviceptr partial = ctx.workspace + partialOff_;
+      CUdeviceptr mean = ctx.workspace + meanOff_;
+      CUdeviceptr none = 0;
+      int f64Code = static_cast<int>(DType::F64);
+      int mode = kSum;
+      void *sumArgs[] = {&x,        &none,      &l_.n, &l_.c,
+                         &l_.inner, &l_.slices, &none, &f64Code,
+                         &mode,     &partial,   &none};
+      AMPC_RETURN_IF_ERROR(
+          launchKernel(ctx, partial_, reduceDims(l_), sumArgs, what));
+      void *meanArgs[] = {&partial, &c, &l_.slices, &l_.count, &mean};
+      AMPC_RETURN_IF_ERROR(
+          launchKernel(ctx, mean_, perChannel_, meanArgs, what));
+      int sqMode = kSqDev;
+      void *sqArgs[] = {&x,        &none,      &l_.n, &l_.c,
+                        &l_.inner, &l_.slices, &mean, &f64Code,
+                        &sqMode,   &partial,   &none};
+      AMPC_RETURN_IF_ERROR(
+          launchKernel(ctx, partial_, reduceDims(l_), sqArgs, what));
+      CUdeviceptr nm = devicePtr(out_[1]), nv = devicePtr(out_[2]),
+                  bm = devicePtr(out_[3]), bi = devicePtr(out_[4]);
+      void *finArgs[] = {&partial, &c,         &l_.slices, &l_.count, &mean,
+                         &scale,   &bias,      &m,         &v,        &pd_,
+                         &eps_,    &momentum_, &nm,        &nv,       &bm,
+                         &bi,      &coef};
+      AMPC_RETURN_IF_ERROR(
+          launchKernel(ctx, finalize_, perChannel_, finArgs, what));
+    } else {
+      void *coefArgs[] = {&scale, &bias, &m, &v, &pd_, &eps_, &c, &coef};
+      AMPC_RETURN_IF_ERROR(
+          launchKernel(ctx, finalize_, perChannel_, coefArgs, what));
+    }
+    if (l_.total == 0)
+      return Status::ok();
+    CUdeviceptr y = devicePtr(out_[0]);
+    void *normArgs[] = {&x, &y, &coef, &l_.total, &c, &l_.inner};
+    return launchKernel(ctx, normalize_, elementwise_, normArgs, what);
+  }
+
+private:
+  bool training_ = false;
+  std::vector<TensorView> in_, out_;
+  double eps_ = 0, momentum_ = 0;
+  Layout l_;
+  int pd_ = 0;
+  size_t partialOff_ = 0, meanOff_ = 0, coefOff_ = 0, wsBytes_ = 0;
+  CUfunction partial_ = nullptr, mean_ = nullptr, finalize_ = nullptr,
+             normalize_ = nullptr;
+  LaunchDims perChannel_, elementwise_;
+};
+
+Status prepareTraining(const std::vector<const cpu::OpCall *> &calls,
+                       PrepareContext &ctx,
+                       std::unique_ptr<PreparedKernel> &out) {
+  return BatchNormKernel::prepare(calls, ctx, out, true);
+}
+Status prepareInference(const std::vector<const cpu::OpCall *> &calls,
+                        PrepareContext &ctx,
+                        std::unique_ptr<PreparedKernel> &out) {
+  return BatchNormKernel::prepare(calls, ctx, out, false);
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_grad
+//===----------------------------------------------------------------------===//
+
+// (grad, input, scale, batch_mean, batch_inv_std) -> (input_grad,
+// scale_grad, bias_grad).
+class BatchNormGradKernel final : public PreparedKernel {
+public:
+  static Status prepare(const std::vector<const cpu::OpCall *> &calls,
+                        PrepareContext &ctx,
+                        std::unique_ptr<PreparedKernel> &out) {
+    const cpu::OpCall &call = *calls.front();
+    auto k = std::make_unique<BatchNormGradKernel>();
+    k->in_ = call.inputs;
+    k->out_ = call.outputs;
+    const TensorView &x = call.inputs[1];
+    k->l_ = layoutOf(x, ctx.device);
+    AMPC_RETURN_IF_ERROR(checkGridSize(k->l_, call.op));
+    bool f64 = x.dtype == DType::F64 || call.inputs[2].dtype == DType::F64;
+    CudaDevice &dev = ctx.device;
+    AMPC_RETURN_IF_ERROR(
+        typedFunction(dev, call.op, "ampc_bn_partial", x.dtype, k->partial_));
+    AMPC_RETURN_IF_ERROR(dev.function("ampc_bn_grad_finalize", k->finalize_)
+                             .withContext(call.op));
+    AMPC_RETURN_IF_ERROR(computeFunction(dev, call.op, "ampc_bn_grad_apply",
+                                         x.dtype, f64, k->apply_));
+    int64_t c = k->l_.c;
+    size_t partialBytes = alignUp(sizeof(double) * c * k->l_.slices);
+    k->sumGXOff_ = partialBytes;
+    k->coefOff_ = 2 * partialBytes;
+    k->wsBytes_ = k->coefOff_ + alignUp(sizeof(double) * 4 * c);
+    ctx.requestWorkspace(k->wsBytes_);
+    k->sd_ = static_cast<int>(call.inputs[2].dtype);
+    k->md_ = static_cast<int>(call.inputs[3].dtype);
+    k->id_ = static_cast<int>(call.inputs[4].dtype);
+    k->perChannel_ = gridFor(dev, c);
+    k->elementwise_ = gridFor(dev, k->l_.total);
+    out = std::move(k);
+    return Status::ok();
+  }
+
+  Status launch(const LaunchContext &ctx) override {
+    const char *what = "batch_norm_grad";
+    if (l_.c == 0)
+      return Status::ok();
+    if (ctx.workspaceBytes < wsBytes_)
+      return Status::error(std::string(what) + ": the workspace has " +
+                           std::to_string(ctx.workspaceBytes) +
+                           " bytes, the kernel asked for " +
+                           std::to_string(wsBytes_));
+    CUdeviceptr g = devicePtr(in_[0]), x = devicePtr(in_[1]),
+                scale = devicePtr(in_[2]), mean = devicePtr(in_[3]),
+                invStd = devicePtr(in_[4]);
+    CUdeviceptr sumG = ctx.workspace, sumGX = ctx.workspace + sumGXOff_,
+                coef = ctx.workspace + coefOff_;
+    int64_t c = l_.c;
+    int mode = kGradSums;
+    void *sumArgs[] = {&x,    &g,   &l_.n, &l_.c, &l_.inner, &l_.slices,
+                       &mean, &md_, &mode, &sumG, &sumGX};
+    AMPC_RETURN_IF_ERROR(
+        launchKernel(ctx, partial_, reduceDims(l_), sumArgs, what));
+    CUdeviceptr sg = devicePtr(out_[1]), bg = devicePtr(out_[2]);
+    void *finArgs[] = {&sumG,  &sumGX, &c,    &l_.slices, &l_.count,
+                       &scale, &sd_,   &mean, &md_,       &invStd,
+                       &id_,   &sg,    &bg,   &coef};
+    AMPC_RETURN_IF_ERROR(
+        launchKernel(ctx, finalize_, perChannel_, finArgs, what));
+    if (l_.total == 0)
+      return Status::ok();
+    CUdeviceptr dx = devicePtr(out_[0]);
+    void *applyArgs[] = {&g, &x, &dx, &coef, &l_.total, &c, &l_.inner};
+    return launchKernel(ctx, apply_, elementwise_, applyArgs, what);
+  }
+
+private:
+  std::vector<TensorView> in_, out_;
+  Layout l_;
+  int sd_ = 0, md_ = 0, id_ = 0;
+  size_t sumGXOff_ = 0, coefOff_ = 0, wsBytes_ = 0;
+  CUfunction partial_ = nullptr, finalize_ = nullptr, apply_ = nullptr;
+  LaunchDims perChannel_, elementwise_;
+};
+
+} // namespace
+
+void addBatchNormKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"batch_norm_training", prepareTraining});
+  out.push_back({"batch_norm_inference", prepareInference});
+  out.push_back({"batch_norm_grad", BatchNormGradKernel::prepare});
+}
+
+} // namespace ampc::rt::cuda
