@@ -18,6 +18,7 @@ const std::vector<KernelEntry> &table() {
     addReductionKernels(v);
     addElementwiseKernels(v);
     addOptimizerKernels(v);
+    addGemmKernels(v);
     std::sort(v.begin(), v.end(),
               [](const KernelEntry &a, const KernelEntry &b) {
                 return std::string_view(a.name) < std::string_view(b.name);
