@@ -129,9 +129,9 @@ Status addCopy(CudaDevice &device, const CopyDesc &c, const std::string &op,
 
   // The 2-D swap of a contiguous output: tiles keep both sides coalesced.
   bool dstContiguous = t == contiguousStrides(Shape(d.begin(), d.end()));
-  if (r >= 2 && dstContiguous && es <= 8 && s[r - 2] == 1 && s[r - 1] != 1 &&
-      d[r - 1] >= 16 && d[r - 2] >= 16 && (d[r - 2] + 31) / 32 <= 65535 &&
-      (d[r - 1] + 31) / 32 <= 0x7fffffff)
+  if (r >= 2 && dstContiguous && dstOffset == 0 && es <= 8 && s[r - 2] == 1 &&
+      s[r - 1] != 1 && d[r - 1] >= 16 && d[r - 2] >= 16 &&
+      (d[r - 2] + 31) / 32 <= 65535 && (d[r - 1] + 31) / 32 <= 0x7fffffff)
     return addTiledTranspose(device, d, s, srcOffset, es, c.srcPtr, c.dstPtr,
                              op, out);
 
