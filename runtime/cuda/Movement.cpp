@@ -396,8 +396,11 @@ Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
   out.workspaceArg(cursorAt);
   out.workspaceArg(bucketedAt);
 
-  AMPC_RETURN_IF_ERROR(dev.function("ampc_gather_grad_sort", fn));
-  out.kernel(fn, gridFor(dev, dim * 32), "ampc_gather_grad_sort");
+  name = "ampc_gather_grad_sort_" + sfx;
+  AMPC_RETURN_IF_ERROR(dev.function(name.c_str(), fn));
+  out.kernel(fn, gridFor(dev, dim * 32), name);
+  out.arg(devicePtr(idx));
+  out.arg(count);
   out.workspaceArg(offsetsAt);
   out.arg(dim);
   out.workspaceArg(bucketedAt);

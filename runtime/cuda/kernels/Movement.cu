@@ -77,9 +77,9 @@ __device__ __forceinline__ void tiledTranspose(const TileArgs &a,
     for (int k = kMaxCopyRank - 1; k >= 0; --k) {
       if (k >= a.outerRank)
         continue;
-      int64_t n = a.outerDims[k];
-      base += (rem % n) * a.outerSrc[k];
-      rem /= n;
+      const int64_t n = a.outerDims[k], q = rem / n;
+      base += (rem - q * n) * a.outerSrc[k];
+      rem = q;
     }
     const int64_t dbase = o * a.P * a.Q;
     __syncthreads(); // the previous outer index's tile has been written out
@@ -273,16 +273,33 @@ extern "C" __global__ void __launch_bounds__(256)
   gatherGradPlace(idx, count, dim, cursor, bucketed);
 }
 
-// Step 4: one warp per row puts its bucket in index order (each position's
-// rank is the number of smaller positions in the bucket; they are unique).
-extern "C" __global__ void __launch_bounds__(256)
-    ampc_gather_grad_sort(const int *offsets, int64_t dim, const int *bucketed,
-                          int *sorted) {
+// Step 4: one warp per row puts its bucket in index order. A short bucket
+// ranks each position by the smaller positions in it (they are unique):
+// len^2 / 32 steps. A long one (len^2 > count, e.g. a padding token's row)
+// is instead compacted from a scan of all indices: count / 32 steps.
+template <typename Idx>
+__device__ __forceinline__ void
+gatherGradSort(const Idx *__restrict__ idx, int64_t count,
+               const int *__restrict__ offsets, int64_t dim,
+               const int *__restrict__ bucketed, int *__restrict__ sorted) {
   const int lane = threadIdx.x & 31;
   const int64_t warps = (int64_t(gridDim.x) * blockDim.x) >> 5;
   for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
        r < dim; r += warps) {
     const int b = offsets[r], e = offsets[r + 1];
+    const int64_t len = e - b;
+    if (len * len > count) {
+      int at = b;
+      for (int64_t j0 = 0; j0 < count; j0 += 32) {
+        const int64_t j = j0 + lane;
+        const bool hit = j < count && gatherRow(idx, j, dim) == r;
+        const unsigned m = __ballot_sync(0xffffffffu, hit);
+        if (hit)
+          sorted[at + __popc(m & ((1u << lane) - 1))] = static_cast<int>(j);
+        at += __popc(m);
+      }
+      continue;
+    }
     for (int k = b + lane; k < e; k += 32) {
       const int v = bucketed[k];
       int rank = 0;
@@ -291,6 +308,18 @@ extern "C" __global__ void __launch_bounds__(256)
       sorted[b + rank] = v;
     }
   }
+}
+extern "C" __global__ void __launch_bounds__(256)
+    ampc_gather_grad_sort_i32(const int32_t *idx, int64_t count,
+                              const int *offsets, int64_t dim,
+                              const int *bucketed, int *sorted) {
+  gatherGradSort(idx, count, offsets, dim, bucketed, sorted);
+}
+extern "C" __global__ void __launch_bounds__(256)
+    ampc_gather_grad_sort_i64(const int64_t *idx, int64_t count,
+                              const int *offsets, int64_t dim,
+                              const int *bucketed, int *sorted) {
+  gatherGradSort(idx, count, offsets, dim, bucketed, sorted);
 }
 
 // Step 5: out[o, r, c] = sum over the bucket of r, in index order, of

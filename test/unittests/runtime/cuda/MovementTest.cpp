@@ -235,11 +235,13 @@ TEST(CudaMovement, GatherOutOfRangeGivesZeros) {
 
 TEST(CudaMovement, GatherGrad) {
   AMPC_SKIP_WITHOUT_GPU();
-  // Few distinct rows for many indices: every row sums a long bucket.
+  // Few distinct rows for many indices: every row sums a long bucket
+  // (buckets longer than sqrt(count) are ordered by the compaction path).
   const GatherCase cases[] = {
       {{10, 4}, {6}, 0},     {{10, 64}, {3, 5}, 0},  {{3, 7, 5}, {40}, 1},
       {{3, 7, 5}, {}, 1},    {{2, 3, 9}, {2, 2}, 2}, {{5, 3}, {0}, 0},
       {{50, 33}, {2000}, 0}, {{2, 1000}, {300}, 0},  {{4, 3, 2, 6}, {9}, 2},
+      {{3, 8}, {3000}, 0},
   };
   for (const GatherCase &k : cases)
     for (DType it : {DType::I64, DType::I32})
