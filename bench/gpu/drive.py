@@ -11,7 +11,7 @@ run.sh; see bench/README.md. Exits 1 when a piece failed or timed out
    f16 and bf16; f32, which ampc runs without TF32, against plain f32);
 3. per model (plan.MODELS), interleaved: every ampc configuration
    (amp-exec PROGRAM --mode train --steps W+N --init-params uniform:SEED
-   --json F), then the PyTorch eager peer of each dtype;
+   --json F --metrics F.csv: the median of the N steps after W), then the PyTorch eager peer of each dtype;
 4. per model, the torch.compile peer (last: its compilation takes tens of
    seconds per model and dtype, and a run cut short by the budget should
    lose it rather than the eager comparison).
@@ -25,6 +25,7 @@ usage: drive.py --bin DIR --programs DIR --work DIR --device cuda|cpu
 """
 
 import argparse
+import csv
 import json
 import os
 import signal
@@ -56,9 +57,11 @@ class Driver:
         with open(self.records, "a") as f:
             f.write(json.dumps(rec) + "\n")
 
-    def run(self, piece, cmd, limit):
+    def run(self, piece, cmd, limit, needs_gpu=False):
         """Runs cmd with its output in logs/NN-<piece>.log; returns (status,
-        seconds, output). status: ok, failed (rc), timeout, skipped."""
+        seconds, output). status: ok, failed (rc), timeout, skipped. A
+        piece that needs_gpu and fails on the CPU (--dry-run) is skipped,
+        not failed."""
         left = self.deadline - time.monotonic()
         limit = min(limit, left)
         if limit < MIN_PIECE_S:
@@ -86,8 +89,10 @@ class Driver:
         secs = time.monotonic() - t0
         with open(log) as f:
             out = f.read()
+        if status != "ok" and needs_gpu and self.args.device == "cpu":
+            status = "skipped (needs a GPU)"
         print("%-44s %s in %.1f s" % (piece, status, secs), flush=True)
-        if status != "ok":
+        if status != "ok" and not status.startswith("skipped"):
             self.failures += 1
             tail = out.strip().splitlines()[-3:]
             for line in tail:
@@ -111,7 +116,8 @@ class Driver:
         exe = os.path.join(self.args.bin, "ampc-gemm-peak")
         for d in GEMM_DTYPES:
             status, secs, out = self.run("gemm-peak." + d,
-                                         [exe, "--dtype", d], 60)
+                                         [exe, "--dtype", d], 60,
+                                         needs_gpu=True)
             rec = dict(kind="gemm-peak", dtype=d, status=status)
             for line in reversed(out.splitlines()):
                 if line.startswith("{"):
@@ -129,12 +135,13 @@ class Driver:
         name = plan.program_name(m["name"], config)
         prog = os.path.join(self.args.programs, name + ".prog")
         out_json = os.path.join(self.args.work, name + ".ampc.json")
+        out_csv = os.path.join(self.args.work, name + ".ampc.csv")
         warmup, steps = m["warmup"], plan.steps_for(m, config)
         cmd = [os.path.join(self.args.bin, "amp-exec"), prog,
                "--mode", "train", "--device", self.args.device,
                "--steps", str(warmup + steps),
                "--init-params", "uniform:%d" % plan.INIT_SEED,
-               "--json", out_json]
+               "--json", out_json, "--metrics", out_csv, "--progress", "none"]
         status, secs, out = self.run("ampc." + name, cmd, plan.TIMEOUT_AMPC)
         rec = dict(side="ampc", kind="bench", model=m["name"], config=config,
                    dtype=plan.CONFIGS[config][1], batch=BATCHES[m["name"]],
@@ -142,7 +149,10 @@ class Driver:
         if status == "ok":
             try:
                 with open(out_json) as f:
-                    rec.update(ampc_figures(json.load(f), warmup))
+                    j = json.load(f)
+                with open(out_csv) as f:
+                    rows = list(csv.DictReader(f))
+                rec.update(ampc_figures(j, rows, warmup))
             except (OSError, ValueError, KeyError) as e:
                 rec["status"] = "failed (reading %s: %s)" % (out_json, e)
         self.record(rec)
@@ -179,40 +189,24 @@ class Driver:
                                  error="no result from torch_peer.py"))
 
 
-def ampc_figures(j, warmup):
-    """Step time and peak memory from amp-exec's --json: the median of the
-    per-step times after the warm-up when it lists them, else its median."""
-    times = None
-    for key in ("step_times_ms", "step_ms", "steps_ms"):
-        if isinstance(j.get(key), list):
-            times = j[key]
-            break
-    if times is None and isinstance(j.get("steps"), list):
-        times = [s["step_time_ms"] if isinstance(s, dict) else s
-                 for s in j["steps"]]
-    out = {}
-    if times is not None and len(times) > warmup:
-        t = times[warmup:]
-        out.update(median_ms=statistics.median(t), min_ms=min(t),
-                   max_ms=max(t), steps=len(t))
-    else:
-        for key in ("median_step_ms", "median_ms"):
-            if key in j:
-                out["median_ms"] = j[key]
-                break
-    if "median_ms" not in out:
-        raise KeyError("no step times (step_times_ms, steps or "
-                       "median_step_ms) in amp-exec's JSON")
-    for key in ("peak_device_bytes", "peak_bytes", "device_peak_bytes",
-                "peak_memory_bytes", "arena_bytes"):
-        if key in j:
-            out["peak_bytes"] = j[key]
-            out["peak_source"] = key
-            break
-    losses = j.get("losses") or j.get("loss")
-    if isinstance(losses, list) and losses:
-        out.update(loss_first=losses[0], loss_last=losses[-1])
-    return out
+def ampc_figures(j, rows, warmup):
+    """Step time and peak memory of one amp-exec run: the median of the
+    --metrics CSV's step_time_ms after the warm-up steps (amp-exec's own
+    median_step_ms counts every step, the first, which captures the CUDA
+    graph, included; it is kept as `exec_median_ms`), the device peak
+    from its --json."""
+    times = [float(r["step_time_ms"]) for r in rows][warmup:]
+    if not times:
+        raise KeyError("no step after the %d warm-up steps in --metrics"
+                       % warmup)
+    losses = [float(r["loss"]) for r in rows]
+    return dict(median_ms=statistics.median(times), min_ms=min(times),
+                max_ms=max(times), steps=len(times),
+                exec_median_ms=j.get("median_step_ms"),
+                peak_bytes=j.get("peak_device_bytes"),
+                device_bytes=j.get("device_bytes"),
+                loss_first=losses[0], loss_last=losses[-1],
+                skipped_steps=j.get("skipped_steps"))
 
 
 def main():
@@ -235,8 +229,9 @@ def main():
         for c in m["configs"]:
             d.ampc(m, c)
         d.torch(m, "eager")
-    for m in plan.MODELS:
-        d.torch(m, "compile")
+    by_name = {m["name"]: m for m in plan.MODELS}
+    for name in plan.COMPILE_ORDER:
+        d.torch(by_name[name], "compile")
     sys.exit(1 if d.failures else 0)
 
 

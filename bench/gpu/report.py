@@ -109,6 +109,11 @@ def main():
                     row["gemm_peak_tflops"] = peak["tflops"]
                     row["gemm_peak_fraction"] = (row["ampc_tflops"] /
                                                  peak["tflops"])
+                    if row["gemm_peak_fraction"] > 1.05:
+                        row["suspect"] = (
+                            "the step ran at %.0f%% of the GEMM peak, which "
+                            "no step can: its time cannot include all the "
+                            "GPU's work" % (100 * row["gemm_peak_fraction"]))
             rows.append(row)
 
     os.makedirs(args.out, exist_ok=True)
@@ -153,6 +158,11 @@ def main():
                          fmt(r["ampc_peak_mib"], ".1f"),
                          fmt(r["eager_peak_mib"], ".1f"),
                          fmt(r["compile_peak_mib"], ".1f"), frac_s))
+    suspects = [r for r in rows if r.get("suspect")]
+    if suspects:
+        lines += ["", "SUSPECT (do not quote these ampc times):"]
+        lines += ["- %s %s: %s" % (r["model"], r["config"], r["suspect"])
+                  for r in suspects]
     errors = [(r["model"], r["config"], tag, r[tag + "_error"])
               for r in rows for tag in ("ampc", "eager", "compile")
               if r.get(tag + "_error")]

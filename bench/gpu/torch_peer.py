@@ -76,7 +76,13 @@ def run_one(args, dtype_name):
     torch.manual_seed(0)
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
-    net = models.network(args.model, args.size).to(dev).train()
+    # Built on the device where torch can (2.x: torch.device is a context
+    # manager), not drawn on the CPU and copied: 2.4 GB for the 8192 MLP.
+    where = (torch.device(dev) if hasattr(torch.device, "__enter__")
+             else contextlib.nullcontext())
+    with where:
+        net = models.network(args.model, args.size)
+    net = net.to(dev).train()
     loss_fn = models.loss_fn(args.model)
     x, target = models.random_batch(args.model, args.size, dev, gen)
     dtype = DTYPES[dtype_name]
