@@ -10,6 +10,7 @@
 #include "runtime/ByteSize.h"
 #include "runtime/program.pb.h"
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -106,7 +107,8 @@ Status checkValueId(int id, size_t n, const std::string &what) {
   return Status::ok();
 }
 
-Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
+Status loadFunction(const pb::Function &f, bool weightsOmitted,
+                    FunctionInfo &fn) {
   fn.name = f.name();
   fn.arenaSize = f.arena_size();
   if (fn.arenaSize < 0)
@@ -227,7 +229,8 @@ Status loadFunction(const pb::Function &f, FunctionInfo &fn) {
                            "' has the name of another input or parameter");
     AMPC_RETURN_IF_ERROR(bind(b, "parameter", fn.params, true));
     const ValueInfo &v = fn.values[b.value()];
-    if (b.init().size() != static_cast<size_t>(v.byteSize()))
+    bool omitted = weightsOmitted && b.init().empty();
+    if (!omitted && b.init().size() != static_cast<size_t>(v.byteSize()))
       return Status::error("parameter '" + b.name() + "' has " +
                            std::to_string(b.init().size()) +
                            " bytes of initial value for " +
@@ -422,6 +425,66 @@ const FunctionInfo *ProgramInfo::find(const std::string &name) const {
   return nullptr;
 }
 
+namespace {
+
+/// Checks that every name of `s` is a binding of the function it describes.
+Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
+  const FunctionInfo *f = out.find(s.function());
+  if (!f)
+    return Status::error("it describes function '" + s.function() +
+                         "', which the Program does not have");
+  auto has = [](const std::vector<BindingInfo> &bs, const std::string &n) {
+    for (const BindingInfo &b : bs)
+      if (b.name == n)
+        return true;
+    return false;
+  };
+  std::string fn = "function '" + f->name + "'";
+  if (!has(f->outputs, s.loss()))
+    return Status::error("the loss '" + s.loss() + "' is no output of " + fn);
+  StepInfo info;
+  info.function = s.function();
+  info.loss = s.loss();
+  info.checksOverflow = s.checks_overflow();
+  info.staticScale = s.static_scale();
+  if (!(info.staticScale > 0) || !std::isfinite(info.staticScale))
+    return Status::error("the static loss scale " +
+                         std::to_string(info.staticScale) +
+                         " is not a positive finite number");
+  for (const auto &[name, classes] : s.classes()) {
+    if (!has(f->inputs, name))
+      return Status::error("label input '" + name + "' is no input of " + fn);
+    if (classes < 1)
+      return Status::error("label input '" + name + "' has " +
+                           std::to_string(classes) + " classes");
+    info.classes[name] = classes;
+  }
+  for (const auto &[name, index] : s.ignore_index()) {
+    if (!s.classes().count(name))
+      return Status::error("the ignore_index of '" + name +
+                           "' is for no label input");
+    info.ignoreIndex[name] = index;
+  }
+  for (const std::string &w : s.weights()) {
+    if (!has(f->params, w))
+      return Status::error("weight '" + w + "' is no parameter of " + fn);
+    info.weights.insert(w);
+  }
+  for (const auto &[w, copy] : s.working_copies()) {
+    if (!info.weights.count(w))
+      return Status::error("the working copy '" + copy + "' is of '" + w +
+                           "', which is no weight");
+    if (!has(f->params, copy))
+      return Status::error("the working copy '" + copy +
+                           "' is no parameter of " + fn);
+    info.workingCopies[w] = copy;
+  }
+  out.step = std::move(info);
+  return Status::ok();
+}
+
+} // namespace
+
 Status parseProgram(const std::string &bytes, const std::string &origin,
                     ProgramInfo &out) {
   pb::Program p;
@@ -440,13 +503,18 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
   out.producer = p.producer();
   for (const pb::Function &f : p.functions()) {
     FunctionInfo fn;
-    AMPC_RETURN_IF_ERROR(loadFunction(f, fn).withContext(
-        origin + ": function '" + f.name() + "'"));
+    AMPC_RETURN_IF_ERROR(
+        loadFunction(f, p.weights_omitted(), fn)
+            .withContext(origin + ": function '" + f.name() + "'"));
     if (out.find(fn.name))
       return Status::error(origin + ": function '" + fn.name +
                            "' is defined twice");
     out.functions.push_back(std::move(fn));
   }
+  out.weightsOmitted = p.weights_omitted();
+  if (p.has_step())
+    AMPC_RETURN_IF_ERROR(
+        loadStepInfo(p.step(), out).withContext(origin + ": the step info"));
   return Status::ok();
 }
 

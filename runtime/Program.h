@@ -14,6 +14,10 @@
 #include "runtime/Tensor.h"
 #include "runtime/cpu/CpuKernels.h"
 
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,9 +65,26 @@ struct FunctionInfo {
   std::vector<KernelInfo> kernels;
 };
 
+// What a host loop needs to know about a training step (program.proto's
+// StepInfo): the compiler reads it from the graph before lowering.
+struct StepInfo {
+  std::string function = "train_step";
+  std::string loss;
+  bool checksOverflow = false;                // the step returns found_inf
+  double staticScale = 1;                     // the scale when it is no state
+  std::map<std::string, int64_t> classes;     // label input -> class count
+  std::map<std::string, int64_t> ignoreIndex; // label input -> its loss's
+  std::set<std::string> weights;              // initializers, not state
+  std::map<std::string, std::string> workingCopies; // weight -> its copy
+};
+
 struct ProgramInfo {
   std::string producer;
   std::vector<FunctionInfo> functions;
+  std::optional<StepInfo> step; // training Programs
+  // Parameters with an empty `init` were written without their initial
+  // value (a Session starts them at zero).
+  bool weightsOmitted = false;
   const FunctionInfo *find(const std::string &name) const;
 };
 

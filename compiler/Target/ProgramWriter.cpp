@@ -61,6 +61,14 @@ LogicalResult setType(Operation *at, Type type, pb::TensorType &out) {
 }
 
 /// The elements of `attr` in the runtime's layout.
+/// A splat whose bytes are not all zero: state a runner cannot start at zero.
+bool isNonzeroSplat(ElementsAttr attr) {
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense || !dense.isSplat())
+    return false;
+  return llvm::any_of(dense.getRawData(), [](char c) { return c != 0; });
+}
+
 FailureOr<std::string> elementBytes(Operation *at, ElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   int64_t want = rtir::byteSize(type);
@@ -179,7 +187,8 @@ int operandCountWithOptional(Operation *op) {
 
 class FunctionWriter {
 public:
-  FunctionWriter(func::FuncOp func, pb::Function &out) : func(func), out(out) {}
+  FunctionWriter(func::FuncOp func, pb::Function &out, bool omitWeights)
+      : func(func), out(out), omitWeights(omitWeights) {}
 
   LogicalResult write() {
     out.set_name(func.getSymName().str());
@@ -230,13 +239,16 @@ private:
       if (id < 0)
         return failure();
       pv->set_arena_offset(param.getOffset());
-      FailureOr<std::string> init = elementBytes(&op, param.getInit());
-      if (failed(init))
-        return failure();
       paramBinding[param] = out.params_size();
       pb::Binding *b = out.add_params();
       b->set_name(param.getName().str());
       b->set_value(id);
+      // A nonzero splat (a loss scale) is state no runner could guess.
+      if (omitWeights && !isNonzeroSplat(param.getInit()))
+        return success();
+      FailureOr<std::string> init = elementBytes(&op, param.getInit());
+      if (failed(init))
+        return failure();
       b->set_init(std::move(*init));
       return success();
     }
@@ -359,6 +371,7 @@ private:
 
   func::FuncOp func;
   pb::Function &out;
+  bool omitWeights;
   llvm::DenseMap<Value, int> ids;
   llvm::DenseMap<Value, int> paramBinding; // rt.param -> index in params
 };
@@ -383,14 +396,30 @@ std::optional<rt::DType> runtimeDType(Type t) {
   return std::nullopt;
 }
 
-LogicalResult writeProgram(ModuleOp module, std::string &bytes) {
+LogicalResult writeProgram(ModuleOp module, std::string &bytes,
+                           const ProgramWriteOptions &options) {
   pb::Program program;
   program.set_version(rt::kProgramVersion);
   program.set_producer("ampc");
+  program.set_weights_omitted(options.omitWeights);
+  if (const rt::StepInfo *s = options.step) {
+    pb::StepInfo &p = *program.mutable_step();
+    p.set_function(s->function);
+    p.set_loss(s->loss);
+    p.set_checks_overflow(s->checksOverflow);
+    p.set_static_scale(s->staticScale);
+    p.mutable_classes()->insert(s->classes.begin(), s->classes.end());
+    p.mutable_ignore_index()->insert(s->ignoreIndex.begin(),
+                                     s->ignoreIndex.end());
+    for (const std::string &w : s->weights)
+      p.add_weights(w);
+    p.mutable_working_copies()->insert(s->workingCopies.begin(),
+                                       s->workingCopies.end());
+  }
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    FunctionWriter writer(func, *program.add_functions());
+    FunctionWriter writer(func, *program.add_functions(), options.omitWeights);
     if (failed(writer.write()))
       return failure();
   }

@@ -11,6 +11,7 @@
 #define AMPC_COMPILER_TARGET_PROGRAMWRITER_H
 
 #include "runtime/DType.h"
+#include "runtime/Program.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -19,9 +20,18 @@
 
 namespace ampc {
 
+struct ProgramWriteOptions {
+  const rt::StepInfo *step = nullptr; // written into the Program when set
+  // Parameters whose initial value is not a splat of a nonzero value (the
+  // weights, their working copies, zero optimizer state) are written
+  // without it, and the Program is marked so: a runner initializes them.
+  bool omitWeights = false;
+};
+
 /// Serializes `module` to Program bytes. On failure emits an error at the
 /// offending op and returns failure.
-mlir::LogicalResult writeProgram(mlir::ModuleOp module, std::string &bytes);
+mlir::LogicalResult writeProgram(mlir::ModuleOp module, std::string &bytes,
+                                 const ProgramWriteOptions &options = {});
 
 /// The runtime dtype of an element type; none when a Program cannot hold
 /// it. (Tools that feed a compiled function use it to type their buffers.)

@@ -39,9 +39,10 @@ int printModule(mlir::ModuleOp module, const std::string &path) {
   return 0;
 }
 
-int writeProgramFile(mlir::ModuleOp module, const std::string &path) {
+int writeProgramFile(mlir::ModuleOp module, const std::string &path,
+                     const ProgramWriteOptions &options) {
   std::string bytes;
-  if (mlir::failed(writeProgram(module, bytes)))
+  if (mlir::failed(writeProgram(module, bytes, options)))
     return 1;
   if (rt::Status s = rt::writeFileAtomically(path, bytes.data(), bytes.size());
       !s)

@@ -9,6 +9,7 @@
 #ifndef AMPC_TOOLS_AMPRUN_PROGRAMIO_H
 #define AMPC_TOOLS_AMPRUN_PROGRAMIO_H
 
+#include "compiler/Target/ProgramWriter.h"
 #include "runtime/Program.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -24,7 +25,8 @@ int printModule(mlir::ModuleOp module, const std::string &path);
 
 /// Writes `module` (lowered to rt) as a Program file, atomically; returns
 /// the exit code after printing any error.
-int writeProgramFile(mlir::ModuleOp module, const std::string &path);
+int writeProgramFile(mlir::ModuleOp module, const std::string &path,
+                     const ProgramWriteOptions &options = {});
 
 /// Serializes `module` (lowered to rt) and parses function `name` back into
 /// `out`; `hash`, when given, gets the FNV-1a (64 bits) of the Program's

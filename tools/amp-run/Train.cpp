@@ -55,12 +55,23 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
     buildAutoCastPipeline(pm, *o.amp);
   if (o.emit != "amp")
     buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale);
-  if (o.emit == "rt" || o.emit == "program")
+  if (o.emit == "rt")
     buildLoweringPipeline(pm, o.lowering);
   if (mlir::failed(pm.run(*module)))
     return 1;
-  return o.emit == "program" ? writeProgramFile(*module, o.outputFile)
-                             : printModule(*module, o.outputFile);
+  if (o.emit != "program")
+    return printModule(*module, o.outputFile);
+  // The Program carries what amp-exec's host loop needs, read before
+  // lowering erases it.
+  StepInfo info = describeStep(*module);
+  mlir::PassManager lowerPm(ctx);
+  buildLoweringPipeline(lowerPm, o.lowering);
+  if (mlir::failed(lowerPm.run(*module)))
+    return 1;
+  ProgramWriteOptions w;
+  w.step = &info;
+  w.omitWeights = o.omitWeights;
+  return writeProgramFile(*module, o.outputFile, w);
 }
 
 /// A directory holds IDX data when it has the train images, compressed or

@@ -40,6 +40,7 @@ struct TrainOptions {
   // amp-run.cpp's (it needs no training options).
   std::string emit;
   std::string outputFile = "-";
+  bool omitWeights = false; // --emit=program --program-weights=omit
 };
 
 /// Compiles the imported model into a training step and runs it; returns

@@ -21,7 +21,8 @@ LogicalResult fail(const llvm::Twine &msg) {
   return failure();
 }
 
-/// Reads StepInfo from @train_step, before it is lowered.
+} // namespace
+
 StepInfo describeStep(ModuleOp module) {
   StepInfo info;
   auto f = module.lookupSymbol<func::FuncOp>("train_step");
@@ -73,10 +74,16 @@ StepInfo describeStep(ModuleOp module) {
         !f.getArgAttr(i, graph::kStateAttr))
       if (auto n = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr))
         info.weights.insert(n.getValue().str());
+  // amp-auto-cast's O2 working copy of weight w is the state `w.working`.
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (f.getArgAttr(i, graph::kStateAttr))
+      if (auto n = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr)) {
+        StringRef name = n.getValue();
+        if (name.consume_back(".working") && info.weights.count(name.str()))
+          info.workingCopies[name.str()] = n.getValue().str();
+      }
   return info;
 }
-
-} // namespace
 
 LogicalResult compileStep(OwningOpRef<ModuleOp> module,
                           const std::string &modelPath,

@@ -77,7 +77,15 @@ cl::opt<std::string> outputFile("o",
                                 cl::desc("Output file for --emit (default: "
                                          "stdout)"),
                                 cl::init("-"), cl::cat(generalCat));
-cl::opt<std::string> device("device", cl::desc("cpu (default cpu)"),
+cl::opt<std::string> programWeights(
+    "program-weights",
+    cl::desc("With --emit=program: keep (default) writes every parameter's "
+             "initial value; omit writes none but nonzero scalars such as "
+             "the loss scale (amp-exec then needs --init-params or "
+             "--resume)"),
+    cl::init("keep"), cl::cat(generalCat));
+cl::opt<std::string> device("device",
+                            cl::desc("cpu, cuda or cuda:N (default cpu)"),
                             cl::init("cpu"), cl::cat(generalCat));
 cl::opt<unsigned> threads("threads",
                           cl::desc("CPU threads (default 0: all hardware "
@@ -482,6 +490,11 @@ int main(int argc, char **argv) {
                 "O1|O2|O3");
   if (emit == "program" && outputFile == "-")
     return fail("--emit=program writes a binary file: give it with -o FILE");
+  if (programWeights != "keep" && programWeights != "omit")
+    return fail("--program-weights '" + programWeights +
+                "' is not keep or omit");
+  if (programWeights.getNumOccurrences() && emit != "program")
+    return fail("--program-weights is for --emit=program");
   if (!train)
     for (auto &[name, opt] : cl::getRegisteredOptions())
       if (opt->getNumOccurrences() &&
@@ -515,15 +528,16 @@ int main(int argc, char **argv) {
                           StringRef(progress)))
     return fail("--progress '" + progress +
                 "' is not a style (auto, bar, lines, none)");
-  if (device != "cpu")
-    return fail("--device '" + device +
-                "' is not available in this build "
-                "(devices: cpu)");
+  // Opened before anything is compiled: a missing GPU is the one line the
+  // user sees.
+  uint64_t deviceMemory = 0;
+  if (rt::Status s = rt::Session::openDevice(device, deviceMemory); !s)
+    return fail("--device " + device + ": " + s.message());
   if (rt::Status s = rt::cpu::checkThreadCount(threads); !s)
     return fail("--threads: " + s.message());
   // The device's memory unless told otherwise: a step that cannot fit is
   // refused when it is compiled, naming what is too large.
-  uint64_t budget = rt::hostMemory().bytes;
+  uint64_t budget = deviceMemory;
   if (memoryBudget.getNumOccurrences()) {
     std::string err;
     budget = 0;
@@ -726,6 +740,7 @@ int main(int argc, char **argv) {
     t.saveOnnx = saveOnnx;
     t.emit = emit;
     t.outputFile = outputFile;
+    t.omitWeights = programWeights == "omit";
     return ampc::tools::runTraining(std::move(module), t);
   }
 
@@ -764,8 +779,11 @@ int main(int argc, char **argv) {
   }
   if (graphStage || emit == "rt")
     return ampc::tools::printModule(*module, outputFile);
-  if (emit == "program")
-    return ampc::tools::writeProgramFile(*module, outputFile);
+  if (emit == "program") {
+    ampc::ProgramWriteOptions w;
+    w.omitWeights = programWeights == "omit";
+    return ampc::tools::writeProgramFile(*module, outputFile, w);
+  }
 
   // Run it the way amp-exec would: from the serialized bytes. The module
   // holds a copy of the weights: drop it once they are in `forward`.

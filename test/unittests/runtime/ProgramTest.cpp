@@ -509,3 +509,83 @@ TEST(Program, RejectsUnscaledGradientsOverOtherValues) {
       },
       "writes value 3 over bytes of value 0, which are still needed");
 }
+
+namespace {
+
+// The valid Program as a training step: loss z, label input x (2 classes),
+// weight w.
+pb::Program withStepInfo() {
+  pb::Program p = validProgram();
+  pb::StepInfo &s = *p.mutable_step();
+  s.set_function("forward");
+  s.set_loss("z");
+  s.set_checks_overflow(true);
+  s.set_static_scale(1);
+  (*s.mutable_classes())["x"] = 2;
+  (*s.mutable_ignore_index())["x"] = -100;
+  s.add_weights("w");
+  return p;
+}
+
+} // namespace
+
+TEST(Program, StepInfoIsReadAndChecked) {
+  ProgramInfo info;
+  ASSERT_TRUE(loadProgram(validProgram(), info).isOk());
+  EXPECT_FALSE(info.step.has_value()); // a version 1 file without it
+  ASSERT_TRUE(loadProgram(withStepInfo(), info).isOk());
+  ASSERT_TRUE(info.step.has_value());
+  EXPECT_EQ(info.step->loss, "z");
+  EXPECT_TRUE(info.step->checksOverflow);
+  EXPECT_EQ(info.step->classes.at("x"), 2);
+  EXPECT_EQ(info.step->ignoreIndex.at("x"), -100);
+  EXPECT_EQ(info.step->weights, std::set<std::string>{"w"});
+
+  auto rejected = [](const std::function<void(pb::StepInfo &)> &mutate,
+                     const std::string &message) {
+    pb::Program p = withStepInfo();
+    mutate(*p.mutable_step());
+    expectLoadError(p, message);
+  };
+  rejected([](pb::StepInfo &s) { s.set_function("train_step"); },
+           "test.program: the step info: it describes function "
+           "'train_step', which the Program does not have");
+  rejected([](pb::StepInfo &s) { s.set_loss("y"); },
+           "the loss 'y' is no output of function 'forward'");
+  rejected([](pb::StepInfo &s) { (*s.mutable_classes())["z"] = 3; },
+           "label input 'z' is no input of function 'forward'");
+  rejected([](pb::StepInfo &s) { (*s.mutable_classes())["x"] = 0; },
+           "label input 'x' has 0 classes");
+  rejected([](pb::StepInfo &s) { (*s.mutable_ignore_index())["w"] = 0; },
+           "the ignore_index of 'w' is for no label input");
+  rejected([](pb::StepInfo &s) { s.add_weights("x"); },
+           "weight 'x' is no parameter of function 'forward'");
+  rejected([](pb::StepInfo &s) { s.set_static_scale(0); },
+           "the static loss scale 0.000000 is not a positive finite number");
+  rejected(
+      [](pb::StepInfo &s) { (*s.mutable_working_copies())["w"] = "w.working"; },
+      "the working copy 'w.working' is no parameter of function 'forward'");
+  rejected([](pb::StepInfo &s) { (*s.mutable_working_copies())["q"] = "w"; },
+           "the working copy 'w' is of 'q', which is no weight");
+}
+
+TEST(Program, EmptyInitIsAcceptedOnlyWhenWeightsAreOmitted) {
+  pb::Program p = validProgram();
+  p.mutable_functions(0)->mutable_params(0)->clear_init();
+  expectLoadError(p, "parameter 'w' has 0 bytes of initial value for 16 "
+                     "bytes of storage");
+  p.set_weights_omitted(true);
+  ProgramInfo info;
+  ASSERT_TRUE(loadProgram(p, info).isOk());
+  EXPECT_TRUE(info.weightsOmitted);
+  // The Session starts the parameter at zero.
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(*info.find("forward"), {}, session).isOk());
+  TensorView w;
+  ASSERT_TRUE(session->param("w", w).isOk());
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(w.as<float>()[i], 0.0f);
+  // A wrong nonzero size is still wrong.
+  p.mutable_functions(0)->mutable_params(0)->set_init(floats({1}));
+  expectLoadError(p, "parameter 'w' has 4 bytes of initial value");
+}
