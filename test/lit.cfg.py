@@ -15,6 +15,7 @@ llvm = config.llvm_tools_dir
 config.substitutions.append(("%amp-opt", os.path.join(tools, "amp-opt")))
 config.substitutions.append(("%amp-translate", os.path.join(tools, "amp-translate")))
 config.substitutions.append(("%amp-run", os.path.join(tools, "amp-run")))
+config.substitutions.append(("%amp-exec", os.path.join(tools, "amp-exec")))
 config.substitutions.append(("%models", config.shared_models))
 config.substitutions.append(("%onnxdata", "/usr/share/libonnx-testdata/data"))
 config.substitutions.append(("%python", config.python_executable))

@@ -61,7 +61,7 @@ int TrainLoop::fail(const std::string &msg) {
   if (progress_)
     progress_->clear();
   std::fflush(stdout);
-  std::fprintf(stderr, "amp-run: error: %s\n", msg.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", o_.tool.c_str(), msg.c_str());
   return 1;
 }
 
@@ -220,7 +220,8 @@ int TrainLoop::stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
     if (rt::Status st = evalMetrics->close(); !st)
       return fail("--eval-metrics: " + st.message() + " (" + what + ")");
   std::cout.flush();
-  std::fprintf(stderr, "amp-run: %s; %s\n", what.c_str(), saved.c_str());
+  std::fprintf(stderr, "%s: %s; %s\n", o_.tool.c_str(), what.c_str(),
+               saved.c_str());
   return 128 + sig;
 }
 

@@ -29,9 +29,10 @@ namespace ampc::tools {
 class MetricsWriter;
 
 struct LoopOptions {
-  std::string run;       // "AMP O2 f16", "f32": names the run in output
-  std::string modelPath; // for messages
-  int64_t steps = 1;     // of the whole run, a resumed one included
+  std::string tool = "amp-run"; // prefixes its messages
+  std::string run;              // "AMP O2 f16", "f32": names the run in output
+  std::string modelPath;        // for messages
+  int64_t steps = 1;            // of the whole run, a resumed one included
   int64_t accumulate = 1;
   int64_t maxOverflowSteps = 100;
   // Probe every step and stop at an inf or NaN that loss scaling does not

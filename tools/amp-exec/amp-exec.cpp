@@ -1,0 +1,694 @@
+//===- amp-exec.cpp - run a compiled Program ------------------------------===//
+//
+// The runtime alone (no MLIR, no LLVM): runs a Program that
+// `amp-run --emit=program` wrote, with amp-run's data, metrics and
+// checkpoint options. A training Program carries the step's facts
+// (StepInfo) the host loop needs. This is how a machine without the
+// compiler (the GPU machine) runs ampc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ByteSize.h"
+#include "runtime/Program.h"
+#include "runtime/Session.h"
+#include "runtime/io/TensorFile.h"
+#include "tools/amp-run/CheckNumerics.h"
+#include "tools/amp-run/Checkpoint.h"
+#include "tools/amp-run/FashionMnist.h"
+#include "tools/amp-run/TrainData.h"
+#include "tools/amp-run/TrainLoop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+using namespace ampc;
+using namespace ampc::tools;
+
+namespace {
+
+int fail(const std::string &msg) {
+  std::cout.flush();
+  std::fprintf(stderr, "amp-exec: error: %s\n", msg.c_str());
+  return 1;
+}
+
+const char *kUsage =
+    "usage: amp-exec PROGRAM [options]\n"
+    "\n"
+    "Runs a Program written by `amp-run --emit=program -o PROGRAM` with the\n"
+    "runtime alone.\n"
+    "\n"
+    "  --mode train|infer       train (default when the Program has a step)\n"
+    "                           or run the forward function\n"
+    "  --device cpu|cuda|cuda:N the device (default cpu)\n"
+    "  --steps N                steps (train) or runs (infer) of the run, a\n"
+    "                           resumed one included (default: one epoch of\n"
+    "                           file data, else 1)\n"
+    "  --epochs N               epochs of file data (train)\n"
+    "  --data synthetic|fashion-mnist|DIR   batches (default synthetic)\n"
+    "  --test-data DIR          .npy test split (needs @forward in PROGRAM)\n"
+    "  --shuffle true|false     shuffle file data each epoch (default: on\n"
+    "                           for IDX data)\n"
+    "  --seed S                 data seed (default 0)\n"
+    "  --metrics FILE           per-step CSV\n"
+    "  --eval-metrics FILE      per-evaluation CSV\n"
+    "  --checkpoint DIR         write checkpoints here\n"
+    "  --checkpoint-every N     every N steps (default: every epoch)\n"
+    "  --resume DIR             continue from a checkpoint\n"
+    "  --threads N              CPU threads (default: all)\n"
+    "  --memory-budget SIZE     the most memory the sessions may hold\n"
+    "  --check-numerics         stop at the first inf/NaN loss scaling does\n"
+    "                           not handle, naming the kernel\n"
+    "  --max-overflow-steps N   stop after N consecutive skipped steps\n"
+    "                           (default 100, 0: never)\n"
+    "  --progress auto|bar|lines|none\n"
+    "  --init-params keep|uniform[:SEED]   initial weights: the Program's\n"
+    "                           (keep, default) or U(-1/sqrt(fan_in),\n"
+    "                           1/sqrt(fan_in)) for rank >= 2, zeros for\n"
+    "                           rank 1 (PyTorch's Linear/Conv default)\n"
+    "  --json FILE              write a summary object\n";
+
+struct Options {
+  std::string program, mode, device = "cpu", data = "synthetic", testData;
+  std::optional<bool> shuffle;
+  int64_t steps = 0, epochs = 0, checkpointEvery = 0, maxOverflowSteps = 100;
+  uint64_t seed = 0;
+  std::string metrics, evalMetrics, checkpointDir, resumeDir, json;
+  unsigned threads = 0;
+  uint64_t memoryLimit = 0;
+  bool checkNumerics = false;
+  std::string progress = "auto";
+  bool uniformInit = false;
+  uint64_t initSeed = 0;
+};
+
+bool parseInt(const std::string &flag, const std::string &v, int64_t min,
+              int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno || x < min) {
+    fail("--" + flag + " '" + v +
+         "' is not an integer >= " + std::to_string(min));
+    return false;
+  }
+  out = x;
+  return true;
+}
+
+/// Parses argv; returns -1 to go on, else the exit code.
+int parseArgs(int argc, char **argv, Options &o) {
+  std::map<std::string, std::string *> strings = {
+      {"mode", &o.mode},
+      {"device", &o.device},
+      {"data", &o.data},
+      {"test-data", &o.testData},
+      {"metrics", &o.metrics},
+      {"eval-metrics", &o.evalMetrics},
+      {"checkpoint", &o.checkpointDir},
+      {"resume", &o.resumeDir},
+      {"progress", &o.progress},
+      {"json", &o.json}};
+  std::map<std::string, int64_t *> ints = {
+      {"steps", &o.steps},
+      {"epochs", &o.epochs},
+      {"checkpoint-every", &o.checkpointEvery},
+      {"max-overflow-steps", &o.maxOverflowSteps}};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (a.rfind("--", 0) != 0) {
+      if (!o.program.empty())
+        return fail("one Program only: '" + o.program + "' and '" + a + "'");
+      o.program = a;
+      continue;
+    }
+    std::string flag = a.substr(2), value;
+    bool hasValue = false;
+    if (size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      hasValue = true;
+    }
+    if (flag == "check-numerics") {
+      o.checkNumerics = true;
+      continue;
+    }
+    bool known = strings.count(flag) || ints.count(flag) || flag == "seed" ||
+                 flag == "threads" || flag == "memory-budget" ||
+                 flag == "init-params" || flag == "shuffle";
+    if (!known)
+      return fail("unknown option '" + a + "' (amp-exec --help lists them)");
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        return fail("--" + flag + " needs a value");
+      value = argv[++i];
+    }
+    if (auto s = strings.find(flag); s != strings.end()) {
+      *s->second = value;
+    } else if (auto n = ints.find(flag); n != ints.end()) {
+      if (!parseInt(flag, value, flag == "max-overflow-steps" ? 0 : 1,
+                    *n->second))
+        return 1;
+    } else if (flag == "seed") {
+      int64_t s;
+      if (!parseInt(flag, value, 0, s))
+        return 1;
+      o.seed = s;
+    } else if (flag == "threads") {
+      int64_t t;
+      if (!parseInt(flag, value, 0, t))
+        return 1;
+      o.threads = static_cast<unsigned>(t);
+    } else if (flag == "shuffle") {
+      if (value != "true" && value != "false")
+        return fail("--shuffle '" + value + "' is not true or false");
+      o.shuffle = value == "true";
+    } else if (flag == "memory-budget") {
+      std::string err;
+      if (value != "none" && !rt::parseByteSize(value, o.memoryLimit, err))
+        return fail("--memory-budget '" + value + "' " + err);
+    } else if (flag == "init-params") {
+      if (value == "keep")
+        o.uniformInit = false;
+      else if (value == "uniform")
+        o.uniformInit = true;
+      else if (value.rfind("uniform:", 0) == 0) {
+        int64_t s;
+        if (!parseInt(flag, value.substr(8), 0, s))
+          return 1;
+        o.uniformInit = true;
+        o.initSeed = s;
+      } else {
+        return fail("--init-params '" + value +
+                    "' is not keep, uniform or uniform:SEED");
+      }
+    }
+  }
+  if (o.program.empty())
+    return fail("no Program given (usage: amp-exec PROGRAM [options]; "
+                "amp-run --emit=program -o PROGRAM writes one)");
+  if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" &&
+      o.progress != "none")
+    return fail("--progress '" + o.progress +
+                "' is not auto, bar, lines or none");
+  if (!o.mode.empty() && o.mode != "train" && o.mode != "infer")
+    return fail("--mode '" + o.mode +
+                "' is not a mode amp-exec has (modes: infer, train)");
+  if (o.steps && o.epochs)
+    return fail("--steps and --epochs both give the run's length: give one");
+  return -1;
+}
+
+/// splitmix64: the same stream on every platform.
+struct SplitMix {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1), 24 bits.
+  float symmetric() {
+    return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f;
+  }
+};
+
+/// `name`'s value from --init-params uniform: U(-1/sqrt(fan_in),
+/// 1/sqrt(fan_in)) for rank >= 2 (fan_in: the product of the dims after
+/// the first), zeros below, rounded once to `dtype`. Each parameter's
+/// stream starts from the seed and its name, so adding one changes no
+/// other.
+rt::Status uniformValue(const std::string &name, const rt::TensorView &type,
+                        uint64_t seed, rt::HostTensor &out) {
+  out = rt::makeHostTensor(rt::DType::F32, type.shape, name);
+  float *p = reinterpret_cast<float *>(out.bytes.data());
+  int64_t n = out.numElements();
+  if (type.rank() >= 2 && n > 0) {
+    int64_t fanIn = n / type.shape[0];
+    float bound = 1.0f / std::sqrt(static_cast<float>(fanIn));
+    uint64_t h = 14695981039346656037ull; // FNV-1a of the name
+    for (char c : name)
+      h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+    SplitMix g{seed ^ h};
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = bound * g.symmetric();
+  } else {
+    std::fill(p, p + n, 0.0f);
+  }
+  if (type.dtype != rt::DType::F32)
+    return rt::convertTo(out, type.dtype);
+  return rt::Status::ok();
+}
+
+/// Sets the weights (`names`; every parameter of rank >= 1 when empty) of
+/// `session` by --init-params uniform, and each weight's working copy to it
+/// rounded.
+rt::Status initUniform(rt::Session &session, const rt::StepInfo *step,
+                       uint64_t seed) {
+  std::vector<std::string> weights;
+  if (step)
+    weights.assign(step->weights.begin(), step->weights.end());
+  else
+    for (const rt::BindingInfo &b : session.function().params)
+      if (!session.function().values[b.value].shape.empty())
+        weights.push_back(b.name);
+  for (const std::string &w : weights) {
+    rt::TensorView type;
+    AMPC_RETURN_IF_ERROR(session.param(w, type));
+    rt::HostTensor v;
+    AMPC_RETURN_IF_ERROR(uniformValue(w, type, seed, v));
+    AMPC_RETURN_IF_ERROR(session.setParam(w, v.view()));
+    auto copy = step ? step->workingCopies.find(w)
+                     : std::map<std::string, std::string>::const_iterator();
+    if (!step || copy == step->workingCopies.end())
+      continue;
+    rt::TensorView copyType;
+    AMPC_RETURN_IF_ERROR(session.param(copy->second, copyType));
+    rt::HostTensor c = rt::copyOf(v.view(), copy->second);
+    if (type.dtype != rt::DType::F32)
+      AMPC_RETURN_IF_ERROR(rt::convertTo(c, rt::DType::F32));
+    AMPC_RETURN_IF_ERROR(rt::convertTo(c, copyType.dtype));
+    AMPC_RETURN_IF_ERROR(session.setParam(copy->second, c.view()));
+  }
+  return rt::Status::ok();
+}
+
+/// The parameters the Program was written without (--program-weights=omit).
+std::vector<std::string> omittedParams(const rt::FunctionInfo &f) {
+  std::vector<std::string> out;
+  for (const rt::BindingInfo &b : f.params)
+    if (b.init.empty() && f.values[b.value].byteSize() > 0)
+      out.push_back(b.name);
+  return out;
+}
+
+/// FNV-1a (64 bits) of a file: what a checkpoint records of its Program.
+bool hashFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  uint64_t h = 14695981039346656037ull;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    for (std::streamsize i = 0; i < in.gcount(); ++i)
+      h = (h ^ static_cast<uint8_t>(buf[i])) * 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx",
+                static_cast<unsigned long long>(h));
+  out = text;
+  return true;
+}
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char u[8];
+      std::snprintf(u, sizeof u, "\\u%04x", c);
+      out += u;
+    } else
+      out += c;
+  }
+  return out + "\"";
+}
+
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+/// The summary --json writes; fields that do not apply are null.
+struct Summary {
+  std::string program, device, mode;
+  int64_t steps = 0;
+  double medianStepMs = NAN, samplesPerS = NAN, finalLoss = NAN;
+  double lossScale = NAN;
+  int64_t skipped = -1;
+};
+
+rt::Status writeJson(const std::string &path, const Summary &s) {
+  std::ostringstream os;
+  os << "{\"program\": " << jsonString(s.program)
+     << ", \"device\": " << jsonString(s.device)
+     << ", \"mode\": " << jsonString(s.mode) << ", \"steps\": " << s.steps
+     << ", \"median_step_ms\": " << jsonNumber(s.medianStepMs)
+     << ", \"samples_per_s\": " << jsonNumber(s.samplesPerS)
+     << ", \"final_loss\": " << jsonNumber(s.finalLoss)
+     << ", \"skipped_steps\": "
+     << (s.skipped < 0 ? "null" : std::to_string(s.skipped))
+     << ", \"loss_scale\": "
+     << jsonNumber(s.lossScale)
+     // Device memory figures wait for the Session to report them.
+     << ", \"device_bytes\": null, \"peak_device_bytes\": null}\n";
+  std::string text = os.str();
+  return rt::writeFileAtomically(path, text.data(), text.size())
+      .withContext("--json");
+}
+
+/// The data inputs of `f`, in binding order.
+std::vector<InputSpec> inputSpecsOf(const rt::FunctionInfo &f,
+                                    const rt::StepInfo *step) {
+  std::vector<InputSpec> specs;
+  for (const rt::BindingInfo &b : f.inputs) {
+    const rt::ValueInfo &v = f.values[b.value];
+    InputSpec s{b.name, v.dtype, v.shape, 0};
+    if (step)
+      if (auto c = step->classes.find(b.name); c != step->classes.end())
+        s.classes = c->second;
+    specs.push_back(s);
+  }
+  return specs;
+}
+
+bool isIdxDirectory(const std::string &dir) {
+  std::filesystem::path p =
+      std::filesystem::path(dir) / fashionMnistImagesFile(Split::Train);
+  std::error_code ec;
+  return std::filesystem::exists(p, ec) ||
+         std::filesystem::exists(p.string() + ".gz", ec);
+}
+
+struct Data {
+  std::unique_ptr<BatchSource> train, test;
+  bool shuffled = false;
+};
+
+/// Opens --data and --test-data as amp-run does.
+rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
+                    Data &d) {
+  if (o.data == "synthetic")
+    return BatchSource::synthetic(o.seed, specs, d.train).withContext("--data");
+  auto train = [](rt::Status s) { return s.withContext("--data"); };
+  std::string dir = o.data == "fashion-mnist" ? kFashionMnistDir : o.data;
+  bool idx = isIdxDirectory(dir);
+  if (o.data == "fashion-mnist" && !idx)
+    return train(rt::Status::error(
+        "fashion-mnist: no train-images-idx3-ubyte.gz in " + dir));
+  if (idx) {
+    if (!o.testData.empty())
+      return rt::Status::error("--test-data: --data " + dir +
+                               " holds IDX files, whose test split (t10k-*) "
+                               "is evaluated: leave --test-data out");
+    AMPC_RETURN_IF_ERROR(train(
+        BatchSource::openFashionMnist(dir, Split::Train, specs, d.train)));
+    AMPC_RETURN_IF_ERROR(
+        train(BatchSource::openFashionMnist(dir, Split::Test, specs, d.test)));
+  } else {
+    AMPC_RETURN_IF_ERROR(
+        train(BatchSource::openDirectory(dir, specs, d.train)));
+    if (!o.testData.empty())
+      AMPC_RETURN_IF_ERROR(BatchSource::openDirectory(o.testData, specs, d.test)
+                               .withContext("--test-data"));
+  }
+  d.shuffled = o.shuffle.value_or(idx);
+  if (d.shuffled)
+    d.train->shuffleEachEpoch(o.seed);
+  return rt::Status::ok();
+}
+
+rt::Status createSession(rt::FunctionInfo f, const Options &o,
+                         std::unique_ptr<rt::Session> &out) {
+  rt::SessionOptions so;
+  so.device = o.device;
+  so.threads = o.threads;
+  so.memoryLimit = o.memoryLimit;
+  rt::Status s = rt::Session::create(std::move(f), so, out);
+  // A device that cannot be used is the flag's problem, said as such.
+  if (!s && o.device != "cpu")
+    return s.withContext("--device " + o.device);
+  return s;
+}
+
+int runInference(rt::ProgramInfo &program, const Options &o, Summary &sum) {
+  const rt::FunctionInfo *f = program.find("forward");
+  // An inference Program's one function is its forward pass, whatever
+  // its name; a training step is no forward pass.
+  if (!f && program.functions.size() == 1 && !program.step)
+    f = &program.functions[0];
+  if (!f)
+    return fail(o.program +
+                ": --mode infer runs @forward, and the Program has none (a "
+                "training Program: run it with --mode train)");
+  if (o.epochs || !o.checkpointDir.empty() || !o.resumeDir.empty() ||
+      !o.testData.empty() || !o.metrics.empty() || !o.evalMetrics.empty())
+    return fail("--epochs, --test-data, --metrics, --eval-metrics, "
+                "--checkpoint and --resume are for --mode train");
+  std::vector<InputSpec> specs = inputSpecsOf(*f, nullptr);
+  std::vector<std::string> omitted = omittedParams(*f);
+  if (!omitted.empty() && !o.uniformInit)
+    return fail(o.program +
+                ": the Program was written without its weights "
+                "(amp-run --program-weights=omit; '" +
+                omitted[0] +
+                "' has no initial value): give --init-params uniform[:SEED]");
+  Data data;
+  if (rt::Status s = openData(o, specs, data); !s)
+    return fail(s.message());
+  std::unique_ptr<rt::Session> session;
+  if (rt::Status s = createSession(*f, o, session); !s)
+    return fail(s.message());
+  if (o.uniformInit)
+    if (rt::Status s = initUniform(*session, nullptr, o.initSeed); !s)
+      return fail("--init-params: " + s.message());
+  int64_t runs = std::max<int64_t>(o.steps, 1);
+  std::vector<double> times;
+  std::vector<rt::HostTensor> batch;
+  double total = 0;
+  for (int64_t r = 0; r < runs; ++r) {
+    if (rt::Status s = data.train->batch(r, batch); !s)
+      return fail("--data: " + s.message());
+    auto start = std::chrono::steady_clock::now();
+    for (rt::HostTensor &t : batch)
+      if (rt::Status s = session->setInput(t.name, t.view()); !s)
+        return fail(s.message());
+    session->setNonFiniteProbe(o.checkNumerics && r == 0);
+    if (rt::Status s = session->run(); !s)
+      return fail(o.program + ": " + s.message());
+    if (std::string fault = nonFiniteFault(*session); !fault.empty())
+      return fail(o.program + ": " + fault);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    times.push_back(ms);
+    total += ms;
+  }
+  std::sort(times.begin(), times.end());
+  sum.steps = runs;
+  sum.medianStepMs = times[times.size() / 2];
+  int64_t b = specs.empty() || specs[0].shape.empty() ? 1 : specs[0].shape[0];
+  sum.samplesPerS = total > 0 ? runs * b / (total / 1000) : NAN;
+  std::printf("amp-exec: ran %s %lld %s; median %.3f ms\n", f->name.c_str(),
+              static_cast<long long>(runs), runs == 1 ? "time" : "times",
+              sum.medianStepMs);
+  for (const rt::BindingInfo &out : session->function().outputs) {
+    rt::TensorView v;
+    if (rt::Status s = session->output(out.name, v); !s)
+      return fail(s.message());
+    std::printf("%s: %s\n", out.name.c_str(), v.typeStr().c_str());
+  }
+  return 0;
+}
+
+int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
+  if (!program.step)
+    return fail(o.program +
+                ": the Program has no training step information (an "
+                "inference Program, or one written before amp-exec): "
+                "recompile it with amp-run --mode train --emit=program -o " +
+                o.program);
+  const rt::StepInfo &step = *program.step;
+  rt::FunctionInfo *f = nullptr;
+  for (rt::FunctionInfo &fn : program.functions)
+    if (fn.name == step.function)
+      f = &fn;
+  std::vector<std::string> omitted = omittedParams(*f);
+  if (!omitted.empty() && !o.uniformInit && o.resumeDir.empty())
+    return fail(o.program +
+                ": the Program was written without its weights "
+                "(amp-run --program-weights=omit; '" +
+                omitted[0] +
+                "' has no initial value): give --init-params uniform[:SEED] "
+                "or --resume DIR");
+  bool synthetic = o.data == "synthetic";
+  if (o.epochs > 0 && synthetic)
+    return fail("--epochs needs data with samples (--data DIR or "
+                "fashion-mnist): synthetic data has no epochs; use --steps");
+  if (!o.testData.empty() && synthetic)
+    return fail("--test-data is evaluated only with file data (--data DIR): "
+                "synthetic data has no epochs to evaluate after");
+  for (auto [flag, path] :
+       {std::pair<const char *, std::string>{"metrics", o.metrics},
+        {"eval-metrics", o.evalMetrics}})
+    if (!path.empty())
+      if (rt::Status s = rt::checkWritable(path); !s)
+        return fail(std::string("--") + flag + ": " + s.message());
+  if (!o.checkpointDir.empty())
+    if (rt::Status s = checkCheckpointDirectory(o.checkpointDir); !s)
+      return fail("--checkpoint: " + s.message());
+
+  std::vector<InputSpec> specs = inputSpecsOf(*f, &step);
+  Data data;
+  if (rt::Status s = openData(o, specs, data); !s)
+    return fail(s.message());
+  const rt::FunctionInfo *forward = program.find("forward");
+  if (data.test && !forward)
+    return fail("--test-data: " + o.program +
+                " has no @forward to evaluate the test split with");
+  for (const auto &[name, classes] : step.classes) {
+    std::optional<int64_t> ignore;
+    if (auto i = step.ignoreIndex.find(name); i != step.ignoreIndex.end())
+      ignore = i->second;
+    for (auto [flag, source] :
+         {std::pair<const char *, BatchSource *>{"--data", data.train.get()},
+          {"--test-data", data.test.get()}})
+      if (source)
+        if (rt::Status s = source->checkLabels(name, classes, ignore); !s)
+          return fail(std::string(flag) + ": " + s.message());
+  }
+  int64_t perEpoch = data.train->stepsPerEpoch();
+  int64_t steps = o.steps        ? o.steps
+                  : o.epochs > 0 ? o.epochs * perEpoch
+                                 : std::max<int64_t>(perEpoch, 1);
+
+  std::unique_ptr<rt::Session> session, evalSession;
+  if (rt::Status s = createSession(std::move(*f), o, session); !s)
+    return fail(s.message());
+  if (data.test)
+    if (rt::Status s = createSession(*forward, o, evalSession); !s)
+      return fail(s.message());
+  if (o.uniformInit)
+    if (rt::Status s = initUniform(*session, &step, o.initSeed); !s)
+      return fail("--init-params: " + s.message());
+
+  std::map<std::string, std::string> config;
+  const std::string programKey = "program";
+  if (!hashFile(o.program, config[programKey]))
+    return fail(o.program + ": cannot read the Program file again");
+  config["--data"] = o.data;
+  config["--test-data"] = o.testData;
+  config["--seed"] = std::to_string(o.seed);
+  config["--shuffle"] = data.shuffled ? "true" : "false";
+
+  LoopOptions lo;
+  lo.tool = "amp-exec";
+  lo.run = o.program;
+  lo.modelPath = o.program;
+  lo.steps = steps;
+  lo.maxOverflowSteps = o.maxOverflowSteps;
+  lo.checkNumerics = o.checkNumerics;
+  lo.progress = o.progress == "bar"     ? Progress::Style::Bar
+                : o.progress == "lines" ? Progress::Style::Lines
+                : o.progress == "none"  ? Progress::Style::None
+                                        : Progress::detect();
+  lo.metrics = o.metrics;
+  lo.evalMetrics = o.evalMetrics;
+  lo.checkpointDir = o.checkpointDir;
+  lo.checkpointEvery = o.checkpointEvery;
+  lo.config = config;
+  TrainLoop loop(*session, evalSession.get(), step, *data.train,
+                 data.test.get(), lo);
+  if (!o.resumeDir.empty()) {
+    Checkpoint ckpt;
+    if (rt::Status s = readCheckpoint(o.resumeDir, ckpt); !s)
+      return fail("--resume: " + s.message());
+    auto hash = ckpt.config.find(programKey);
+    if (hash == ckpt.config.end() || hash->second != config[programKey])
+      return fail("--resume: " + o.resumeDir +
+                  ": the checkpoint was written by a different Program "
+                  "(or by amp-run)");
+    if (rt::Status s = checkConfig(ckpt, config, o.resumeDir); !s)
+      return fail("--resume: " + s.message());
+    if (ckpt.step >= steps)
+      return fail("--resume: " + o.resumeDir + " is at step " +
+                  std::to_string(ckpt.step) + " and the run has " +
+                  std::to_string(steps) +
+                  " steps: nothing to train (--steps and --epochs count the "
+                  "whole run)");
+    if (rt::Status s = loop.resume(ckpt, o.resumeDir); !s)
+      return fail("--resume: " + s.message());
+  }
+
+  std::printf(
+      "amp-exec: training %s on %s (%s), %lld steps%s\n", o.program.c_str(),
+      synthetic ? "synthetic data" : o.data.c_str(), o.device.c_str(),
+      static_cast<long long>(steps),
+      loop.firstStep() > 0
+          ? (", resumed at step " + std::to_string(loop.firstStep())).c_str()
+          : "");
+  std::fflush(stdout);
+  if (int rc = loop.run())
+    return rc;
+
+  // amp-run's summary line, so that the two compare by text.
+  std::printf("amp-exec: trained %lld %s; final loss %.6g",
+              static_cast<long long>(steps), steps == 1 ? "step" : "steps",
+              loop.finalLoss());
+  if (step.checksOverflow)
+    std::printf("; skipped %lld (overflow); final loss scale %.9g",
+                static_cast<long long>(loop.skipped()), loop.currentScale());
+  if (!std::isnan(loop.medianStepMs()))
+    std::printf("; median step %.3f ms", loop.medianStepMs());
+  std::printf("\n");
+  double testLoss, accuracy;
+  if (loop.lastEval(testLoss, accuracy)) {
+    std::printf("amp-exec: test loss %.4f", testLoss);
+    if (!std::isnan(accuracy))
+      std::printf(", test accuracy %.2f%%", accuracy * 100);
+    std::printf(" (%lld samples); %.0f samples/s\n",
+                static_cast<long long>(data.test->samples()),
+                loop.samplesPerSecond());
+  }
+  sum.steps = steps;
+  sum.medianStepMs = loop.medianStepMs();
+  sum.samplesPerS = loop.samplesPerSecond();
+  sum.finalLoss = loop.finalLoss();
+  sum.skipped = loop.skipped();
+  sum.lossScale = loop.currentScale();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int rc = parseArgs(argc, argv, o); rc >= 0)
+    return rc;
+  if (!o.json.empty())
+    if (rt::Status s = rt::checkWritable(o.json); !s)
+      return fail("--json: " + s.message());
+  rt::ProgramInfo program;
+  if (rt::Status s = rt::readProgramFile(o.program, program); !s)
+    return fail(s.message());
+  std::string mode =
+      o.mode.empty() ? (program.step ? "train" : "infer") : o.mode;
+  Summary sum;
+  sum.program = o.program;
+  sum.device = o.device;
+  sum.mode = mode;
+  int rc = mode == "train" ? runTraining(program, o, sum)
+                           : runInference(program, o, sum);
+  if (rc == 0 && !o.json.empty())
+    if (rt::Status s = writeJson(o.json, sum); !s)
+      return fail(s.message());
+  return rc;
+}
