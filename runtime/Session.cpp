@@ -7,6 +7,7 @@
 #include "runtime/Session.h"
 
 #include "runtime/CpuSession.h"
+#include "runtime/HostMemory.h"
 #include "runtime/cpu/TypedIO.h"
 #if AMPC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"
@@ -111,6 +112,29 @@ Status Session::create(FunctionInfo function, const SessionOptions &options,
   return cuda::CudaSession::create(std::move(function), ordinal, options, out);
 #else
   return Status::error("device '" + options.device +
+                       "': this build of ampc has no CUDA backend (it was "
+                       "configured with AMPC_ENABLE_CUDA=OFF)");
+#endif
+}
+
+Status Session::openDevice(const std::string &device, uint64_t &memoryBytes) {
+  memoryBytes = 0;
+  if (device == "cpu") {
+    memoryBytes = hostMemory().bytes;
+    return Status::ok();
+  }
+  int ordinal = 0;
+  if (!parseCudaDevice(device, ordinal))
+    return Status::error("unknown device '" + device +
+                         "' (devices: cpu, cuda, cuda:N)");
+#if AMPC_HAVE_CUDA
+  std::shared_ptr<cuda::CudaDevice> d;
+  AMPC_RETURN_IF_ERROR(cuda::CudaDevice::open(ordinal, d)
+                           .withContext("device '" + device + "'"));
+  memoryBytes = d->totalBytes();
+  return Status::ok();
+#else
+  return Status::error("device '" + device +
                        "': this build of ampc has no CUDA backend (it was "
                        "configured with AMPC_ENABLE_CUDA=OFF)");
 #endif

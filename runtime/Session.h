@@ -63,6 +63,11 @@ public:
   // naming the device and why.
   static Status create(FunctionInfo fn, const SessionOptions &options,
                        std::unique_ptr<Session> &out);
+  // Checks that `device` names a device this build and machine can run on,
+  // opening it (a GPU: its driver, libraries and context), and gives its
+  // memory in bytes (the CPU: hostMemory(); 0 if unknown). Tools call it
+  // before compiling, so a missing GPU is reported first, in one line.
+  static Status openDevice(const std::string &device, uint64_t &memoryBytes);
   virtual ~Session();
 
   const FunctionInfo &function() const { return fn_; }

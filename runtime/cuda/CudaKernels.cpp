@@ -12,13 +12,13 @@ const std::vector<KernelEntry> &table() {
     std::vector<KernelEntry> v;
     // One line per family file; keep in the order of CudaKernels.h.
     addCudnnKernels(v);
-    addNormalizationKernels(v);
-    addLossKernels(v);
     addMovementKernels(v);
     addReductionKernels(v);
     addElementwiseKernels(v);
-    addOptimizerKernels(v);
     addGemmKernels(v);
+    addOptimizerKernels(v);
+    addNormalizationKernels(v);
+    addLossKernels(v);
     std::sort(v.begin(), v.end(),
               [](const KernelEntry &a, const KernelEntry &b) {
                 return std::string_view(a.name) < std::string_view(b.name);

@@ -357,11 +357,38 @@ def safe_name(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
+# The device every test runs on (--device): cpu, cuda or cuda:N.
+DEVICE = "cpu"
+
+
 def command(amp_run, model_path, feeds, out_dir):
     cmd = [amp_run, model_path, "--mode", "infer"]
+    if DEVICE != "cpu":
+        cmd += ["--device", DEVICE]
     for kind, name, path in feeds:
         cmd += ["--" + kind, "%s=%s" % (name, path)]
     return cmd + ["--save-outputs", out_dir]
+
+
+def device_unusable(amp_run, test, timeout):
+    """Why DEVICE cannot run anything here (no GPU, no driver), or None.
+
+    Session::create puts "device 'NAME'" in front of the reasons a device
+    cannot be opened; a kernel's failure says something else and is a test
+    failure, not a skip."""
+    ds_dir, model_path, feeds, _ = test.datasets[0]
+    with tempfile.TemporaryDirectory(prefix="ampc-conf-") as tmp:
+        try:
+            p = subprocess.run(command(amp_run, model_path, feeds, tmp),
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=timeout,
+                               text=True, errors="replace")
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    marker = "device '%s'" % DEVICE
+    if p.returncode != 0 and marker in p.stdout:
+        return first_error_line(p.stdout)
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -693,6 +720,9 @@ def main():
         os.path.dirname(os.path.abspath(__file__)), "expected_failures.txt"))
     ap.add_argument("--filter", help="run tests whose suite/name matches this "
                     "regex (re.search)")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu, cuda or cuda:N; without a usable GPU the "
+                    "run is skipped (exit 77) with the reason")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=60,
                     help="seconds per amp-run call")
@@ -762,6 +792,14 @@ def main():
     if not args.amp_run or not os.access(args.amp_run, os.X_OK):
         print("error: --amp-run %s is not an executable" % args.amp_run)
         return 2
+    global DEVICE
+    DEVICE = args.device
+    if DEVICE != "cpu" and in_scope:
+        why = device_unusable(args.amp_run, in_scope[0], args.timeout)
+        if why:
+            print("skipped: --device %s cannot be used here: %s" % (DEVICE,
+                                                                    why))
+            return 77
     results = {}
     lock = threading.Lock()
     started = time.time()

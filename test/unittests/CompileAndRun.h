@@ -14,6 +14,7 @@
 #include "dialects/Rt/RtOps.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
+#include "TestDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -69,13 +70,11 @@ inline rt::ProgramInfo compileProgram(
   return program;
 }
 
-/// A one-thread Session of `fn`; null, and a test failure, when the runtime
+/// A one-thread Session of `fn` on the test device (TestDevice.h); null, and a test failure, when the runtime
 /// cannot make one.
 inline std::unique_ptr<rt::Session> openSession(const rt::FunctionInfo &fn) {
   std::unique_ptr<rt::Session> session;
-  rt::SessionOptions options;
-  options.threads = 1;
-  rt::Status s = rt::Session::create(fn, options, session);
+  rt::Status s = rt::Session::create(fn, testSessionOptions(), session);
   EXPECT_TRUE(s.isOk()) << s.message();
   if (!s)
     return nullptr;

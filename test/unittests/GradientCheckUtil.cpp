@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GradientCheckUtil.h"
+#include "TestDevice.h"
 
 #include "compiler/Autodiff/Gradients.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -395,9 +396,7 @@ public:
   }
 
   static rt::SessionOptions options() {
-    rt::SessionOptions o;
-    o.threads = 1;
-    return o;
+    return unittest::testSessionOptions();
   }
 
 private:
