@@ -339,27 +339,34 @@ std::string jsonNumber(double v) {
 
 /// The summary --json writes; fields that do not apply are null.
 struct Summary {
-  std::string program, device, mode;
+  std::string program, device, deviceName, mode;
   int64_t steps = 0;
   double medianStepMs = NAN, samplesPerS = NAN, finalLoss = NAN;
   double lossScale = NAN;
   int64_t skipped = -1;
+  uint64_t deviceBytes = 0, peakDeviceBytes = 0;
+  /// Takes the device's name and memory from the session that ran.
+  void deviceOf(const rt::Session &s) {
+    deviceName = s.deviceName();
+    deviceBytes = s.deviceBytes();
+    peakDeviceBytes = s.peakDeviceBytes();
+  }
 };
 
 rt::Status writeJson(const std::string &path, const Summary &s) {
   std::ostringstream os;
   os << "{\"program\": " << jsonString(s.program)
      << ", \"device\": " << jsonString(s.device)
+     << ", \"device_name\": " << jsonString(s.deviceName)
      << ", \"mode\": " << jsonString(s.mode) << ", \"steps\": " << s.steps
      << ", \"median_step_ms\": " << jsonNumber(s.medianStepMs)
      << ", \"samples_per_s\": " << jsonNumber(s.samplesPerS)
      << ", \"final_loss\": " << jsonNumber(s.finalLoss)
      << ", \"skipped_steps\": "
      << (s.skipped < 0 ? "null" : std::to_string(s.skipped))
-     << ", \"loss_scale\": "
-     << jsonNumber(s.lossScale)
-     // Device memory figures wait for the Session to report them.
-     << ", \"device_bytes\": null, \"peak_device_bytes\": null}\n";
+     << ", \"loss_scale\": " << jsonNumber(s.lossScale)
+     << ", \"device_bytes\": " << s.deviceBytes
+     << ", \"peak_device_bytes\": " << s.peakDeviceBytes << "}\n";
   std::string text = os.str();
   return rt::writeFileAtomically(path, text.data(), text.size())
       .withContext("--json");
@@ -493,6 +500,7 @@ int runInference(rt::ProgramInfo &program, const Options &o, Summary &sum) {
     total += ms;
   }
   std::sort(times.begin(), times.end());
+  sum.deviceOf(*session);
   sum.steps = runs;
   sum.medianStepMs = times[times.size() / 2];
   int64_t b = specs.empty() || specs[0].shape.empty() ? 1 : specs[0].shape[0];
@@ -658,6 +666,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 static_cast<long long>(data.test->samples()),
                 loop.samplesPerSecond());
   }
+  sum.deviceOf(*session);
   sum.steps = steps;
   sum.medianStepMs = loop.medianStepMs();
   sum.samplesPerS = loop.samplesPerSecond();
