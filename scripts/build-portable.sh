@@ -1,0 +1,74 @@
+#!/bin/bash
+# build-portable.sh BUILD_DIR OUT_DIR: builds amp-exec (and, when the build
+# has them, ampc-cuda-unittests and ampc-gemm-peak) to carry to a Linux
+# machine without our packages (the GPU machine: Ubuntu 24.04, glibc 2.39,
+# no protobuf, OpenBLAS or GoogleTest): libstdc++, libgcc, protobuf, zlib
+# and OpenBLAS (with the Fortran runtime it needs) are linked in statically,
+# so the binaries need only glibc (<= 2.36, this machine's) and, at run
+# time, the CUDA driver, cuBLASLt and cuDNN the CUDA backend loads itself.
+# Prints each binary's ldd and the newest GLIBC_ symbol version it needs,
+# and packs them into OUT_DIR.tar.xz (a few MiB: what to carry).
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 BUILD_DIR OUT_DIR" >&2
+  exit 2
+fi
+build=$1
+out=$2
+src=$(cd "$(dirname "$0")/.." && pwd)
+multiarch=$(gcc -print-multiarch)
+gccdir=$(dirname "$(gcc -print-libgcc-file-name)")
+
+# Debian's static OpenBLAS calls into libgfortran (its LAPACK half). zlib is
+# found by LLVM's CMake files before AMPC_PORTABLE could ask for the static
+# one, so its library is given here.
+openblas=/usr/lib/$multiarch/libopenblas.a
+for f in "$openblas" "$gccdir/libgfortran.a" "$gccdir/libquadmath.a" \
+         /usr/lib/$multiarch/libprotobuf.a /usr/lib/$multiarch/libz.a; do
+  if [ ! -f "$f" ]; then
+    echo "build-portable.sh: $f is missing: the portable build links it" \
+         "statically (install its -dev package)" >&2
+    exit 1
+  fi
+done
+
+cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DAMPC_PORTABLE=ON \
+  "-DAMPC_OPENBLAS=$openblas;$gccdir/libgfortran.a;$gccdir/libquadmath.a" \
+  -DZLIB_LIBRARY=/usr/lib/$multiarch/libz.a \
+  -DZLIB_LIBRARY_RELEASE=/usr/lib/$multiarch/libz.a
+
+targets=(amp-exec)
+# (Listed first: grep -q closing the pipe early would fail it under pipefail.)
+all=$(ninja -C "$build" -t targets all)
+for t in ampc-cuda-unittests ampc-gemm-peak; do
+  if grep -q "^$t:" <<<"$all"; then
+    targets+=("$t")
+  fi
+done
+ninja -C "$build" "${targets[@]}"
+
+mkdir -p "$out"
+status=0
+for t in "${targets[@]}"; do
+  cp "$build/bin/$t" "$out/$t"
+  echo "== $out/$t"
+  ldd "$out/$t" || true
+  newest=$(objdump -T "$out/$t" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+  echo "newest glibc symbol: $newest"
+  if [ "$(printf '%s\n' "$newest" GLIBC_2.36 | sort -V | tail -1)" != GLIBC_2.36 ]; then
+    echo "build-portable.sh: $t needs $newest, newer than GLIBC_2.36" >&2
+    status=1
+  fi
+  if ldd "$out/$t" | grep -Eq 'protobuf|openblas|gfortran|libstdc|libgcc_s|libz\.'; then
+    echo "build-portable.sh: $t still links a shared library the GPU" \
+         "machine lacks (see ldd above)" >&2
+    status=1
+  fi
+done
+# The binaries embed every kernel's fatbin (tens of MiB each); compressed
+# they fit the 64 MiB that can be carried to the GPU machine.
+tar -C "$out" -cJf "$out.tar.xz" "${targets[@]}"
+du -b "$out"/* "$out.tar.xz"
+exit $status
