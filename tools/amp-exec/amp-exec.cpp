@@ -685,6 +685,11 @@ int main(int argc, char **argv) {
   if (!o.json.empty())
     if (rt::Status s = rt::checkWritable(o.json); !s)
       return fail("--json: " + s.message());
+  // A device that cannot be used is said first, in one line, before the
+  // Program (which may be large) is read.
+  uint64_t deviceMemory = 0;
+  if (rt::Status s = rt::Session::openDevice(o.device, deviceMemory); !s)
+    return fail(s.withContext("--device " + o.device).message());
   rt::ProgramInfo program;
   if (rt::Status s = rt::readProgramFile(o.program, program); !s)
     return fail(s.message());
