@@ -44,6 +44,12 @@ GEMM_DTYPES = ["f16", "bf16", "tf32", "f32"]
 BATCHES = None
 
 
+def last_line(out):
+    """The last non-empty line of a piece's output: its error, usually."""
+    lines = [l for l in out.strip().splitlines() if l.strip()]
+    return lines[-1][:300] if lines else ""
+
+
 class Driver:
     def __init__(self, args):
         self.args = args
@@ -119,6 +125,8 @@ class Driver:
                                          [exe, "--dtype", d], 60,
                                          needs_gpu=True)
             rec = dict(kind="gemm-peak", dtype=d, status=status)
+            if status != "ok":
+                rec["error"] = last_line(out)
             for line in reversed(out.splitlines()):
                 if line.startswith("{"):
                     try:
@@ -146,6 +154,8 @@ class Driver:
         rec = dict(side="ampc", kind="bench", model=m["name"], config=config,
                    dtype=plan.CONFIGS[config][1], batch=BATCHES[m["name"]],
                    status=status, warmup=warmup, cmd=" ".join(cmd))
+        if status != "ok":
+            rec["error"] = last_line(out)
         if status == "ok":
             try:
                 with open(out_json) as f:
@@ -170,8 +180,8 @@ class Driver:
             cmd += ["--steps-f32", str(m["steps_f32"])]
         limit = (plan.TIMEOUT_TORCH_COMPILE if mode == "compile"
                  else plan.TIMEOUT_TORCH_EAGER)
-        status, secs, _ = self.run("torch-%s.%s" % (mode, m["name"]), cmd,
-                                   limit)
+        status, secs, out = self.run("torch-%s.%s" % (mode, m["name"]), cmd,
+                                     limit)
         done = set()
         if os.path.exists(jsonl):
             with open(jsonl) as f:
@@ -186,7 +196,8 @@ class Driver:
                 self.record(dict(side="torch-" + mode, kind="bench",
                                  model=m["name"], dtype=d,
                                  batch=BATCHES[m["name"]], status=status,
-                                 error="no result from torch_peer.py"))
+                                 error="no result from torch_peer.py: " +
+                                 last_line(out)))
 
 
 def ampc_figures(j, rows, warmup):

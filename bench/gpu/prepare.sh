@@ -1,16 +1,21 @@
 #!/bin/bash
 # bench/gpu/prepare.sh: everything the GPU benchmark needs, built HERE (no
-# GPU needed), into one folder that the device call carries:
-#   build-gpubench/bin/       amp-exec, ampc-cuda-unittests, ampc-gemm-peak
-#                             (scripts/build-portable.sh: they run on the GPU
-#                             machine, which has none of our Debian packages)
-#   build-gpubench/programs/  one compiled training step per (model, config)
-#                             of bench/gpu/plan.py, weights omitted (amp-exec
-#                             draws them with --init-params), + sizes.json
-#   build-gpubench/models/    the ONNX files (not carried)
-# The folder is ignored by .gitignore's /build*/, as the device tool's
-# `carry` requires. The carried part must stay under 60 MiB (the tool
-# carries 64 MiB with the working tree).
+# GPU needed), into build-gpubench/carry, the one folder the device call
+# carries:
+#   carry/bin.tar.gz   amp-exec, ampc-cuda-unittests, ampc-gemm-peak,
+#                      stripped and compressed (each links OpenBLAS and the
+#                      CUDA fatbins statically: about 80 MB as they are,
+#                      22 MB packed); run.sh unpacks them on the GPU machine
+#   carry/programs/    one compiled training step per (model, config) of
+#                      bench/gpu/plan.py, weights omitted (amp-exec draws
+#                      them with --init-params), and sizes.json
+# and, not carried: build-gpubench/bin (the binaries, from
+# scripts/build-portable.sh building in build-portable/: they run on the
+# GPU machine, which has none of our Debian packages) and
+# build-gpubench/models (the ONNX files). build-gpubench is ignored by
+# .gitignore's /build*/, as the device tool's `carry` requires. What travels
+# (carry/ and the working tree) must stay under 60 MiB (the tool's limit
+# is 64).
 #
 # --dry-run: the same at the tiny sizes into build-gpubench-dry/, with this
 # checkout's own build/bin (built through the build lock), for
@@ -34,8 +39,9 @@ if [ $dry = 1 ]; then
 else
   root=build-gpubench size=full
 fi
-rm -rf "${root:?}/bin" "${root:?}/programs"
-mkdir -p "$root/bin" "$root/programs" "$root/models"
+rm -rf "${root:?}/bin" "${root:?}/carry"
+mkdir -p "$root/bin" "$root/carry/programs" "$root/models"
+programs=$root/carry/programs
 
 fail() { echo "bench/gpu/prepare.sh: $*" >&2; exit 1; }
 
@@ -47,12 +53,12 @@ if [ $dry = 1 ]; then
 else
   [ -x scripts/build-portable.sh ] ||
     fail "scripts/build-portable.sh does not exist (or is not executable): it builds the portable amp-exec, ampc-cuda-unittests and ampc-gemm-peak that run on the GPU machine"
-  portable=build-portable/out
-  scripts/build-portable.sh "$portable" ||
-    fail "scripts/build-portable.sh $portable failed (see above)"
+  # Its own build folder (static libraries, AMPC_PORTABLE), through the
+  # build lock like every build here.
+  flock /tmp/ampc-build.lock scripts/build-portable.sh build-portable "$root/bin" ||
+    fail "scripts/build-portable.sh build-portable $root/bin failed (see above)"
   for t in "${TOOLS[@]}"; do
-    [ -x "$portable/$t" ] || fail "scripts/build-portable.sh left no $portable/$t"
-    cp "$portable/$t" "$root/bin/"
+    [ -x "$root/bin/$t" ] || fail "scripts/build-portable.sh left no $root/bin/$t (does build-portable have the target $t?)"
   done
   flock /tmp/ampc-build.lock ninja -C build amp-run ||
     fail "building amp-run in build/ failed (see above)"
@@ -60,7 +66,7 @@ fi
 
 # 2. The models.
 $PY bench/gpu/models.py "$root/models" --size $size \
-  --sizes "$root/programs/sizes.json" 2>&1 | grep -v -i warning | grep -v _C._jit || true
+  --sizes "$programs/sizes.json" 2>&1 | grep -v -i warning | grep -v _C._jit || true
 for m in $($PY -c "import sys; sys.path.insert(0, 'bench/gpu'); import plan; print(' '.join(m['name'] for m in plan.MODELS))"); do
   [ -f "$root/models/$m.onnx" ] || fail "bench/gpu/models.py wrote no $root/models/$m.onnx"
 done
@@ -71,21 +77,27 @@ $PY bench/gpu/plan.py programs | while IFS=$'\t' read -r name model flags; do
   # shellcheck disable=SC2086 # flags is a list of words
   build/bin/amp-run "$root/models/$model.onnx" --mode train --emit=program \
     --program-weights=omit --memory-budget=none $flags \
-    -o "$root/programs/$name.prog" ||
+    -o "$programs/$name.prog" ||
     fail "amp-run $root/models/$model.onnx $flags --emit=program failed (see above)"
-  echo "bench/gpu/prepare.sh: $root/programs/$name.prog ($(stat -c %s "$root/programs/$name.prog") bytes, $(($(date +%s) - start)) s)"
+  echo "bench/gpu/prepare.sh: $programs/$name.prog ($(stat -c %s "$programs/$name.prog") bytes, $(($(date +%s) - start)) s)"
 done
 
-# 4. The size of what travels: the carried folders and the working tree.
-carried=$(du -sb "$root/bin" "$root/programs" | awk '{s += $1} END {print s}')
+# 4. The binaries, stripped and packed.
+stage=$(mktemp -d)
+for t in "${TOOLS[@]}"; do strip -o "$stage/$t" "$root/bin/$t"; done
+tar -C "$stage" -czf "$root/carry/bin.tar.gz" "${TOOLS[@]}"
+rm -rf "$stage"
+
+# 5. The size of what travels: the carried folder and the working tree.
+carried=$(du -sb "$root/carry" | cut -f1)
 tree=$(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
 total=$((carried + tree))
 limit=$((60 * 1024 * 1024))
-echo "bench/gpu/prepare.sh: carried $root/bin + $root/programs: $carried bytes; working tree: $tree bytes; total $total of $limit"
+echo "bench/gpu/prepare.sh: carried $root/carry: $carried bytes; working tree: $tree bytes; total $total of $limit"
 [ $total -lt $limit ] ||
   fail "what the device call would carry is $total bytes, over 60 MiB: make the Programs or binaries smaller"
 if [ $dry = 1 ]; then
   echo "bench/gpu/prepare.sh: ready for: bench/gpu/run.sh --dry-run"
 else
-  echo "bench/gpu/prepare.sh: ready for the device call: run(command='bash bench/gpu/run.sh', carry=['$root/bin', '$root/programs'], timeout_s=600)"
+  echo "bench/gpu/prepare.sh: ready for the device call: run(command='bash bench/gpu/run.sh', carry=['$root/carry'], timeout_s=600)"
 fi

@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/gpu/run.sh: the GPU benchmark, in ONE call of the GPU machine, over
-# what bench/gpu/prepare.sh built (carried build-gpubench/bin and
-# build-gpubench/programs):
+# what bench/gpu/prepare.sh built (carried: build-gpubench/carry, the packed
+# binaries and the Programs):
 #   nvidia-smi; the CUDA unit tests; the cuBLASLt GEMM peak (f16, bf16,
 #   tf32, f32); per model, every ampc configuration (amp-exec) and the PyTorch
 #   eager peer; then the torch.compile peers; then report.py.
@@ -38,10 +38,14 @@ else
   : "${OUT:?bench/gpu/run.sh: OUT is not set (the device call sets it; give OUT=DIR otherwise)}"
   title="GPU training step: ampc vs PyTorch"
 fi
-for d in "$root/bin" "$root/programs"; do
-  [ -d "$d" ] || { echo "bench/gpu/run.sh: $d is missing: run bench/gpu/prepare.sh$([ $dry = 1 ] && echo ' --dry-run') first and carry it" >&2; exit 1; }
+carry=$root/carry
+for f in "$carry/bin.tar.gz" "$carry/programs/sizes.json"; do
+  [ -f "$f" ] || { echo "bench/gpu/run.sh: $f is missing: run bench/gpu/prepare.sh$([ $dry = 1 ] && echo ' --dry-run') first (and carry $carry)" >&2; exit 1; }
 done
 work=$(mktemp -d /tmp/ampc-gpubench.XXXXXX)
+mkdir -p "$work/bin"
+tar -C "$work/bin" -xzf "$carry/bin.tar.gz" ||
+  { echo "bench/gpu/run.sh: unpacking $carry/bin.tar.gz failed" >&2; exit 1; }
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 
@@ -59,7 +63,7 @@ echo "== bench/gpu/run.sh $([ $dry = 1 ] && echo '--dry-run ')$(date -u +%FT%TZ)
   "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'device', torch.cuda.get_device_name() if torch.cuda.is_available() else 'none')"
 } 2>&1 | tee "$work/system.txt"
 
-"$PY" bench/gpu/drive.py --bin "$root/bin" --programs "$root/programs" \
+"$PY" bench/gpu/drive.py --bin "$work/bin" --programs "$carry/programs" \
   --work "$work" --device $device --size $size --python "$PY" \
   --budget-s $((BUDGET_S - ($(date +%s) - start) - 15))
 drive_rc=$?
@@ -71,7 +75,7 @@ else
 fi
 note="Machine: $machine. Run $(date -u +%F) by bash bench/gpu/run.sh$([ $dry = 1 ] && echo ' --dry-run'); $(($(date +%s) - start)) s."
 "$PY" bench/gpu/report.py --work "$work" --out "$OUT" --title "$title" \
-  --note "$note" --sizes "$root/programs/sizes.json"
+  --note "$note" --sizes "$carry/programs/sizes.json"
 report_rc=$?
 
 {
