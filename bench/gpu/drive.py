@@ -11,10 +11,11 @@ run.sh; see bench/README.md. Exits 1 when a piece failed or timed out
    f16 and bf16; f32, which ampc runs without TF32, against plain f32);
 3. per model (plan.MODELS), interleaved: every ampc configuration
    (amp-exec PROGRAM --mode train --steps W+N --init-params uniform:SEED
-   --json F --metrics F.csv: the median of the N steps after W), then the PyTorch eager peer of each dtype;
-4. per model, the torch.compile peer (last: its compilation takes tens of
-   seconds per model and dtype, and a run cut short by the budget should
-   lose it rather than the eager comparison).
+   --json F --metrics F.csv: the median of the N steps after W), then
+   the PyTorch eager peer of each dtype;
+4. per model (plan.COMPILE_ORDER), the torch.compile peer (last: its
+   compilation takes tens of seconds per model and dtype, and a run cut
+   short by the budget should lose it rather than the eager comparison).
 
 A piece gets its own time limit (plan.TIMEOUT_*), cut to what is left of
 --budget-s; a piece that would get less than MIN_PIECE_S is recorded as
