@@ -444,11 +444,8 @@ int TrainLoop::run() {
     if (rt::Status st = train_.run(); !st)
       return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
                   st.message());
-    auto end = Clock::now();
-    double ms = seconds(runStart, end) * 1e3;
-    times_.push_back(ms);
-    runSeconds_ += seconds(start, end);
-    periodSeconds += seconds(start, end);
+    // A GPU session's run() only enqueues the step; reading the loss waits
+    // for it, so the clock stops after that read.
     rt::TensorView lv;
     if (rt::Status st = train_.output(step_.loss, lv); !st)
       return fail(st.message());
@@ -460,6 +457,11 @@ int TrainLoop::run() {
         return fail(st.message());
       overflow = rt::cpu::elementAsDouble(fv, 0) != 0;
     }
+    auto end = Clock::now();
+    double ms = seconds(runStart, end) * 1e3;
+    times_.push_back(ms);
+    runSeconds_ += seconds(start, end);
+    periodSeconds += seconds(start, end);
     if (updates)
       overflowRun = overflow ? overflowRun + 1 : 0;
     std::vector<double> row = {static_cast<double>(s), loss, ms, scale,
