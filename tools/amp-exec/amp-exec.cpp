@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 using namespace ampc;
@@ -72,8 +73,10 @@ const char *kUsage =
     "  --progress auto|bar|lines|none\n"
     "  --init-params keep|uniform[:SEED]   initial weights: the Program's\n"
     "                           (keep, default) or U(-1/sqrt(fan_in),\n"
-    "                           1/sqrt(fan_in)) for rank >= 2, zeros for\n"
-    "                           rank 1 (PyTorch's Linear/Conv default)\n"
+    "                           1/sqrt(fan_in)) for rank >= 2; below: ones\n"
+    "                           for a batch/layer norm's scale and a batch\n"
+    "                           norm's variance, zeros for the rest (biases)\n"
+    "                           (PyTorch's defaults)\n"
     "  --json FILE              write a summary object\n";
 
 struct Options {
@@ -228,11 +231,12 @@ struct SplitMix {
 
 /// `name`'s value from --init-params uniform: U(-1/sqrt(fan_in),
 /// 1/sqrt(fan_in)) for rank >= 2 (fan_in: the product of the dims after
-/// the first), zeros below, rounded once to `dtype`. Each parameter's
-/// stream starts from the seed and its name, so adding one changes no
-/// other.
+/// the first), ones for a normalization's scale or variance (`isScale`),
+/// zeros for other parameters below rank 2, rounded once to `dtype`. Each
+/// parameter's stream starts from the seed and its name, so adding one changes
+/// no other.
 rt::Status uniformValue(const std::string &name, const rt::TensorView &type,
-                        uint64_t seed, rt::HostTensor &out) {
+                        bool isScale, uint64_t seed, rt::HostTensor &out) {
   out = rt::makeHostTensor(rt::DType::F32, type.shape, name);
   float *p = reinterpret_cast<float *>(out.bytes.data());
   int64_t n = out.numElements();
@@ -246,11 +250,57 @@ rt::Status uniformValue(const std::string &name, const rt::TensorView &type,
     for (int64_t i = 0; i < n; ++i)
       p[i] = bound * g.symmetric();
   } else {
-    std::fill(p, p + n, 0.0f);
+    // A zero scale would zero the normalized activations (and their
+    // gradients): PyTorch's BatchNorm/LayerNorm start it at one.
+    std::fill(p, p + n, isScale ? 1.0f : 0.0f);
   }
   if (type.dtype != rt::DType::F32)
     return rt::convertTo(out, type.dtype);
   return rt::Status::ok();
+}
+
+/// The values of `f` a normalization kernel reads as its scale, or a batch
+/// norm as its (running) variance, directly or through a copy, broadcast or
+/// one-input fused kernel (an AMP conversion): --init-params uniform starts
+/// them at one. The Program's kernels say it, whatever the names.
+std::set<int> normalizationScales(const rt::FunctionInfo &f) {
+  std::set<int> scales;
+  // Walks back from the scale operand through the kernels that only
+  // convert or move it, to the parameter holding it.
+  std::map<int, const rt::KernelInfo *> producer;
+  for (const rt::KernelInfo &k : f.kernels)
+    for (int v : k.outputs)
+      producer[v] = &k;
+  for (const rt::KernelInfo &k : f.kernels) {
+    std::vector<size_t> operands;
+    if (k.kind == "batch_norm_training" || k.kind == "batch_norm_inference")
+      operands = {1, 4}; // scale, (running) variance
+    else if (k.kind == "layer_norm")
+      operands = {1};
+    else if (k.kind == "batch_norm_grad" || k.kind == "layer_norm_grad")
+      operands = {2};
+    for (size_t operand : operands) {
+      if (operand >= k.inputs.size())
+        continue;
+      int v = k.inputs[operand];
+      while (v >= 0 && scales.insert(v).second) {
+        auto p = producer.find(v);
+        if (p == producer.end())
+          break;
+        const rt::KernelInfo &src = *p->second;
+        std::vector<int> present;
+        for (int in : src.inputs)
+          if (in >= 0)
+            present.push_back(in);
+        bool forwards = src.kind == "copy" || src.kind == "broadcast_to" ||
+                        src.kind == "fused";
+        if (!forwards || present.size() != 1)
+          break;
+        v = present[0];
+      }
+    }
+  }
+  return scales;
 }
 
 /// Sets the weights (`names`; every parameter of rank >= 1 when empty) of
@@ -265,11 +315,25 @@ rt::Status initUniform(rt::Session &session, const rt::StepInfo *step,
     for (const rt::BindingInfo &b : session.function().params)
       if (!session.function().values[b.value].shape.empty())
         weights.push_back(b.name);
+  // A weight is a scale when it, or its working copy, is one.
+  std::set<int> scales = normalizationScales(session.function());
+  std::map<std::string, int> valueOf;
+  for (const rt::BindingInfo &b : session.function().params)
+    valueOf[b.name] = b.value;
+  auto isScale = [&](const std::string &param) {
+    auto v = valueOf.find(param);
+    return v != valueOf.end() && scales.count(v->second) > 0;
+  };
   for (const std::string &w : weights) {
     rt::TensorView type;
     AMPC_RETURN_IF_ERROR(session.param(w, type));
+    bool scale = isScale(w);
+    if (step)
+      if (auto copy = step->workingCopies.find(w);
+          copy != step->workingCopies.end())
+        scale = scale || isScale(copy->second);
     rt::HostTensor v;
-    AMPC_RETURN_IF_ERROR(uniformValue(w, type, seed, v));
+    AMPC_RETURN_IF_ERROR(uniformValue(w, type, scale, seed, v));
     AMPC_RETURN_IF_ERROR(session.setParam(w, v.view()));
     auto copy = step ? step->workingCopies.find(w)
                      : std::map<std::string, std::string>::const_iterator();
