@@ -10,15 +10,17 @@ namespace ampc::rt::cuda {
 
 Status CudaDevice::open(int ordinal, std::shared_ptr<CudaDevice> &out) {
   static std::mutex mu;
-  static std::map<int, std::shared_ptr<CudaDevice>> opened;
+  // Never destroyed: at exit the driver may be torn down before a static
+  // map's destructor would release handles into it.
+  static auto *opened = new std::map<int, std::shared_ptr<CudaDevice>>;
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = opened.find(ordinal); it != opened.end()) {
+  if (auto it = opened->find(ordinal); it != opened->end()) {
     out = it->second;
     return it->second->makeCurrent();
   }
   std::shared_ptr<CudaDevice> d(new CudaDevice);
   AMPC_RETURN_IF_ERROR(d->init(ordinal));
-  opened[ordinal] = d;
+  (*opened)[ordinal] = d;
   out = d;
   return Status::ok();
 }
