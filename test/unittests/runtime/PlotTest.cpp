@@ -337,7 +337,7 @@ protected:
     return p ? *p : kEmpty;
   }
 
-  std::string dir, path, file;
+  std::string path, file; // dir: the fixture's scratch directory
   Element root;
 };
 
