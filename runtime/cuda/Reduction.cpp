@@ -9,6 +9,7 @@
 // or int64 min (converted to the dtype) for max.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/ReducePlan.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/StepList.h"
 
@@ -30,11 +31,6 @@ struct ReduceArgs {
 
 enum Kind { kSum = 0, kMean = 1, kMax = 2 };
 
-bool isReduced(const std::vector<int64_t> &axes, size_t d) {
-  return std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) !=
-         axes.end();
-}
-
 // Fills the dims of `a`; rowLayout is true when the last merged dim is
 // reduced (contiguous rows of `len`), false when it is kept (columns).
 Status planReduction(const std::string &op, const Shape &shape,
@@ -44,7 +40,7 @@ Status planReduction(const std::string &op, const Shape &shape,
   a.count = 1;
   a.outN = 1;
   for (size_t i = 0; i < shape.size(); ++i)
-    (isReduced(axes, i) ? a.count : a.outN) *= shape[i];
+    (cpu::kh::isReducedAxis(axes, i) ? a.count : a.outN) *= shape[i];
   a.len = 1;
   a.splits = 1;
   a.chunk = std::max<int64_t>(1, a.count);
@@ -54,7 +50,7 @@ Status planReduction(const std::string &op, const Shape &shape,
   std::vector<int64_t> dims;
   std::vector<bool> red;
   for (size_t i = 0; i < shape.size(); ++i) {
-    bool r = isReduced(axes, i);
+    bool r = cpu::kh::isReducedAxis(axes, i);
     if (shape[i] == 1)
       continue;
     if (!dims.empty() && red.back() == r) {
@@ -95,23 +91,6 @@ Status planReduction(const std::string &op, const Shape &shape,
   return Status::ok();
 }
 
-const char *suffix(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F64:
-    return "f64";
-  case DType::I64:
-    return "i64";
-  default:
-    return "i32";
-  }
-}
-
 size_t accBytes(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 ? 4 : 8;
 }
@@ -140,7 +119,7 @@ Status prepareReduce(const cpu::OpCall &call, PrepareContext &ctx,
     a.chunk = (a.count + splits - 1) / splits;
     a.splits = (a.count + a.chunk - 1) / a.chunk;
   }
-  const std::string sfx = suffix(x.dtype);
+  const std::string sfx(rt::name(x.dtype));
   const int64_t units = a.outN * a.splits;
   std::string name =
       std::string(rowLayout ? "ampc_reduce_rows_" : "ampc_reduce_columns_") +
@@ -182,7 +161,7 @@ Status prepareReduceMaxGrad(const cpu::OpCall &call, PrepareContext &ctx,
   a.kind = kMax;
   std::string name = std::string(rowLayout ? "ampc_reduce_max_grad_rows_"
                                            : "ampc_reduce_max_grad_columns_") +
-                     suffix(x.dtype);
+                     std::string(rt::name(x.dtype));
   CUfunction fn;
   AMPC_RETURN_IF_ERROR(ctx.device.function(name.c_str(), fn));
   out.kernel(fn, gridFor(ctx.device, rowLayout ? a.outN * 32 : a.outN), name);
