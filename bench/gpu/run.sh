@@ -48,6 +48,14 @@ tar -C "$work/bin" -xzf "$carry/bin.tar.gz" ||
   { echo "bench/gpu/run.sh: unpacking $carry/bin.tar.gz failed" >&2; exit 1; }
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+if [ $dry = 0 ] && [ -z "${AMPC_CUDA_LIBRARY_PATH:-}" ]; then
+  # PyTorch's pip wheels hold cuDNN 9 and cuBLASLt 13 under
+  # site-packages/nvidia/<library>/lib, where the loader does not look and
+  # the GPU machine's /usr/local/cuda may have no cuDNN: the runtime
+  # searches these directories first (runtime/cuda/CudaApi.cpp).
+  AMPC_CUDA_LIBRARY_PATH=$("$PY" -c "import glob, os, sys; print(':'.join(sorted({os.path.dirname(f) for p in sys.path if p for f in glob.glob(os.path.join(p, 'nvidia', '*', 'lib', 'lib*.so*'))})))")
+  export AMPC_CUDA_LIBRARY_PATH
+fi
 
 echo "== bench/gpu/run.sh $([ $dry = 1 ] && echo '--dry-run ')$(date -u +%FT%TZ), budget ${BUDGET_S} s"
 {
@@ -60,6 +68,7 @@ echo "== bench/gpu/run.sh $([ $dry = 1 ] && echo '--dry-run ')$(date -u +%FT%TZ)
   fi
   echo "== software"
   uname -a
+  echo "AMPC_CUDA_LIBRARY_PATH=${AMPC_CUDA_LIBRARY_PATH:-}"
   "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'device', torch.cuda.get_device_name() if torch.cuda.is_available() else 'none')"
 } 2>&1 | tee "$work/system.txt"
 
