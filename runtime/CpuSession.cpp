@@ -60,24 +60,6 @@ Status checkFits(const std::string &function, uint64_t arena, uint64_t staging,
 
 } // namespace
 
-// The CPU's memory is where the kernels run: views are host views.
-struct CpuSession::Probe final : ProbeAccess {
-  const CpuSession &s;
-  explicit Probe(const CpuSession &s) : s(s) {}
-  size_t inputs(size_t k) const override { return s.calls_[k].inputs.size(); }
-  size_t outputs(size_t k) const override { return s.calls_[k].outputs.size(); }
-  bool present(size_t k, size_t i) const override {
-    return s.calls_[k].present[i];
-  }
-  TensorView view(size_t k, size_t i, bool input) const override {
-    return input ? s.calls_[k].inputs[i] : s.calls_[k].outputs[i];
-  }
-  Status host(const TensorView &device, TensorView &host) const override {
-    host = device;
-    return Status::ok();
-  }
-};
-
 CpuSession::CpuSession(FunctionInfo fn) : Session(std::move(fn)) {}
 CpuSession::~CpuSession() { gHeldBytes -= heldBytes_; }
 
@@ -135,22 +117,7 @@ Status CpuSession::create(FunctionInfo function, const SessionOptions &options,
   }
   s->pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
   AMPC_RETURN_IF_ERROR(s->pool_->status());
-  for (size_t k = 0; k < s->fn_.kernels.size(); ++k) {
-    const KernelInfo &kern = s->fn_.kernels[k];
-    cpu::OpCall call;
-    call.op = kern.kind;
-    call.attrs = &kern.attrs;
-    call.steps = &kern.steps;
-    for (int id : kern.inputs) {
-      call.present.push_back(id >= 0);
-      call.inputs.push_back(id >= 0 ? s->view(id) : TensorView{});
-    }
-    for (int id : kern.outputs)
-      call.outputs.push_back(s->view(id));
-    AMPC_RETURN_IF_ERROR(cpu::checkKernel(call).withContext(
-        "function '" + fn.name + "': " + kern.describe(k)));
-    s->calls_.push_back(std::move(call));
-  }
+  AMPC_RETURN_IF_ERROR(s->buildCalls());
   out = std::move(s);
   return Status::ok();
 }
@@ -174,18 +141,17 @@ Status CpuSession::run() {
   nonFinite_.reset();
   AMPC_RETURN_IF_ERROR(checkInputsSet());
   cpu::CpuContext ctx{pool_.get()};
-  Probe access(*this);
   for (size_t k = 0; k < calls_.size(); ++k) {
     calls_[k].rngCounter = runs_;
     bool probe = probing();
     // Inputs the kernel writes over (in place) can only be read before.
-    bool inputsBad = probe && inputsNonFinite(access, k, /*overwritten=*/true);
+    bool inputsBad = probe && inputsNonFinite(k, /*overwritten=*/true);
     // The context string is built only for an error: this loop is the step.
     if (Status st = cpu::runKernel(calls_[k], ctx); !st)
       return st.withContext("function '" + fn_.name +
                             "': " + fn_.kernels[k].describe(k));
     if (probe)
-      probeOutputs(access, k, inputsBad);
+      probeOutputs(k, inputsBad);
   }
   for (const UpdateCopy &c : updateCopies_)
     if (c.staged) {

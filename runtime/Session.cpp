@@ -203,33 +203,55 @@ Status Session::planUpdateCopies(std::vector<UpdateCopy> &copies,
   return Status::ok();
 }
 
-bool Session::inputsNonFinite(const ProbeAccess &a, size_t k,
-                              bool overwritten) const {
-  for (size_t i = 0; i < a.inputs(k); ++i) {
-    if (!a.present(k, i))
+Status Session::buildCalls() {
+  for (size_t k = 0; k < fn_.kernels.size(); ++k) {
+    const KernelInfo &kern = fn_.kernels[k];
+    cpu::OpCall call;
+    call.op = kern.kind;
+    call.attrs = &kern.attrs;
+    call.steps = &kern.steps;
+    for (int id : kern.inputs) {
+      call.present.push_back(id >= 0);
+      call.inputs.push_back(id >= 0 ? view(id) : TensorView{});
+    }
+    for (int id : kern.outputs)
+      call.outputs.push_back(view(id));
+    AMPC_RETURN_IF_ERROR(cpu::checkKernel(call).withContext(
+        "function '" + fn_.name + "': " + kern.describe(k)));
+    calls_.push_back(std::move(call));
+  }
+  return Status::ok();
+}
+
+bool Session::inputsNonFinite(size_t k, bool overwritten) const {
+  const cpu::OpCall &call = calls_[k];
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!call.present[i])
       continue;
-    TensorView in = a.view(k, i, true);
-    bool overwrite = false;
-    for (size_t o = 0; o < a.outputs(k) && !overwrite; ++o)
-      overwrite = overlaps(in, a.view(k, o, false));
+    const TensorView &in = call.inputs[i];
+    bool overwrite =
+        std::any_of(call.outputs.begin(), call.outputs.end(),
+                    [&](const TensorView &out) { return overlaps(in, out); });
     if (overwrite != overwritten)
       continue;
     TensorView host;
-    if (a.host(in, host) && countNonFinite(host).any())
+    if (hostView(in, host) && countNonFinite(host).any())
       return true;
   }
   return false;
 }
 
-void Session::probeOutputs(const ProbeAccess &a, size_t k, bool inputsBad) {
-  for (size_t o = 0; o < a.outputs(k); ++o) {
-    TensorView out = a.view(k, o, false), host;
-    if (!a.host(out, host))
+void Session::probeOutputs(size_t k, bool inputsBad) {
+  const cpu::OpCall &call = calls_[k];
+  for (size_t o = 0; o < call.outputs.size(); ++o) {
+    const TensorView &out = call.outputs[o];
+    TensorView host;
+    if (!hostView(out, host))
       continue;
     NonFiniteCount c = countNonFinite(host);
     if (!c.any())
       continue;
-    inputsBad = inputsBad || inputsNonFinite(a, k, /*overwritten=*/false);
+    inputsBad = inputsBad || inputsNonFinite(k, /*overwritten=*/false);
     // An origin replaces the first propagation; run() stops probing after
     // an origin.
     if (nonFinite_ && inputsBad)

@@ -135,27 +135,28 @@ protected:
   Status planUpdateCopies(std::vector<UpdateCopy> &copies,
                           size_t &stagingBytes) const;
 
-  // The probe, for any device: `host(k, i, out, inputSide)` gives a host
-  // view of kernel k's input (inputSide) or output i.
-  struct ProbeAccess {
-    virtual ~ProbeAccess() = default;
-    virtual size_t inputs(size_t k) const = 0;
-    virtual size_t outputs(size_t k) const = 0;
-    // False for an absent optional input.
-    virtual bool present(size_t k, size_t i) const = 0;
-    virtual TensorView view(size_t k, size_t i, bool input) const = 0;
-    virtual Status host(const TensorView &device, TensorView &host) const = 0;
-  };
-  // Inputs of kernel k that its outputs overwrite (overwritten) or not.
-  bool inputsNonFinite(const ProbeAccess &a, size_t k, bool overwritten) const;
-  // Records the first non-finite output of kernel `k`, if it is news.
-  void probeOutputs(const ProbeAccess &a, size_t k, bool inputsBad);
+  // Value `value` where the device's kernels see it.
+  virtual TensorView view(int value) const = 0;
+  // Builds calls_, one per kernel of fn_ over view(), each checked by the
+  // CPU checker: every device runs the same Program under the same rules.
+  Status buildCalls();
+
+  // The probe, for any device. hostView() gives a host view of a device
+  // tensor (the CPU: the tensor itself; a GPU waits for its stream and
+  // copies into a scratch buffer valid until the next call).
+  virtual Status hostView(const TensorView &device, TensorView &host) const = 0;
+  // Whether a float input of calls_[k] held inf or NaN: the inputs its
+  // outputs overwrite (overwritten) or the others.
+  bool inputsNonFinite(size_t k, bool overwritten) const;
+  // Records the first non-finite output of calls_[k], if it is news.
+  void probeOutputs(size_t k, bool inputsBad);
   // Whether the probe still looks at kernels in this run.
   bool probing() const {
     return probe_ && (!nonFinite_ || nonFinite_->inputsNonFinite);
   }
 
   FunctionInfo fn_;
+  std::vector<cpu::OpCall> calls_; // one per kernel, in order
   std::vector<bool> inputSet_;
   uint64_t runs_ = 0;
   bool probe_ = false;

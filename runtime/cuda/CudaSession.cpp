@@ -15,32 +15,6 @@ size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 } // namespace
 
-// The probe reads device tensors back one at a time into `scratch`.
-struct CudaSession::Probe final : ProbeAccess {
-  const CudaSession &s;
-  mutable std::vector<uint8_t> scratch;
-  explicit Probe(const CudaSession &s) : s(s) {}
-  size_t inputs(size_t k) const override { return s.calls_[k].inputs.size(); }
-  size_t outputs(size_t k) const override { return s.calls_[k].outputs.size(); }
-  bool present(size_t k, size_t i) const override {
-    return s.calls_[k].present[i];
-  }
-  TensorView view(size_t k, size_t i, bool input) const override {
-    return input ? s.calls_[k].inputs[i] : s.calls_[k].outputs[i];
-  }
-  Status host(const TensorView &device, TensorView &host) const override {
-    AMPC_RETURN_IF_ERROR(s.sync("the non-finite probe"));
-    scratch.resize(device.byteSize());
-    host = device;
-    host.data = scratch.data();
-    if (!scratch.empty())
-      AMPC_CU_CHECK(
-          s.device_->api(),
-          cuMemcpyDtoH(scratch.data(), devicePtr(device), scratch.size()));
-    return Status::ok();
-  }
-};
-
 CudaSession::CudaSession(FunctionInfo fn, std::shared_ptr<CudaDevice> device)
     : Session(std::move(fn)), device_(std::move(device)) {}
 
@@ -69,6 +43,18 @@ TensorView CudaSession::view(int value) const {
                             : constants_.get() + constantOffset_[v.constant];
   t.data = reinterpret_cast<void *>(p);
   return t;
+}
+
+Status CudaSession::hostView(const TensorView &device, TensorView &host) const {
+  AMPC_RETURN_IF_ERROR(sync("the non-finite probe"));
+  probeScratch_.resize(device.byteSize());
+  host = device;
+  host.data = probeScratch_.data();
+  if (!probeScratch_.empty())
+    AMPC_CU_CHECK(device_->api(),
+                  cuMemcpyDtoH(probeScratch_.data(), devicePtr(device),
+                               probeScratch_.size()));
+  return Status::ok();
 }
 
 std::string CudaSession::deviceName() const {
@@ -160,23 +146,8 @@ Status CudaSession::create(FunctionInfo function, int ordinal,
 }
 
 Status CudaSession::prepareKernels(const SessionOptions &options) {
+  AMPC_RETURN_IF_ERROR(buildCalls());
   const std::string where = "function '" + fn_.name + "': ";
-  for (size_t k = 0; k < fn_.kernels.size(); ++k) {
-    const KernelInfo &kern = fn_.kernels[k];
-    cpu::OpCall call;
-    call.op = kern.kind;
-    call.attrs = &kern.attrs;
-    call.steps = &kern.steps;
-    for (int id : kern.inputs) {
-      call.present.push_back(id >= 0);
-      call.inputs.push_back(id >= 0 ? view(id) : TensorView{});
-    }
-    for (int id : kern.outputs)
-      call.outputs.push_back(view(id));
-    AMPC_RETURN_IF_ERROR(
-        cpu::checkKernel(call).withContext(where + kern.describe(k)));
-    calls_.push_back(std::move(call));
-  }
   PrepareContext prep{*device_};
   prep.allowTf32 = options.allowTf32;
   for (size_t k = 0; k < calls_.size();) {
@@ -268,19 +239,18 @@ Status CudaSession::enqueueStep() {
 Status CudaSession::runProbed() {
   LaunchContext ctx{*device_, stream_, workspace_.get(), workspace_.size(),
                     stepCounter_.get()};
-  Probe access(*this);
   for (Launch &l : launches_) {
     // A group launches as one: the probe looks at its calls together.
     std::vector<bool> inputsBad(l.count, false);
     bool probe = probing();
     for (size_t i = 0; probe && i < l.count; ++i)
-      inputsBad[i] = inputsNonFinite(access, l.first + i, true);
+      inputsBad[i] = inputsNonFinite(l.first + i, true);
     if (Status st = l.kernel->launch(ctx); !st)
       return st.withContext("function '" + fn_.name +
                             "': " + fn_.kernels[l.first].describe(l.first));
     AMPC_RETURN_IF_ERROR(sync(fn_.kernels[l.first].describe(l.first).c_str()));
     for (size_t i = 0; probe && i < l.count; ++i)
-      probeOutputs(access, l.first + i, inputsBad[i]);
+      probeOutputs(l.first + i, inputsBad[i]);
   }
   return enqueueUpdateCopies();
 }

@@ -38,7 +38,8 @@ public:
 
 private:
   CudaSession(FunctionInfo fn, std::shared_ptr<CudaDevice> device);
-  TensorView view(int value) const; // device address
+  TensorView view(int value) const override; // device address
+  Status hostView(const TensorView &device, TensorView &host) const override;
   Status prepareKernels(const SessionOptions &options);
   Status enqueueStep(); // every kernel and update copy
   Status runProbed();   // kernel by kernel, probing
@@ -46,13 +47,11 @@ private:
   Status readBack(const TensorView &deviceView, const std::string &key,
                   TensorView &out) const; // waits, then copies to the host
   Status sync(const char *what) const;
-  struct Probe;
 
   std::shared_ptr<CudaDevice> device_;
   CUstream stream_ = nullptr;
   DeviceBuffer arena_, constants_, staging_, workspace_, stepCounter_;
   std::vector<size_t> constantOffset_;
-  std::vector<cpu::OpCall> calls_;
   struct Launch {
     std::unique_ptr<PreparedKernel> kernel;
     size_t first, count; // the calls it runs (a group: several)
@@ -66,6 +65,7 @@ private:
   uint64_t counterHost_ = 0; // the source of the step counter's copy
   // Host copies handed out by output() and param(), by binding name.
   mutable std::map<std::string, std::vector<uint8_t>> host_;
+  mutable std::vector<uint8_t> probeScratch_; // hostView()'s copy
 };
 
 } // namespace ampc::rt::cuda
