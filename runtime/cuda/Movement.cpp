@@ -8,6 +8,7 @@
 // access (up to 16 bytes) every stride and address allows.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/StepList.h"
 
@@ -16,6 +17,8 @@
 
 namespace ampc::rt::cuda {
 namespace {
+
+using cpu::kh::product;
 
 constexpr int kMaxCopyRank = 8;
 
@@ -42,13 +45,6 @@ std::vector<int64_t> contiguousStrides(const Shape &s) {
     acc *= s[i];
   }
   return st;
-}
-
-int64_t product(const Shape &s, size_t b, size_t e) {
-  int64_t p = 1;
-  for (size_t i = b; i < e; ++i)
-    p *= s[i];
-  return p;
 }
 
 // One strided copy: dst[dstOffset + sum i*dst] = src[srcOffset + sum i*src]
