@@ -232,17 +232,24 @@ Status prepareTranspose(const cpu::OpCall &call, PrepareContext &ctx,
   return addCopy(ctx.device, c, call.op, out);
 }
 
+// The strides and offset, in a dense tensor of shape `full`, of the elements
+// a slice with the call's 'starts' and 'steps' takes.
+void slicedView(const cpu::OpCall &call, const Shape &full,
+                std::vector<int64_t> &strides, int64_t &offset) {
+  std::vector<int64_t> starts = call.attrs->getInts("starts");
+  std::vector<int64_t> steps = call.attrs->getInts("steps");
+  std::vector<int64_t> dense = contiguousStrides(full);
+  for (size_t i = 0; i < full.size(); ++i) {
+    strides.push_back(dense[i] * steps[i]);
+    offset += starts[i] * dense[i];
+  }
+}
+
 Status prepareSlice(const cpu::OpCall &call, PrepareContext &ctx,
                     StepList &out) {
   const TensorView &in = call.inputs[0], &o = call.outputs[0];
-  std::vector<int64_t> starts = call.attrs->getInts("starts");
-  std::vector<int64_t> steps = call.attrs->getInts("steps");
   CopyDesc c = denseOutput(in, o);
-  std::vector<int64_t> inStrides = contiguousStrides(in.shape);
-  for (size_t i = 0; i < in.shape.size(); ++i) {
-    c.src.push_back(inStrides[i] * steps[i]);
-    c.srcOffset += starts[i] * inStrides[i];
-  }
+  slicedView(call, in.shape, c.src, c.srcOffset);
   return addCopy(ctx.device, c, call.op, out);
 }
 
@@ -253,19 +260,13 @@ Status prepareSliceGrad(const cpu::OpCall &call, PrepareContext &ctx,
   if (o.byteSize() == 0)
     return Status::ok();
   out.memset8(devicePtr(o), o.byteSize());
-  std::vector<int64_t> starts = call.attrs->getInts("starts");
-  std::vector<int64_t> steps = call.attrs->getInts("steps");
   CopyDesc c;
   c.shape = g.shape;
   c.src = contiguousStrides(g.shape);
   c.elemSize = sizeOf(g.dtype);
   c.srcPtr = devicePtr(g);
   c.dstPtr = devicePtr(o);
-  std::vector<int64_t> outStrides = contiguousStrides(o.shape);
-  for (size_t i = 0; i < o.shape.size(); ++i) {
-    c.dst.push_back(outStrides[i] * steps[i]);
-    c.dstOffset += starts[i] * outStrides[i];
-  }
+  slicedView(call, o.shape, c.dst, c.dstOffset);
   return addCopy(ctx.device, c, call.op, out);
 }
 
