@@ -37,17 +37,9 @@ bool overlap(const TensorView &a, const TensorView &b) {
   return a0 < b0 + b.byteSize() && b0 < a0 + a.byteSize();
 }
 
-const char *dtypeSuffix(DType d) {
-  switch (d) {
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F64:
-    return "f64";
-  default:
-    return "f32";
-  }
+// The update kernels' dtype suffix: name(d) for a float dtype, else f32's.
+std::string dtypeSuffix(DType d) {
+  return std::string(name(isFloat(d) ? d : DType::F32));
 }
 
 int64_t chunksOf(int64_t n) { return (n + kOptChunk - 1) / kOptChunk; }

@@ -21,18 +21,11 @@ constexpr int64_t kMaxWarpRow = 1024;
 constexpr unsigned kWarpBlockThreads = 128; // 4 rows per block
 constexpr unsigned kBlockThreads = 512;
 
-// "f32", "f16", "bf16"; null for a dtype the row kernels do not take.
+// name(t) for a dtype the row kernels take (f32, f16, bf16), else null.
+// name()'s views are string literals, so data() is NUL-terminated.
 inline const char *suffix(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  default:
-    return nullptr;
-  }
+  bool taken = t == DType::F32 || t == DType::F16 || t == DType::BF16;
+  return taken ? name(t).data() : nullptr;
 }
 
 inline Status checkDType(const std::string &op, const char *what, DType t) {
