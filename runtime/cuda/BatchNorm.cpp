@@ -68,17 +68,11 @@ Status checkGridSize(const Layout &l, const std::string &op) {
   return Status::ok();
 }
 
-const char *computeSuffix(bool f64) { return f64 ? "_c64" : "_c32"; }
-
-// Looks up base_<dtype>_<c32|c64>.
+// base_<dtype>_<c32|c64>: the elementwise passes compute in f64 when the
+// data or the parameters are f64.
 Status computeFunction(CudaDevice &device, const std::string &op,
                        const char *base, DType x, bool f64, CUfunction &out) {
-  std::string suffix = floatSuffix(x);
-  if (suffix.empty())
-    return Status::error(op + ": no CUDA kernel for dtype " +
-                         std::string(name(x)));
-  std::string fn = std::string(base) + "_" + suffix + computeSuffix(f64);
-  return device.function(fn.c_str(), out).withContext(op);
+  return typedFunction(device, op, base, x, out, f64 ? "_c64" : "_c32");
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,33 +19,16 @@ void addCudnnConvolutionKernels(std::vector<KernelEntry> &out);
 void addBatchNormKernels(std::vector<KernelEntry> &out);
 void addPoolingKernels(std::vector<KernelEntry> &out);
 
-// The suffix our kernels carry for a float dtype ("f32", "f16", "bf16",
-// "f64"); empty for any other dtype.
-inline const char *floatSuffix(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F64:
-    return "f64";
-  default:
-    return "";
-  }
-}
-
-// Looks up our kernel `base` + "_" + the dtype's suffix; `op` names the op
-// in the error.
+// Looks up our kernel `base` + "_" + the dtype's name (rt::name) + `tail`;
+// our kernels exist for float dtypes only. `op` names the op in the error.
 inline Status typedFunction(CudaDevice &device, const std::string &op,
-                            const std::string &base, DType t, CUfunction &out) {
-  std::string suffix = floatSuffix(t);
-  if (suffix.empty())
+                            const std::string &base, DType t, CUfunction &out,
+                            const char *tail = "") {
+  if (!isFloat(t))
     return Status::error(op + ": no CUDA kernel for dtype " +
                          std::string(name(t)));
-  std::string name = base + "_" + suffix;
-  return device.function(name.c_str(), out).withContext(op);
+  std::string fn = base + "_" + std::string(name(t)) + tail;
+  return device.function(fn.c_str(), out).withContext(op);
 }
 
 } // namespace ampc::rt::cuda
