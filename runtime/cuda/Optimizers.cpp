@@ -23,17 +23,13 @@ namespace {
 using namespace ampc_cuda;
 using cpu::OpCall;
 
-uint64_t addr(const TensorView &t) {
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(t.data));
-}
-
-bool aligned16(const TensorView &t) { return addr(t) % 16 == 0; }
+bool aligned16(const TensorView &t) { return devicePtr(t) % 16 == 0; }
 
 // Whether two tensors share a byte (empty ones share none).
 bool overlap(const TensorView &a, const TensorView &b) {
   if (a.byteSize() == 0 || b.byteSize() == 0)
     return false;
-  uint64_t a0 = addr(a), b0 = addr(b);
+  uint64_t a0 = devicePtr(a), b0 = devicePtr(b);
   return a0 < b0 + b.byteSize() && b0 < a0 + a.byteSize();
 }
 
@@ -196,12 +192,12 @@ bool independent(const CallTensors &a, const CallTensors &b) {
 int32_t scalarSetOf(const OpCall &call, const UpdateShape &s,
                     std::vector<ScalarSet> &sets) {
   ScalarSet set{};
-  set.lr = addr(call.inputs[0]);
+  set.lr = devicePtr(call.inputs[0]);
   set.lrDtype = static_cast<int32_t>(call.inputs[0].dtype);
   if (s.kFirst == 2)
-    set.step = addr(call.inputs[1]);
+    set.step = devicePtr(call.inputs[1]);
   if (cpu::kh::hasInput(call, s.kInputs))
-    set.skip = addr(call.inputs[s.kInputs]);
+    set.skip = devicePtr(call.inputs[s.kInputs]);
   for (size_t i = 0; i < sets.size(); ++i)
     if (sets[i].lr == set.lr && sets[i].step == set.step &&
         sets[i].skip == set.skip && sets[i].lrDtype == set.lrDtype)
@@ -278,15 +274,15 @@ Status prepareUpdate(const std::vector<const OpCall *> &calls,
     UpdateEntry e{};
     bool vec = true;
     for (size_t i = 0; i < s.kInputs - s.kFirst; ++i) {
-      e.in[i] = addr(call->inputs[s.kFirst + i]);
+      e.in[i] = devicePtr(call->inputs[s.kFirst + i]);
       vec &= aligned16(call->inputs[s.kFirst + i]);
     }
     for (size_t i = 0; i < s.kOut; ++i) {
-      e.out[i] = addr(call->outputs[i]);
+      e.out[i] = devicePtr(call->outputs[i]);
       vec &= aligned16(call->outputs[i]);
     }
     if (call->outputs.size() > s.kOut) {
-      e.workingCopy = addr(call->outputs[s.kOut]);
+      e.workingCopy = devicePtr(call->outputs[s.kOut]);
       vec &= aligned16(call->outputs[s.kOut]);
     }
     e.n = n;
@@ -400,8 +396,8 @@ Status prepareUnscale(const std::vector<const OpCall *> &calls,
     if (count == 0)
       continue;
     UnscaleEntry e{};
-    e.g = addr(g);
-    e.u = addr(u);
+    e.g = devicePtr(g);
+    e.u = devicePtr(u);
     e.n = count;
     e.firstChunk = k->chunks;
     e.dtype = static_cast<int32_t>(g.dtype);
