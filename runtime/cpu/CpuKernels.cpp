@@ -7,7 +7,7 @@
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/Registry.h"
 
-#include <algorithm>
+#include "runtime/KernelTable.h"
 
 namespace ampc::rt::cpu {
 namespace {
@@ -27,24 +27,14 @@ const std::vector<KernelEntry> &table() {
     addLossGradKernels(v);
     addOptimizerKernels(v);
     addLossScalingKernels(v);
-    std::sort(v.begin(), v.end(),
-              [](const KernelEntry &a, const KernelEntry &b) {
-                return std::string_view(a.name) < std::string_view(b.name);
-              });
+    sortByName(v);
     return v;
   }();
   return entries;
 }
 
 const KernelEntry *find(const std::string &op) {
-  const auto &t = table();
-  auto it = std::lower_bound(t.begin(), t.end(), op,
-                             [](const KernelEntry &e, const std::string &n) {
-                               return std::string_view(e.name) < n;
-                             });
-  if (it == t.end() || op != it->name)
-    return nullptr;
-  return &*it;
+  return findByName(table(), op);
 }
 
 // The compiler's graph.accumulate: the type a low-precision contraction or
@@ -100,11 +90,6 @@ bool isPairwiseInPlaceKernel(const std::string &op) {
   return op == "unscale_and_check";
 }
 
-std::vector<std::string> kernelNames() {
-  std::vector<std::string> names;
-  for (const KernelEntry &e : table())
-    names.push_back(e.name);
-  return names;
-}
+std::vector<std::string> kernelNames() { return namesOf(table()); }
 
 } // namespace ampc::rt::cpu

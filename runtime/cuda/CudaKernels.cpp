@@ -1,8 +1,7 @@
 //===- CudaKernels.cpp - the CUDA backend's kernel table ------------------===//
 #include "runtime/cuda/CudaKernels.h"
 
-#include <algorithm>
-#include <string_view>
+#include "runtime/KernelTable.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -19,10 +18,7 @@ const std::vector<KernelEntry> &table() {
     addOptimizerKernels(v);
     addNormalizationKernels(v);
     addLossKernels(v);
-    std::sort(v.begin(), v.end(),
-              [](const KernelEntry &a, const KernelEntry &b) {
-                return std::string_view(a.name) < std::string_view(b.name);
-              });
+    sortByName(v);
     return v;
   }();
   return entries;
@@ -31,21 +27,9 @@ const std::vector<KernelEntry> &table() {
 } // namespace
 
 const KernelEntry *findKernel(const std::string &op) {
-  const auto &t = table();
-  auto it = std::lower_bound(t.begin(), t.end(), op,
-                             [](const KernelEntry &e, const std::string &n) {
-                               return std::string_view(e.name) < n;
-                             });
-  if (it == t.end() || op != it->name)
-    return nullptr;
-  return &*it;
+  return findByName(table(), op);
 }
 
-std::vector<std::string> kernelNames() {
-  std::vector<std::string> names;
-  for (const KernelEntry &e : table())
-    names.push_back(e.name);
-  return names;
-}
+std::vector<std::string> kernelNames() { return namesOf(table()); }
 
 } // namespace ampc::rt::cuda
