@@ -89,31 +89,28 @@ __device__ __forceinline__ Acc finish(int kind, Acc v, int64_t count) {
     return v / static_cast<Acc>(count);
 }
 
-__device__ __forceinline__ int64_t keptBase(const ReduceArgs &a, int64_t o) {
+// The input offset of row-major index i over `rank` dims with `strides`.
+__device__ __forceinline__ int64_t offsetOf(const int64_t *dims,
+                                            const int64_t *strides, int rank,
+                                            int64_t i) {
   int64_t off = 0;
 #pragma unroll
   for (int k = kMaxReduceRank - 1; k >= 0; --k) {
-    if (k >= a.keptRank)
+    if (k >= rank)
       continue;
-    int64_t n = a.keptDims[k], q = o / n;
-    off += (o - q * n) * a.keptStrides[k];
-    o = q;
+    int64_t n = dims[k], q = i / n;
+    off += (i - q * n) * strides[k];
+    i = q;
   }
   return off;
+}
+__device__ __forceinline__ int64_t keptBase(const ReduceArgs &a, int64_t o) {
+  return offsetOf(a.keptDims, a.keptStrides, a.keptRank, o);
 }
 __device__ __forceinline__ int64_t redOffset(const ReduceArgs &a, int64_t q) {
   if (a.redRank == 1)
     return q * a.redStrides[0];
-  int64_t off = 0;
-#pragma unroll
-  for (int k = kMaxReduceRank - 1; k >= 0; --k) {
-    if (k >= a.redRank)
-      continue;
-    int64_t n = a.redDims[k], p = q / n;
-    off += (q - p * n) * a.redStrides[k];
-    q = p;
-  }
-  return off;
+  return offsetOf(a.redDims, a.redStrides, a.redRank, q);
 }
 
 // Element r (< count) of output o's reduction in the row layout.
