@@ -23,7 +23,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -451,50 +450,12 @@ std::vector<InputSpec> inputSpecsOf(const rt::FunctionInfo &f,
   return specs;
 }
 
-bool isIdxDirectory(const std::string &dir) {
-  std::filesystem::path p =
-      std::filesystem::path(dir) / fashionMnistImagesFile(Split::Train);
-  std::error_code ec;
-  return std::filesystem::exists(p, ec) ||
-         std::filesystem::exists(p.string() + ".gz", ec);
-}
-
-struct Data {
-  std::unique_ptr<BatchSource> train, test;
-  bool shuffled = false;
-};
-
 /// Opens --data and --test-data as amp-run does.
 rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
-                    Data &d) {
+                    FileData &d) {
   if (o.data == "synthetic")
     return BatchSource::synthetic(o.seed, specs, d.train).withContext("--data");
-  auto train = [](rt::Status s) { return s.withContext("--data"); };
-  std::string dir = o.data == "fashion-mnist" ? kFashionMnistDir : o.data;
-  bool idx = isIdxDirectory(dir);
-  if (o.data == "fashion-mnist" && !idx)
-    return train(rt::Status::error(
-        "fashion-mnist: no train-images-idx3-ubyte.gz in " + dir));
-  if (idx) {
-    if (!o.testData.empty())
-      return rt::Status::error("--test-data: --data " + dir +
-                               " holds IDX files, whose test split (t10k-*) "
-                               "is evaluated: leave --test-data out");
-    AMPC_RETURN_IF_ERROR(train(
-        BatchSource::openFashionMnist(dir, Split::Train, specs, d.train)));
-    AMPC_RETURN_IF_ERROR(
-        train(BatchSource::openFashionMnist(dir, Split::Test, specs, d.test)));
-  } else {
-    AMPC_RETURN_IF_ERROR(
-        train(BatchSource::openDirectory(dir, specs, d.train)));
-    if (!o.testData.empty())
-      AMPC_RETURN_IF_ERROR(BatchSource::openDirectory(o.testData, specs, d.test)
-                               .withContext("--test-data"));
-  }
-  d.shuffled = o.shuffle.value_or(idx);
-  if (d.shuffled)
-    d.train->shuffleEachEpoch(o.seed);
-  return rt::Status::ok();
+  return openFileData(o.data, o.testData, o.shuffle, o.seed, specs, d);
 }
 
 rt::Status createSession(rt::FunctionInfo f, const Options &o,
@@ -532,7 +493,7 @@ int runInference(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 "(amp-run --program-weights=omit; '" +
                 omitted[0] +
                 "' has no initial value): give --init-params uniform[:SEED]");
-  Data data;
+  FileData data;
   if (rt::Status s = openData(o, specs, data); !s)
     return fail(s.message());
   std::unique_ptr<rt::Session> session;
@@ -619,7 +580,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
       return fail("--checkpoint: " + s.message());
 
   std::vector<InputSpec> specs = inputSpecsOf(*f, &step);
-  Data data;
+  FileData data;
   if (rt::Status s = openData(o, specs, data); !s)
     return fail(s.message());
   const rt::FunctionInfo *forward = program.find("forward");

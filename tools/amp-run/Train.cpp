@@ -74,14 +74,6 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   return writeProgramFile(*module, o.outputFile, w);
 }
 
-/// A directory holds IDX data when it has the train images, compressed or
-/// not (the names readFashionMnist reads).
-bool isIdxDirectory(const std::string &dir) {
-  SmallString<256> p(dir);
-  sys::path::append(p, fashionMnistImagesFile(Split::Train));
-  return sys::fs::exists(p) || sys::fs::exists(p + ".gz");
-}
-
 /// The graph inputs of the imported @forward: what a batch must hold.
 rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
   auto f = module.lookupSymbol<mlir::func::FuncOp>("forward");
@@ -238,50 +230,6 @@ rt::Status createSessions(CompiledStep &step, const rt::SessionOptions &options,
   return rt::Status::ok();
 }
 
-struct Data {
-  std::unique_ptr<BatchSource> train, test;
-  bool idx = false;
-  bool shuffled = false;
-};
-
-/// Opens --data and --test-data; an error starts with the flag it is about.
-rt::Status openData(const TrainOptions &o, const std::vector<InputSpec> &specs,
-                    Data &d) {
-  auto train = [](rt::Status s) { return s.withContext("--data"); };
-  std::string dir = o.data == "fashion-mnist" ? kFashionMnistDir : o.data;
-  d.idx = isIdxDirectory(dir);
-  if (o.data == "fashion-mnist" && !d.idx)
-    return train(rt::Status::error(
-        "fashion-mnist: no train-images-idx3-ubyte.gz in " + dir +
-        " (Debian's dataset-fashion-mnist installs it; scripts/setup.sh "
-        "installs that package)"));
-  if (d.idx) {
-    if (!o.testData.empty())
-      return rt::Status::error("--test-data: --data " + dir +
-                               " holds IDX files, whose test split (t10k-*) "
-                               "is evaluated: leave --test-data out");
-    if (rt::Status s =
-            BatchSource::openFashionMnist(dir, Split::Train, specs, d.train);
-        !s)
-      return train(s);
-    if (rt::Status s =
-            BatchSource::openFashionMnist(dir, Split::Test, specs, d.test);
-        !s)
-      return train(s);
-  } else {
-    if (rt::Status s = BatchSource::openDirectory(dir, specs, d.train); !s)
-      return train(s);
-    if (!o.testData.empty())
-      if (rt::Status s = BatchSource::openDirectory(o.testData, specs, d.test);
-          !s)
-        return s.withContext("--test-data");
-  }
-  d.shuffled = o.shuffle.value_or(d.idx);
-  if (d.shuffled)
-    d.train->shuffleEachEpoch(o.seed);
-  return rt::Status::ok();
-}
-
 } // namespace
 
 int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
@@ -295,12 +243,14 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   // File data is opened before compiling: epochs fix the step count, and
   // with it the default length of the lr schedule compiled into the step.
   std::vector<InputSpec> specs;
-  Data data;
+  FileData data;
   if (o.emit.empty()) {
     if (rt::Status s = inputSpecsOf(*module, specs); !s)
       return fail(o.modelPath + ": " + s.message());
     if (!synthetic)
-      if (rt::Status s = openData(o, specs, data); !s)
+      if (rt::Status s =
+              openFileData(o.data, o.testData, o.shuffle, o.seed, specs, data);
+          !s)
         return fail(s.message());
   }
   int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;

@@ -557,4 +557,45 @@ void BatchSource::fillSynthetic(int64_t step, size_t input,
   }
 }
 
+bool isIdxDirectory(const std::string &dir) {
+  std::filesystem::path p =
+      std::filesystem::path(dir) / fashionMnistImagesFile(Split::Train);
+  std::error_code ec;
+  return std::filesystem::exists(p, ec) ||
+         std::filesystem::exists(p.string() + ".gz", ec);
+}
+
+Status openFileData(const std::string &data, const std::string &testData,
+                    std::optional<bool> shuffle, uint64_t seed,
+                    const std::vector<InputSpec> &specs, FileData &d) {
+  auto train = [](Status s) { return s.withContext("--data"); };
+  std::string dir = data == "fashion-mnist" ? kFashionMnistDir : data;
+  bool idx = isIdxDirectory(dir);
+  if (data == "fashion-mnist" && !idx)
+    return train(Status::error(
+        "fashion-mnist: no train-images-idx3-ubyte.gz in " + dir +
+        " (Debian's dataset-fashion-mnist installs it; scripts/setup.sh "
+        "installs that package)"));
+  if (idx) {
+    if (!testData.empty())
+      return Status::error("--test-data: --data " + dir +
+                           " holds IDX files, whose test split (t10k-*) "
+                           "is evaluated: leave --test-data out");
+    AMPC_RETURN_IF_ERROR(train(
+        BatchSource::openFashionMnist(dir, Split::Train, specs, d.train)));
+    AMPC_RETURN_IF_ERROR(
+        train(BatchSource::openFashionMnist(dir, Split::Test, specs, d.test)));
+  } else {
+    AMPC_RETURN_IF_ERROR(
+        train(BatchSource::openDirectory(dir, specs, d.train)));
+    if (!testData.empty())
+      AMPC_RETURN_IF_ERROR(BatchSource::openDirectory(testData, specs, d.test)
+                               .withContext("--test-data"));
+  }
+  d.shuffled = shuffle.value_or(idx);
+  if (d.shuffled)
+    d.train->shuffleEachEpoch(seed);
+  return Status::ok();
+}
+
 } // namespace ampc::tools

@@ -169,6 +169,25 @@ private:
   std::vector<int64_t> rows_;
 };
 
+// The training and test splits of --data DIR|fashion-mnist and --test-data,
+// as amp-run and amp-exec open them.
+struct FileData {
+  std::unique_ptr<BatchSource> train, test;
+  bool shuffled = false;
+};
+
+// A directory holds IDX data when it has the train images, compressed or
+// not (the names readFashionMnist reads).
+bool isIdxDirectory(const std::string &dir);
+
+// Opens `data` (fashion-mnist or a directory: IDX files, whose test split is
+// evaluated, or .npy files) and `testData` (.npy files, not with IDX data);
+// the training split is shuffled each epoch from `seed` when `shuffle` says
+// so (default: for IDX data). An error starts with the flag it is about.
+rt::Status openFileData(const std::string &data, const std::string &testData,
+                        std::optional<bool> shuffle, uint64_t seed,
+                        const std::vector<InputSpec> &specs, FileData &d);
+
 } // namespace ampc::tools
 
 #endif // AMPC_TOOLS_AMPRUN_TRAINDATA_H
