@@ -98,10 +98,10 @@ int64_t intBound(double v, bool lower, DType t) {
   return static_cast<int64_t>(v);
 }
 
-// Attributes as the CPU reads them (cpu::checkKernel validated them).
+// Attributes as the CPU reads them (cpu::checkKernel validated them), into
+// a zero-initialized step.
 void setAttrs(const Attrs &attrs, EwStep &st) {
   st.alpha = 0.01;
-  st.min = st.max = 0;
   st.imin = std::numeric_limits<int64_t>::min();
   st.imax = std::numeric_limits<int64_t>::max();
   if (const AttrValue *a = attrs.find("approximate"))
@@ -153,8 +153,6 @@ Status assignSlots(const cpu::OpCall &call, const std::vector<Pending> &ps,
     st.arity = p.info->arity;
     st.dtype = static_cast<int32_t>(p.dtype);
     st.dom = domOf(p.dtype);
-    for (int j = 0; j < 3; ++j)
-      st.operand[j] = 0;
     for (int j = 0; j < st.arity; ++j) {
       int ref = p.operands[j];
       st.operand[j] = ref >= 0 ? ref : -slotOf[-ref - 1] - 1;
