@@ -23,6 +23,7 @@
 // at most one unit in the last place apart.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cpu/WindowGeometry.h"
 #include "runtime/cuda/CudnnFamily.h"
 #include "runtime/cuda/Launch.h"
@@ -184,8 +185,7 @@ Status ConvKernel::init(const cpu::OpCall &call, PrepareContext &ctx,
     image_ = call.inputs[0];
     filter_ = call.inputs[1];
     response_ = call.outputs[0];
-    hasBias_ =
-        call.inputs.size() > 2 && call.present.size() > 2 && call.present[2];
+    hasBias_ = cpu::kh::hasInput(call, 2);
     if (hasBias_)
       bias_ = call.inputs[2];
     break;

@@ -27,6 +27,7 @@
 // layout, epilogue, alignment), so identical layers ask once.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Launch.h"
 
@@ -43,10 +44,6 @@ using cpu::OpCall;
 
 // What an algorithm may use; NVIDIA's recommendation for Hopper.
 constexpr size_t kMaxWorkspaceBytes = size_t(32) << 20;
-
-bool present(const OpCall &call, size_t i) {
-  return i < call.inputs.size() && i < call.present.size() && call.present[i];
-}
 
 // The largest power of two, up to 256, that divides every value OR'ed into
 // `bits` (cuBLASLt's alignment preferences default to 256).
@@ -391,7 +388,8 @@ public:
     bool transB = call.attrs->getInt("trans_b", 0) != 0;
     int64_t m = out.shape[0], n = out.shape[1];
     int64_t k = transA ? a.shape[0] : a.shape[1];
-    const TensorView *c = present(call, 2) ? &call.inputs[2] : nullptr;
+    const TensorView *c =
+        cpu::kh::hasInput(call, 2) ? &call.inputs[2] : nullptr;
     d_ = devicePtr(out);
     if (m == 0 || n == 0)
       return Status::ok(); // mode_ stays Empty
