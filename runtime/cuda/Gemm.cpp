@@ -335,13 +335,12 @@ struct FillC {
   float scaleF = 1;
   double scaleD = 1;
   bool isDouble = false;
+  LaunchDims dims;
 
   Status prepare(CudaDevice &device, const TensorView &cv, const TensorView &d,
                  double scale) {
-    const char *names[] = {"ampc_gemm_fill_c_f32", "ampc_gemm_fill_c_f16",
-                           "ampc_gemm_fill_c_bf16", "ampc_gemm_fill_c_f64"};
-    AMPC_RETURN_IF_ERROR(
-        device.function(names[static_cast<int>(cv.dtype)], fn));
+    std::string name = "ampc_gemm_fill_c_" + std::string(rt::name(cv.dtype));
+    AMPC_RETURN_IF_ERROR(device.function(name.c_str(), fn));
     c = devicePtr(cv);
     this->d = devicePtr(d);
     m = d.shape[0];
@@ -354,11 +353,11 @@ struct FillC {
     isDouble = cv.dtype == DType::F64;
     scaleF = static_cast<float>(scale);
     scaleD = scale;
+    dims = gridFor(device, m * n);
     return Status::ok();
   }
 
   Status launch(const LaunchContext &ctx) {
-    LaunchDims dims = gridFor(ctx.device, m * n);
     void *args[] = {&c,
                     &d,
                     &m,
