@@ -140,8 +140,8 @@ private:
   Status init(const cpu::OpCall &call, PrepareContext &ctx, ConvKind kind);
   Status buildDescriptors(const cpu::kh::ConvPlan &p, int64_t padBottom,
                           int64_t padRight, PrepareContext &ctx);
-  Status chooseAlgorithm(PrepareContext &ctx);
-  Status addBias(const LaunchContext &ctx);
+  Status chooseAlgorithm();
+  Status addBias();
 
   const CudaApi *api_ = nullptr;
   cudnnHandle_t handle_ = nullptr;
@@ -325,13 +325,12 @@ Status ConvKernel::buildDescriptors(const cpu::kh::ConvPlan &p,
   else if (noTensorOps_)
     math = CUDNN_FMA_MATH;
   AMPC_CUDNN_CHECK(api, cudnnSetConvolutionMathType(convDesc_, math));
-  AMPC_RETURN_IF_ERROR(chooseAlgorithm(ctx));
+  AMPC_RETURN_IF_ERROR(chooseAlgorithm());
   ctx.requestWorkspace(padBytes_ + algoBytes_);
   return Status::ok();
 }
 
-Status ConvKernel::chooseAlgorithm(PrepareContext &ctx) {
-  (void)ctx;
+Status ConvKernel::chooseAlgorithm() {
   const CudaApi &api = *api_;
   int returned = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
@@ -416,8 +415,7 @@ Status ConvKernel::chooseAlgorithm(PrepareContext &ctx) {
   return Status::ok();
 }
 
-Status ConvKernel::addBias(const LaunchContext &ctx) {
-  (void)ctx;
+Status ConvKernel::addBias() {
   const void *one = dtype_ == DType::F64 ? static_cast<const void *>(&oneD_)
                                          : static_cast<const void *>(&oneF_);
   AMPC_CUDNN_CHECK(*api_, cudnnAddTensor(handle_, one, biasDesc_, bias_.data,
@@ -436,7 +434,7 @@ Status ConvKernel::launch(const LaunchContext &ctx) {
                                                                  : filter_;
     AMPC_CU_CHECK(api, cuMemsetD8Async(devicePtr(result), 0, result.byteSize(),
                                        ctx.stream));
-    return hasBias_ ? addBias(ctx) : Status::ok();
+    return hasBias_ ? addBias() : Status::ok();
   }
   size_t need = padBytes_ + algoBytes_;
   if (ctx.workspaceBytes < need)
@@ -468,7 +466,7 @@ Status ConvKernel::launch(const LaunchContext &ctx) {
                               handle_, one, imageDesc_, image, filterDesc_,
                               filter_.data, convDesc_, fwdAlgo_, algoWs,
                               algoBytes_, zero, responseDesc_, response_.data));
-    return hasBias_ ? addBias(ctx) : Status::ok();
+    return hasBias_ ? addBias() : Status::ok();
   case ConvKind::BackwardData: {
     AMPC_CUDNN_CHECK(api,
                      cudnnConvolutionBackwardData(
