@@ -16,6 +16,17 @@
 
 namespace ampc_cuda {
 
+// Element i of an integer label tensor (i64 or i32; anything else by
+// value through f64).
+__device__ __forceinline__ int64_t loadLabel(const void *p, int dtype,
+                                             int64_t i) {
+  if (dtype == kI64)
+    return static_cast<const int64_t *>(p)[i];
+  if (dtype == kI32)
+    return static_cast<const int32_t *>(p)[i];
+  return static_cast<int64_t>(loadAsF64(p, dtype, i));
+}
+
 enum LabelKind : int { kLabelValid = 0, kLabelIgnored = 1, kLabelBad = 2 };
 
 __device__ __forceinline__ int labelKind(const LossArgs &la, int64_t s,

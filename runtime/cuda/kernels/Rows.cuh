@@ -1,4 +1,4 @@
-//===- Rows.cuh - rows held by a warp, 16-byte loads, label helpers -------===//
+//===- Rows.cuh - rows held by a warp or a block, 16-byte loads -----------===//
 //
 // The row kernels (softmax, layer norm) keep a row of up to 1024 elements in
 // the registers of one warp: lane l holds K elements. With `vec` (the row
@@ -203,17 +203,6 @@ __device__ __forceinline__ void blockMap2(const T *a, const T *b, T *out,
   }
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
     out[i] = fromF32<T>(f(i, toF32(a[i]), toF32(b[i])));
-}
-
-// Element i of an integer label tensor (i64 or i32; anything else by
-// value through f64).
-__device__ __forceinline__ int64_t loadLabel(const void *p, int dtype,
-                                             int64_t i) {
-  if (dtype == kI64)
-    return static_cast<const int64_t *>(p)[i];
-  if (dtype == kI32)
-    return static_cast<const int32_t *>(p)[i];
-  return static_cast<int64_t>(loadAsF64(p, dtype, i));
 }
 
 } // namespace ampc_cuda
