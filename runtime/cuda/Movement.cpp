@@ -11,6 +11,7 @@
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/StepList.h"
+#include "runtime/cuda/kernels/CopyArgs.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,22 +21,7 @@ namespace {
 
 using cpu::kh::product;
 
-constexpr int kMaxCopyRank = 8;
-
-// Mirrors of kernels/Movement.cu's argument structs.
-struct StridedCopyArgs {
-  int64_t dims[kMaxCopyRank];
-  int64_t src[kMaxCopyRank];
-  int64_t dst[kMaxCopyRank];
-  int64_t srcOffset, dstOffset, total;
-  int rank;
-};
-struct TileArgs {
-  int64_t outerDims[kMaxCopyRank];
-  int64_t outerSrc[kMaxCopyRank];
-  int64_t P, Q, srcQ, srcOffset, outer;
-  int outerRank;
-};
+using namespace ampc_cuda;
 
 std::vector<int64_t> contiguousStrides(const Shape &s) {
   std::vector<int64_t> st(s.size());

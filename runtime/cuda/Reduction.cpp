@@ -12,24 +12,14 @@
 #include "runtime/cpu/ReducePlan.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/StepList.h"
+#include "runtime/cuda/kernels/ReduceArgs.h"
 
 #include <algorithm>
 
 namespace ampc::rt::cuda {
 namespace {
 
-constexpr int kMaxReduceRank = 8;
-
-// Mirror of kernels/Reduction.cu's ReduceArgs.
-struct ReduceArgs {
-  int64_t keptDims[kMaxReduceRank], keptStrides[kMaxReduceRank];
-  int64_t redDims[kMaxReduceRank], redStrides[kMaxReduceRank];
-  int64_t len, count, outN, splits, chunk;
-  int keptRank, redRank;
-  int kind;
-};
-
-enum Kind { kSum = 0, kMean = 1, kMax = 2 };
+using namespace ampc_cuda;
 
 // Fills the dims of `a`; rowLayout is true when the last merged dim is
 // reduced (contiguous rows of `len`), false when it is kept (columns).

@@ -12,21 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
+#include "runtime/cuda/kernels/CopyArgs.h"
 
 namespace ampc_cuda {
-
-constexpr int kMaxCopyRank = 8;
-
-// dst[dstOffset + sum_d i_d * dst[d]] = src[srcOffset + sum_d i_d * src[d]]
-// over the row-major index space `dims`, in elements of the kernel's width
-// (strides may be 0 or negative).
-struct StridedCopyArgs {
-  int64_t dims[kMaxCopyRank];
-  int64_t src[kMaxCopyRank];
-  int64_t dst[kMaxCopyRank];
-  int64_t srcOffset, dstOffset, total;
-  int rank;
-};
 
 template <typename E, typename I>
 __device__ __forceinline__ void stridedCopy(const StridedCopyArgs &a,
@@ -54,15 +42,8 @@ __device__ __forceinline__ void stridedCopy(const StridedCopyArgs &a,
   }
 }
 
-// out[o..., p, q] = in[base(o) + p + q * srcQ]: the last two output dims
-// are P (source stride 1) and Q; the output is contiguous. Tiles of 32x32
-// through shared memory (33 columns: no bank conflicts for 4-byte E).
-struct TileArgs {
-  int64_t outerDims[kMaxCopyRank];
-  int64_t outerSrc[kMaxCopyRank];
-  int64_t P, Q, srcQ, srcOffset, outer;
-  int outerRank;
-};
+// TileArgs' transpose in tiles of 32x32 through shared memory (33
+// columns: no bank conflicts for 4-byte E).
 
 template <typename E>
 __device__ __forceinline__ void tiledTranspose(const TileArgs &a,

@@ -12,30 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
+#include "runtime/cuda/kernels/ReduceArgs.h"
 
 #include <type_traits>
 
 namespace ampc_cuda {
-
-constexpr int kMaxReduceRank = 8;
-
-struct ReduceArgs {
-  // Output index o -> input offset of its first element (row-major over
-  // the kept dims).
-  int64_t keptDims[kMaxReduceRank], keptStrides[kMaxReduceRank];
-  // Reduced index q -> offset (row-major over the reduced dims; for the
-  // row kernel these exclude the contiguous last dim of length `len`).
-  int64_t redDims[kMaxReduceRank], redStrides[kMaxReduceRank];
-  int64_t len;    // row kernel: contiguous elements per reduced row; else 1
-  int64_t count;  // elements reduced into each output
-  int64_t outN;   // outputs
-  int64_t splits; // chunks per output (1: no second pass)
-  int64_t chunk;  // elements per chunk
-  int keptRank, redRank;
-  int kind; // 0 sum, 1 mean, 2 max
-};
-
-enum Kind { kSum = 0, kMean = 1, kMax = 2 };
 
 template <typename T> struct AccOf { using type = float; };
 template <> struct AccOf<double> { using type = double; };
