@@ -95,8 +95,8 @@ int reductionOf(const cpu::kh::LossAttrs &la) {
 
 class SoftmaxKernel : public PreparedKernel {
 public:
-  SoftmaxKernel(bool grad, int log) : grad_(grad), log_(log) {}
-  Status prepare(const cpu::OpCall &call, CudaDevice &device) {
+  SoftmaxKernel(bool grad, bool log) : grad_(grad), log_(log ? 1 : 0) {}
+  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
     const TensorView &x = call.inputs[0];
     AMPC_RETURN_IF_ERROR(rows::checkDType(call.op, "input", x.dtype));
     in0_ = x.data;
@@ -105,7 +105,7 @@ public:
     empty_ = x.numElements() == 0;
     if (empty_)
       return Status::ok();
-    return planSoftmax(device, grad_ ? "ampc_softmax_grad" : "ampc_softmax",
+    return planSoftmax(ctx.device, grad_ ? "ampc_softmax_grad" : "ampc_softmax",
                        x.dtype, x.shape, call.attrs->getInt("axis"),
                        {in0_, in1_ ? in1_ : out_, out_}, p_);
   }
@@ -141,16 +141,6 @@ private:
   void *in0_ = nullptr, *in1_ = nullptr, *out_ = nullptr;
   SoftmaxPlan p_;
 };
-
-template <bool Grad, bool Log>
-Status prepareSoftmax(const std::vector<const cpu::OpCall *> &calls,
-                      PrepareContext &ctx,
-                      std::unique_ptr<PreparedKernel> &out) {
-  auto k = std::make_unique<SoftmaxKernel>(Grad, Log ? 1 : 0);
-  AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx.device));
-  out = std::move(k);
-  return Status::ok();
-}
 
 //===----------------------------------------------------------------------===//
 // softmax_cross_entropy / nll_loss
@@ -234,15 +224,6 @@ private:
   Launch reduce_;
 };
 
-template <bool Softmax>
-Status prepareLoss(const std::vector<const cpu::OpCall *> &calls,
-                   PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
-  auto k = std::make_unique<LossKernel>(Softmax);
-  AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx));
-  out = std::move(k);
-  return Status::ok();
-}
-
 //===----------------------------------------------------------------------===//
 // softmax_cross_entropy_grad / nll_loss_grad
 //===----------------------------------------------------------------------===//
@@ -308,11 +289,11 @@ private:
   Launch sum_, main_;
 };
 
-template <bool Softmax>
-Status prepareLossGrad(const std::vector<const cpu::OpCall *> &calls,
-                       PrepareContext &ctx,
-                       std::unique_ptr<PreparedKernel> &out) {
-  auto k = std::make_unique<LossGradKernel>(Softmax);
+// A K built from `Args` (its variant) and prepared from the call.
+template <typename K, bool... Args>
+Status prepareWith(const std::vector<const cpu::OpCall *> &calls,
+                   PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
+  auto k = std::make_unique<K>(Args...);
   AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx));
   out = std::move(k);
   return Status::ok();
@@ -321,14 +302,16 @@ Status prepareLossGrad(const std::vector<const cpu::OpCall *> &calls,
 } // namespace
 
 void addLossKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"softmax", prepareSoftmax<false, false>});
-  out.push_back({"log_softmax", prepareSoftmax<false, true>});
-  out.push_back({"softmax_grad", prepareSoftmax<true, false>});
-  out.push_back({"log_softmax_grad", prepareSoftmax<true, true>});
-  out.push_back({"softmax_cross_entropy", prepareLoss<true>});
-  out.push_back({"nll_loss", prepareLoss<false>});
-  out.push_back({"softmax_cross_entropy_grad", prepareLossGrad<true>});
-  out.push_back({"nll_loss_grad", prepareLossGrad<false>});
+  // SoftmaxKernel(grad, log), LossKernel(softmax), LossGradKernel(softmax).
+  out.push_back({"softmax", prepareWith<SoftmaxKernel, false, false>});
+  out.push_back({"log_softmax", prepareWith<SoftmaxKernel, false, true>});
+  out.push_back({"softmax_grad", prepareWith<SoftmaxKernel, true, false>});
+  out.push_back({"log_softmax_grad", prepareWith<SoftmaxKernel, true, true>});
+  out.push_back({"softmax_cross_entropy", prepareWith<LossKernel, true>});
+  out.push_back({"nll_loss", prepareWith<LossKernel, false>});
+  out.push_back(
+      {"softmax_cross_entropy_grad", prepareWith<LossGradKernel, true>});
+  out.push_back({"nll_loss_grad", prepareWith<LossGradKernel, false>});
 }
 
 } // namespace ampc::rt::cuda
