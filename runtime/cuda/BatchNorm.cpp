@@ -28,8 +28,6 @@ constexpr unsigned kReduceThreads = 256;
 constexpr int64_t kMinSliceValues = 4096;
 constexpr int64_t kMaxSlices = 1024;
 
-size_t alignUp(size_t v) { return (v + 255) & ~size_t(255); }
-
 // [N, C, inner...] as the kernels see it.
 struct Layout {
   int64_t n = 0, c = 0, inner = 1, total = 0;

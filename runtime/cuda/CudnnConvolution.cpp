@@ -36,8 +36,6 @@ namespace {
 // The most workspace one convolution's algorithm may use.
 constexpr size_t kMaxConvWorkspace = size_t(256) << 20;
 
-size_t alignUp(size_t v) { return (v + 255) & ~size_t(255); }
-
 enum class ConvKind { Forward, BackwardData, BackwardFilter };
 
 const char *opName(ConvKind k) {

@@ -19,6 +19,10 @@ void addCudnnConvolutionKernels(std::vector<KernelEntry> &out);
 void addBatchNormKernels(std::vector<KernelEntry> &out);
 void addPoolingKernels(std::vector<KernelEntry> &out);
 
+// A workspace region's size rounded up to 256 bytes, so the next starts
+// aligned for any access.
+inline size_t alignUp(size_t v) { return (v + 255) & ~size_t(255); }
+
 // Looks up our kernel `base` + "_" + the dtype's name (rt::name) + `tail`;
 // our kernels exist for float dtypes only. `op` names the op in the error.
 inline Status typedFunction(CudaDevice &device, const std::string &op,
