@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
+#include "runtime/cpu/ReducePlan.h"
 
 #include <cmath>
 #include <limits>
@@ -21,21 +22,6 @@ const DType kNumeric[] = {DType::F32, DType::F16, DType::BF16,
 const DType kFloats[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
 const char *const kOps[] = {"reduce_sum", "reduce_mean", "reduce_max"};
 
-Shape reducedShape(const Shape &in, const std::vector<int64_t> &axes,
-                   bool keep) {
-  Shape out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    bool red = false;
-    for (int64_t a : axes)
-      red |= a == static_cast<int64_t>(i);
-    if (!red)
-      out.push_back(in[i]);
-    else if (keep)
-      out.push_back(1);
-  }
-  return out;
-}
-
 OpCase reduceCase(const std::string &op, const HostTensor &x,
                   const std::vector<int64_t> &axes, bool keep) {
   OpCase c;
@@ -43,7 +29,8 @@ OpCase reduceCase(const std::string &op, const HostTensor &x,
   c.attrs.setInts("axes", axes);
   c.attrs.setInt("keepdims", keep);
   c.inputs = {x};
-  c.outputs = {HostTensor::empty(x.dtype, reducedShape(x.shape, axes, keep))};
+  c.outputs = {
+      HostTensor::empty(x.dtype, cpu::kh::reducedShape(x.shape, axes, keep))};
   return c;
 }
 
