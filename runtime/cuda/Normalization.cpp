@@ -80,10 +80,8 @@ public:
     invStd_ = call.outputs[2].data;
     if (rows_ == 0)
       return Status::ok();
-    std::string name;
     rows::choose(ctx.device, "ampc_layer_norm", x.dtype, rows_, d_, {x_, y_},
-                 name, dims_, vec_);
-    name_ = name;
+                 name_, dims_, vec_);
     return ctx.device.function(name_.c_str(), fn_);
   }
   Status launch(const LaunchContext &ctx) override {
@@ -163,10 +161,8 @@ public:
       csrOff_ = tablePtr(csr_);
       csrK_ = csrOff_ + targets_ + 1;
     }
-    const DType t = x.dtype;
-    const std::string suf = rows::suffix(t);
     if (rows_ > 0 && d_ > 0) {
-      rows::choose(ctx.device, "ampc_layer_norm_grad", t, rows_, d_,
+      rows::choose(ctx.device, "ampc_layer_norm_grad", x.dtype, rows_, d_,
                    {g_, x_, dx_}, rowName_, rowDims_, vec_);
       AMPC_RETURN_IF_ERROR(ctx.device.function(rowName_.c_str(), rowFn_));
       // Enough (column block, slice) blocks to fill the GPU: about four
@@ -177,7 +173,8 @@ public:
            1) /
           colBlocks;
       slices_ = std::max<int64_t>(1, std::min({rows_, want, int64_t(512)}));
-      partialName_ = "ampc_layer_norm_grad_partial_" + suf;
+      partialName_ =
+          std::string("ampc_layer_norm_grad_partial_") + rows::suffix(x.dtype);
       AMPC_RETURN_IF_ERROR(
           ctx.device.function(partialName_.c_str(), partialFn_));
       partialDims_.block[0] = 256;
