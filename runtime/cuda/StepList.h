@@ -72,7 +72,6 @@ public:
     s.count = bytes;
     steps_.push_back(std::move(s));
   }
-  bool empty() const { return steps_.empty(); }
 
   Status launch(const LaunchContext &ctx) override {
     const CudaApi &api = ctx.device.api();
