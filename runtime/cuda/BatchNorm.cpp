@@ -66,6 +66,15 @@ Status checkGridSize(const Layout &l, const std::string &op) {
   return Status::ok();
 }
 
+Status checkWorkspace(const LaunchContext &ctx, size_t need, const char *what) {
+  if (ctx.workspaceBytes < need)
+    return Status::error(std::string(what) + ": the workspace has " +
+                         std::to_string(ctx.workspaceBytes) +
+                         " bytes, the kernel asked for " +
+                         std::to_string(need));
+  return Status::ok();
+}
+
 // base_<dtype>_<c32|c64>: the elementwise passes compute in f64 when the
 // data or the parameters are f64.
 Status computeFunction(CudaDevice &device, const std::string &op,
@@ -131,11 +140,7 @@ public:
         training_ ? "batch_norm_training" : "batch_norm_inference";
     if (l_.c == 0)
       return Status::ok();
-    if (ctx.workspaceBytes < wsBytes_)
-      return Status::error(std::string(what) + ": the workspace has " +
-                           std::to_string(ctx.workspaceBytes) +
-                           " bytes, the kernel asked for " +
-                           std::to_string(wsBytes_));
+    AMPC_RETURN_IF_ERROR(checkWorkspace(ctx, wsBytes_, what));
     CUdeviceptr coef = ctx.workspace + coefOff_;
     CUdeviceptr x = devicePtr(in_[0]);
     CUdeviceptr scale = devicePtr(in_[1]), bias = devicePtr(in_[2]),
@@ -249,11 +254,7 @@ public:
     const char *what = "batch_norm_grad";
     if (l_.c == 0)
       return Status::ok();
-    if (ctx.workspaceBytes < wsBytes_)
-      return Status::error(std::string(what) + ": the workspace has " +
-                           std::to_string(ctx.workspaceBytes) +
-                           " bytes, the kernel asked for " +
-                           std::to_string(wsBytes_));
+    AMPC_RETURN_IF_ERROR(checkWorkspace(ctx, wsBytes_, what));
     CUdeviceptr g = devicePtr(in_[0]), x = devicePtr(in_[1]),
                 scale = devicePtr(in_[2]), mean = devicePtr(in_[3]),
                 invStd = devicePtr(in_[4]);
