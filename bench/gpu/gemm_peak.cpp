@@ -4,8 +4,10 @@
 // (by default 8192) row-major operands of random data, the algorithm
 // cuBLASLt's heuristic picks with a 32 MiB workspace, timed with CUDA
 // events over --iters launches after a warm-up. Prints one JSON line:
-//   {"dtype":"f16","m":8192,"n":8192,"k":8192,"iters":50,"ms":..,"tflops":..}
-// where ms is the mean time of one GEMM and tflops counts 2*M*N*K flops.
+//   {"dtype":"f16","m":8192,"n":8192,"k":8192,"iters":50,"ms":..,"tflops":..,
+//    "device":".."}
+// where ms is the mean time of one GEMM, tflops counts 2*M*N*K flops and
+// device is the GPU's name.
 // --dtype is f16, bf16 (f32 accumulation), f32 (exact f32) or tf32 (f32
 // data on TF32 Tensor Cores). Without a GPU it prints CudaDevice's one-line
 // error and exits 1.
