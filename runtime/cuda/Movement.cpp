@@ -287,8 +287,6 @@ Status prepareConcat(const cpu::OpCall &call, PrepareContext &ctx,
 // gather / gather_grad
 //===----------------------------------------------------------------------===//
 
-const char *indexSuffix(DType t) { return t == DType::I32 ? "i32" : "i64"; }
-
 Status prepareGather(const cpu::OpCall &call, PrepareContext &ctx,
                      StepList &out) {
   const TensorView &data = call.inputs[0], &idx = call.inputs[1];
@@ -308,8 +306,8 @@ Status prepareGather(const cpu::OpCall &call, PrepareContext &ctx,
       break;
     }
   const int64_t units = innerBytes / width;
-  std::string name =
-      "ampc_gather_" + std::to_string(width) + "_" + indexSuffix(idx.dtype);
+  std::string name = "ampc_gather_" + std::to_string(width) + "_" +
+                     std::string(rt::name(idx.dtype));
   CUfunction fn;
   AMPC_RETURN_IF_ERROR(ctx.device.function(name.c_str(), fn));
   out.kernel(fn, gridFor(ctx.device, outer * count * units), name);
@@ -349,7 +347,7 @@ Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
   const size_t sortedAt = bucketedAt + alignUp(count * ints);
   ctx.requestWorkspace(sortedAt + alignUp(count * ints));
   CudaDevice &dev = ctx.device;
-  const std::string sfx = indexSuffix(idx.dtype);
+  const std::string sfx(rt::name(idx.dtype));
   CUfunction fn;
 
   out.memset32(0, countsAt, static_cast<size_t>(dim), 0);
