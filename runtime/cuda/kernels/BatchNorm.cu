@@ -16,22 +16,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/ComputeType.cuh"
+#include "runtime/cuda/kernels/Rows.cuh" // blockSumD
 
 using namespace ampc_cuda;
 
 namespace {
-
-__device__ __forceinline__ double blockSumD(double v, double *scratch) {
-  v = warpSum(v);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0)
-    scratch[warp] = v;
-  __syncthreads();
-  const int warps = (blockDim.x + 31) >> 5;
-  v = lane < warps ? scratch[lane] : 0.0;
-  return warpSum(v);
-}
 
 // Modes of the partial-sum pass.
 enum : int {
