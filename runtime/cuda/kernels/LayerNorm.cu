@@ -224,12 +224,7 @@ ampc_layer_norm_grad_finish(const double *partial, int64_t slices, int64_t d,
   }
 
 #define AMPC_LN_DTYPE(SUF, T)                                                  \
-  AMPC_LN_WARP(SUF, T, 1)                                                      \
-  AMPC_LN_WARP(SUF, T, 2)                                                      \
-  AMPC_LN_WARP(SUF, T, 4)                                                      \
-  AMPC_LN_WARP(SUF, T, 8)                                                      \
-  AMPC_LN_WARP(SUF, T, 16)                                                     \
-  AMPC_LN_WARP(SUF, T, 32)                                                     \
+  AMPC_FOR_WARP_K(AMPC_LN_WARP, SUF, T)                                        \
   extern "C" __global__ void __launch_bounds__(512)                            \
       ampc_layer_norm_block_##SUF(const T *x, T *y, LnParams p, float *mean,   \
                                   float *invStd, int64_t rows, int64_t d,      \

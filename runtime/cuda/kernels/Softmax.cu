@@ -187,12 +187,7 @@ using namespace ampc_cuda;
   }
 
 #define AMPC_SOFTMAX_DTYPE(SUF, T)                                             \
-  AMPC_SOFTMAX_WARP(SUF, T, 1)                                                 \
-  AMPC_SOFTMAX_WARP(SUF, T, 2)                                                 \
-  AMPC_SOFTMAX_WARP(SUF, T, 4)                                                 \
-  AMPC_SOFTMAX_WARP(SUF, T, 8)                                                 \
-  AMPC_SOFTMAX_WARP(SUF, T, 16)                                                \
-  AMPC_SOFTMAX_WARP(SUF, T, 32)                                                \
+  AMPC_FOR_WARP_K(AMPC_SOFTMAX_WARP, SUF, T)                                   \
   extern "C" __global__ void __launch_bounds__(512)                            \
       ampc_softmax_block_##SUF(const T *x, T *y, int64_t rows, int64_t len,    \
                                int log, int vec, int hasLoss, LossArgs la) {   \
