@@ -209,6 +209,7 @@ int32_t scalarSetOf(const OpCall &call, const UpdateShape &s,
 struct Segment {
   size_t first = 0, count = 0; // entries in the table
   int64_t chunks = 0;
+  LaunchDims dims; // chunkGrid of chunks
 };
 
 template <typename P> class PreparedUpdate final : public PreparedKernel {
@@ -227,8 +228,7 @@ public:
       int count = static_cast<int>(seg.count);
       int64_t chunks = seg.chunks;
       void *args[] = {&entries, &count, &chunks, &sets, &wcDtype, &params};
-      AMPC_RETURN_IF_ERROR(launchKernel(ctx, fn, chunkGrid(ctx.device, chunks),
-                                        args, name.c_str()));
+      AMPC_RETURN_IF_ERROR(launchKernel(ctx, fn, seg.dims, args, name.c_str()));
     }
     return Status::ok();
   }
@@ -256,9 +256,11 @@ Status prepareUpdate(const std::vector<const OpCall *> &calls,
   std::vector<CallTensors> inSegment;
   Segment seg;
   auto close = [&] {
-    if (seg.count != 0)
+    if (seg.count != 0) {
+      seg.dims = chunkGrid(ctx.device, seg.chunks);
       k->segments.push_back(seg);
-    seg = Segment{entries.size(), 0, 0};
+    }
+    seg = Segment{entries.size(), 0, 0, {}};
     inSegment.clear();
   };
   for (const OpCall *call : calls) {
@@ -365,6 +367,7 @@ public:
   DeviceBuffer table;
   int count = 0;
   int64_t chunks = 0;
+  LaunchDims dims; // chunkGrid of chunks
   CUdeviceptr scale = 0, skip = 0, foundInf = 0;
 
   Status launch(const LaunchContext &ctx) override {
@@ -376,8 +379,7 @@ public:
       return Status::ok();
     CUdeviceptr entries = table.get();
     void *args[] = {&entries, &count, &chunks, &scale, &skip, &foundInf};
-    return launchKernel(ctx, fn, chunkGrid(ctx.device, chunks), args,
-                        "ampc_unscale_and_check");
+    return launchKernel(ctx, fn, dims, args, "ampc_unscale_and_check");
   }
   size_t deviceBytes() const override { return table.size(); }
 };
@@ -406,6 +408,7 @@ Status prepareUnscale(const std::vector<const OpCall *> &calls,
     entries.push_back(e);
   }
   k->count = static_cast<int>(entries.size());
+  k->dims = chunkGrid(ctx.device, k->chunks);
   k->scale = devicePtr(call.inputs[n]);
   if (cpu::kh::hasInput(call, n + 1))
     k->skip = devicePtr(call.inputs[n + 1]);
