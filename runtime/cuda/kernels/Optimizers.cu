@@ -35,24 +35,26 @@ template <> struct Elem<double> {
   static __device__ __forceinline__ C load(Raw r) { return r; }
   static __device__ __forceinline__ Raw store(C v) { return v; }
 };
+// f16 and bf16 are held as their bits and computed in f32 through
+// Common.cuh's conversions.
 template <> struct Elem<__half> {
   using Raw = unsigned short;
   using C = float;
   static __device__ __forceinline__ C load(Raw r) {
-    return __half2float(__ushort_as_half(r));
+    return toF32(__ushort_as_half(r));
   }
   static __device__ __forceinline__ Raw store(C v) {
-    return __half_as_ushort(__float2half_rn(v));
+    return __half_as_ushort(fromF32<__half>(v));
   }
 };
 template <> struct Elem<__nv_bfloat16> {
   using Raw = unsigned short;
   using C = float;
   static __device__ __forceinline__ C load(Raw r) {
-    return __bfloat162float(__ushort_as_bfloat16(r));
+    return toF32(__ushort_as_bfloat16(r));
   }
   static __device__ __forceinline__ Raw store(C v) {
-    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+    return __bfloat16_as_ushort(fromF32<__nv_bfloat16>(v));
   }
 };
 
@@ -79,8 +81,7 @@ __device__ __forceinline__ void storeRaw(uint64_t base, int64_t i, R v) {
 
 // The working copy's bits (f16 or bf16), rounded once from the compute type.
 __device__ __forceinline__ unsigned short lowBits(float v, bool bf16) {
-  return bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v))
-              : __half_as_ushort(__float2half_rn(v));
+  return bf16 ? Elem<__nv_bfloat16>::store(v) : Elem<__half>::store(v);
 }
 __device__ __forceinline__ unsigned short lowBits(double v, bool bf16) {
   return bf16 ? __bfloat16_as_ushort(__double2bfloat16(v))
