@@ -11,8 +11,6 @@ namespace {
 
 constexpr size_t kConstantAlignment = 256;
 
-size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
-
 } // namespace
 
 CudaSession::CudaSession(FunctionInfo fn, std::shared_ptr<CudaDevice> device)

@@ -9,6 +9,7 @@
 #define AMPC_RUNTIME_CUDA_CUDNNFAMILY_H
 
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Launch.h"
 
 #include <string>
 #include <vector>
@@ -18,10 +19,6 @@ namespace ampc::rt::cuda {
 void addCudnnConvolutionKernels(std::vector<KernelEntry> &out);
 void addBatchNormKernels(std::vector<KernelEntry> &out);
 void addPoolingKernels(std::vector<KernelEntry> &out);
-
-// A workspace region's size rounded up to 256 bytes, so the next starts
-// aligned for any access.
-inline size_t alignUp(size_t v) { return (v + 255) & ~size_t(255); }
 
 // Looks up our kernel `base` + "_" + the dtype's name (rt::name) + `tail`;
 // our kernels exist for float dtypes only. `op` names the op in the error.

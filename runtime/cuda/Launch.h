@@ -40,8 +40,7 @@ inline LaunchDims gridFor(const CudaDevice &device, int64_t work,
 // `args` holds a pointer to each kernel argument, in order. `what` names
 // the kernel in the error.
 inline Status launchKernel(const LaunchContext &ctx, CUfunction fn,
-                           const LaunchDims &d, void **args,
-                           const char *what) {
+                           const LaunchDims &d, void **args, const char *what) {
   CUresult r = ctx.device.api().cuLaunchKernel(
       fn, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
       d.sharedBytes, ctx.stream, args, nullptr);
@@ -50,6 +49,10 @@ inline Status launchKernel(const LaunchContext &ctx, CUfunction fn,
                    (std::string("cuLaunchKernel(") + what + ")").c_str());
   return Status::ok();
 }
+
+// `n` rounded up to a multiple of `a`: pieces of a shared workspace start
+// 256-byte aligned, which every access width and cuBLASLt/cuDNN accept.
+inline size_t alignUp(size_t n, size_t a = 256) { return (n + a - 1) / a * a; }
 
 // A device address as a kernel argument.
 inline CUdeviceptr devicePtr(const TensorView &t) {

@@ -321,8 +321,6 @@ Status prepareGather(const cpu::OpCall &call, PrepareContext &ctx,
   return Status::ok();
 }
 
-size_t alignUp(size_t v) { return (v + 255) & ~size_t(255); }
-
 // Buckets the index positions by row in the workspace (counts, offsets,
 // cursor, bucketed, sorted), then sums each row's bucket in index order.
 Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
