@@ -232,6 +232,10 @@ Status runCuda(CudaDevice &device, const std::vector<OpCase> &group,
   return Status::ok();
 }
 
+std::string caseLabel(const std::string &op, DType dtype, const Shape &shape) {
+  return op + " " + std::string(name(dtype)) + " " + str(shape);
+}
+
 void expectClose(const HostTensor &expected, const HostTensor &actual,
                  Tolerance tol, const std::string &what) {
   ASSERT_EQ(expected.dtype, actual.dtype) << what;

@@ -91,6 +91,9 @@ void expectCudaMatchesCpu(const OpCase &c, Tolerance tol = {});
 // run.
 void expectCudaGroupMatchesCpu(const std::vector<OpCase> &group,
                                Tolerance tol = {});
+// "add f16 [2, 3]": names a case in a failure message.
+std::string caseLabel(const std::string &op, DType dtype, const Shape &shape);
+
 // Compares two host tensors of the same type; `what` prefixes failures.
 void expectClose(const HostTensor &expected, const HostTensor &actual,
                  Tolerance tol, const std::string &what);

@@ -49,10 +49,6 @@ OpCase binaryCase(const std::string &op, DType t, const Shape &a,
   return c;
 }
 
-std::string label(const std::string &op, DType t, const Shape &s) {
-  return op + " " + std::string(name(t)) + " " + str(s);
-}
-
 TEST(CudaElementwise, UnaryOpsEveryFloatDtype) {
   AMPC_SKIP_WITHOUT_GPU();
   struct U {
@@ -68,7 +64,7 @@ TEST(CudaElementwise, UnaryOpsEveryFloatDtype) {
   for (const U &u : ops)
     for (DType t : kFloats)
       for (const Shape &s : kShapes) {
-        SCOPED_TRACE(label(u.op, t, s));
+        SCOPED_TRACE(caseLabel(u.op, t, s));
         OpCase c = unaryCase(u.op, t, s, u.lo, u.hi);
         if (std::string(u.op) == "clip") {
           c.attrs.setFloat("min", -1.5);
@@ -89,7 +85,7 @@ TEST(CudaElementwise, UnaryOpsInF64AndIntegers) {
   }
   for (DType t : {DType::I64, DType::I32})
     for (const char *op : {"neg", "abs", "clip"}) {
-      SCOPED_TRACE(label(op, t, {131}));
+      SCOPED_TRACE(caseLabel(op, t, {131}));
       OpCase c = unaryCase(op, t, {131}, -100, 100);
       // Integer clip rounds its bounds inward (ceil min, floor max).
       c.attrs.setFloat("min", -20.5);
@@ -108,7 +104,7 @@ TEST(CudaElementwise, UnarySpecialValues) {
        {"relu", "tanh", "sigmoid", "erf", "exp", "log", "sqrt", "reciprocal",
         "neg", "abs", "gelu", "leaky_relu", "clip"})
     for (DType t : kFloats) {
-      SCOPED_TRACE(label(op, t, {11}));
+      SCOPED_TRACE(caseLabel(op, t, {11}));
       OpCase c;
       c.op = op;
       c.inputs = {HostTensor::fromValues(t, {11}, v)};
@@ -152,7 +148,7 @@ TEST(CudaElementwise, BinaryOpsBroadcast) {
   for (const char *op : {"add", "sub", "mul", "div", "pow"})
     for (DType t : kFloats)
       for (const B &s : shapes) {
-        SCOPED_TRACE(label(op, t, s.out));
+        SCOPED_TRACE(caseLabel(op, t, s.out));
         bool pw = std::string(op) == "pow";
         OpCase c = binaryCase(op, t, s.a, s.b, s.out, pw ? 0.1 : -3, 3,
                               pw ? -2 : 0.5, 2);
@@ -169,7 +165,7 @@ TEST(CudaElementwise, BinaryOpsInF64AndIntegers) {
   }
   for (DType t : {DType::I64, DType::I32})
     for (const char *op : {"add", "sub", "mul", "div"}) {
-      SCOPED_TRACE(label(op, t, {5, 13}));
+      SCOPED_TRACE(caseLabel(op, t, {5, 13}));
       // Divisors in [1, 9]: the CPU refuses a division by zero.
       expectCudaMatchesCpu(
           binaryCase(op, t, {5, 13}, {5, 1}, {5, 13}, -1000, 1000, 1, 9));
@@ -201,7 +197,7 @@ TEST(CudaElementwise, GradOps) {
        {"relu_grad", "abs_grad", "leaky_relu_grad", "gelu_grad", "clip_grad"})
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64})
       for (const Shape &s : kShapes) {
-        SCOPED_TRACE(label(op, t, s));
+        SCOPED_TRACE(caseLabel(op, t, s));
         OpCase c = binaryCase(op, t, s, s, s, -2, 2, -3, 3);
         c.attrs.setFloat("min", -1);
         c.attrs.setFloat("max", 1.5);

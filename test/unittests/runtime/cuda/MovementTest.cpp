@@ -17,10 +17,6 @@ const DType kAll[] = {DType::F32, DType::F16, DType::BF16, DType::F64,
                       DType::I64, DType::I32, DType::I1};
 const DType kFloats[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
 
-std::string label(const std::string &op, DType t, const Shape &s) {
-  return op + " " + std::string(name(t)) + " " + str(s);
-}
-
 OpCase oneInput(const std::string &op, DType t, const Shape &in,
                 const Shape &out, uint64_t seed) {
   OpCase c;
@@ -39,7 +35,7 @@ TEST(CudaMovement, Copy) {
                  Case{{0}, {0}}, Case{{2, 0, 3}, {0, 6}}, Case{{4099}, {4099}},
                  Case{{64, 64}, {4096}}})
     for (DType t : kAll) {
-      SCOPED_TRACE(label("copy", t, k.in));
+      SCOPED_TRACE(caseLabel("copy", t, k.in));
       expectCudaMatchesCpu(oneInput("copy", t, k.in, k.out, 1));
     }
 }
@@ -54,7 +50,7 @@ TEST(CudaMovement, BroadcastTo) {
                  Case{{300, 1}, {300, 257}}, Case{{1, 257}, {300, 257}},
                  Case{{0, 1}, {0, 3}}, Case{{2, 1, 3, 1, 8}, {2, 4, 3, 5, 8}}})
     for (DType t : kAll) {
-      SCOPED_TRACE(label("broadcast_to", t, k.in) + " -> " + str(k.out));
+      SCOPED_TRACE(caseLabel("broadcast_to", t, k.in) + " -> " + str(k.out));
       expectCudaMatchesCpu(oneInput("broadcast_to", t, k.in, k.out, 2));
     }
 }
@@ -79,7 +75,7 @@ TEST(CudaMovement, Transpose) {
       Shape out;
       for (int64_t p : k.perm)
         out.push_back(k.in[p]);
-      SCOPED_TRACE(label("transpose", t, k.in) + " perm " + str(k.perm));
+      SCOPED_TRACE(caseLabel("transpose", t, k.in) + " perm " + str(k.perm));
       OpCase c = oneInput("transpose", t, k.in, out, 3);
       c.attrs.setInts("perm", k.perm);
       expectCudaMatchesCpu(c);
@@ -109,7 +105,8 @@ TEST(CudaMovement, Concat) {
         out[k.axis] += k.ins[i][k.axis];
       }
       c.outputs = {HostTensor::empty(t, out)};
-      SCOPED_TRACE(label("concat", t, out) + " axis " + std::to_string(k.axis));
+      SCOPED_TRACE(caseLabel("concat", t, out) + " axis " +
+                   std::to_string(k.axis));
       expectCudaMatchesCpu(c);
     }
 }
@@ -153,7 +150,7 @@ TEST(CudaMovement, Slice) {
   AMPC_SKIP_WITHOUT_GPU();
   for (const SliceCase &k : kSlices)
     for (DType t : kAll) {
-      SCOPED_TRACE(label("slice", t, k.in) + " starts " + str(k.starts) +
+      SCOPED_TRACE(caseLabel("slice", t, k.in) + " starts " + str(k.starts) +
                    " ends " + str(k.ends) + " steps " + str(k.steps));
       OpCase c = oneInput("slice", t, k.in, sliceShape(k), 4);
       setSliceAttrs(c, k);
@@ -165,8 +162,8 @@ TEST(CudaMovement, SliceGrad) {
   AMPC_SKIP_WITHOUT_GPU();
   for (const SliceCase &k : kSlices)
     for (DType t : kFloats) {
-      SCOPED_TRACE(label("slice_grad", t, k.in) + " starts " + str(k.starts) +
-                   " steps " + str(k.steps));
+      SCOPED_TRACE(caseLabel("slice_grad", t, k.in) + " starts " +
+                   str(k.starts) + " steps " + str(k.steps));
       OpCase c = oneInput("slice_grad", t, sliceShape(k), k.in, 5);
       setSliceAttrs(c, k);
       expectCudaMatchesCpu(c);
@@ -203,7 +200,7 @@ TEST(CudaMovement, Gather) {
   for (const GatherCase &k : kGathers)
     for (DType it : {DType::I64, DType::I32})
       for (DType t : kAll) {
-        SCOPED_TRACE(label("gather", t, k.data) + " indices " +
+        SCOPED_TRACE(caseLabel("gather", t, k.data) + " indices " +
                      std::string(name(it)) + str(k.idx) + " axis " +
                      std::to_string(k.axis));
         OpCase c;
@@ -246,7 +243,7 @@ TEST(CudaMovement, GatherGrad) {
   for (const GatherCase &k : cases)
     for (DType it : {DType::I64, DType::I32})
       for (DType t : kFloats) {
-        SCOPED_TRACE(label("gather_grad", t, k.data) + " indices " +
+        SCOPED_TRACE(caseLabel("gather_grad", t, k.data) + " indices " +
                      std::string(name(it)) + str(k.idx) + " axis " +
                      std::to_string(k.axis));
         OpCase c;
@@ -267,7 +264,7 @@ TEST(CudaMovement, Dropout) {
       for (int64_t training : {0, 1})
         for (uint64_t step : {0, 7})
           for (const Shape &s : {Shape{37}, Shape{3, 5, 67}, Shape{0}}) {
-            SCOPED_TRACE(label("dropout", t, s) + " ratio " +
+            SCOPED_TRACE(caseLabel("dropout", t, s) + " ratio " +
                          std::to_string(ratio) + " training " +
                          std::to_string(training) + " step " +
                          std::to_string(step));
