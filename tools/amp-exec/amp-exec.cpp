@@ -629,10 +629,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   lo.steps = steps;
   lo.maxOverflowSteps = o.maxOverflowSteps;
   lo.checkNumerics = o.checkNumerics;
-  lo.progress = o.progress == "bar"     ? Progress::Style::Bar
-                : o.progress == "lines" ? Progress::Style::Lines
-                : o.progress == "none"  ? Progress::Style::None
-                                        : Progress::detect();
+  lo.progress = Progress::named(o.progress);
   lo.metrics = o.metrics;
   lo.evalMetrics = o.evalMetrics;
   lo.checkpointDir = o.checkpointDir;

@@ -17,6 +17,16 @@ Progress::Style Progress::detect() {
   return Style::Lines;
 }
 
+Progress::Style Progress::named(const std::string &name) {
+  if (name == "bar")
+    return Style::Bar;
+  if (name == "lines")
+    return Style::Lines;
+  if (name == "none")
+    return Style::None;
+  return detect();
+}
+
 Progress::Progress(Style style, std::string run, int64_t steps,
                    int64_t firstStep, int64_t stepsPerEpoch, int64_t batch)
     : style_(style), run_(std::move(run)), steps_(steps),

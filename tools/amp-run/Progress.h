@@ -23,6 +23,9 @@ public:
   enum class Style { Bar, Lines, None };
   /// Bar when stderr is a terminal (and TERM is not "dumb"), else Lines.
   static Style detect();
+  /// The style a --progress value names: bar, lines, none; anything else
+  /// (auto) is detect()'s. The tools check the value first.
+  static Style named(const std::string &name);
 
   /// `steps` is the run's total (in its whole, a resumed run included), of
   /// which this process runs those from `firstStep`; `stepsPerEpoch` 0 means

@@ -363,11 +363,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   lo.maxOverflowSteps = o.maxOverflowSteps;
   lo.checkNumerics = o.checkNumerics;
   lo.checksumState = o.checksumState;
-  Progress::Style style = o.progress == "bar"     ? Progress::Style::Bar
-                          : o.progress == "lines" ? Progress::Style::Lines
-                          : o.progress == "none"  ? Progress::Style::None
-                                                  : Progress::detect();
-  lo.progress = style;
+  lo.progress = Progress::named(o.progress);
   lo.metrics = o.metrics;
   lo.evalMetrics = o.evalMetrics;
   lo.checkpointDir = o.checkpointDir;
