@@ -479,6 +479,11 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
                            "' is no parameter of " + fn);
     info.workingCopies[w] = copy;
   }
+  if (s.accumulate() < 0)
+    return Status::error("the step accumulates over " +
+                         std::to_string(s.accumulate()) +
+                         " steps per update: it must be at least 1");
+  info.accumulate = s.accumulate() == 0 ? 1 : s.accumulate();
   out.step = std::move(info);
   return Status::ok();
 }

@@ -76,6 +76,7 @@ struct StepInfo {
   std::map<std::string, int64_t> ignoreIndex; // label input -> its loss's
   std::set<std::string> weights;              // initializers, not state
   std::map<std::string, std::string> workingCopies; // weight -> its copy
+  int64_t accumulate = 1; // steps per optimizer update
 };
 
 struct ProgramInfo {

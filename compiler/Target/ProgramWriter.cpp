@@ -415,6 +415,7 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
       p.add_weights(w);
     p.mutable_working_copies()->insert(s->workingCopies.begin(),
                                        s->workingCopies.end());
+    p.set_accumulate(s->accumulate);
   }
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())

@@ -394,6 +394,12 @@ struct GraphBuildTrainingPass
     SmallVector<std::string> frozen(freeze.begin(), freeze.end());
     if (failed(builder.run(loss, frozen)))
       return signalPassFailure();
+    // The host loop counts updates and checks overflow every N-th step:
+    // the step says N, so a Program run elsewhere (amp-exec) knows it.
+    if (accumulate > 1)
+      f->setAttr(graph::kAccumulateStepsAttr,
+                 IntegerAttr::get(IntegerType::get(f.getContext(), 64),
+                                  static_cast<int64_t>(accumulate)));
     // The backward contractions of a low-precision forward are low
     // precision too, and say so like the forward ones.
     f.walk([](Operation *op) { graph::markAccumulation(op); });

@@ -54,7 +54,8 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
     N micro-batches of B make the update of one batch of N*B with a mean
     loss, and the sum restarts from 0. The updates of the other steps are
     skipped through their `skip` operand and `ampc.step` counts updates,
-    not steps.
+    not steps. `@train_step` then carries `graph.accumulate_steps = N`, which
+    the Program's step information passes on to the host loop.
 
     Example:
     ```mlir

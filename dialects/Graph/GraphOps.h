@@ -29,6 +29,10 @@ inline constexpr llvm::StringLiteral kTrainableAttr = "graph.trainable";
 inline constexpr llvm::StringLiteral kUpdatesAttr = "graph.updates";
 /// Function attribute of @train_step: the name of the loss result.
 inline constexpr llvm::StringLiteral kLossAttr = "graph.loss";
+/// Function attribute of @train_step, set when one optimizer update takes
+/// the gradients of N > 1 steps (graph-build-training's accumulate=N): N.
+inline constexpr llvm::StringLiteral kAccumulateStepsAttr =
+    "graph.accumulate_steps";
 /// Argument attribute of @train_step: optimizer or counter state.
 inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
 /// Op attribute: the type a low-precision (f16/bf16) contraction or

@@ -26,6 +26,8 @@
 // CHECK-SAME: %arg[[WSI:[0-9]+]]: tensor<3x5xf32> {graph.init = dense<0.000000e+00> : tensor<3x5xf32>, graph.name = "w.grad_sum", graph.state}
 // CHECK-SAME: %arg[[VSI:[0-9]+]]: tensor<5x2xf32> {graph.init = dense<0.000000e+00> : tensor<5x2xf32>, graph.name = "v.grad_sum", graph.state})
 // CHECK-SAME: -> (tensor<f32> {graph.name = "loss"}, tensor<i64> {graph.name = "ampc.micro_step", graph.updates = [[MI]] : i64}, tensor<3x5xf32> {graph.name = "w.grad_sum", graph.updates = [[WSI]] : i64}, tensor<3x5xf32> {graph.name = "w", graph.updates = 1 : i64}, tensor<5x2xf32> {graph.name = "v.grad_sum", graph.updates = [[VSI]] : i64}, tensor<5x2xf32> {graph.name = "v", graph.updates = 2 : i64}, tensor<i64> {graph.name = "ampc.step", graph.updates = 3 : i64})
+// The host loop reads N from the step (the Program's StepInfo.accumulate).
+// CHECK-SAME: attributes {{{.*}}graph.accumulate_steps = 3 : i64
 // CHECK: %[[LR:.*]] = graph.lr_schedule %[[STEP]]
 // The micro-step counter: next = micro + 1; between updates while N - next
 // is not 0; it restarts at 0 on the update.
@@ -61,6 +63,7 @@
 
 // PLAIN-LABEL: func.func @train_step(
 // PLAIN-NOT: micro_step
+// PLAIN-NOT: accumulate_steps
 // PLAIN-NOT: grad_sum
 // PLAIN-NOT: skip
 // ONE: return

@@ -30,6 +30,8 @@ StepInfo describeStep(ModuleOp module) {
     return info;
   if (auto loss = f->getAttrOfType<StringAttr>(graph::kLossAttr))
     info.loss = loss.getValue().str();
+  if (auto n = f->getAttrOfType<IntegerAttr>(graph::kAccumulateStepsAttr))
+    info.accumulate = n.getInt();
   for (unsigned i = 0; i < f.getNumResults(); ++i)
     if (auto n = f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr))
       info.checksOverflow |= n.getValue() == "found_inf";
