@@ -76,6 +76,11 @@ public:
   // Copies `value` (host memory) into the input's bytes; dtype and shape
   // must match.
   virtual Status setInput(const std::string &name, const TensorView &value) = 0;
+  // Waits until the inputs set so far are in the device's memory. A GPU's
+  // copies are asynchronous and queued before the step; the CPU's are done
+  // when setInput returns. A host loop that times the copy of the batch
+  // apart from the step (TrainLoop's input_ms) calls it between the two.
+  virtual Status waitForInputs() { return Status::ok(); }
   // Runs every kernel once. Every input must have been set since the last
   // run (the memory plan may reuse an input's bytes once it is read).
   virtual Status run() = 0;

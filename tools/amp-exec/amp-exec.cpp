@@ -54,6 +54,9 @@ const char *kUsage =
     "                           file data, else 1)\n"
     "  --epochs N               epochs of file data (train)\n"
     "  --data synthetic|fashion-mnist|DIR   batches (default synthetic)\n"
+    "  --synthetic-batches K    synthetic data: K batches drawn once and\n"
+    "                           cycled (default 4; 0: a fresh batch every\n"
+    "                           step)\n"
     "  --test-data DIR          .npy test split (needs @forward in PROGRAM)\n"
     "  --shuffle true|false     shuffle file data each epoch (default: on\n"
     "                           for IDX data)\n"
@@ -64,6 +67,8 @@ const char *kUsage =
     "  --checkpoint-every N     every N steps (default: every epoch)\n"
     "  --resume DIR             continue from a checkpoint\n"
     "  --threads N              CPU threads (default: all)\n"
+    "  --cuda-graph on|off      CUDA: replay the step as a CUDA graph\n"
+    "                           (default on; off: kernel by kernel)\n"
     "  --memory-budget SIZE     the most memory the sessions may hold\n"
     "  --check-numerics         stop at the first inf/NaN loss scaling does\n"
     "                           not handle, naming the kernel\n"
@@ -90,6 +95,8 @@ struct Options {
   std::string progress = "auto";
   bool uniformInit = false;
   uint64_t initSeed = 0;
+  std::optional<int64_t> syntheticBatches; // default kDefaultSyntheticBatches
+  bool cudaGraph = true;
 };
 
 bool parseInt(const std::string &flag, const std::string &v, int64_t min,
@@ -149,7 +156,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     }
     bool known = strings.count(flag) || ints.count(flag) || flag == "seed" ||
                  flag == "threads" || flag == "memory-budget" ||
-                 flag == "init-params" || flag == "shuffle";
+                 flag == "init-params" || flag == "shuffle" ||
+                 flag == "synthetic-batches" || flag == "cuda-graph";
     if (!known)
       return fail("unknown option '" + a + "' (amp-exec --help lists them)");
     if (!hasValue) {
@@ -173,6 +181,15 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (!parseInt(flag, value, 0, t))
         return 1;
       o.threads = static_cast<unsigned>(t);
+    } else if (flag == "synthetic-batches") {
+      int64_t k;
+      if (!parseInt(flag, value, 0, k))
+        return 1;
+      o.syntheticBatches = k;
+    } else if (flag == "cuda-graph") {
+      if (value != "on" && value != "off")
+        return fail("--cuda-graph '" + value + "' is not on or off");
+      o.cudaGraph = value == "on";
     } else if (flag == "shuffle") {
       if (value != "true" && value != "false")
         return fail("--shuffle '" + value + "' is not true or false");
@@ -210,6 +227,9 @@ int parseArgs(int argc, char **argv, Options &o) {
                 "' is not a mode amp-exec has (modes: infer, train)");
   if (o.steps && o.epochs)
     return fail("--steps and --epochs both give the run's length: give one");
+  if (o.syntheticBatches && o.data != "synthetic")
+    return fail("--synthetic-batches is for --data synthetic, not --data " +
+                o.data);
   return -1;
 }
 
@@ -316,16 +336,27 @@ rt::Status initUniform(rt::Session &session, const rt::StepInfo *step,
         weights.push_back(b.name);
   // A weight is a scale when it, or its working copy, is one.
   std::set<int> scales = normalizationScales(session.function());
+  // Types come from the Program, not from the device: reading a weight back
+  // just to learn its type would copy every byte of it to the host.
+  const rt::FunctionInfo &f = session.function();
   std::map<std::string, int> valueOf;
-  for (const rt::BindingInfo &b : session.function().params)
+  for (const rt::BindingInfo &b : f.params)
     valueOf[b.name] = b.value;
+  auto typeOf = [&](const std::string &param, rt::TensorView &type) {
+    auto v = valueOf.find(param);
+    if (v == valueOf.end())
+      return rt::Status::error("the Program has no parameter '" + param + "'");
+    type = rt::TensorView{f.values[v->second].dtype, f.values[v->second].shape,
+                          nullptr};
+    return rt::Status::ok();
+  };
   auto isScale = [&](const std::string &param) {
     auto v = valueOf.find(param);
     return v != valueOf.end() && scales.count(v->second) > 0;
   };
   for (const std::string &w : weights) {
     rt::TensorView type;
-    AMPC_RETURN_IF_ERROR(session.param(w, type));
+    AMPC_RETURN_IF_ERROR(typeOf(w, type));
     bool scale = isScale(w);
     if (step)
       if (auto copy = step->workingCopies.find(w);
@@ -339,7 +370,7 @@ rt::Status initUniform(rt::Session &session, const rt::StepInfo *step,
     if (!step || copy == step->workingCopies.end())
       continue;
     rt::TensorView copyType;
-    AMPC_RETURN_IF_ERROR(session.param(copy->second, copyType));
+    AMPC_RETURN_IF_ERROR(typeOf(copy->second, copyType));
     rt::HostTensor c = rt::copyOf(v.view(), copy->second);
     if (type.dtype != rt::DType::F32)
       AMPC_RETURN_IF_ERROR(rt::convertTo(c, rt::DType::F32));
@@ -404,7 +435,8 @@ std::string jsonNumber(double v) {
 struct Summary {
   std::string program, device, deviceName, mode;
   int64_t steps = 0;
-  double medianStepMs = NAN, samplesPerS = NAN, finalLoss = NAN;
+  double medianStepMs = NAN, medianInputMs = NAN, samplesPerS = NAN,
+         finalLoss = NAN;
   double lossScale = NAN;
   int64_t skipped = -1;
   uint64_t deviceBytes = 0, peakDeviceBytes = 0;
@@ -423,6 +455,7 @@ rt::Status writeJson(const std::string &path, const Summary &s) {
      << ", \"device_name\": " << jsonString(s.deviceName)
      << ", \"mode\": " << jsonString(s.mode) << ", \"steps\": " << s.steps
      << ", \"median_step_ms\": " << jsonNumber(s.medianStepMs)
+     << ", \"median_input_ms\": " << jsonNumber(s.medianInputMs)
      << ", \"samples_per_s\": " << jsonNumber(s.samplesPerS)
      << ", \"final_loss\": " << jsonNumber(s.finalLoss)
      << ", \"skipped_steps\": "
@@ -454,7 +487,10 @@ std::vector<InputSpec> inputSpecsOf(const rt::FunctionInfo &f,
 rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
                     FileData &d) {
   if (o.data == "synthetic")
-    return BatchSource::synthetic(o.seed, specs, d.train).withContext("--data");
+    return BatchSource::synthetic(o.seed, specs, d.train,
+                                  o.syntheticBatches.value_or(
+                                      BatchSource::kDefaultSyntheticBatches))
+        .withContext("--data");
   return openFileData(o.data, o.testData, o.shuffle, o.seed, specs, d);
 }
 
@@ -464,6 +500,7 @@ rt::Status createSession(rt::FunctionInfo f, const Options &o,
   so.device = o.device;
   so.threads = o.threads;
   so.memoryLimit = o.memoryLimit;
+  so.cudaGraph = o.cudaGraph;
   rt::Status s = rt::Session::create(std::move(f), so, out);
   // A device that cannot be used is the flag's problem, said as such.
   if (!s && o.device != "cpu")
@@ -602,6 +639,18 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   int64_t steps = o.steps        ? o.steps
                   : o.epochs > 0 ? o.epochs * perEpoch
                                  : std::max<int64_t>(perEpoch, 1);
+  if (steps % step.accumulate)
+    return fail((o.steps ? "--steps " + std::to_string(steps) + " is"
+                         : "the run's " + std::to_string(steps) +
+                               " steps are") +
+                " not a multiple of the " +
+                std::to_string(step.accumulate) +
+                " steps per update the Program was compiled for (amp-run "
+                "--accumulate " +
+                std::to_string(step.accumulate) + "): the gradients of the "
+                "last " +
+                std::to_string(steps % step.accumulate) +
+                " steps would never be applied");
 
   std::unique_ptr<rt::Session> session, evalSession;
   if (rt::Status s = createSession(std::move(*f), o, session); !s)
@@ -621,6 +670,9 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   config["--test-data"] = o.testData;
   config["--seed"] = std::to_string(o.seed);
   config["--shuffle"] = data.shuffled ? "true" : "false";
+  if (synthetic)
+    config["--synthetic-batches"] = std::to_string(
+        o.syntheticBatches.value_or(BatchSource::kDefaultSyntheticBatches));
 
   LoopOptions lo;
   lo.tool = "amp-exec";
@@ -691,6 +743,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   sum.deviceOf(*session);
   sum.steps = steps;
   sum.medianStepMs = loop.medianStepMs();
+  sum.medianInputMs = loop.medianInputMs();
   sum.samplesPerS = loop.samplesPerSecond();
   sum.finalLoss = loop.finalLoss();
   sum.skipped = loop.skipped();

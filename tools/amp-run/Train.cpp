@@ -328,7 +328,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       if (auto c = step.info.classes.find(spec.name);
           c != step.info.classes.end())
         spec.classes = c->second;
-    if (rt::Status s = BatchSource::synthetic(o.seed, specs, data.train); !s)
+    if (rt::Status s = BatchSource::synthetic(o.seed, specs, data.train,
+                                              o.syntheticBatches);
+        !s)
       return fail("--data: " + s.message());
   }
 
@@ -349,6 +351,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   config["--data"] = o.data;
   config["--test-data"] = o.testData;
   config["--seed"] = std::to_string(o.seed);
+  if (o.data == "synthetic")
+    config["--synthetic-batches"] = std::to_string(o.syntheticBatches);
   config["--shuffle"] = data.shuffled ? "true" : "false";
   config["--no-fuse"] = o.lowering.fuse ? "false" : "true";
   config["--no-memory-reuse"] = o.lowering.reuseMemory ? "false" : "true";
@@ -359,7 +363,6 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   lo.run = runLabel(o.amp);
   lo.modelPath = o.modelPath;
   lo.steps = o.steps;
-  lo.accumulate = acc;
   lo.maxOverflowSteps = o.maxOverflowSteps;
   lo.checkNumerics = o.checkNumerics;
   lo.checksumState = o.checksumState;

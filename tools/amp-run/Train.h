@@ -31,6 +31,7 @@ struct TrainOptions {
   int64_t steps = 0;           // 0: from `epochs`, or one epoch (1 step)
   int64_t epochs = 0;
   uint64_t seed = 0;
+  int64_t syntheticBatches = 4; // --data synthetic: batches cycled (0: fresh)
   std::string metrics, evalMetrics, plot, saveOnnx;
   bool compareFp32 = false;
   std::string checkpointDir, resumeDir;

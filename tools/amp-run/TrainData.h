@@ -80,14 +80,20 @@ public:
                                      std::unique_ptr<BatchSource> &out);
 
   // Batches drawn from `seed`: floats ~ N(0, 1), labels uniform in
-  // [0, classes), other integers (and i1) 0. Step s is a function of the
-  // seed and s only. The uniform bits come from splitmix64, so they are the
-  // same on every platform; the normals go through Box-Muller (log, sqrt,
-  // cos, sin), so they agree across C libraries to within their rounding;
-  // their magnitude stays below 9, finite in every float dtype.
-  // Inputs may have different batch sizes.
+  // [0, classes), other integers (and i1) 0. Batch k is a function of the
+  // seed and k only. With `batches` = K > 0, batches 0..K-1 are drawn here,
+  // once, and step s takes batch s mod K (a benchmark's host then only
+  // hands out memory it holds); with 0, step s takes batch s, drawn when
+  // asked for. The uniform bits come from splitmix64, so they are the
+  // same on every platform; the normals go through Box-Muller in f32 (log,
+  // sqrt, cos, sin), so they agree across C libraries to within their
+  // rounding; their magnitude stays below 6, finite in every float dtype.
+  // Inputs may have different batch sizes. A negative `batches` is an
+  // error.
+  static constexpr int64_t kDefaultSyntheticBatches = 4;
   static rt::Status synthetic(uint64_t seed, std::vector<InputSpec> specs,
-                              std::unique_ptr<BatchSource> &out);
+                              std::unique_ptr<BatchSource> &out,
+                              int64_t batches = kDefaultSyntheticBatches);
 
   // From now on, each epoch of a file source visits the samples in
   // epochOrder(seed, epoch, S) instead of file order. No effect on a
@@ -103,6 +109,11 @@ public:
   // where order_e is the identity (file order) or, after shuffleEachEpoch,
   // epochOrder(seed, e, S), computed once per epoch.
   rt::Status batch(int64_t step, std::vector<rt::HostTensor> &out);
+  // The same batch without a copy where the source holds it (the cycled
+  // synthetic batches): `out` points at it, or else at `scratch`, filled
+  // by batch(). Valid until the next call.
+  rt::Status batch(int64_t step, std::vector<rt::HostTensor> &scratch,
+                   const std::vector<rt::HostTensor> *&out);
 
   // floor(S / B) for a file source; 0 for a synthetic one, which has no
   // epochs.
@@ -150,7 +161,7 @@ private:
   BatchSource() = default;
   // Checks S >= B once the samples are read; `source` names the data.
   rt::Status checkSampleCount(const std::string &source) const;
-  void fillSynthetic(int64_t step, size_t input, rt::HostTensor &t) const;
+  void fillSynthetic(int64_t batch, size_t input, rt::HostTensor &t) const;
   // Fills every input with the samples `rows_` lists.
   void fillRows(std::vector<rt::HostTensor> &out) const;
 
@@ -167,6 +178,9 @@ private:
   int64_t orderEpoch_ = -1;
   std::vector<int64_t> order_;
   std::vector<int64_t> rows_;
+  // A synthetic source's batches drawn once and cycled (empty: drawn per
+  // step).
+  std::vector<std::vector<rt::HostTensor>> cycle_;
 };
 
 // The training and test splits of --data DIR|fashion-mnist and --test-data,

@@ -47,8 +47,8 @@ TrainLoop::TrainLoop(rt::Session &train, rt::Session *eval, StepInfo step,
                      BatchSource &data, BatchSource *test, LoopOptions options)
     : train_(train), eval_(eval), step_(std::move(step)), data_(data),
       test_(test), o_(std::move(options)) {
-  history_.stepColumns = {"step", "loss", "step_time_ms", "loss_scale",
-                          "skipped"};
+  history_.stepColumns = {"step",     "loss",       "step_time_ms",
+                          "input_ms", "loss_scale", "skipped"};
   if (o_.checksumState)
     history_.stepColumns.push_back("state_checksum");
   history_.evalColumns = {"step",      "epoch",         "train_loss",
@@ -83,13 +83,17 @@ double TrainLoop::finalLoss() const {
   return history_.stepRows.empty() ? NAN : history_.stepRows.back()[kLoss];
 }
 
-double TrainLoop::medianStepMs() const {
-  if (times_.empty())
+/// The median of `times` (the upper one of an even count); NaN if empty.
+static double median(std::vector<double> times) {
+  if (times.empty())
     return NAN;
-  std::vector<double> sorted = times_;
-  std::sort(sorted.begin(), sorted.end());
-  return sorted[sorted.size() / 2];
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
+
+double TrainLoop::medianStepMs() const { return median(times_); }
+
+double TrainLoop::medianInputMs() const { return median(inputTimes_); }
 
 double TrainLoop::samplesPerSecond() const {
   return runSeconds_ > 0
@@ -124,11 +128,21 @@ uint32_t TrainLoop::stateChecksum() const {
 
 rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
   const std::string where = checkpointPath(dir);
-  if (ckpt.stepColumns != history_.stepColumns ||
+  // Checkpoints written before the input_ms column get it, unknown (NaN).
+  std::vector<std::string> withoutInput = history_.stepColumns;
+  withoutInput.erase(withoutInput.begin() + kInputMs);
+  std::vector<std::vector<double>> stepRows = ckpt.stepRows;
+  std::vector<std::string> stepColumns = ckpt.stepColumns;
+  if (stepColumns == withoutInput) {
+    stepColumns = history_.stepColumns;
+    for (std::vector<double> &row : stepRows)
+      row.insert(row.begin() + kInputMs, NAN);
+  }
+  if (stepColumns != history_.stepColumns ||
       ckpt.evalColumns != history_.evalColumns)
     return rt::Status::error(
         where + ": its metric columns differ from this run's (written with " +
-        (ckpt.stepColumns.size() > history_.stepColumns.size()
+        (stepColumns.size() > history_.stepColumns.size()
              ? "--checksum-state, which this run lacks"
              : "no --checksum-state, which this run has") +
         ")");
@@ -168,7 +182,7 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
     if (rt::Status s = train_.setParam(t.name, v); !s)
       return s;
   }
-  history_.stepRows = ckpt.stepRows;
+  history_.stepRows = std::move(stepRows);
   history_.evalRows = ckpt.evalRows;
   firstStep_ = ckpt.step;
   return rt::Status::ok();
@@ -407,7 +421,7 @@ int TrainLoop::run() {
   // Overflowing updates in a row, as far as the history goes back.
   int64_t overflowRun = 0;
   for (int64_t s = 0; s < static_cast<int64_t>(history_.stepRows.size()); ++s)
-    if ((s + 1) % o_.accumulate == 0)
+    if ((s + 1) % step_.accumulate == 0)
       overflowRun = history_.stepRows[s][kSkipped] != 0 ? overflowRun + 1 : 0;
 
   // --check-numerics: what comes in is checked once, what each step makes
@@ -420,27 +434,39 @@ int TrainLoop::run() {
     numerics.emplace(train_, step_.loss, step_.checksOverflow);
   }
 
-  std::vector<rt::HostTensor> batch;
+  std::vector<rt::HostTensor> scratch;
+  const std::vector<rt::HostTensor> *batch = nullptr;
   int64_t spe = data_.stepsPerEpoch();
   double periodSeconds = 0;
   // From here on SIGINT and SIGTERM end the run between steps, state saved.
   InterruptScope interrupts;
   for (int64_t s = firstStep_; s < o_.steps; ++s) {
     auto start = Clock::now();
-    if (rt::Status st = data_.batch(s, batch); !st)
+    if (rt::Status st = data_.batch(s, scratch, batch); !st)
       return fail("--data: step " + std::to_string(s) + ": " + st.message());
-    for (rt::HostTensor &t : batch)
-      if (rt::Status st = train_.setInput(t.name, t.view()); !st)
-        return fail(st.message());
     double scale = currentScale();
+    auto inputStart = Clock::now();
+    for (const rt::HostTensor &t : *batch)
+      // setInput copies the bytes: the view need not be writable.
+      if (rt::Status st = train_.setInput(
+              t.name, rt::TensorView{t.dtype, t.shape,
+                                     const_cast<uint8_t *>(t.bytes.data())});
+          !st)
+        return fail(st.message());
     // The step that would reach --max-overflow-steps runs with the probe
     // that finds the first kernel to write an inf or NaN. Only every
     // accumulate-th step updates, and only an update checks.
-    bool updates = (s + 1) % o_.accumulate == 0;
+    bool updates = (s + 1) % step_.accumulate == 0;
     bool probe = step_.checksOverflow && o_.maxOverflowSteps > 0 && updates &&
                  overflowRun + 1 >= o_.maxOverflowSteps;
     train_.setNonFiniteProbe(probe || numerics.has_value());
+    // The batch's copy to the device is timed apart from the step (input_ms),
+    // as the PyTorch peer times its .to(device) (bench/gpu/torch_peer.py).
+    if (rt::Status st = train_.waitForInputs(); !st)
+      return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
+                  st.message());
     auto runStart = Clock::now();
+    double inputMs = seconds(inputStart, runStart) * 1e3;
     if (rt::Status st = train_.run(); !st)
       return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
                   st.message());
@@ -464,8 +490,9 @@ int TrainLoop::run() {
     periodSeconds += seconds(start, end);
     if (updates)
       overflowRun = overflow ? overflowRun + 1 : 0;
-    std::vector<double> row = {static_cast<double>(s), loss, ms, scale,
-                               overflow ? 1.0 : 0.0};
+    inputTimes_.push_back(inputMs);
+    std::vector<double> row = {static_cast<double>(s), loss, ms, inputMs,
+                               scale, overflow ? 1.0 : 0.0};
     if (o_.checksumState)
       row.push_back(stateChecksum());
     history_.stepRows.push_back(row);
@@ -497,7 +524,7 @@ int TrainLoop::run() {
       return fail(
           o_.modelPath + ": step " + std::to_string(s) + ": " +
           std::to_string(overflowRun) +
-          (o_.accumulate > 1 ? " updates" : " steps") +
+          (step_.accumulate > 1 ? " updates" : " steps") +
           " in a row overflowed and were skipped (loss scale " + scaleText +
           "); " +
           (origin ? "the first op whose output overflowed: " + origin->message()

@@ -33,7 +33,6 @@ struct LoopOptions {
   std::string run;              // "AMP O2 f16", "f32": names the run in output
   std::string modelPath;        // for messages
   int64_t steps = 1;            // of the whole run, a resumed one included
-  int64_t accumulate = 1;
   int64_t maxOverflowSteps = 100;
   // Probe every step and stop at an inf or NaN that loss scaling does not
   // handle (CheckNumerics.h); note the overflows it does.
@@ -60,7 +59,15 @@ struct History {
 class TrainLoop {
 public:
   /// The columns of History's step and eval rows.
-  enum StepColumn { kStep, kLoss, kTimeMs, kScale, kSkipped, kChecksum };
+  enum StepColumn {
+    kStep,
+    kLoss,
+    kTimeMs,  // step_time_ms: run() until the loss (and found_inf) are read
+    kInputMs, // input_ms: setInput of the batch until it is on the device
+    kScale,
+    kSkipped,
+    kChecksum
+  };
   enum EvalColumn {
     kEvalStep,
     kEpoch,
@@ -92,8 +99,12 @@ public:
   /// without scaling).
   double currentScale() const;
   bool scales() const { return step_.checksOverflow; }
-  /// Median step time of the steps this process ran (ms).
+  /// Median step time of the steps this process ran (ms): the compiled
+  /// step, from run() until the loss is read back.
   double medianStepMs() const;
+  /// Median time of the batch's copy to the device (ms), apart from the
+  /// step.
+  double medianInputMs() const;
   /// Samples/s over the steps this process ran (data loading included,
   /// evaluation not).
   double samplesPerSecond() const;
@@ -120,7 +131,7 @@ private:
   History history_;
   int64_t firstStep_ = 0;
   int64_t batch_ = 1;
-  std::vector<double> times_;
+  std::vector<double> times_, inputTimes_;
   double runSeconds_ = 0;
   int64_t savedStep_ = -1; // the steps done at the last checkpoint written
   std::unique_ptr<Progress> progress_;

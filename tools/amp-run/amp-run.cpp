@@ -87,6 +87,11 @@ cl::opt<std::string> programWeights(
 cl::opt<std::string> device("device",
                             cl::desc("cpu, cuda or cuda:N (default cpu)"),
                             cl::init("cpu"), cl::cat(generalCat));
+cl::opt<std::string>
+    cudaGraph("cuda-graph",
+              cl::desc("on | off: replay the CUDA step as one CUDA graph, or "
+                       "launch it kernel by kernel (default on)"),
+              cl::init("on"), cl::cat(generalCat));
 cl::opt<unsigned> threads("threads",
                           cl::desc("CPU threads (default 0: all hardware "
                                    "threads)"),
@@ -185,6 +190,12 @@ cl::opt<cl::boolOrDefault>
                         "--seed (default: on for IDX data, off for .npy, "
                         "which keeps a reference loop's order)"),
                cl::cat(trainCat));
+cl::opt<int64_t> syntheticBatches(
+    "synthetic-batches",
+    cl::desc("--data synthetic: K batches drawn once and cycled, so the host "
+             "keeps no device waiting (0: a fresh batch every step; default "
+             "4)"),
+    cl::init(4), cl::cat(trainCat));
 cl::opt<uint64_t> seed("seed",
                        cl::desc("Seed of the shuffle and of --data synthetic "
                                 "(default 0)"),
@@ -247,8 +258,8 @@ cl::list<std::string> freeze("freeze",
                              cl::CommaSeparated, cl::cat(trainCat));
 cl::opt<std::string> metricsFile(
     "metrics",
-    cl::desc("Per-step metrics (step, loss, step_time_ms, loss_scale, "
-             "skipped): .csv or .json (default: none)"),
+    cl::desc("Per-step metrics (step, loss, step_time_ms, input_ms, "
+             "loss_scale, skipped): .csv or .json (default: none)"),
     cl::cat(trainCat));
 cl::opt<std::string> evalMetricsFile(
     "eval-metrics",
@@ -722,6 +733,17 @@ int main(int argc, char **argv) {
     t.lowering.memoryBudget = budget;
     t.session.device = device;
     t.session.threads = threads;
+    if (cudaGraph != "on" && cudaGraph != "off")
+      return fail("--cuda-graph '" + cudaGraph + "' is not on or off");
+    t.session.cudaGraph = cudaGraph == "on";
+    if (syntheticBatches < 0)
+      return fail("--synthetic-batches must be >= 0, got " +
+                  Twine(syntheticBatches));
+    if (syntheticBatches.getNumOccurrences() && dataDir != "synthetic")
+      return fail("--synthetic-batches is for --data synthetic, not --data " +
+                  Twine(dataDir.empty() ? std::string("(none)")
+                                        : std::string(dataDir)));
+    t.syntheticBatches = syntheticBatches;
     t.data = dataDir;
     t.testData = testData;
     if (shuffleOpt != cl::BOU_UNSET)
@@ -795,6 +817,7 @@ int main(int argc, char **argv) {
   rt::SessionOptions sessionOptions;
   sessionOptions.device = device;
   sessionOptions.threads = threads;
+  sessionOptions.cudaGraph = cudaGraph == "on";
   std::unique_ptr<rt::Session> session;
   if (rt::Status s =
           rt::Session::create(std::move(forward), sessionOptions, session);

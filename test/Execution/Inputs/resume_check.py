@@ -29,7 +29,7 @@ MODES = [
       "1099511627776", "--growth-interval", "3"], 9),
     ("O1 f16 accumulate 2", ["--amp", "O1", "--accumulate", "2"], 8),
 ]
-TIMING = {"step_time_ms", "samples_per_s"}
+TIMING = {"step_time_ms", "input_ms", "samples_per_s"}
 
 
 def metrics_without_timing(path):

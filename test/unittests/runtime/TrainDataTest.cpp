@@ -446,7 +446,7 @@ TEST_F(TrainData, SyntheticIsAFunctionOfSeedAndStep) {
   std::vector<HostTensor> a3, b3, a0, c3, again;
   ASSERT_TRUE(a->batch(3, a3).isOk());
   ASSERT_TRUE(a->batch(0, a0).isOk());
-  ASSERT_TRUE(b->batch(3, b3).isOk()); // b never drew step 0
+  ASSERT_TRUE(b->batch(3, b3).isOk()); // another source, the same seed
   ASSERT_TRUE(c->batch(3, c3).isOk());
   ASSERT_TRUE(a->batch(3, again).isOk());
   ASSERT_EQ(a3.size(), specs.size());
@@ -472,6 +472,46 @@ TEST_F(TrainData, SyntheticIsAFunctionOfSeedAndStep) {
             (std::vector<int64_t>{4, 7, 2, 7, 2, 3, 7, 6}));
   EXPECT_EQ(valuesOf<int64_t>(a3[1]),
             (std::vector<int64_t>{5, 3, 4, 4, 6, 8, 8, 4}));
+}
+
+TEST_F(TrainData, SyntheticCyclesBatchesDrawnOnce) {
+  std::vector<InputSpec> specs = {{"x", DType::F16, {4, 5}},
+                                  {"y", DType::I64, {4}, 10}};
+  std::unique_ptr<BatchSource> cycled, fresh;
+  ASSERT_TRUE(BatchSource::synthetic(9, specs, cycled, 4).isOk());
+  ASSERT_TRUE(BatchSource::synthetic(9, specs, fresh, 0).isOk());
+  std::vector<HostTensor> c3, c7, c4, f3, f7;
+  ASSERT_TRUE(cycled->batch(3, c3).isOk());
+  ASSERT_TRUE(cycled->batch(7, c7).isOk());
+  ASSERT_TRUE(cycled->batch(4, c4).isOk());
+  ASSERT_TRUE(fresh->batch(3, f3).isOk());
+  ASSERT_TRUE(fresh->batch(7, f7).isOk());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    // Step 7 takes batch 7 mod 4 = 3, which is what a fresh source draws
+    // for step 3: batch k depends on the seed and k only.
+    EXPECT_EQ(c7[i].bytes, c3[i].bytes) << specs[i].name;
+    EXPECT_EQ(c3[i].bytes, f3[i].bytes) << specs[i].name;
+    EXPECT_NE(c4[i].bytes, c3[i].bytes) << specs[i].name;
+    EXPECT_NE(f7[i].bytes, f3[i].bytes) << specs[i].name;
+  }
+  // The cycled batches are handed out without a copy: the same memory
+  // for steps 3 and 7, another batch's for step 4.
+  std::vector<HostTensor> scratch;
+  const std::vector<HostTensor> *a = nullptr, *b = nullptr, *c = nullptr;
+  ASSERT_TRUE(cycled->batch(3, scratch, a).isOk());
+  ASSERT_TRUE(cycled->batch(7, scratch, b).isOk());
+  ASSERT_TRUE(cycled->batch(4, scratch, c).isOk());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(a, &scratch);
+  EXPECT_EQ((*a)[0].bytes, c3[0].bytes);
+  // A fresh source fills the scratch.
+  ASSERT_TRUE(fresh->batch(7, scratch, a).isOk());
+  EXPECT_EQ(a, &scratch);
+  EXPECT_EQ(scratch[0].bytes, f7[0].bytes);
+
+  rt::Status s = BatchSource::synthetic(9, specs, cycled, -1);
+  EXPECT_TRUE(contains(s, "-1 batches to cycle through")) << s.message();
 }
 
 TEST_F(TrainData, SyntheticMoments) {
