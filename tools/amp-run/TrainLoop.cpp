@@ -491,8 +491,8 @@ int TrainLoop::run() {
     if (updates)
       overflowRun = overflow ? overflowRun + 1 : 0;
     inputTimes_.push_back(inputMs);
-    std::vector<double> row = {static_cast<double>(s), loss, ms, inputMs,
-                               scale, overflow ? 1.0 : 0.0};
+    std::vector<double> row = {static_cast<double>(s), loss, ms, inputMs, scale,
+                               overflow ? 1.0 : 0.0};
     if (o_.checksumState)
       row.push_back(stateChecksum());
     history_.stepRows.push_back(row);
