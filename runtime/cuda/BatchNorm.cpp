@@ -75,11 +75,11 @@ Status checkWorkspace(const LaunchContext &ctx, size_t need, const char *what) {
   return Status::ok();
 }
 
-// base_<dtype>_<c32|c64>: the elementwise passes compute in f64 when the
-// data or the parameters are f64.
-Status computeFunction(CudaDevice &device, const std::string &op,
-                       const char *base, DType x, bool f64, CUfunction &out) {
-  return typedFunction(device, op, base, x, out, f64 ? "_c64" : "_c32");
+// `k`'s <dtype>_<c32|c64> variant: the elementwise passes compute in f64
+// when the data or the parameters are f64.
+Status computeFunction(CudaDevice &device, const std::string &op, CudaKernel k,
+                       DType x, bool f64, CUfunction &out) {
+  return typedFunction(device, op, k, x, out, f64 ? "c64" : "c32");
 }
 
 //===----------------------------------------------------------------------===//
@@ -109,22 +109,24 @@ public:
     k->pd_ = static_cast<int>(call.inputs[1].dtype);
     bool f64 = x.dtype == DType::F64 || call.inputs[1].dtype == DType::F64;
     CudaDevice &dev = ctx.device;
-    AMPC_RETURN_IF_ERROR(computeFunction(dev, call.op, "ampc_bn_normalize",
+    AMPC_RETURN_IF_ERROR(computeFunction(dev, call.op, CudaKernel::BnNormalize,
                                          x.dtype, f64, k->normalize_));
     int64_t c = k->l_.c;
     if (training) {
-      AMPC_RETURN_IF_ERROR(
-          typedFunction(dev, call.op, "ampc_bn_partial", x.dtype, k->partial_));
-      AMPC_RETURN_IF_ERROR(
-          dev.function("ampc_bn_mean", k->mean_).withContext(call.op));
-      AMPC_RETURN_IF_ERROR(dev.function("ampc_bn_train_finalize", k->finalize_)
+      AMPC_RETURN_IF_ERROR(typedFunction(dev, call.op, CudaKernel::BnPartial,
+                                         x.dtype, k->partial_));
+      AMPC_RETURN_IF_ERROR(kernelFunction(dev, CudaKernel::BnMean, {}, k->mean_)
                                .withContext(call.op));
+      AMPC_RETURN_IF_ERROR(
+          kernelFunction(dev, CudaKernel::BnTrainFinalize, {}, k->finalize_)
+              .withContext(call.op));
       k->partialOff_ = 0;
       k->meanOff_ = alignUp(sizeof(double) * c * k->l_.slices);
       k->coefOff_ = k->meanOff_ + alignUp(sizeof(double) * c);
     } else {
-      AMPC_RETURN_IF_ERROR(dev.function("ampc_bn_infer_coef", k->finalize_)
-                               .withContext(call.op));
+      AMPC_RETURN_IF_ERROR(
+          kernelFunction(dev, CudaKernel::BnInferCoef, {}, k->finalize_)
+              .withContext(call.op));
       k->coefOff_ = 0;
     }
     k->wsBytes_ = k->coefOff_ + alignUp(sizeof(double) * 3 * c);
@@ -229,11 +231,12 @@ public:
     AMPC_RETURN_IF_ERROR(checkGridSize(k->l_, call.op));
     bool f64 = x.dtype == DType::F64 || call.inputs[2].dtype == DType::F64;
     CudaDevice &dev = ctx.device;
+    AMPC_RETURN_IF_ERROR(typedFunction(dev, call.op, CudaKernel::BnPartial,
+                                       x.dtype, k->partial_));
     AMPC_RETURN_IF_ERROR(
-        typedFunction(dev, call.op, "ampc_bn_partial", x.dtype, k->partial_));
-    AMPC_RETURN_IF_ERROR(dev.function("ampc_bn_grad_finalize", k->finalize_)
-                             .withContext(call.op));
-    AMPC_RETURN_IF_ERROR(computeFunction(dev, call.op, "ampc_bn_grad_apply",
+        kernelFunction(dev, CudaKernel::BnGradFinalize, {}, k->finalize_)
+            .withContext(call.op));
+    AMPC_RETURN_IF_ERROR(computeFunction(dev, call.op, CudaKernel::BnGradApply,
                                          x.dtype, f64, k->apply_));
     int64_t c = k->l_.c;
     size_t partialBytes = alignUp(sizeof(double) * c * k->l_.slices);

@@ -279,16 +279,12 @@ Status ConvKernel::buildDescriptors(const cpu::kh::ConvPlan &p,
     const char *suffix = elem == 2 ? "b2" : elem == 4 ? "b4" : "b8";
     if (kind_ == ConvKind::BackwardData) {
       AMPC_RETURN_IF_ERROR(
-          ctx.device
-              .function((std::string("ampc_conv_crop_") + suffix).c_str(),
-                        cropFn_)
+          kernelFunction(ctx.device, CudaKernel::ConvCrop, {suffix}, cropFn_)
               .withContext(op_));
       cropDims_ = gridFor(ctx.device, planes_ * h_ * w_);
     } else {
       AMPC_RETURN_IF_ERROR(
-          ctx.device
-              .function((std::string("ampc_conv_pad_") + suffix).c_str(),
-                        padFn_)
+          kernelFunction(ctx.device, CudaKernel::ConvPad, {suffix}, padFn_)
               .withContext(op_));
       padDims_ = gridFor(ctx.device, planes_ * hp_ * wp_);
     }

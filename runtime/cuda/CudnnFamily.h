@@ -9,6 +9,7 @@
 #define AMPC_RUNTIME_CUDA_CUDNNFAMILY_H
 
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 
 #include <string>
@@ -20,16 +21,18 @@ void addCudnnConvolutionKernels(std::vector<KernelEntry> &out);
 void addBatchNormKernels(std::vector<KernelEntry> &out);
 void addPoolingKernels(std::vector<KernelEntry> &out);
 
-// Looks up our kernel `base` + "_" + the dtype's name (rt::name) + `tail`;
-// our kernels exist for float dtypes only. `op` names the op in the error.
+// Looks up our kernel `k` for dtype `t`, then `compute` when given ("c32"
+// or "c64"); our kernels exist for float dtypes only. `op` names the op in
+// the error.
 inline Status typedFunction(CudaDevice &device, const std::string &op,
-                            const std::string &base, DType t, CUfunction &out,
-                            const char *tail = "") {
+                            CudaKernel k, DType t, CUfunction &out,
+                            const char *compute = nullptr) {
   if (!isFloat(t))
     return Status::error(op + ": no CUDA kernel for dtype " +
                          std::string(name(t)));
-  std::string fn = base + "_" + std::string(name(t)) + tail;
-  return device.function(fn.c_str(), out).withContext(op);
+  Status s = compute ? kernelFunction(device, k, {name(t), compute}, out)
+                     : kernelFunction(device, k, {name(t)}, out);
+  return s.withContext(op);
 }
 
 } // namespace ampc::rt::cuda

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/kernels/ElementwiseProgram.h"
 
@@ -207,14 +208,14 @@ public:
   DeviceBuffer table;
   LaunchDims dims;
   int64_t n = 0;
-  const char *name = "";
+  std::string name;
 
   Status launch(const LaunchContext &ctx) override {
     if (n == 0)
       return Status::ok();
     CUdeviceptr t = table.get();
     void *args[] = {&t};
-    return launchKernel(ctx, fn, dims, args, name);
+    return launchKernel(ctx, fn, dims, args, name.c_str());
   }
   size_t deviceBytes() const override { return table.size(); }
 };
@@ -338,7 +339,6 @@ Status prepareElementwise(const std::vector<const cpu::OpCall *> &calls,
 
   auto p = std::make_unique<PreparedElementwise>();
   p->n = h.n;
-  p->name = vec ? "ampc_elementwise_vec8" : "ampc_elementwise";
   const size_t shared =
       inputs.size() * sizeof(EwInput) + steps.size() * sizeof(EwStep);
   if (shared > 48 * 1024)
@@ -355,7 +355,9 @@ Status prepareElementwise(const std::vector<const cpu::OpCall *> &calls,
                   inputs.size() * sizeof(EwInput));
     std::memcpy(bytes.data() + sizeof(h) + inputs.size() * sizeof(EwInput),
                 steps.data(), steps.size() * sizeof(EwStep));
-    AMPC_RETURN_IF_ERROR(fail(ctx.device.function(p->name, p->fn)));
+    AMPC_RETURN_IF_ERROR(fail(kernelFunction(
+        ctx.device, vec ? CudaKernel::ElementwiseVec8 : CudaKernel::Elementwise,
+        {}, p->fn, &p->name)));
     AMPC_RETURN_IF_ERROR(
         fail(p->table.upload(ctx.device, bytes.data(), bytes.size(),
                              "elementwise step table (" + call.op + ")")));

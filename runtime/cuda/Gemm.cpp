@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 
 #include <algorithm>
@@ -339,8 +340,8 @@ struct FillC {
 
   Status prepare(CudaDevice &device, const TensorView &cv, const TensorView &d,
                  double scale) {
-    std::string name = "ampc_gemm_fill_c_" + std::string(rt::name(cv.dtype));
-    AMPC_RETURN_IF_ERROR(device.function(name.c_str(), fn));
+    AMPC_RETURN_IF_ERROR(kernelFunction(device, CudaKernel::GemmFillC,
+                                        {rt::name(cv.dtype)}, fn));
     c = devicePtr(cv);
     this->d = devicePtr(d);
     m = d.shape[0];

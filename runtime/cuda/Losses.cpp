@@ -30,9 +30,9 @@ struct Launch {
   std::string name;
 };
 
-Status lookup(CudaDevice &device, const std::string &name, Launch &l) {
-  l.name = name;
-  return device.function(name.c_str(), l.fn);
+Status lookup(CudaDevice &device, CudaKernel k, KernelVariant variant,
+              Launch &l) {
+  return kernelFunction(device, k, variant, l.fn, &l.name);
 }
 
 // Viewed as [outer, len, inner] around `axis`.
@@ -52,20 +52,21 @@ struct SoftmaxPlan {
   bool rows = true;
 };
 
-Status planSoftmax(CudaDevice &device, const std::string &prefix, DType t,
-                   const Shape &shape, int64_t axis,
-                   std::initializer_list<const void *> ptrs, SoftmaxPlan &p) {
+// softmax's kernels, or with `grad` softmax_grad's.
+Status planSoftmax(CudaDevice &device, bool grad, DType t, const Shape &shape,
+                   int64_t axis, std::initializer_list<const void *> ptrs,
+                   SoftmaxPlan &p) {
   splitAt(shape, axis, p.outer, p.len, p.inner);
   p.rows = p.inner == 1;
-  std::string name;
-  if (p.rows) {
-    rows::choose(device, prefix, t, p.outer, p.len, ptrs, name, p.l.dims,
-                 p.vec);
-  } else {
-    name = prefix + "_col_" + rows::suffix(t);
-    p.l.dims = gridFor(device, p.outer * p.inner);
-  }
-  return lookup(device, name, p.l);
+  if (p.rows)
+    return rows::choose(
+        device, grad ? CudaKernel::SoftmaxGradWarp : CudaKernel::SoftmaxWarp,
+        grad ? CudaKernel::SoftmaxGradBlock : CudaKernel::SoftmaxBlock, t,
+        p.outer, p.len, ptrs, p.l.fn, p.l.name, p.l.dims, p.vec);
+  p.l.dims = gridFor(device, p.outer * p.inner);
+  return lookup(device,
+                grad ? CudaKernel::SoftmaxGradCol : CudaKernel::SoftmaxCol,
+                {name(t)}, p.l);
 }
 
 LossArgs lossArgs(const cpu::OpCall &call, const cpu::kh::LossAttrs &la,
@@ -105,8 +106,8 @@ public:
     empty_ = x.numElements() == 0;
     if (empty_)
       return Status::ok();
-    return planSoftmax(ctx.device, grad_ ? "ampc_softmax_grad" : "ampc_softmax",
-                       x.dtype, x.shape, call.attrs->getInt("axis"),
+    return planSoftmax(ctx.device, grad_, x.dtype, x.shape,
+                       call.attrs->getInt("axis"),
                        {in0_, in1_ ? in1_ : out_, out_}, p_);
   }
   Status launch(const LaunchContext &ctx) override {
@@ -164,7 +165,8 @@ public:
       la_.lossType = code(loss.dtype);
     } else {
       ctx.requestWorkspace(size_t(2 * la_.samples) * sizeof(double));
-      AMPC_RETURN_IF_ERROR(lookup(ctx.device, "ampc_loss_reduce", reduce_));
+      AMPC_RETURN_IF_ERROR(
+          lookup(ctx.device, CudaKernel::LossReduce, {}, reduce_));
       reduce_.dims.block[0] = 1024;
     }
     out_ = loss.data;
@@ -176,10 +178,9 @@ public:
       return Status::ok();
     if (softmax_) {
       lp_ = call.outputs[1].data;
-      return planSoftmax(ctx.device, "ampc_softmax", x.dtype, x.shape, 1,
-                         {x_, lp_}, p_);
+      return planSoftmax(ctx.device, false, x.dtype, x.shape, 1, {x_, lp_}, p_);
     }
-    AMPC_RETURN_IF_ERROR(lookup(ctx.device, "ampc_nll_loss", p_.l));
+    AMPC_RETURN_IF_ERROR(lookup(ctx.device, CudaKernel::NllLoss, {}, p_.l));
     p_.l.dims = gridFor(ctx.device, la_.samples);
     return Status::ok();
   }
@@ -250,14 +251,13 @@ public:
       return Status::ok();
     if (reduction_ == kMean) {
       ctx.requestWorkspace(sizeof(double));
-      AMPC_RETURN_IF_ERROR(lookup(ctx.device, "ampc_loss_weight_sum", sum_));
+      AMPC_RETURN_IF_ERROR(
+          lookup(ctx.device, CudaKernel::LossWeightSum, {}, sum_));
       sum_.dims.block[0] = 1024;
     }
     AMPC_RETURN_IF_ERROR(
-        lookup(ctx.device,
-               std::string(softmax_ ? "ampc_sce_grad_" : "ampc_nll_grad_") +
-                   rows::suffix(out.dtype),
-               main_));
+        lookup(ctx.device, softmax_ ? CudaKernel::SceGrad : CudaKernel::NllGrad,
+               {name(out.dtype)}, main_));
     main_.dims = gridFor(ctx.device, count_);
     return Status::ok();
   }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/StepList.h"
 #include "runtime/cuda/kernels/CopyArgs.h"
 
@@ -60,9 +61,10 @@ Status addTiledTranspose(CudaDevice &device, const std::vector<int64_t> &d,
     a.outerSrc[k] = s[k];
     a.outer *= d[k];
   }
-  std::string name = "ampc_transpose_tile_" + std::to_string(es);
+  std::string name;
   CUfunction fn;
-  AMPC_RETURN_IF_ERROR(device.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(kernelFunction(device, CudaKernel::TransposeTile,
+                                      {std::to_string(es)}, fn, &name));
   LaunchDims dims;
   dims.block[0] = 32;
   dims.block[1] = 8;
@@ -163,10 +165,11 @@ Status addCopy(CudaDevice &device, const CopyDesc &c, const std::string &op,
   // 32-bit index arithmetic when every index fits (grid-stride included).
   const int64_t limit = int64_t(1) << 30;
   bool narrow = a.total < limit && srcReach < limit && dstReach < limit;
-  std::string name =
-      "ampc_strided_copy_" + std::to_string(width) + (narrow ? "_i32" : "_i64");
+  std::string name;
   CUfunction fn;
-  AMPC_RETURN_IF_ERROR(device.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(kernelFunction(
+      device, CudaKernel::StridedCopy,
+      {std::to_string(width), narrow ? "i32" : "i64"}, fn, &name));
   out.kernel(fn, gridFor(device, a.total), name + " (" + op + ")");
   out.arg(a);
   out.arg(c.srcPtr);
@@ -306,10 +309,11 @@ Status prepareGather(const cpu::OpCall &call, PrepareContext &ctx,
       break;
     }
   const int64_t units = innerBytes / width;
-  std::string name = "ampc_gather_" + std::to_string(width) + "_" +
-                     std::string(rt::name(idx.dtype));
+  std::string name;
   CUfunction fn;
-  AMPC_RETURN_IF_ERROR(ctx.device.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(ctx.device, CudaKernel::Gather,
+                     {std::to_string(width), rt::name(idx.dtype)}, fn, &name));
   out.kernel(fn, gridFor(ctx.device, outer * count * units), name);
   out.arg(devicePtr(data));
   out.arg(devicePtr(idx));
@@ -345,29 +349,31 @@ Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
   const size_t sortedAt = bucketedAt + alignUp(count * ints);
   ctx.requestWorkspace(sortedAt + alignUp(count * ints));
   CudaDevice &dev = ctx.device;
-  const std::string sfx(rt::name(idx.dtype));
+  const std::string_view sfx = rt::name(idx.dtype);
+  std::string name;
   CUfunction fn;
 
   out.memset32(0, countsAt, static_cast<size_t>(dim), 0);
-  std::string name = "ampc_gather_grad_count_" + sfx;
-  AMPC_RETURN_IF_ERROR(dev.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(dev, CudaKernel::GatherGradCount, {sfx}, fn, &name));
   out.kernel(fn, gridFor(dev, count), name);
   out.arg(devicePtr(idx));
   out.arg(count);
   out.arg(dim);
   out.workspaceArg(countsAt);
 
-  AMPC_RETURN_IF_ERROR(dev.function("ampc_gather_grad_scan", fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(dev, CudaKernel::GatherGradScan, {}, fn, &name));
   LaunchDims one;
   one.block[0] = 1024;
-  out.kernel(fn, one, "ampc_gather_grad_scan");
+  out.kernel(fn, one, name);
   out.workspaceArg(countsAt);
   out.arg(dim);
   out.workspaceArg(offsetsAt);
   out.workspaceArg(cursorAt);
 
-  name = "ampc_gather_grad_place_" + sfx;
-  AMPC_RETURN_IF_ERROR(dev.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(dev, CudaKernel::GatherGradPlace, {sfx}, fn, &name));
   out.kernel(fn, gridFor(dev, count), name);
   out.arg(devicePtr(idx));
   out.arg(count);
@@ -375,8 +381,8 @@ Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
   out.workspaceArg(cursorAt);
   out.workspaceArg(bucketedAt);
 
-  name = "ampc_gather_grad_sort_" + sfx;
-  AMPC_RETURN_IF_ERROR(dev.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(dev, CudaKernel::GatherGradSort, {sfx}, fn, &name));
   out.kernel(fn, gridFor(dev, dim * 32), name);
   out.arg(devicePtr(idx));
   out.arg(count);
@@ -385,8 +391,8 @@ Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
   out.workspaceArg(bucketedAt);
   out.workspaceArg(sortedAt);
 
-  name = std::string("ampc_gather_grad_sum_") + std::string(rt::name(o.dtype));
-  AMPC_RETURN_IF_ERROR(dev.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(kernelFunction(dev, CudaKernel::GatherGradSum,
+                                      {rt::name(o.dtype)}, fn, &name));
   out.kernel(fn, gridFor(dev, o.numElements()), name);
   out.arg(devicePtr(g));
   out.workspaceArg(offsetsAt);
@@ -410,10 +416,10 @@ Status prepareDropout(const cpu::OpCall &call, PrepareContext &ctx,
   const int64_t n = in.numElements();
   if (n == 0)
     return Status::ok();
-  std::string name =
-      std::string("ampc_dropout_") + std::string(rt::name(in.dtype));
+  std::string name;
   CUfunction fn;
-  AMPC_RETURN_IF_ERROR(ctx.device.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(kernelFunction(ctx.device, CudaKernel::Dropout,
+                                      {rt::name(in.dtype)}, fn, &name));
   out.kernel(fn, gridFor(ctx.device, n), name);
   out.arg(devicePtr(in));
   out.arg(devicePtr(o));

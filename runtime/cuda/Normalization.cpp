@@ -80,9 +80,9 @@ public:
     invStd_ = call.outputs[2].data;
     if (rows_ == 0)
       return Status::ok();
-    rows::choose(ctx.device, "ampc_layer_norm", x.dtype, rows_, d_, {x_, y_},
-                 name_, dims_, vec_);
-    return ctx.device.function(name_.c_str(), fn_);
+    return rows::choose(ctx.device, CudaKernel::LayerNormWarp,
+                        CudaKernel::LayerNormBlock, x.dtype, rows_, d_,
+                        {x_, y_}, fn_, name_, dims_, vec_);
   }
   Status launch(const LaunchContext &ctx) override {
     if (rows_ == 0)
@@ -162,9 +162,10 @@ public:
       csrK_ = csrOff_ + targets_ + 1;
     }
     if (rows_ > 0 && d_ > 0) {
-      rows::choose(ctx.device, "ampc_layer_norm_grad", x.dtype, rows_, d_,
-                   {g_, x_, dx_}, rowName_, rowDims_, vec_);
-      AMPC_RETURN_IF_ERROR(ctx.device.function(rowName_.c_str(), rowFn_));
+      AMPC_RETURN_IF_ERROR(
+          rows::choose(ctx.device, CudaKernel::LayerNormGradWarp,
+                       CudaKernel::LayerNormGradBlock, x.dtype, rows_, d_,
+                       {g_, x_, dx_}, rowFn_, rowName_, rowDims_, vec_));
       // Enough (column block, slice) blocks to fill the GPU: about four
       // per SM, at most 512 slices.
       const int64_t colBlocks = (d_ + 255) / 256;
@@ -173,17 +174,16 @@ public:
            1) /
           colBlocks;
       slices_ = std::max<int64_t>(1, std::min({rows_, want, int64_t(512)}));
-      partialName_ =
-          std::string("ampc_layer_norm_grad_partial_") + rows::suffix(x.dtype);
       AMPC_RETURN_IF_ERROR(
-          ctx.device.function(partialName_.c_str(), partialFn_));
+          kernelFunction(ctx.device, CudaKernel::LayerNormGradPartial,
+                         {name(x.dtype)}, partialFn_, &partialName_));
       partialDims_.block[0] = 256;
       partialDims_.grid[0] = unsigned(colBlocks);
       partialDims_.grid[1] = unsigned(slices_);
       ctx.requestWorkspace(size_t(2 * slices_ * d_) * sizeof(double));
     }
-    AMPC_RETURN_IF_ERROR(
-        ctx.device.function("ampc_layer_norm_grad_finish", finishFn_));
+    AMPC_RETURN_IF_ERROR(kernelFunction(
+        ctx.device, CudaKernel::LayerNormGradFinish, {}, finishFn_));
     finishDims_ = gridFor(ctx.device, targets_);
     return Status::ok();
   }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/kernels/OptimizerTables.h"
 
@@ -82,6 +83,7 @@ template <typename P> struct UpdateOp;
 
 template <> struct UpdateOp<SgdParams> {
   static constexpr UpdateShape kShape{3, 1, 1};
+  static constexpr CudaKernel kKernel = CudaKernel::SgdUpdate;
   static Status read(const Attrs &attrs, SgdParams &p) {
     return cpu::kh::getFloat(attrs, "weight_decay", 0.0, p.weightDecay);
   }
@@ -89,6 +91,7 @@ template <> struct UpdateOp<SgdParams> {
 
 template <> struct UpdateOp<MomentumParams> {
   static constexpr UpdateShape kShape{5, 2, 2};
+  static constexpr CudaKernel kKernel = CudaKernel::MomentumUpdate;
   static Status read(const Attrs &attrs, MomentumParams &p) {
     using namespace cpu::kh;
     AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", std::nullopt, p.alpha));
@@ -105,6 +108,7 @@ template <> struct UpdateOp<MomentumParams> {
 
 template <> struct UpdateOp<AdamParams> {
   static constexpr UpdateShape kShape{6, 2, 3};
+  static constexpr CudaKernel kKernel = CudaKernel::AdamUpdate;
   static Status read(const Attrs &attrs, AdamParams &p) {
     using namespace cpu::kh;
     AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 0.9, p.alpha));
@@ -128,6 +132,7 @@ template <> struct UpdateOp<AdamParams> {
 
 template <> struct UpdateOp<AdagradParams> {
   static constexpr UpdateShape kShape{5, 2, 2};
+  static constexpr CudaKernel kKernel = CudaKernel::AdagradUpdate;
   static Status read(const Attrs &attrs, AdagradParams &p) {
     using namespace cpu::kh;
     AMPC_RETURN_IF_ERROR(getFloat(attrs, "decay_factor", 0.0, p.decayFactor));
@@ -243,9 +248,9 @@ Status prepareUpdate(const std::vector<const OpCall *> &calls,
   const OpCall &first = *calls.front();
   auto k = std::make_unique<PreparedUpdate<P>>();
   AMPC_RETURN_IF_ERROR(UpdateOp<P>::read(*first.attrs, k->params));
-  k->name =
-      "ampc_" + first.op + "_" + dtypeSuffix(first.inputs[s.kFirst].dtype);
-  AMPC_RETURN_IF_ERROR(ctx.device.function(k->name.c_str(), k->fn));
+  AMPC_RETURN_IF_ERROR(kernelFunction(
+      ctx.device, UpdateOp<P>::kKernel,
+      {dtypeSuffix(first.inputs[s.kFirst].dtype)}, k->fn, &k->name));
   k->wcDtype = workingCopyDtype(first, s);
 
   // A call that touches what an earlier call of the current segment
@@ -349,7 +354,8 @@ Status prepareSchedule(const std::vector<const OpCall *> &calls,
   AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "total_steps", 1, p.totalSteps));
   AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "min_lr", 0.0, p.minLr));
   p.kind = kind == "step" ? 1 : kind == "cosine" ? 2 : 0;
-  AMPC_RETURN_IF_ERROR(ctx.device.function("ampc_lr_schedule", k->fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(ctx.device, CudaKernel::LrSchedule, {}, k->fn));
   k->step = devicePtr(call.inputs[0]);
   k->lr = devicePtr(call.outputs[0]);
   k->lrDtype = static_cast<int>(call.outputs[0].dtype);
@@ -390,7 +396,8 @@ Status prepareUnscale(const std::vector<const OpCall *> &calls,
   const OpCall &call = *calls.front();
   const size_t n = call.outputs.size() - 1;
   auto k = std::make_unique<PreparedUnscale>();
-  AMPC_RETURN_IF_ERROR(ctx.device.function("ampc_unscale_and_check", k->fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(ctx.device, CudaKernel::UnscaleAndCheck, {}, k->fn));
   std::vector<UnscaleEntry> entries;
   for (size_t i = 0; i < n; ++i) {
     const TensorView &g = call.inputs[i], &u = call.outputs[i];
@@ -454,7 +461,8 @@ Status prepareUpdateScale(const std::vector<const OpCall *> &calls,
   AMPC_RETURN_IF_ERROR(getInt(a, "decr_every_n", std::nullopt, p.decrEveryN));
   AMPC_RETURN_IF_ERROR(getFloat(a, "min_scale", std::nullopt, p.minScale));
   AMPC_RETURN_IF_ERROR(getFloat(a, "max_scale", std::nullopt, p.maxScale));
-  AMPC_RETURN_IF_ERROR(ctx.device.function("ampc_update_scale", k->fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(ctx.device, CudaKernel::UpdateScale, {}, k->fn));
   for (size_t i = 0; i < 4; ++i)
     k->in[i] = devicePtr(call.inputs[i]);
   for (size_t i = 0; i < 3; ++i)

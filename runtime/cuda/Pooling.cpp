@@ -62,10 +62,10 @@ public:
     k->args_ = toArgs(plan);
     if (kind == MaxGrad)
       k->in1_ = call.inputs[1];
-    static const char *bases[] = {"ampc_max_pool2d", "ampc_avg_pool2d",
-                                  "ampc_max_pool2d_grad",
-                                  "ampc_avg_pool2d_grad"};
-    AMPC_RETURN_IF_ERROR(typedFunction(ctx.device, call.op, bases[kind],
+    static const CudaKernel kernels[] = {
+        CudaKernel::MaxPool2d, CudaKernel::AvgPool2d, CudaKernel::MaxPool2dGrad,
+        CudaKernel::AvgPool2dGrad};
+    AMPC_RETURN_IF_ERROR(typedFunction(ctx.device, call.op, kernels[kind],
                                        call.inputs[0].dtype, k->fn_));
     k->dims_ = gridFor(ctx.device, k->out_.numElements());
     out = std::move(k);
@@ -114,7 +114,7 @@ public:
     k->planes_ = s[0] * s[1];
     k->size_ = cpu::kh::product(s, 2, s.size());
     AMPC_RETURN_IF_ERROR(typedFunction(
-        ctx.device, call.op, "ampc_global_avg_pool", k->x_.dtype, k->fn_));
+        ctx.device, call.op, CudaKernel::GlobalAvgPool, k->x_.dtype, k->fn_));
     // 8 warps a block, one plane each per pass.
     k->dims_ = gridFor(ctx.device, k->planes_ * 32, 256);
     out = std::move(k);

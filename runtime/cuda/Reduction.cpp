@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/ReducePlan.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/StepList.h"
 #include "runtime/cuda/kernels/ReduceArgs.h"
 
@@ -111,11 +112,11 @@ Status prepareReduce(const cpu::OpCall &call, PrepareContext &ctx,
   }
   const std::string sfx(rt::name(x.dtype));
   const int64_t units = a.outN * a.splits;
-  std::string name =
-      std::string(rowLayout ? "ampc_reduce_rows_" : "ampc_reduce_columns_") +
-      sfx;
+  std::string name;
   CUfunction fn;
-  AMPC_RETURN_IF_ERROR(dev.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(kernelFunction(
+      dev, rowLayout ? CudaKernel::ReduceRows : CudaKernel::ReduceColumns,
+      {sfx}, fn, &name));
   out.kernel(fn, gridFor(dev, rowLayout ? units * 32 : units),
              name + " (" + call.op + ")");
   out.arg(a);
@@ -127,8 +128,8 @@ Status prepareReduce(const cpu::OpCall &call, PrepareContext &ctx,
   }
   ctx.requestWorkspace(static_cast<size_t>(units) * accBytes(x.dtype));
   out.workspaceArg(0);
-  name = "ampc_reduce_finish_" + sfx;
-  AMPC_RETURN_IF_ERROR(dev.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(
+      kernelFunction(dev, CudaKernel::ReduceFinish, {sfx}, fn, &name));
   out.kernel(fn, gridFor(dev, a.outN), name + " (" + call.op + ")");
   out.arg(a);
   out.workspaceArg(0);
@@ -149,11 +150,13 @@ Status prepareReduceMaxGrad(const cpu::OpCall &call, PrepareContext &ctx,
   AMPC_RETURN_IF_ERROR(planReduction(
       call.op, x.shape, call.attrs->getInts("axes"), a, rowLayout));
   a.kind = kMax;
-  std::string name = std::string(rowLayout ? "ampc_reduce_max_grad_rows_"
-                                           : "ampc_reduce_max_grad_columns_") +
-                     std::string(rt::name(x.dtype));
+  std::string name;
   CUfunction fn;
-  AMPC_RETURN_IF_ERROR(ctx.device.function(name.c_str(), fn));
+  AMPC_RETURN_IF_ERROR(kernelFunction(ctx.device,
+                                      rowLayout
+                                          ? CudaKernel::ReduceMaxGradRows
+                                          : CudaKernel::ReduceMaxGradColumns,
+                                      {rt::name(x.dtype)}, fn, &name));
   out.kernel(fn, gridFor(ctx.device, rowLayout ? a.outN * 32 : a.outN), name);
   out.arg(a);
   out.arg(devicePtr(g));

@@ -10,6 +10,7 @@
 #ifndef AMPC_RUNTIME_CUDA_ROWLAUNCH_H
 #define AMPC_RUNTIME_CUDA_ROWLAUNCH_H
 
+#include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 
 #include <initializer_list>
@@ -54,25 +55,26 @@ inline bool canVectorize(int64_t len, DType t,
   return true;
 }
 
-// The kernel name and launch shape for `rows` rows of `len`.
-inline void choose(const CudaDevice &device, const std::string &prefix, DType t,
-                   int64_t rows, int64_t len,
-                   std::initializer_list<const void *> ptrs, std::string &name,
-                   LaunchDims &dims, int &vec) {
+// The kernel, its name and launch shape for `rows` rows of `len`: `warp`
+// (K elements per lane) for rows that fit a warp, else `block`.
+inline Status choose(CudaDevice &device, CudaKernel warp, CudaKernel block,
+                     DType t, int64_t rows, int64_t len,
+                     std::initializer_list<const void *> ptrs, CUfunction &fn,
+                     std::string &name, LaunchDims &dims, int &vec) {
   const int64_t sms = std::max(1, device.multiprocessors());
   if (len <= kMaxWarpRow) {
     int k = warpK(len);
-    name = prefix + "_warp_" + suffix(t) + "_k" + std::to_string(k);
     vec = canVectorize(len, t, ptrs, k);
     dims.block[0] = kWarpBlockThreads;
     int64_t blocks = (rows + 3) / 4;
     dims.grid[0] = unsigned(std::max<int64_t>(1, std::min(blocks, sms * 16)));
-  } else {
-    name = prefix + "_block_" + suffix(t);
-    vec = canVectorize(len, t, ptrs);
-    dims.block[0] = kBlockThreads;
-    dims.grid[0] = unsigned(std::max<int64_t>(1, std::min(rows, sms * 4)));
+    return kernelFunction(device, warp, {rt::name(t), "k" + std::to_string(k)},
+                          fn, &name);
   }
+  vec = canVectorize(len, t, ptrs);
+  dims.block[0] = kBlockThreads;
+  dims.grid[0] = unsigned(std::max<int64_t>(1, std::min(rows, sms * 4)));
+  return kernelFunction(device, block, {rt::name(t)}, fn, &name);
 }
 
 } // namespace ampc::rt::cuda::rows

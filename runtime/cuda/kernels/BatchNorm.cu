@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/ComputeType.cuh"
+#include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/Rows.cuh" // blockSumD
 
 using namespace ampc_cuda;
@@ -138,10 +139,7 @@ __device__ void gradApply(const X *g, const X *x, X *dx, const double *coef,
     gradApply<X, double>(g, x, dx, coef, total, c, inner);                     \
   }
 
-AMPC_BN_DATA_KERNELS(f32, float)
-AMPC_BN_DATA_KERNELS(f16, __half)
-AMPC_BN_DATA_KERNELS(bf16, __nv_bfloat16)
-AMPC_BN_DATA_KERNELS(f64, double)
+AMPC_VARIANTS_FLOAT(AMPC_BN_DATA_KERNELS)
 
 // mean[ch] = (sum of the channel's partials) / count; one thread a channel.
 extern "C" __global__ void ampc_bn_mean(const double *partial, int64_t c,

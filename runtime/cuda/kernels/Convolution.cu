@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
+#include "runtime/cuda/kernels/KernelNames.def"
 
 namespace {
 
@@ -55,6 +56,4 @@ __device__ void cropPlanes(const E *xp, E *x, int64_t planes, int64_t h,
     cropPlanes<E>(xp, x, planes, h, w, hp, wp, pt, pl);                        \
   }
 
-AMPC_CONV_PAD_KERNELS(b2, uint16_t)
-AMPC_CONV_PAD_KERNELS(b4, uint32_t)
-AMPC_CONV_PAD_KERNELS(b8, uint64_t)
+AMPC_VARIANTS_CONV_ELEM(AMPC_CONV_PAD_KERNELS)

@@ -11,6 +11,7 @@
 // over the slices in order, so they are the same every run.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/LayerNormArgs.h"
 #include "runtime/cuda/kernels/Rows.cuh"
 
@@ -224,7 +225,7 @@ ampc_layer_norm_grad_finish(const double *partial, int64_t slices, int64_t d,
   }
 
 #define AMPC_LN_DTYPE(SUF, T)                                                  \
-  AMPC_FOR_WARP_K(AMPC_LN_WARP, SUF, T)                                        \
+  AMPC_VARIANTS_WARP_K(AMPC_LN_WARP, SUF, T)                                   \
   extern "C" __global__ void __launch_bounds__(512)                            \
       ampc_layer_norm_block_##SUF(const T *x, T *y, LnParams p, float *mean,   \
                                   float *invStd, int64_t rows, int64_t d,      \
@@ -244,6 +245,4 @@ ampc_layer_norm_grad_finish(const double *partial, int64_t slices, int64_t d,
     layerNormGradPartial<T>(g, x, st, rows, d, slices, partial);               \
   }
 
-AMPC_LN_DTYPE(f32, float)
-AMPC_LN_DTYPE(f16, __half)
-AMPC_LN_DTYPE(bf16, __nv_bfloat16)
+AMPC_VARIANTS_ROW(AMPC_LN_DTYPE)

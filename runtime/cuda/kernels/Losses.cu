@@ -6,6 +6,7 @@
 // (the summed weights of the labels not ignored) is known.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/Losses.cuh"
 
 namespace ampc_cuda {
@@ -138,6 +139,4 @@ extern "C" __global__ void ampc_nll_loss(const void *x, int xType, int64_t d,
     nllGrad<T>(grad, out, la, d, reduction, denom);                            \
   }
 
-AMPC_LOSS_GRAD(f32, float)
-AMPC_LOSS_GRAD(f16, __half)
-AMPC_LOSS_GRAD(bf16, __nv_bfloat16)
+AMPC_VARIANTS_ROW(AMPC_LOSS_GRAD)

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
 #include "runtime/cuda/kernels/CopyArgs.h"
+#include "runtime/cuda/kernels/KernelNames.def"
 
 namespace ampc_cuda {
 
@@ -141,21 +142,14 @@ using namespace ampc_cuda;
                                      E *dst) {                                 \
     stridedCopy<E, int64_t>(a, src, dst);                                      \
   }
-AMPC_STRIDED_COPY(1, uint8_t)
-AMPC_STRIDED_COPY(2, uint16_t)
-AMPC_STRIDED_COPY(4, uint32_t)
-AMPC_STRIDED_COPY(8, uint2)
-AMPC_STRIDED_COPY(16, uint4)
+AMPC_VARIANTS_COPY_WIDTH(AMPC_STRIDED_COPY)
 
 #define AMPC_TILED_TRANSPOSE(NAME, E)                                          \
   extern "C" __global__ void __launch_bounds__(256)                            \
       ampc_transpose_tile_##NAME(TileArgs a, const E *src, E *dst) {           \
     tiledTranspose<E>(a, src, dst);                                            \
   }
-AMPC_TILED_TRANSPOSE(1, uint8_t)
-AMPC_TILED_TRANSPOSE(2, uint16_t)
-AMPC_TILED_TRANSPOSE(4, uint32_t)
-AMPC_TILED_TRANSPOSE(8, uint2)
+AMPC_VARIANTS_TILE_WIDTH(AMPC_TILED_TRANSPOSE)
 
 #define AMPC_GATHER(NAME, E, IDXNAME, Idx)                                     \
   extern "C" __global__ void __launch_bounds__(256)                            \
@@ -396,7 +390,4 @@ dropout(const T *__restrict__ in, T *__restrict__ out,
       double ratio, int training, const uint64_t *stepCounter) {               \
     dropout<T>(in, out, mask, n, seed, ratio, training, stepCounter);          \
   }
-AMPC_DROPOUT(f32, float)
-AMPC_DROPOUT(f16, __half)
-AMPC_DROPOUT(bf16, __nv_bfloat16)
-AMPC_DROPOUT(f64, double)
+AMPC_VARIANTS_FLOAT(AMPC_DROPOUT)

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/ComputeType.cuh"
+#include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/PoolArgs.h"
 
 using namespace ampc_cuda;
@@ -200,7 +201,4 @@ __device__ void globalAvgPool(const T *x, T *y, int64_t planes, int64_t size) {
     globalAvgPool<T>(x, y, planes, size);                                      \
   }
 
-AMPC_POOL_KERNELS(f32, float)
-AMPC_POOL_KERNELS(f16, __half)
-AMPC_POOL_KERNELS(bf16, __nv_bfloat16)
-AMPC_POOL_KERNELS(f64, double)
+AMPC_VARIANTS_FLOAT(AMPC_POOL_KERNELS)

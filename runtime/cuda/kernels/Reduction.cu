@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
+#include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/ReduceArgs.h"
 
 #include <type_traits>
@@ -246,12 +247,7 @@ using namespace ampc_cuda;
       ReduceArgs a, const AccOf<T>::type *partial, T *out, int rowLayout) {    \
     reduceFinish<T>(a, partial, out, rowLayout);                               \
   }
-AMPC_REDUCE(f32, float)
-AMPC_REDUCE(f16, __half)
-AMPC_REDUCE(bf16, __nv_bfloat16)
-AMPC_REDUCE(f64, double)
-AMPC_REDUCE(i64, int64_t)
-AMPC_REDUCE(i32, int32_t)
+AMPC_VARIANTS_REDUCE(AMPC_REDUCE)
 
 #define AMPC_MAX_GRAD(NAME, T)                                                 \
   extern "C" __global__ void __launch_bounds__(256)                            \
@@ -264,7 +260,4 @@ AMPC_REDUCE(i32, int32_t)
                                           const T *x, const T *m, T *dx) {     \
     maxGradColumns<T>(a, g, x, m, dx);                                         \
   }
-AMPC_MAX_GRAD(f32, float)
-AMPC_MAX_GRAD(f16, __half)
-AMPC_MAX_GRAD(bf16, __nv_bfloat16)
-AMPC_MAX_GRAD(f64, double)
+AMPC_VARIANTS_FLOAT(AMPC_MAX_GRAD)

@@ -15,12 +15,6 @@
 
 namespace ampc_cuda {
 
-// M(SUF, T, K) for each K that RowLaunch.h's warpK picks for a row of up to
-// kMaxWarpRow (1024) elements: the warp kernels to instantiate.
-#define AMPC_FOR_WARP_K(M, SUF, T)                                             \
-  M(SUF, T, 1) M(SUF, T, 2) M(SUF, T, 4) M(SUF, T, 8) M(SUF, T, 16)            \
-  M(SUF, T, 32)
-
 template <typename T> struct VecWidth {
   static constexpr int value = 16 / sizeof(T);
 };

@@ -10,6 +10,7 @@
 // (see sampleLoss in Losses.cuh).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/Losses.cuh"
 #include "runtime/cuda/kernels/Rows.cuh"
 
@@ -187,7 +188,7 @@ using namespace ampc_cuda;
   }
 
 #define AMPC_SOFTMAX_DTYPE(SUF, T)                                             \
-  AMPC_FOR_WARP_K(AMPC_SOFTMAX_WARP, SUF, T)                                   \
+  AMPC_VARIANTS_WARP_K(AMPC_SOFTMAX_WARP, SUF, T)                              \
   extern "C" __global__ void __launch_bounds__(512)                            \
       ampc_softmax_block_##SUF(const T *x, T *y, int64_t rows, int64_t len,    \
                                int log, int vec, int hasLoss, LossArgs la) {   \
@@ -210,6 +211,4 @@ using namespace ampc_cuda;
     softmaxGradColumn<T>(g, y, out, outer, len, inner, log);                   \
   }
 
-AMPC_SOFTMAX_DTYPE(f32, float)
-AMPC_SOFTMAX_DTYPE(f16, __half)
-AMPC_SOFTMAX_DTYPE(bf16, __nv_bfloat16)
+AMPC_VARIANTS_ROW(AMPC_SOFTMAX_DTYPE)
