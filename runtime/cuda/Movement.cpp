@@ -68,8 +68,11 @@ Status addTiledTranspose(CudaDevice &device, const std::vector<int64_t> &d,
   LaunchDims dims;
   dims.block[0] = 32;
   dims.block[1] = 8;
+  // Grid y and z are capped at CUDA's 65535; the kernel loops over the
+  // rest of P's tiles and of the outer indices.
   dims.grid[0] = static_cast<unsigned>((a.Q + 31) / 32);
-  dims.grid[1] = static_cast<unsigned>((a.P + 31) / 32);
+  dims.grid[1] =
+      static_cast<unsigned>(std::min<int64_t>((a.P + 31) / 32, 65535));
   dims.grid[2] = static_cast<unsigned>(std::min<int64_t>(a.outer, 65535));
   out.kernel(fn, dims, name + " (" + op + ")");
   out.arg(a);
@@ -115,7 +118,7 @@ Status addCopy(CudaDevice &device, const CopyDesc &c, const std::string &op,
   bool dstContiguous = t == contiguousStrides(Shape(d.begin(), d.end()));
   if (r >= 2 && dstContiguous && dstOffset == 0 && es <= 8 && s[r - 2] == 1 &&
       s[r - 1] != 1 && d[r - 1] >= 16 && d[r - 2] >= 16 &&
-      (d[r - 2] + 31) / 32 <= 65535 && (d[r - 1] + 31) / 32 <= 0x7fffffff)
+      (d[r - 1] + 31) / 32 <= 0x7fffffff)
     return addTiledTranspose(device, d, s, srcOffset, es, c.srcPtr, c.dstPtr,
                              op, out);
 

@@ -44,14 +44,16 @@ __device__ __forceinline__ void stridedCopy(const StridedCopyArgs &a,
 }
 
 // TileArgs' transpose in tiles of 32x32 through shared memory (33
-// columns: no bank conflicts for 4-byte E).
+// columns: no bank conflicts for 4-byte E). Block x is a tile of Q; blocks
+// y and z loop over the tiles of P and the outer indices, since the host
+// caps those grid dims at CUDA's 65535.
 
 template <typename E>
 __device__ __forceinline__ void tiledTranspose(const TileArgs &a,
                                                const E *__restrict__ src,
                                                E *__restrict__ dst) {
   __shared__ E tile[32][33];
-  const int64_t q0 = int64_t(blockIdx.x) * 32, p0 = int64_t(blockIdx.y) * 32;
+  const int64_t q0 = int64_t(blockIdx.x) * 32, pTiles = (a.P + 31) / 32;
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t o = blockIdx.z; o < a.outer; o += gridDim.z) {
     int64_t base = a.srcOffset, rem = o;
@@ -64,17 +66,20 @@ __device__ __forceinline__ void tiledTranspose(const TileArgs &a,
       rem = q;
     }
     const int64_t dbase = o * a.P * a.Q;
-    __syncthreads(); // the previous outer index's tile has been written out
-    for (int k = ty; k < 32; k += 8) {
-      int64_t p = p0 + tx, q = q0 + k;
-      if (p < a.P && q < a.Q)
-        tile[k][tx] = src[base + p + q * a.srcQ];
-    }
-    __syncthreads();
-    for (int k = ty; k < 32; k += 8) {
-      int64_t p = p0 + k, q = q0 + tx;
-      if (p < a.P && q < a.Q)
-        dst[dbase + p * a.Q + q] = tile[tx][k];
+    for (int64_t pt = blockIdx.y; pt < pTiles; pt += gridDim.y) {
+      const int64_t p0 = pt * 32;
+      __syncthreads(); // the previous tile has been written out
+      for (int k = ty; k < 32; k += 8) {
+        int64_t p = p0 + tx, q = q0 + k;
+        if (p < a.P && q < a.Q)
+          tile[k][tx] = src[base + p + q * a.srcQ];
+      }
+      __syncthreads();
+      for (int k = ty; k < 32; k += 8) {
+        int64_t p = p0 + k, q = q0 + tx;
+        if (p < a.P && q < a.Q)
+          dst[dbase + p * a.Q + q] = tile[tx][k];
+      }
     }
   }
 }

@@ -82,6 +82,16 @@ TEST(CudaMovement, Transpose) {
     }
 }
 
+// More tiles of the output's second-last dim than grid.y's 65535: the
+// tiled kernel loops over them (P = 65535 * 32 + 45, a partial last tile).
+TEST(CudaMovement, TransposeMoreTilesThanGridY) {
+  AMPC_SKIP_WITHOUT_GPU();
+  const int64_t p = 65535 * 32 + 45, q = 17;
+  OpCase c = oneInput("transpose", DType::F16, {q, p}, {p, q}, 4);
+  c.attrs.setInts("perm", {1, 0});
+  expectCudaMatchesCpu(c);
+}
+
 TEST(CudaMovement, Concat) {
   AMPC_SKIP_WITHOUT_GPU();
   struct Case {
