@@ -14,7 +14,8 @@ namespace {
 #define AMPC_STR2(x) #x
 #define AMPC_STR(x) AMPC_STR2(x)
 
-std::vector<std::string> searchDirs() {
+// The directories of AMPC_CUDA_LIBRARY_PATH, in order.
+std::vector<std::string> userDirs() {
   std::vector<std::string> dirs;
   if (const char *env = std::getenv("AMPC_CUDA_LIBRARY_PATH")) {
     std::string s = env;
@@ -28,16 +29,36 @@ std::vector<std::string> searchDirs() {
       start = end + 1;
     }
   }
+  return dirs;
+}
+
+std::vector<std::string> searchDirs() {
+  std::vector<std::string> dirs = userDirs();
   dirs.push_back(""); // the loader's own search (LD_LIBRARY_PATH, ldconfig)
   dirs.push_back("/usr/local/cuda/lib64");
   return dirs;
 }
 
-// Opens the first of `names` found in the search directories; on failure
-// the message is what the loader said about the first name.
-Status openLibrary(const std::vector<const char *> &names, void *&handle,
-                   std::string &path) {
-  std::string firstError;
+// The search of searchDirs() in words, for the error that ends it.
+std::string describeSearch() {
+  std::string user;
+  for (const std::string &d : userDirs())
+    user += (user.empty() ? "" : ", ") + d;
+  if (user.empty())
+    user = std::getenv("AMPC_CUDA_LIBRARY_PATH") ? "empty" : "unset";
+  return "AMPC_CUDA_LIBRARY_PATH (" + user +
+         "), the dynamic loader's search (LD_LIBRARY_PATH, RUNPATH, "
+         "/etc/ld.so.cache) and /usr/local/cuda/lib64";
+}
+
+} // namespace
+
+Status openCudaLibrary(const std::vector<const char *> &names, void *&handle,
+                       std::string &path) {
+  handle = nullptr;
+  // What the loader said about a file that is there but does not load;
+  // "not found" everywhere is the common case and says less.
+  std::string loadError;
   for (const std::string &dir : searchDirs())
     for (const char *name : names) {
       std::string candidate = dir.empty() ? name : dir + "/" + name;
@@ -46,41 +67,64 @@ Status openLibrary(const std::vector<const char *> &names, void *&handle,
         path = candidate;
         return Status::ok();
       }
-      if (firstError.empty())
-        if (const char *e = dlerror())
-          firstError = e;
+      const char *e = dlerror();
+      std::string notFound =
+          candidate + ": cannot open shared object file: No such file";
+      if (e && loadError.empty() && std::string(e).rfind(notFound, 0) != 0)
+        loadError = e;
     }
-  return Status::error(firstError.empty()
-                           ? std::string(names.front()) + " was not found"
-                           : firstError);
+  std::string wanted = names.front();
+  if (names.size() > 1) {
+    wanted += " (or ";
+    for (size_t i = 1; i < names.size(); ++i)
+      wanted += std::string(i > 1 ? ", " : "") + names[i];
+    wanted += ")";
+  }
+  if (!loadError.empty())
+    return Status::error(wanted + " does not load: " + loadError +
+                         "; looked in " + describeSearch());
+  return Status::error(wanted + " is not in " + describeSearch());
 }
 
+namespace {
+
 template <typename Fn>
-Status lookup(void *lib, const char *libName, const char *symbol, Fn &out) {
+Status lookup(void *lib, const std::string &libPath, const char *symbol,
+              Fn &out) {
   out = reinterpret_cast<Fn>(dlsym(lib, symbol));
   if (!out)
-    return Status::error(std::string(libName) + " has no function '" + symbol +
+    return Status::error(libPath + " has no function '" + symbol +
                          "' (the backend needs CUDA 13, cuBLASLt 13 and cuDNN "
                          "9)");
   return Status::ok();
 }
 
+// One per process, never destroyed: the libraries stay loaded for the
+// life of the process, and handles and function pointers are shared by
+// every session. Each part is loaded once (std::call_once), the core when
+// a device is first opened, cuDNN when a convolution is first prepared.
 struct Loaded {
   CudaApi api;
-  Status status;
+  std::once_flag coreOnce, cudnnOnce;
+  Status core, cudnn;
   std::string driverPath, cublasLtPath, cudnnPath;
 };
 
-Status load(Loaded &l) {
+Loaded &loaded() {
+  static Loaded *l = new Loaded;
+  return *l;
+}
+
+Status loadCore(Loaded &l) {
   CudaApi &api = l.api;
-  void *driver = nullptr, *lt = nullptr, *dnn = nullptr;
+  void *driver = nullptr, *lt = nullptr;
   if (Status st =
-          openLibrary({"libcuda.so.1", "libcuda.so"}, driver, l.driverPath);
+          openCudaLibrary({"libcuda.so.1", "libcuda.so"}, driver, l.driverPath);
       !st)
     return Status::error("no CUDA driver on this machine (" + st.message() +
                          ")");
 #define AMPC_CU(name)                                                          \
-  AMPC_RETURN_IF_ERROR(lookup(driver, "libcuda", AMPC_STR(name), api.name));
+  AMPC_RETURN_IF_ERROR(lookup(driver, l.driverPath, AMPC_STR(name), api.name));
 #include "runtime/cuda/CudaSymbols.def"
   api.driverPath = l.driverPath.c_str();
   CUresult r = api.cuInit(0);
@@ -94,41 +138,57 @@ Status load(Loaded &l) {
   if (devices == 0)
     return Status::error("no CUDA GPU is visible (cuDeviceGetCount: 0)");
 
-  if (Status st = openLibrary({"libcublasLt.so.13", "libcublasLt.so"}, lt,
-                              l.cublasLtPath);
+  if (Status st = openCudaLibrary({"libcublasLt.so.13", "libcublasLt.so"}, lt,
+                                  l.cublasLtPath);
       !st)
     return Status::error("cuBLASLt 13 cannot be loaded (" + st.message() +
                          "); set AMPC_CUDA_LIBRARY_PATH to its directory");
 #define AMPC_CUBLASLT(name)                                                    \
-  AMPC_RETURN_IF_ERROR(lookup(lt, "libcublasLt", AMPC_STR(name), api.name));
+  AMPC_RETURN_IF_ERROR(lookup(lt, l.cublasLtPath, AMPC_STR(name), api.name));
 #include "runtime/cuda/CudaSymbols.def"
   api.cublasLtPath = l.cublasLtPath.c_str();
+  return Status::ok();
+}
 
+Status loadCudnnLibrary(Loaded &l) {
+  CudaApi &api = l.api;
+  void *dnn = nullptr;
   if (Status st =
-          openLibrary({"libcudnn.so.9", "libcudnn.so"}, dnn, l.cudnnPath);
+          openCudaLibrary({"libcudnn.so.9", "libcudnn.so"}, dnn, l.cudnnPath);
       !st)
-    return Status::error("cuDNN 9 cannot be loaded (" + st.message() +
-                         "); set AMPC_CUDA_LIBRARY_PATH to its directory");
+    return Status::error("cuDNN 9 cannot be loaded: " + st.message() +
+                         "; convolutions need it: set AMPC_CUDA_LIBRARY_PATH "
+                         "to its directory");
+  // All or nothing: a half-filled table would let a caller use a library
+  // that was refused.
+  CudaApi found;
 #define AMPC_CUDNN(name)                                                       \
-  AMPC_RETURN_IF_ERROR(lookup(dnn, "libcudnn", AMPC_STR(name), api.name));
+  if (Status st = lookup(dnn, l.cudnnPath, AMPC_STR(name), found.name); !st)   \
+    return Status::error("cuDNN 9 cannot be used: " + st.message());
+#include "runtime/cuda/CudaSymbols.def"
+#define AMPC_CUDNN(name) api.name = found.name;
 #include "runtime/cuda/CudaSymbols.def"
   api.cudnnPath = l.cudnnPath.c_str();
-  // The libraries stay loaded for the life of the process: handles and
-  // function pointers are shared by every session.
   return Status::ok();
 }
 
 } // namespace
 
 Status loadCudaApi(const CudaApi *&out) {
-  static Loaded *loaded = [] {
-    auto *l = new Loaded;
-    l->status = load(*l);
-    return l;
-  }();
-  if (!loaded->status)
-    return loaded->status;
-  out = &loaded->api;
+  Loaded &l = loaded();
+  std::call_once(l.coreOnce, [&l] { l.core = loadCore(l); });
+  if (!l.core)
+    return l.core;
+  out = &l.api;
+  return Status::ok();
+}
+
+Status loadCudnn(const CudaApi *&out) {
+  Loaded &l = loaded();
+  std::call_once(l.cudnnOnce, [&l] { l.cudnn = loadCudnnLibrary(l); });
+  if (!l.cudnn)
+    return l.cudnn;
+  out = &l.api;
   return Status::ok();
 }
 

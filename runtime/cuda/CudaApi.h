@@ -3,7 +3,10 @@
 // The driver (libcuda), cuBLASLt and cuDNN are opened with dlopen and their
 // functions looked up once (IREE's dynamic symbols), so every ampc build
 // links and runs on machines without a GPU or without CUDA; only
-// `--device cuda` needs them, and it says which library is missing.
+// `--device cuda` needs them, and it says which library is missing. The
+// driver and cuBLASLt are the core, loaded when a device is opened; cuDNN
+// only serves convolutions and is loaded when the first one is prepared,
+// so a missing or broken cuDNN cannot stop a model without convolutions.
 // The headers come from the CUDA toolkit at build time and give each
 // pointer its exact type.
 //
@@ -17,6 +20,9 @@
 #include <cuda.h>
 #include <cudnn.h>
 
+#include <string>
+#include <vector>
+
 namespace ampc::rt::cuda {
 
 struct CudaApi {
@@ -24,18 +30,37 @@ struct CudaApi {
 #define AMPC_CUBLASLT(name) decltype(&::name) name = nullptr;
 #define AMPC_CUDNN(name) decltype(&::name) name = nullptr;
 #include "runtime/cuda/CudaSymbols.def"
-  // Where each library was found (for messages and `amp-exec --devices`).
+  // Where each library was found (for messages and `amp-exec --devices`);
+  // cudnnPath stays "" until loadCudnn succeeds.
   const char *driverPath = "", *cublasLtPath = "", *cudnnPath = "";
 };
 
-// Loads the three libraries and every symbol of CudaSymbols.def, and
+// Loads the driver and cuBLASLt with their symbols of CudaSymbols.def, and
 // initializes the driver, once per process; later calls return the first
-// outcome. The error is one line that says what is missing: "no CUDA driver
-// (libcuda.so.1: cannot open shared object file...)", "no CUDA GPU is
-// visible (cuInit: CUDA_ERROR_NO_DEVICE ...)". Libraries are searched in
+// outcome. The cuDNN pointers stay null (loadCudnn). The error is one line
+// that says what is missing: "no CUDA driver on this machine (libcuda.so.1
+// (or libcuda.so) is not in ...)", "no CUDA GPU is visible (cuInit:
+// CUDA_ERROR_NO_DEVICE ...)". Libraries are searched in
 // AMPC_CUDA_LIBRARY_PATH (colon-separated directories) first, then by the
 // dynamic loader's rules, then in /usr/local/cuda/lib64.
 Status loadCudaApi(const CudaApi *&out);
+
+// Loads cuDNN 9 and its symbols into the same CudaApi, once per process and
+// thread-safely; later calls return the first outcome. Needs no driver
+// (nothing of cuDNN is initialized here: a device creates its handle,
+// CudaDevice::cudnn). The error names the library and every place it was
+// looked for: "cuDNN 9 cannot be loaded: libcudnn.so.9 (or libcudnn.so) is
+// not in AMPC_CUDA_LIBRARY_PATH (unset), ...; convolutions need it: set
+// AMPC_CUDA_LIBRARY_PATH to its directory".
+Status loadCudnn(const CudaApi *&out);
+
+// Opens the first of `names` found, searching as above, with RTLD_NOW |
+// RTLD_LOCAL. The error is one line naming every place looked in, and what
+// the loader said about a file that exists but does not load (a missing
+// dependency, the wrong architecture). The loaders use it; it is here for
+// the tests of those messages.
+Status openCudaLibrary(const std::vector<const char *> &names, void *&handle,
+                       std::string &path);
 
 // "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
 Status cuError(const CudaApi &api, CUresult r, const char *call);

@@ -73,7 +73,31 @@ Status CudaDevice::init(int ordinal) {
     modules_.push_back(m);
   }
   AMPC_CUBLAS_CHECK(api, cublasLtCreate(&lt_));
-  AMPC_CUDNN_CHECK(api, cudnnCreate(&dnn_));
+  return Status::ok();
+}
+
+Status CudaDevice::cudnn(cudnnHandle_t &out) {
+  std::call_once(dnnOnce_, [this] { dnnStatus_ = createCudnn(); });
+  AMPC_RETURN_IF_ERROR(dnnStatus_);
+  out = dnn_;
+  return Status::ok();
+}
+
+Status CudaDevice::createCudnn() {
+  const CudaApi *api = nullptr;
+  AMPC_RETURN_IF_ERROR(loadCudnn(api));
+  // cudnnCreate binds the handle to the current context.
+  AMPC_RETURN_IF_ERROR(makeCurrent());
+  cudnnHandle_t h = nullptr;
+  cudnnStatus_t r = api->cudnnCreate(&h);
+  // The first cuDNN call that loads its sub-libraries (a version mismatch
+  // between copies of cuDNN shows here): name the copy that was used.
+  if (r != CUDNN_STATUS_SUCCESS)
+    return cudnnError(*api, r, "cudnnCreate")
+        .withContext("cuDNN 9 at " + std::string(api->cudnnPath) +
+                     " cannot be initialized on CUDA device " +
+                     std::to_string(ordinal_));
+  dnn_ = h;
   return Status::ok();
 }
 

@@ -1,7 +1,8 @@
 //===- CudaDevice.h - one GPU, its context, libraries and kernels ---------===//
 //
-// Shared by every session on the GPU: the primary context, the cuBLASLt and
-// cuDNN handles, and our own kernels, loaded from the fatbins embedded at
+// Shared by every session on the GPU: the primary context, the cuBLASLt
+// handle, the cuDNN handle (created when a convolution first needs it), and
+// our own kernels, loaded from the fatbins embedded at
 // build time (sm_90 code plus compute_90 PTX the driver compiles for other
 // GPUs). Device memory goes through allocate()/release() so the device can
 // report what ampc holds and its peak.
@@ -44,7 +45,11 @@ public:
   // One of our kernels by its extern "C" name.
   Status function(const char *name, CUfunction &out);
   cublasLtHandle_t cublasLt() const { return lt_; }
-  cudnnHandle_t cudnn() const { return dnn_; }
+  // The cuDNN handle, created on first use: loads cuDNN (loadCudnn) and
+  // calls cudnnCreate once per device, thread-safely; later calls return
+  // the first outcome. The error says why cuDNN cannot be used (the
+  // library, where it was looked for, or cudnnCreate's status).
+  Status cudnn(cudnnHandle_t &out);
 
   // Device memory; failure names what it was for and the free bytes.
   Status allocate(size_t bytes, const std::string &what, CUdeviceptr &out);
@@ -56,6 +61,7 @@ public:
 private:
   CudaDevice() = default;
   Status init(int ordinal);
+  Status createCudnn();
 
   const CudaApi *api_ = nullptr;
   int ordinal_ = 0;
@@ -69,6 +75,8 @@ private:
   std::map<std::string, CUfunction> functions_;
   cublasLtHandle_t lt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
+  std::once_flag dnnOnce_;
+  Status dnnStatus_;
   std::atomic<uint64_t> held_{0}, peak_{0};
 };
 

@@ -176,7 +176,6 @@ Status ConvKernel::init(const cpu::OpCall &call, PrepareContext &ctx,
   kind_ = kind;
   op_ = opName(kind);
   api_ = &ctx.device.api();
-  handle_ = ctx.device.cudnn();
   cpu::kh::ConvPlan p;
   switch (kind) {
   case ConvKind::Forward:
@@ -209,6 +208,9 @@ Status ConvKernel::init(const cpu::OpCall &call, PrepareContext &ctx,
     mode_ = Mode::Nothing;
     return Status::ok();
   }
+  // cuDNN is loaded here, at the first convolution with something to
+  // compute; without it this is the prepare's one error.
+  AMPC_RETURN_IF_ERROR(ctx.device.cudnn(handle_).withContext(op_));
   // With an empty operand the result is a sum over nothing: zeros (plus
   // the bias); cuDNN's descriptors take no zero sizes.
   bool emptyOperand = image_.numElements() == 0 || filter_.numElements() == 0 ||
