@@ -4,12 +4,42 @@
 #include "runtime/ByteSize.h"
 #include "runtime/cuda/Launch.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace ampc::rt::cuda {
 namespace {
 
 constexpr size_t kConstantAlignment = 256;
+
+// AMPC_CUDA_GRAPH: "0" or "off" turns CUDA graphs off whatever the
+// session's options say (a test suite or a script run without them, no
+// flag needed); "test-fallback" breaks the capture on purpose, so that the
+// fallback to kernel by kernel can be tested on a GPU.
+enum class GraphEnv { Default, Off, TestFallback };
+
+GraphEnv graphEnv() {
+  const char *e = std::getenv("AMPC_CUDA_GRAPH");
+  if (!e)
+    return GraphEnv::Default;
+  if (!std::strcmp(e, "0") || !std::strcmp(e, "off"))
+    return GraphEnv::Off;
+  if (!std::strcmp(e, "test-fallback"))
+    return GraphEnv::TestFallback;
+  return GraphEnv::Default;
+}
+
+// "cuGraphInstantiate (CUDA_ERROR_INVALID_VALUE)".
+std::string describeCall(const CudaApi &api, const char *call, CUresult r) {
+  const char *name = nullptr;
+  if (api.cuGetErrorName)
+    api.cuGetErrorName(r, &name);
+  return std::string(call) + " (" +
+         (name ? std::string(name) : "CUresult " + std::to_string(int(r))) +
+         ")";
+}
 
 } // namespace
 
@@ -76,7 +106,9 @@ Status CudaSession::create(FunctionInfo function, int ordinal,
   AMPC_RETURN_IF_ERROR(CudaDevice::open(ordinal, dev)
                            .withContext("device '" + options.device + "'"));
   std::unique_ptr<CudaSession> s(new CudaSession(std::move(function), dev));
-  s->useGraph_ = options.cudaGraph;
+  GraphEnv env = graphEnv();
+  s->useGraph_ = options.cudaGraph && env != GraphEnv::Off;
+  s->breakCapture_ = env == GraphEnv::TestFallback;
   const FunctionInfo &fn = s->fn_;
   const CudaApi &api = dev->api();
   AMPC_RETURN_IF_ERROR(s->planUpdateCopies(s->updateCopies_, s->stagingBytes_));
@@ -268,25 +300,83 @@ Status CudaSession::run() {
   } else if (useGraph_ && runs_ > 0) {
     // The first run went kernel by kernel (libraries initialize lazily,
     // and a failing launch is named); from the second on, replay.
-    AMPC_CU_CHECK(api, cuStreamBeginCapture(
-                           stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    Status st = enqueueStep();
-    CUgraph graph = nullptr;
-    CUresult r = api.cuStreamEndCapture(stream_, &graph);
-    AMPC_RETURN_IF_ERROR(st);
-    if (r != CUDA_SUCCESS)
-      return cuError(
-          api, r,
-          ("cuStreamEndCapture of function '" + fn_.name + "'").c_str());
-    graph_ = graph;
-    AMPC_CU_CHECK(api, cuGraphInstantiate(&graphExec_, graph_, 0));
-    AMPC_CU_CHECK(api, cuGraphLaunch(graphExec_, stream_));
+    AMPC_RETURN_IF_ERROR(captureAndLaunch());
   } else {
     AMPC_RETURN_IF_ERROR(enqueueStep());
   }
   ++runs_;
   inputSet_.assign(inputSet_.size(), false);
   return Status::ok();
+}
+
+Status CudaSession::captureAndLaunch() {
+  const CudaApi &api = device_->api();
+  // The call that failed and its error; empty while all goes well.
+  std::string failedAt;
+  CUresult r =
+      api.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  if (r != CUDA_SUCCESS) {
+    failedAt = describeCall(api, "cuStreamBeginCapture", r);
+  } else {
+    // A synchronize is illegal in a capture: the driver refuses it and
+    // invalidates the capture, as it would a library doing the same.
+    if (breakCapture_)
+      if (CUresult b = api.cuStreamSynchronize(stream_); b != CUDA_SUCCESS)
+        failedAt = describeCall(api, "cuStreamSynchronize", b) +
+                   " on purpose (AMPC_CUDA_GRAPH=test-fallback)";
+    Status st = failedAt.empty() ? enqueueStep() : Status::ok();
+    // Ended whatever happened, so the stream leaves capture mode; a
+    // capture that was invalidated gives no graph.
+    CUgraph graph = nullptr;
+    CUresult end = api.cuStreamEndCapture(stream_, &graph);
+    if (failedAt.empty() && !st)
+      failedAt = st.message();
+    else if (failedAt.empty() && end != CUDA_SUCCESS)
+      failedAt = describeCall(api, "cuStreamEndCapture", end);
+    if (!failedAt.empty()) {
+      if (graph)
+        api.cuGraphDestroy(graph);
+    } else {
+      graph_ = graph;
+      if (r = api.cuGraphInstantiate(&graphExec_, graph_, 0);
+          r != CUDA_SUCCESS) {
+        graphExec_ = nullptr;
+        failedAt = describeCall(api, "cuGraphInstantiate", r);
+      } else if (r = api.cuGraphLaunch(graphExec_, stream_);
+                 r != CUDA_SUCCESS) {
+        failedAt = describeCall(api, "cuGraphLaunch", r);
+      }
+    }
+    // A query that fails (a sticky error) leaves the verdict to the
+    // synchronize below.
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (api.cuStreamIsCapturing(stream_, &capturing) == CUDA_SUCCESS &&
+        capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+      return Status::error("the stream of function '" + fn_.name +
+                           "' is still capturing after cuStreamEndCapture" +
+                           (failedAt.empty() ? "" : " (" + failedAt + ")"));
+  }
+  if (failedAt.empty())
+    return Status::ok();
+  if (graphExec_)
+    api.cuGraphExecDestroy(graphExec_);
+  if (graph_)
+    api.cuGraphDestroy(graph_);
+  graphExec_ = nullptr;
+  graph_ = nullptr;
+  useGraph_ = false;
+  // A fault of an earlier kernel (CUDA_ERROR_ILLEGAL_ADDRESS) is sticky:
+  // every call returns it, the capture's included. It fails the run here,
+  // as it would have without graphs, rather than hide behind the fallback.
+  AMPC_RETURN_IF_ERROR(sync("a failed CUDA graph capture"));
+  // Nothing of the step ran: a stream records, not runs, while capturing.
+  // A launch that fails kernel by kernel too fails the run below.
+  std::fprintf(stderr,
+               "%s: warning: CUDA graph capture of function '%s' failed at "
+               "%s: running the step kernel by kernel\n",
+               program_invocation_short_name, fn_.name.c_str(),
+               failedAt.c_str());
+  return enqueueStep();
 }
 
 Status CudaSession::readBack(const TensorView &deviceView,

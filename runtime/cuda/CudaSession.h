@@ -5,9 +5,11 @@
 // rules) and prepared once; consecutive calls an op can group (the
 // optimizer updates) become one multi-tensor launch. The first run
 // launches kernel by kernel, the second captures the step, update copies
-// included, into a CUDA graph that every later run replays. Nothing in a
-// run waits for the GPU: output() and param() do, and report a failure of
-// the device there.
+// included, into a CUDA graph that every later run replays; where the
+// capture, the instantiation or the first replay fails, one warning says
+// why and every run goes kernel by kernel (AMPC_CUDA_GRAPH=0: from the
+// start). Nothing in a run waits for the GPU: output() and param() do, and
+// report a failure of the device there.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CUDA_CUDASESSION_H
@@ -44,6 +46,9 @@ private:
   Status prepareKernels(const SessionOptions &options);
   Status enqueueStep(); // every kernel and update copy
   Status runProbed();   // kernel by kernel, probing
+  // Captures the step and launches the graph; falls back to enqueueStep()
+  // for good, with one warning, where the graph machinery fails.
+  Status captureAndLaunch();
   Status enqueueUpdateCopies();
   Status readBack(const TensorView &deviceView, const std::string &key,
                   TensorView &out) const; // waits, then copies to the host
@@ -63,6 +68,8 @@ private:
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   bool useGraph_ = true;
+  // AMPC_CUDA_GRAPH=test-fallback: the capture fails on purpose.
+  bool breakCapture_ = false;
   uint64_t counterHost_ = 0; // the source of the step counter's copy
   // Host copies handed out by output() and param(), by binding name.
   mutable std::map<std::string, std::vector<uint8_t>> host_;
