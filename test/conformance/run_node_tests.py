@@ -48,7 +48,8 @@ expected_failures.txt: one test name per line (`test_x` or `suite/test_x`),
 then ` # reason`. The exit status is non-zero when a test fails that is not
 listed, a listed test passes, or a listed test does not exist or is out of
 scope, so the list stays honest. Exit 77 (ctest's skip) when the test data is
-not installed.
+not installed, or when --device names a GPU that cannot be opened; with
+AMPC_REQUIRE_GPU=1 (the GPU machine's runs) the latter is a failure (exit 1).
 """
 
 import argparse
@@ -368,6 +369,12 @@ def command(amp_run, model_path, feeds, out_dir):
     for kind, name, path in feeds:
         cmd += ["--" + kind, "%s=%s" % (name, path)]
     return cmd + ["--save-outputs", out_dir]
+
+
+def gpu_required():
+    """AMPC_REQUIRE_GPU=1 (any value but "" and "0"): a device that cannot
+    be opened fails the run instead of skipping it."""
+    return os.environ.get("AMPC_REQUIRE_GPU", "") not in ("", "0")
 
 
 def device_unusable(amp_run, test, timeout):
@@ -722,7 +729,8 @@ def main():
                     "regex (re.search)")
     ap.add_argument("--device", default="cpu",
                     help="cpu, cuda or cuda:N; without a usable GPU the "
-                    "run is skipped (exit 77) with the reason")
+                    "run is skipped (exit 77) with the reason, or fails "
+                    "with AMPC_REQUIRE_GPU=1")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=60,
                     help="seconds per amp-run call")
@@ -796,6 +804,11 @@ def main():
     DEVICE = args.device
     if DEVICE != "cpu" and in_scope:
         why = device_unusable(args.amp_run, in_scope[0], args.timeout)
+        if why and gpu_required():
+            # On the GPU machine a skipped suite would read as a pass.
+            print("error: --device %s is required (AMPC_REQUIRE_GPU=1) but "
+                  "cannot be opened: %s" % (DEVICE, why))
+            return 1
         if why:
             print("skipped: --device %s cannot be used here: %s" % (DEVICE,
                                                                     why))

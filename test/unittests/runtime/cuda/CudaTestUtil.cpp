@@ -5,6 +5,7 @@
 #include "runtime/cuda/CudaKernels.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -26,6 +27,11 @@ CudaDevice *testDevice(std::string *why) {
     return nullptr;
   }
   return device.get();
+}
+
+bool gpuRequired() {
+  const char *e = std::getenv("AMPC_REQUIRE_GPU");
+  return e && *e && std::string(e) != "0";
 }
 
 HostTensor HostTensor::absent() {

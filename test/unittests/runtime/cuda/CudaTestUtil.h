@@ -6,7 +6,8 @@
 // element: integers and i1 exactly, floats within a tolerance for the
 // output's dtype, inf and NaN at the same places. Tests start with
 // AMPC_SKIP_WITHOUT_GPU(), which skips them with the reason on machines
-// without a usable GPU.
+// without a usable GPU, or with AMPC_REQUIRE_GPU=1 (the GPU machine's runs,
+// where an all-skipped suite must not pass) fails them with that reason.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_TEST_UNITTESTS_RUNTIME_CUDA_CUDATESTUTIL_H
@@ -28,11 +29,19 @@ namespace ampc::rt::cuda::test {
 // then `why` says what is missing.
 CudaDevice *testDevice(std::string *why = nullptr);
 
+// AMPC_REQUIRE_GPU=1 (any value but "" and "0"): a test that needs a GPU
+// fails without one instead of skipping.
+bool gpuRequired();
+
 #define AMPC_SKIP_WITHOUT_GPU()                                                \
   do {                                                                         \
     std::string ampcWhy_;                                                      \
-    if (!::ampc::rt::cuda::test::testDevice(&ampcWhy_))                        \
+    if (!::ampc::rt::cuda::test::testDevice(&ampcWhy_)) {                      \
+      if (::ampc::rt::cuda::test::gpuRequired())                               \
+        GTEST_FAIL() << "no usable CUDA GPU: " << ampcWhy_                     \
+                     << " (AMPC_REQUIRE_GPU=1: a failure, not a skip)";        \
       GTEST_SKIP() << "no usable CUDA GPU: " << ampcWhy_;                      \
+    }                                                                          \
   } while (0)
 
 struct HostTensor {
