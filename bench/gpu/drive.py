@@ -64,6 +64,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import plan  # noqa: E402
+import report  # noqa: E402
 
 FIRST_PIECES = ["env", "smoke", "suites", "gemm", "losses", "mlp8192",
                 "peers", "timeline", "models"]
@@ -604,7 +605,6 @@ class Driver:
 
     def report(self):
         try:
-            import report
             recs = report.load_records(self.path("results.jsonl"))
             sizes = self.sizes
             title = ("ampc GPU %s run" % ("first" if self.first else
@@ -890,16 +890,9 @@ class Driver:
             ", ".join(faulted) if faulted else "")
 
     def previous(self):
-        recs = []
         if not self.a.rerun:
-            return recs
-        with open(self.a.rerun) as f:
-            for line in f:
-                try:
-                    recs.append(json.loads(line))
-                except ValueError:
-                    pass
-        return recs
+            return []
+        return report.load_records(self.a.rerun)
 
     def previous_failed_suites(self):
         """{suite: failed tests} of the earlier run; None when it has no

@@ -87,6 +87,38 @@ inline Status loadProgram(const proto::Program &p, ProgramInfo &info) {
   return parseProgram(p.SerializeAsString(), "test.program", info);
 }
 
+// The f32 bytes of `v`, for a parameter's init or a constant.
+inline std::string floats(std::vector<float> v) {
+  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * 4);
+}
+
+// In function 'forward': y = relu(x + [1, -10]) (fused, in place over x),
+// z = gemm(y, w) in a new buffer, w a parameter starting at [[1, 2], [3, 4]].
+inline proto::Program reluGemmProgram() {
+  proto::Program p;
+  proto::Function &f = addFunction(p, "forward", 256);
+  addValue(f, proto::F32, {2, 2}, 0);                     // 0: x
+  addValue(f, proto::F32, {2, 2}, 64);                    // 1: w (param)
+  addConstantValue(f, proto::F32, {2}, floats({1, -10})); // 2: b
+  addValue(f, proto::F32, {2, 2}, 0);                     // 3: y (over x)
+  addValue(f, proto::F32, {2, 2}, 128);                   // 4: z
+  bind(f.mutable_inputs(), "x", 0);
+  bind(f.mutable_params(), "w", 1)->set_init(floats({1, 2, 3, 4}));
+  proto::Kernel *k = addKernel(f, "fused", "", {0, 2}, {3});
+  proto::Step *s0 = k->add_steps();
+  s0->set_op("add");
+  s0->add_operands(0);
+  s0->add_operands(1);
+  s0->set_dtype(proto::F32);
+  proto::Step *s1 = k->add_steps();
+  s1->set_op("relu");
+  s1->add_operands(-1);
+  s1->set_dtype(proto::F32);
+  addKernel(f, "gemm", "fc", {3, 1, -1}, {4});
+  bind(f.mutable_outputs(), "z", 4);
+  return p;
+}
+
 // y = relu(x) over `n` floats, x at 0 and y after it, in function 'forward'
 // with an arena of `arenaSize` bytes.
 inline proto::Program reluProgram(int64_t n, int64_t arenaSize) {

@@ -24,35 +24,8 @@ namespace pb = ampc::rt::proto;
 
 namespace {
 
-std::string floats(std::vector<float> v) {
-  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * 4);
-}
-
 // y = relu(x + b) (fused, in place over x), z = gemm(y, w) in a new buffer.
-pb::Program validProgram() {
-  pb::Program p;
-  pb::Function &f = addFunction(p, "forward", 256);
-  addValue(f, pb::F32, {2, 2}, 0);                     // 0: x
-  addValue(f, pb::F32, {2, 2}, 64);                    // 1: w (param)
-  addConstantValue(f, pb::F32, {2}, floats({1, -10})); // 2: b
-  addValue(f, pb::F32, {2, 2}, 0);                     // 3: y (in place over x)
-  addValue(f, pb::F32, {2, 2}, 128);                   // 4: z
-  bind(f.mutable_inputs(), "x", 0);
-  bind(f.mutable_params(), "w", 1)->set_init(floats({1, 2, 3, 4}));
-  pb::Kernel *k = addKernel(f, "fused", "", {0, 2}, {3});
-  pb::Step *s0 = k->add_steps();
-  s0->set_op("add");
-  s0->add_operands(0);
-  s0->add_operands(1);
-  s0->set_dtype(pb::F32);
-  pb::Step *s1 = k->add_steps();
-  s1->set_op("relu");
-  s1->add_operands(-1);
-  s1->set_dtype(pb::F32);
-  addKernel(f, "gemm", "fc", {3, 1, -1}, {4});
-  bind(f.mutable_outputs(), "z", 4);
-  return p;
-}
+pb::Program validProgram() { return reluGemmProgram(); }
 
 // Applies `mutate` to the valid Program and expects a load error that
 // contains `message`.
