@@ -640,17 +640,15 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                   : o.epochs > 0 ? o.epochs * perEpoch
                                  : std::max<int64_t>(perEpoch, 1);
   if (steps % step.accumulate)
-    return fail((o.steps
-                     ? "--steps " + std::to_string(steps) + " is"
-                     : "the run's " + std::to_string(steps) + " steps are") +
-                " not a multiple of the " + std::to_string(step.accumulate) +
-                " steps per update the Program was compiled for (amp-run "
-                "--accumulate " +
-                std::to_string(step.accumulate) +
-                "): the gradients of the "
-                "last " +
-                std::to_string(steps % step.accumulate) +
-                " steps would never be applied");
+    return fail(
+        (o.steps ? "--steps " + std::to_string(steps) + " is"
+                 : "the run's " + std::to_string(steps) + " steps are") +
+        " not a multiple of the " + std::to_string(step.accumulate) +
+        " steps per update the Program was compiled for (amp-run "
+        "--accumulate " +
+        std::to_string(step.accumulate) + "): the gradients of the last " +
+        std::to_string(steps % step.accumulate) +
+        " steps would never be applied");
 
   std::unique_ptr<rt::Session> session, evalSession;
   if (rt::Status s = createSession(std::move(*f), o, session); !s)

@@ -4,6 +4,7 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "runtime/Session.h"
+#include "tools/amp-run/TrainData.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -31,7 +32,8 @@ struct TrainOptions {
   int64_t steps = 0;           // 0: from `epochs`, or one epoch (1 step)
   int64_t epochs = 0;
   uint64_t seed = 0;
-  int64_t syntheticBatches = 4; // --data synthetic: batches cycled (0: fresh)
+  // --data synthetic: batches drawn once and cycled (0: a fresh one a step).
+  int64_t syntheticBatches = BatchSource::kDefaultSyntheticBatches;
   std::string metrics, evalMetrics, plot, saveOnnx;
   bool compareFp32 = false;
   std::string checkpointDir, resumeDir;

@@ -484,12 +484,16 @@ int BatchSource::labelInput() const {
   return found;
 }
 
+const std::vector<HostTensor> *BatchSource::heldBatch(int64_t step) const {
+  if (step < 0 || cycle_.empty())
+    return nullptr;
+  return &cycle_[size_t(step % int64_t(cycle_.size()))];
+}
+
 Status BatchSource::batch(int64_t step, std::vector<HostTensor> &scratch,
                           const std::vector<HostTensor> *&out) {
-  if (step >= 0 && !cycle_.empty()) {
-    out = &cycle_[size_t(step % int64_t(cycle_.size()))];
+  if ((out = heldBatch(step)))
     return Status::ok();
-  }
   out = &scratch;
   return batch(step, scratch);
 }
@@ -498,11 +502,11 @@ Status BatchSource::batch(int64_t step, std::vector<HostTensor> &out) {
   if (step < 0)
     return Status::error("batch: step " + std::to_string(step) +
                          " is negative");
-  out.resize(specs_.size());
-  if (!cycle_.empty()) {
-    out = cycle_[size_t(step % int64_t(cycle_.size()))];
+  if (const std::vector<HostTensor> *held = heldBatch(step)) {
+    out = *held;
     return Status::ok();
   }
+  out.resize(specs_.size());
   if (!fromFiles_) {
     for (size_t i = 0; i < specs_.size(); ++i) {
       shapeLike(specs_[i], out[i]);
@@ -570,8 +574,8 @@ void BatchSource::fillSynthetic(int64_t batch, size_t input,
   // One independent stream per (seed, batch, input).
   SplitMix64 rng(mix64(mix64(mix64(seed_) ^ uint64_t(batch)) ^ input));
   int64_t n = t.numElements();
-  // Values are drawn in f32 (labels in int64) and stored rounded once:
-  // f32 is what the steps take, and twice as fast as double to draw.
+  // Values are drawn in f32 (labels in int64), the precision the steps
+  // take, and stored rounded once.
   rt::TensorView view = t.view();
   if (rt::isFloat(t.dtype)) {
     constexpr float kTwoPi = 6.28318530717958647692f;

@@ -162,6 +162,8 @@ private:
   // Checks S >= B once the samples are read; `source` names the data.
   rt::Status checkSampleCount(const std::string &source) const;
   void fillSynthetic(int64_t batch, size_t input, rt::HostTensor &t) const;
+  // The cycled synthetic batch of `step`; null when the source holds none.
+  const std::vector<rt::HostTensor> *heldBatch(int64_t step) const;
   // Fills every input with the samples `rows_` lists.
   void fillRows(std::vector<rt::HostTensor> &out) const;
 

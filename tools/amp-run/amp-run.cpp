@@ -195,7 +195,8 @@ cl::opt<int64_t> syntheticBatches(
     cl::desc("--data synthetic: K batches drawn once and cycled, so the host "
              "keeps no device waiting (0: a fresh batch every step; default "
              "4)"),
-    cl::init(4), cl::cat(trainCat));
+    cl::init(ampc::tools::BatchSource::kDefaultSyntheticBatches),
+    cl::cat(trainCat));
 cl::opt<uint64_t> seed("seed",
                        cl::desc("Seed of the shuffle and of --data synthetic "
                                 "(default 0)"),
