@@ -11,9 +11,6 @@
 #include "../ProgramBuilder.h"
 #include "CudaTestUtil.h"
 
-#include <cstdlib>
-#include <optional>
-
 namespace ampc::rt::cuda::test {
 namespace {
 
@@ -22,29 +19,6 @@ using rt::test::createSession;
 
 // y = relu(x + [1, -10]) (fused, in place over x), z = y @ [[1, 2], [3, 4]].
 pb::Program program() { return rt::test::reluGemmProgram(); }
-
-// Sets (or unsets) AMPC_CUDA_GRAPH for one scope: the session reads it
-// when it is created.
-class GraphEnv {
-public:
-  explicit GraphEnv(std::optional<std::string> value) {
-    if (const char *old = std::getenv("AMPC_CUDA_GRAPH"))
-      old_ = old;
-    if (value)
-      setenv("AMPC_CUDA_GRAPH", value->c_str(), 1);
-    else
-      unsetenv("AMPC_CUDA_GRAPH");
-  }
-  ~GraphEnv() {
-    if (old_)
-      setenv("AMPC_CUDA_GRAPH", old_->c_str(), 1);
-    else
-      unsetenv("AMPC_CUDA_GRAPH");
-  }
-
-private:
-  std::optional<std::string> old_;
-};
 
 // Runs `steps` steps, step i with x = [[1 + i, 20], [-3, 4]], checking z
 // after each; returns what the session wrote to stderr.
@@ -92,14 +66,14 @@ SessionOptions cudaOptions() {
 
 TEST(CudaGraph, ReplayGivesTheNumbersOfEachStep) {
   AMPC_SKIP_WITHOUT_GPU();
-  GraphEnv env(std::nullopt);
+  ScopedEnv env("AMPC_CUDA_GRAPH", std::nullopt);
   std::string err = runSteps(cudaOptions(), 4);
   EXPECT_EQ(err.find("warning"), std::string::npos) << err;
 }
 
 TEST(CudaGraph, FailedCaptureWarnsOnceAndRunsKernelByKernel) {
   AMPC_SKIP_WITHOUT_GPU();
-  GraphEnv env("test-fallback");
+  ScopedEnv env("AMPC_CUDA_GRAPH", "test-fallback");
   std::string err = runSteps(cudaOptions(), 4);
   EXPECT_EQ(count(err, "warning:"), 1u) << err;
   EXPECT_NE(err.find("warning: CUDA graph capture of function 'forward' "
@@ -116,12 +90,12 @@ TEST(CudaGraph, OffByEnvironmentOrOptions) {
   AMPC_SKIP_WITHOUT_GPU();
   {
     // Nothing is captured, so nothing can fail or warn.
-    GraphEnv env("0");
+    ScopedEnv env("AMPC_CUDA_GRAPH", "0");
     std::string err = runSteps(cudaOptions(), 3);
     EXPECT_EQ(err.find("warning"), std::string::npos) << err;
   }
   // With graphs off in the options the knob finds no capture to break.
-  GraphEnv env("test-fallback");
+  ScopedEnv env("AMPC_CUDA_GRAPH", "test-fallback");
   SessionOptions o = cudaOptions();
   o.cudaGraph = false;
   std::string err = runSteps(o, 3);

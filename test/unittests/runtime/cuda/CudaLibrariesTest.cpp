@@ -16,35 +16,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 
 namespace ampc::rt::cuda::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Sets (or, with nullopt, unsets) an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    if (value)
-      setenv(name, value->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
 
 // A fresh directory under the test's temporary directory.
 std::string freshDir(const std::string &name) {

@@ -20,6 +20,8 @@
 #include "gtest/gtest.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,29 @@ bool gpuRequired();
       GTEST_SKIP() << "no usable CUDA GPU: " << ampcWhy_;                      \
     }                                                                          \
   } while (0)
+
+// Sets (or, with nullopt, unsets) an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    if (value)
+      setenv(name, value->c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
 
 struct HostTensor {
   DType dtype = DType::F32;
