@@ -1080,7 +1080,9 @@ class Driver:
 
     # the bench -----------------------------------------------------------
 
-    def ampc_bench(self, m, config, warmup, steps):
+    def ampc_bench(self, m, config):
+        _, warmup, _, _ = plan.schedule(m, self.first)
+        steps = plan.steps_for(m, config, self.first)
         name = plan.program_name(m["name"], config)
         prog = os.path.join(self.a.programs, name + ".prog")
         out_json = os.path.join(self.a.work, name + ".ampc.json")
@@ -1136,10 +1138,8 @@ class Driver:
 
     def piece_mlp8192(self):
         m = self.model(plan.HEADLINE)
-        configs, warmup, steps, steps_f32 = plan.schedule(m, self.first)
-        recs = [self.ampc_bench(m, c, warmup,
-                                steps_f32 if c == "f32" else steps)
-                for c in configs]
+        recs = [self.ampc_bench(m, c)
+                for c in plan.schedule(m, self.first)[0]]
         return self.bench_status(recs)
 
     def torch_peer(self, m, variants, dtypes, first, limit):
@@ -1269,10 +1269,8 @@ class Driver:
         recs = []
         others = [m for m in plan.MODELS if m["name"] != plan.HEADLINE]
         for m in others:
-            configs, warmup, steps, steps_f32 = plan.schedule(m, self.first)
-            for c in configs:
-                recs.append(self.ampc_bench(
-                    m, c, warmup, steps_f32 if c == "f32" else steps))
+            configs = plan.schedule(m, self.first)[0]
+            recs += [self.ampc_bench(m, c) for c in configs]
             recs += self.torch_peer(m, ["eager-foreach", "eager-fused"],
                                     plan.torch_dtypes(configs), self.first,
                                     TORCH_EAGER_TIMEOUT_S)
