@@ -73,12 +73,6 @@ LOSS_STEPS = 8
 MOMENTUM = 0.9
 INIT_SEED = 1
 
-# Seconds each piece may take (the whole device call must end inside 10
-# minutes; drive.py also stops starting pieces when its budget runs out).
-TIMEOUT_AMPC = 60
-TIMEOUT_TORCH_EAGER = 90
-TIMEOUT_TORCH_COMPILE = 150
-
 # The order of the torch.compile pieces, which come last: the headline
 # model, then the cheap compilations, then the expensive ones (ResNet's 20
 # convolutions with batch norm in training mode), so that a run cut short

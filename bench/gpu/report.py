@@ -43,7 +43,6 @@ sys.path.insert(0, HERE)
 import plan  # noqa: E402
 
 MIB = 1 << 20
-TORCH_VARIANTS = ["eager-foreach", "eager-fused", "compile"]
 
 
 def load_records(path):
