@@ -142,5 +142,5 @@ echo "bench/gpu/prepare.sh: carried $root/carry: $carried bytes (at most 4000000
 if [ $dry = 1 ]; then
   echo "bench/gpu/prepare.sh: ready for: ROOT=$root bash bench/gpu/first-run.sh --dry-run"
 else
-  echo "bench/gpu/prepare.sh: ready for the device call: run(command='bash bench/gpu/first-run.sh', carry=['$root/carry'], timeout_s=440)"
+  echo "bench/gpu/prepare.sh: ready for the device call: run(command='bash bench/gpu/first-run.sh', carry=['$root/carry'], timeout_s=420)"
 fi
