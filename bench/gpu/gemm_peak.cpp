@@ -303,20 +303,19 @@ public:
     AMPC_CUBLAS_CHECK(api_, cublasLtMatmulDescSetAttribute(
                                 desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opA,
                                 sizeof(opA)));
-    if (s.transB)
-      AMPC_CUBLAS_CHECK(api_,
-                        cublasLtMatrixLayoutCreate(&lb_, t.data, s.k, s.n, s.k));
-    else
-      AMPC_CUBLAS_CHECK(api_,
-                        cublasLtMatrixLayoutCreate(&lb_, t.data, s.n, s.k, s.n));
-    if (s.transA)
-      AMPC_CUBLAS_CHECK(api_,
-                        cublasLtMatrixLayoutCreate(&la_, t.data, s.m, s.k, s.m));
-    else
-      AMPC_CUBLAS_CHECK(api_,
-                        cublasLtMatrixLayoutCreate(&la_, t.data, s.k, s.m, s.k));
-    AMPC_CUBLAS_CHECK(api_,
-                      cublasLtMatrixLayoutCreate(&ld_, t.data, s.n, s.m, s.n));
+    // Each operand by the shape it is stored in, row-major R x C: to
+    // cuBLASLt a column-major C x R matrix with leading dimension C.
+    auto rowMajor = [&](cublasLtMatrixLayout_t *l, int64_t rows,
+                        int64_t cols) -> Status {
+      AMPC_CUBLAS_CHECK(
+          api_, cublasLtMatrixLayoutCreate(l, t.data, cols, rows, cols));
+      return Status::ok();
+    };
+    AMPC_RETURN_IF_ERROR(s.transB ? rowMajor(&lb_, s.n, s.k)
+                                  : rowMajor(&lb_, s.k, s.n));
+    AMPC_RETURN_IF_ERROR(s.transA ? rowMajor(&la_, s.k, s.m)
+                                  : rowMajor(&la_, s.m, s.k));
+    AMPC_RETURN_IF_ERROR(rowMajor(&ld_, s.m, s.n));
     AMPC_CUBLAS_CHECK(api_, cublasLtMatmulPreferenceCreate(&pref_));
     AMPC_CUBLAS_CHECK(api_, cublasLtMatmulPreferenceSetAttribute(
                                 pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
