@@ -138,6 +138,12 @@ def json_lines(text, kind=None):
     return out
 
 
+def shown(cmd, env):
+    """A command as the logs show it: its extra environment, then argv."""
+    return "".join("%s=%s " % kv for kv in (env or {}).items()) + \
+        " ".join(cmd)
+
+
 def find_tool(name):
     """A CUDA tool on PATH or in the toolkit's usual places."""
     p = shutil.which(name)
@@ -461,10 +467,8 @@ class Driver:
         limit = max(1.0, min(limit, self.left()))
         t0 = time.monotonic()
         with open(self.path(log), "a") as f:
-            f.write("\n$ %s%s%s\n" % (
-                " ".join("%s=%s" % kv for kv in (env or {}).items()) +
-                (" " if env else ""), " ".join(cmd),
-                "   # " + note if note else ""))
+            f.write("\n$ %s%s\n" % (shown(cmd, env),
+                                     "   # " + note if note else ""))
             f.flush()
             offset = f.tell()
             p = self._start(cmd, f, env)
@@ -521,10 +525,8 @@ class Driver:
                     f.close()
                     os.unlink(tmp)
                     secs = now - t0
-                    self.append(log, "\n$ %s%s\n%s# -> %s in %.1f s\n" % (
-                        " ".join("%s=%s" % kv for kv in (env or {}).items())
-                        + (" " if env else ""), " ".join(cmd), text, status,
-                        secs))
+                    self.append(log, "\n$ %s\n%s# -> %s in %.1f s\n" % (
+                        shown(cmd, env), text, status, secs))
                     results[key] = (status, secs, text)
         except BaseException:
             for job in running:
