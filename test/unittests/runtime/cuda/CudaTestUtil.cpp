@@ -5,7 +5,6 @@
 #include "runtime/cuda/CudaKernels.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -27,11 +26,6 @@ CudaDevice *testDevice(std::string *why) {
     return nullptr;
   }
   return device.get();
-}
-
-bool gpuRequired() {
-  const char *e = std::getenv("AMPC_REQUIRE_GPU");
-  return e && *e && std::string(e) != "0";
 }
 
 HostTensor HostTensor::absent() {

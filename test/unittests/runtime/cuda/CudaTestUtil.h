@@ -13,6 +13,7 @@
 #ifndef AMPC_TEST_UNITTESTS_RUNTIME_CUDA_CUDATESTUTIL_H
 #define AMPC_TEST_UNITTESTS_RUNTIME_CUDA_CUDATESTUTIL_H
 
+#include "../../TestDevice.h"
 #include "runtime/Tensor.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cuda/CudaDevice.h"
@@ -31,15 +32,11 @@ namespace ampc::rt::cuda::test {
 // then `why` says what is missing.
 CudaDevice *testDevice(std::string *why = nullptr);
 
-// AMPC_REQUIRE_GPU=1 (any value but "" and "0"): a test that needs a GPU
-// fails without one instead of skipping.
-bool gpuRequired();
-
 #define AMPC_SKIP_WITHOUT_GPU()                                                \
   do {                                                                         \
     std::string ampcWhy_;                                                      \
     if (!::ampc::rt::cuda::test::testDevice(&ampcWhy_)) {                      \
-      if (::ampc::rt::cuda::test::gpuRequired())                               \
+      if (::ampc::unittest::gpuRequired())                                     \
         GTEST_FAIL() << "no usable CUDA GPU: " << ampcWhy_                     \
                      << " (AMPC_REQUIRE_GPU=1: a failure, not a skip)";        \
       GTEST_SKIP() << "no usable CUDA GPU: " << ampcWhy_;                      \
