@@ -3,8 +3,9 @@
 // Activations with a kink or a non-trivial derivative have their own
 // gradient op (relu_grad, gelu_grad, ...); smooth ones are written with
 // the forward ops, reusing the forward result where the derivative is a
-// function of it (tanh, sigmoid, exp, sqrt, reciprocal). Binary ops sum
-// their gradient back over broadcast dimensions.
+// function of it (tanh, sigmoid, exp, sqrt, reciprocal; relu_grad reads
+// relu's output too). Binary ops sum their gradient back over broadcast
+// dimensions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,21 @@ LogicalResult kinkGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
       GradOp::create(b, op->getLoc(), op->getResultTypes(),
                      ValueRange{dys[0], op->getOperand(0)}, op->getAttrs());
   dxs[0] = g;
+  return success();
+}
+
+/// relu's gradient reads relu's output, not its input: y = relu(x) is > 0
+/// exactly where x is (relu keeps NaN, which is not > 0, and gives +0 for
+/// -0 and negatives), so relu_grad(g, y) == relu_grad(g, x) element for
+/// element. Reading y, which the next layer keeps for its own gradient
+/// anyway, lets the pre-activation x die in the forward pass: a GEMM with
+/// a relu epilogue then never stores it.
+LogicalResult reluGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
+                       SmallVectorImpl<Value> &dxs) {
+  if (!isFloat(op->getOperand(0)))
+    return success();
+  dxs[0] = ReluGradOp::create(b, op->getLoc(), op->getResultTypes(),
+                              ValueRange{dys[0], op->getResult(0)});
   return success();
 }
 
@@ -189,7 +205,7 @@ LogicalResult castGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
 } // namespace
 
 void attachElementwiseGradients(MLIRContext *ctx) {
-  attach<ReluOp, kinkGrad<ReluGradOp>>(ctx);
+  attach<ReluOp, reluGrad>(ctx);
   attach<AbsOp, kinkGrad<AbsGradOp>>(ctx);
   attach<LeakyReluOp, kinkGrad<LeakyReluGradOp>>(ctx);
   attach<GeluOp, kinkGrad<GeluGradOp>>(ctx);

@@ -60,7 +60,9 @@
 // MLP-NEXT: %[[DB2S:.*]] = graph.reduce_sum %[[DY]] {axes = array<i64: 0>}
 // MLP-NEXT: %[[DB2:.*]] = graph.reshape %[[DB2S]] : tensor<1x2xf32> to tensor<2xf32>
 // MLP-NEXT: %[[NB2:.*]], %[[NB2V:.*]] = graph.momentum_update %[[LR]], %[[STEP]], %[[B2]], %[[DB2]], %[[B2V]]
-// MLP-NEXT: %[[DH:.*]] = graph.relu_grad %[[DR]], %[[H]] : tensor<4x5xf32>
+// relu's gradient reads relu's output R (R > 0 exactly where H > 0), not
+// the pre-activation H, so H dies in the forward pass.
+// MLP-NEXT: %[[DH:.*]] = graph.relu_grad %[[DR]], %[[R]] : tensor<4x5xf32>
 // MLP-NEXT: %[[DW1:.*]] = graph.gemm %[[DH]], %[[X]] {beta = 0.000000e+00 : f64, trans_a = true} : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
 // MLP-NEXT: %[[NW1:.*]], %[[NW1V:.*]] = graph.momentum_update %[[LR]], %[[STEP]], %[[W1]], %[[DW1]], %[[W1V]]
 // MLP-NEXT: %[[DB1S:.*]] = graph.reduce_sum %[[DH]] {axes = array<i64: 0>}
