@@ -2,9 +2,8 @@
 #include "tools/amp-run/AmpMemory.h"
 
 #include "compiler/Transforms/AmpReport.h"
-#include "dialects/Rt/RtOps.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -12,37 +11,23 @@ using namespace mlir;
 
 namespace ampc::tools {
 
-FailureOr<ArenaBytes> measureArena(ModuleOp lowered, StringRef name) {
-  auto f = lowered.lookupSymbol<func::FuncOp>(name);
-  if (!f)
-    return failure();
-  auto size = f->getAttrOfType<IntegerAttr>(rtir::kArenaSizeAttr);
-  if (!size)
-    return failure();
-  ArenaBytes bytes;
-  bytes.arena = size.getInt();
-  f.walk([&](Operation *op) {
-    if (isa<rtir::ParamOp>(op))
-      bytes.params +=
-          rtir::byteSize(cast<ShapedType>(op->getResult(0).getType()));
-    else if (isa<rtir::InputOp>(op))
-      bytes.inputs +=
-          rtir::byteSize(cast<ShapedType>(op->getResult(0).getType()));
-    else if (auto k = dyn_cast<rtir::KernelOp>(op))
-      if (k.getKind() == "cast" && k.getInputs().size() == 1 &&
-          k.getInputs()[0].getDefiningOp<rtir::ParamOp>())
-        bytes.workingCopies +=
-            rtir::byteSize(cast<ShapedType>(k->getResult(0).getType()));
-  });
-  return bytes;
-}
-
 static llvm::json::Object toJson(const ArenaBytes &b) {
+  // The first five are the fields of the first report; their names stay.
   return llvm::json::Object{{"arena_bytes", b.arena},
                             {"param_and_state_bytes", b.params},
                             {"input_bytes", b.inputs},
-                            {"working_copy_bytes", b.workingCopies},
-                            {"activation_bytes", b.activations()}};
+                            {"working_copy_bytes", b.workingCopies()},
+                            {"activation_bytes", b.activations()},
+                            {"working_copy_state_bytes", b.workingCopyState},
+                            {"working_copy_cast_bytes", b.workingCopyCasts},
+                            {"gradient_bytes", b.gradients},
+                            {"saved_for_backward_bytes", b.savedForBackward}};
+}
+
+static void addRatio(llvm::json::Object &to, llvm::StringRef key, int64_t amp,
+                     int64_t f32) {
+  if (f32 > 0)
+    to[key] = static_cast<double>(amp) / f32;
 }
 
 LogicalResult addMemoryToReport(StringRef path, const ArenaBytes &f32,
@@ -63,11 +48,43 @@ LogicalResult addMemoryToReport(StringRef path, const ArenaBytes &f32,
   }
   llvm::json::Object report = std::move(*parsed->getAsObject());
   llvm::json::Object memory{{"f32", toJson(f32)}, {"amp", toJson(amp)}};
-  if (f32.activations() > 0)
-    memory["activation_ratio"] =
-        static_cast<double>(amp.activations()) / f32.activations();
+  addRatio(memory, "arena_ratio", amp.arena, f32.arena);
+  addRatio(memory, "activation_ratio", amp.activations(), f32.activations());
+  addRatio(memory, "gradient_ratio", amp.gradients, f32.gradients);
+  addRatio(memory, "saved_for_backward_ratio", amp.savedForBackward,
+           f32.savedForBackward);
   report["memory"] = std::move(memory);
   return AmpReport::write(report, path, error);
+}
+
+/// MB of 2^20 bytes, as the summary gives them.
+static std::string megabytes(int64_t bytes) {
+  return llvm::formatv("{0:F2} MB", static_cast<double>(bytes) / (1 << 20));
+}
+
+/// " (0.50x)", or nothing where f32 has none of it.
+static std::string ratio(int64_t amp, int64_t f32) {
+  if (f32 <= 0)
+    return "";
+  return llvm::formatv(" ({0:F2}x)", static_cast<double>(amp) / f32);
+}
+
+void printMemorySummary(llvm::raw_ostream &os, llvm::StringRef run,
+                        const ArenaBytes &amp, const ArenaBytes &f32) {
+  os << "amp-run: peak arena memory " << megabytes(amp.arena) << " with " << run
+     << " vs " << megabytes(f32.arena) << " in f32"
+     << ratio(amp.arena, f32.arena) << ":\n";
+  // Not parts of the arena that add up: the per-step values hold the
+  // gradients and saved values (and O1's working copies) at different times.
+  auto line = [&](llvm::StringRef what, int64_t a, int64_t b) {
+    os << llvm::formatv("amp-run:   {0,-31} {1,10} vs {2,10}{3}\n", what,
+                        megabytes(a), megabytes(b), ratio(a, b));
+  };
+  line("parameters and optimizer state", amp.params, f32.params);
+  line("working copies", amp.workingCopies(), f32.workingCopies());
+  line("gradients (most live at once)", amp.gradients, f32.gradients);
+  line("saved for backward", amp.savedForBackward, f32.savedForBackward);
+  line("all per-step values", amp.activations(), f32.activations());
 }
 
 int reportMemory(ModuleOp f32, ModuleOp amp, StringRef name, StringRef path) {

@@ -1,34 +1,19 @@
 //===- AmpMemory.h - planned memory of the f32 and AMP steps ----*- C++ -*-===//
 //
-// The memory side of the AMP report: the arena the planner laid out for the
-// step with and without AMP, and what of it is activations (everything but
-// the parameters, state and inputs, which both steps hold for the whole run).
+// The memory side of the AMP report and of amp-run's summary: the figures of
+// StepMemory.h for the step with and without AMP, side by side.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_TOOLS_AMP_RUN_AMPMEMORY_H
 #define AMPC_TOOLS_AMP_RUN_AMPMEMORY_H
 
-#include "mlir/IR/BuiltinOps.h"
+#include "tools/amp-run/StepMemory.h"
 
-#include <cstdint>
+#include "llvm/Support/raw_ostream.h"
+
 #include <string>
 
 namespace ampc::tools {
-
-struct ArenaBytes {
-  int64_t arena = 0;  // the planned arena of the function
-  int64_t params = 0; // parameters and state (rt.param)
-  int64_t inputs = 0; // graph inputs (rt.input)
-  /// Low-precision working copies of parameters made in the step (cast
-  /// kernels that read a parameter): part of the activations, shown apart
-  /// because at small batches they, not the activations, set the peak.
-  int64_t workingCopies = 0;
-  int64_t activations() const { return arena - params - inputs; }
-};
-
-/// Measures function `name` of a module lowered to rt (memory planned).
-mlir::FailureOr<ArenaBytes> measureArena(mlir::ModuleOp lowered,
-                                         llvm::StringRef name);
 
 /// Adds `"memory": {"f32": {...}, "amp": {...}}` to the report amp-auto-cast
 /// wrote at `path`, rewriting it atomically.
@@ -36,6 +21,11 @@ mlir::LogicalResult addMemoryToReport(llvm::StringRef path,
                                       const ArenaBytes &f32,
                                       const ArenaBytes &amp,
                                       std::string &error);
+
+/// Prints the summary's memory lines (MB of 2^20 bytes): `run` (the AMP
+/// step, e.g. "AMP O2 f16") against f32.
+void printMemorySummary(llvm::raw_ostream &os, llvm::StringRef run,
+                        const ArenaBytes &amp, const ArenaBytes &f32);
 
 /// Measures `name` in both lowered modules and adds the figures to the
 /// report at `path`; returns the exit code after printing any error.

@@ -57,8 +57,22 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
     buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale);
   if (o.emit == "rt")
     buildLoweringPipeline(pm, o.lowering);
+  // --emit=rt with --amp-report: the report gets its memory figures as a run
+  // would, from the f32 step lowered beside this one, without running.
+  mlir::OwningOpRef<mlir::ModuleOp> f32;
+  if (o.emit == "rt" && o.amp && !o.amp->report.empty())
+    f32 = module->clone();
   if (mlir::failed(pm.run(*module)))
     return 1;
+  if (f32) {
+    mlir::PassManager f32Pm(ctx);
+    buildTrainingGraphPipeline(f32Pm, o.training);
+    buildLoweringPipeline(f32Pm, o.lowering);
+    if (mlir::failed(f32Pm.run(*f32)))
+      return 1;
+    if (int rc = reportMemory(*f32, *module, "train_step", o.amp->report))
+      return rc;
+  }
   if (o.emit != "program")
     return printModule(*module, o.outputFile);
   // The Program carries what amp-exec's host loop needs, read before
@@ -175,10 +189,6 @@ std::string runLabel(const std::optional<AmpAutoCastPassOptions> &amp) {
   if (!amp || amp->level == "O0")
     return "f32";
   return "AMP " + amp->level + " " + amp->dtype;
-}
-
-std::string megabytes(int64_t bytes) {
-  return formatv("{0:F2} MB", static_cast<double>(bytes) / (1 << 20)).str();
 }
 
 PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
@@ -504,16 +514,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     outs() << " (" << data.test->samples() << " samples); "
            << format("%.0f", loop.samplesPerSecond()) << " samples/s\n";
   }
-  if (amp) {
-    const ArenaBytes &a = step.trainArena, &b = f32.trainArena;
-    outs() << "amp-run: peak arena memory " << megabytes(a.arena) << " with "
-           << lo.run << " vs " << megabytes(b.arena) << " in f32 ("
-           << format("%.2f", static_cast<double>(a.arena) / b.arena)
-           << "x): parameters and optimizer state " << megabytes(a.params)
-           << " vs " << megabytes(b.params) << ", activations and gradients "
-           << megabytes(a.activations() + a.inputs) << " vs "
-           << megabytes(b.activations() + b.inputs) << "\n";
-  }
+  if (amp)
+    printMemorySummary(outs(), lo.run, step.trainArena, f32.trainArena);
   if (f32Loop) {
     double f32Loss, f32Accuracy;
     outs() << "amp-run: f32 on the same batches: final loss "
