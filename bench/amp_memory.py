@@ -13,9 +13,12 @@ with momentum 0.9 is the optimizer of the shared models' reference runs and
 of the examples' recipes; loss scaling is amp-run's default (dynamic for
 f16, none for bf16).
 
-usage: /usr/bin/python3 bench/amp_memory.py [--amp-run PATH] [MODEL ...]
+usage: /usr/bin/python3 bench/amp_memory.py [--amp-run PATH]
+           [--write-doc docs/amp.md] [MODEL ...]
   MODEL: a .onnx file or a directory holding model.onnx (default: all of the
-  above). The table is markdown, as docs/amp.md holds it.
+  above). The table is markdown; --write-doc also puts it into the file
+  between the lines BEGIN and END below, so docs/amp.md holds exactly what
+  this script prints.
 """
 
 import argparse
@@ -27,6 +30,8 @@ import tempfile
 
 import bench_util
 
+BEGIN = "<!-- bench/amp_memory.py: table begin -->"
+END = "<!-- bench/amp_memory.py: table end -->"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = [("O1", "f16"), ("O2", "f16"), ("O1", "bf16"), ("O2", "bf16")]
 # (column, report field); each a size in MB of 2^20 bytes.
@@ -91,9 +96,33 @@ def row(name, config, m, f32):
              ratio(m["arena_bytes"], f32["arena_bytes"])])
 
 
+def markdown(hdr, table):
+    lines = ["| " + " | ".join(hdr) + " |",
+             "|" + "|".join("---" for _ in hdr) + "|"]
+    lines += ["| " + " | ".join(t) + " |" for t in table]
+    return "\n".join(lines) + "\n"
+
+
+def write_doc(path, text):
+    """Replaces what lies between the BEGIN and END lines of `path`."""
+    with open(path) as f:
+        doc = f.read()
+    if doc.count(BEGIN) != 1 or doc.count(END) != 1 or \
+            doc.index(BEGIN) > doc.index(END):
+        sys.exit(f"bench/amp_memory.py: {path} has no one {BEGIN!r} line "
+                 f"followed by one {END!r} line")
+    head, rest = doc.split(BEGIN + "\n", 1)
+    _, tail = rest.split(END, 1)
+    with open(path, "w") as f:
+        f.write(head + BEGIN + "\n" + text + END + tail)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     bench_util.add_amp_run_arg(ap)
+    ap.add_argument("--write-doc", metavar="FILE",
+                    help="also replace the table in FILE (between its "
+                    "BEGIN and END lines)")
     ap.add_argument("models", nargs="*", help="(default: every shared train "
                     "model and every example)")
     args = ap.parse_args()
@@ -115,7 +144,10 @@ def main():
             for (level, dtype), m in reports.items():
                 table.append(row(name, f"{level} {dtype}", m["amp"], f32))
             print(f"  {name}: done", file=sys.stderr, flush=True)
-    bench_util.print_markdown(hdr, table)
+    text = markdown(hdr, table)
+    print(text, end="")
+    if args.write_doc:
+        write_doc(args.write_doc, text)
 
 
 if __name__ == "__main__":
