@@ -12,6 +12,7 @@
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -90,6 +91,7 @@ public:
     // In program order an input is final before its users are visited.
     for (amp::CastOp c : casts)
       visit(c);
+    readGradientsAsMade(func);
     eraseDead(func);
     return removed;
   }
@@ -131,6 +133,33 @@ private:
       }
     }
     it->second = c.getResult();
+  }
+
+  /// An optimizer update of an f32 parameter and the overflow check read an
+  /// f16/bf16 gradient as it is: the f32 cast in front of them (the
+  /// gradient of a working copy's cast) is exact, so reading the narrow
+  /// value gives the same numbers without an f32 copy of the gradient.
+  void readGradientsAsMade(func::FuncOp func) {
+    auto narrowSource = [](Value v) -> Value {
+      auto c = v.getDefiningOp<amp::CastOp>();
+      if (!c || !isExact(c.getInput().getType(), c.getType()))
+        return {};
+      Type from = cast<ShapedType>(c.getInput().getType()).getElementType();
+      return from.isF16() || from.isBF16() ? c.getInput() : Value();
+    };
+    func.walk([&](Operation *op) {
+      if (graph::isOptimizerUpdate(op)) {
+        OpOperand &grad = graph::updateGradOperand(op);
+        Value param = op->getResult(0);
+        if (Value narrow = narrowSource(grad.get());
+            narrow && getElementTypeOrSelf(param.getType()).isF32())
+          grad.set(narrow);
+      } else if (auto check = dyn_cast<amp::CheckFiniteOp>(op)) {
+        for (OpOperand &g : check.getGradsMutable())
+          if (Value narrow = narrowSource(g.get()))
+            g.set(narrow);
+      }
+    });
   }
 
   void replace(amp::CastOp c, Value v) {

@@ -1,8 +1,9 @@
 //===- LossScale.cpp - the amp-loss-scale pass ----------------------------===//
 //
 // Loss scaling inside @train_step: the seed of the backward pass becomes the
-// scale, one amp.unscale_and_check reads every gradient an update uses, and
-// its found_inf skips the updates and keeps the other state. Everything is
+// scale, one amp.check_finite reads every gradient an update uses, its
+// found_inf skips the updates and keeps the other state, and each update
+// unscales its gradient as it reads it. Everything is
 // a value of the step, so no host synchronisation is needed. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
@@ -142,8 +143,7 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     // update.
     Value between;
     for (Operation *u : updates) {
-      MutableOperandRange s = graph::updateSkipOperand(u);
-      Value v = s.empty() ? Value() : s[0].get();
+      Value v = graph::updateSkip(u);
       if (u != updates.front() && v != between)
         return u->emitOpError("is skipped by another condition than the "
                               "first update of the step; amp-loss-scale "
@@ -195,23 +195,25 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     for (Operation *op : inOrder)
       op->moveBefore(ret);
 
+    // One read-only check over the gradients as the updates read them; each
+    // update applies 1/S itself as it reads its gradient, so no gradient is
+    // rewritten (amp-fold-casts then lets both read the low-precision
+    // gradient in place of its f32 cast).
     SmallVector<Value> grads;
     for (Operation *u : updates)
       grads.push_back(graph::updateGradOperand(u).get());
     b.setInsertionPoint(inOrder.front());
-    auto check = amp::UnscaleAndCheckOp::create(
-        b, loc, ValueRange(grads).getTypes(),
-        RankedTensorType::get({}, b.getI1Type()), grads, scale, between);
+    auto check = amp::CheckFiniteOp::create(
+        b, loc, RankedTensorType::get({}, b.getI1Type()), grads, scale,
+        between);
     Value found = check.getFoundInf();
     // At an update, skip if it overflowed; between updates, always.
     Value skip = found;
     if (between)
       skip = graph::WhereOp::create(b, loc, found.getType(), between, between,
                                     found);
-    for (auto [u, unscaled] : llvm::zip(updates, check.getUnscaled())) {
-      graph::updateGradOperand(u).set(unscaled);
-      graph::updateSkipOperand(u).assign(skip);
-    }
+    for (Operation *u : updates)
+      graph::setUpdateGuards(u, skip, scale);
 
     // The rest of the state the step writes: the step counter, running
     // statistics. The working copies are the rounded parameters, which a

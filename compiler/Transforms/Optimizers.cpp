@@ -123,24 +123,26 @@ Operation *buildUpdate(OpBuilder &b, Location loc, const OptimizerConfig &c,
   auto f = [&](double v) { return b.getF64FloatAttr(v); };
   if (c.kind == "sgd")
     return graph::SgdUpdateOp::create(b, loc, t, lr, param, grad,
-                                      /*skip=*/Value(), f(weightDecay(c)));
+                                      /*guards=*/ValueRange(),
+                                      f(weightDecay(c)));
   if (c.kind == "momentum" || c.kind == "nesterov")
     return graph::MomentumUpdateOp::create(
         b, loc, TypeRange{t, t}, lr, step, param, grad, state[0],
-        /*skip=*/Value(), f(c.momentum), f(1.0 - c.dampening),
+        /*guards=*/ValueRange(), f(c.momentum), f(1.0 - c.dampening),
         f(weightDecay(c)),
         b.getStringAttr(c.kind == "momentum" ? "standard" : "nesterov"));
   if (c.kind == "adam" || c.kind == "adamw") {
     bool decoupled = c.kind == "adamw";
     return graph::AdamUpdateOp::create(
         b, loc, TypeRange{t, t, t}, lr, step, param, grad, state[0], state[1],
-        /*skip=*/Value(), f(c.beta1), f(c.beta2), f(adamEpsilon(c)),
+        /*guards=*/ValueRange(), f(c.beta1), f(c.beta2), f(adamEpsilon(c)),
         f(decoupled ? 0.0 : weightDecay(c)), f(0.0),
         f(decoupled ? weightDecay(c) : 0.0), b.getStringAttr("pytorch"));
   }
   return graph::AdagradUpdateOp::create(
       b, loc, TypeRange{t, t}, lr, step, param, grad, state[0],
-      /*skip=*/Value(), f(c.lrDecay), f(adagradEpsilon(c)), f(weightDecay(c)));
+      /*guards=*/ValueRange(), f(c.lrDecay), f(adagradEpsilon(c)),
+      f(weightDecay(c)));
 }
 
 } // namespace ampc

@@ -178,6 +178,9 @@ def AmpFoldCastsPass : Pass<"amp-fold-casts", "mlir::ModuleOp"> {
       value of A, since only the last step rounds;
     - two casts of one value to one type become one, placed after the value
       is defined;
+    - an optimizer update of an f32 parameter and `amp.check_finite` read an
+      f16/bf16 gradient directly instead of its exact f32 cast (the gradient
+      of a working copy's cast), so no f32 copy of the gradient is made;
     - a cast of a `graph.constant` becomes a converted constant;
     - casts left without users are erased.
     A round trip through a narrower type (f32 -> f16 -> f32) rounds, so it is
@@ -187,18 +190,21 @@ def AmpFoldCastsPass : Pass<"amp-fold-casts", "mlir::ModuleOp"> {
 }
 
 def AmpLossScalePass : Pass<"amp-loss-scale", "mlir::ModuleOp"> {
-  let summary = "scales the loss of @train_step, unscales and checks the "
-                "gradients, and skips the update of a step that overflowed";
+  let summary = "scales the loss of @train_step, checks the gradients, "
+                "unscales them in the updates, and skips the update of a "
+                "step that overflowed";
   let description = [{
     Runs on the @train_step that graph-build-training built, before
     anything folds its seed (`graph.loss_seed`, the constant 1 that
     d loss / d loss starts from):
     - the seed becomes the loss scale S, so every gradient of the backward
       pass is S times the true one and small gradients survive in f16;
-    - one `amp.unscale_and_check` takes every gradient an optimizer update
-      reads, multiplies it by 1/S and gives one `found_inf`; the updates
+    - one `amp.check_finite` reads every gradient an optimizer update
+      reads and gives one `found_inf`, writing nothing else; the updates
       are moved after it (they all wait for the one check);
-    - every optimizer update takes `found_inf` as its `skip`, and the other
+    - every optimizer update takes S as its `loss_scale` and multiplies
+      its gradient by 1/S as it reads it (no pass rewrites the gradients),
+      and `found_inf` as its `skip`; the other
       state the step writes (the step counter, batch-norm running
       statistics, ...) is kept by `amp.guard_update`: a step that
       overflowed leaves parameters, optimizer state and counters bit for

@@ -46,29 +46,29 @@ def Amp_CastOp : Amp_Op<"cast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Amp_UnscaleAndCheckOp
-    : Amp_Op<"unscale_and_check", [Pure, AttrSizedOperandSegments]> {
-  let summary = "multiplies every gradient by 1/scale and detects inf/NaN";
+def Amp_CheckFiniteOp
+    : Amp_Op<"check_finite", [Pure, AttrSizedOperandSegments]> {
+  let summary = "detects inf/NaN in the scaled gradients; writes nothing else";
   let description = [{
-    One fused op over all gradients: `unscaled[i] = grads[i] / scale`, and
-    `found_inf` is true if any element of any gradient (before or after
-    unscaling) is inf or NaN. The runtime runs it as one multi-tensor launch,
-    which may write each unscaled gradient over the gradient it replaces.
-    `1/scale` is rounded to f32 first, as PyTorch's GradScaler does.
+    One read-only pass over every gradient the updates read, in whatever
+    precision it was computed (f16/bf16 gradients are not widened first):
+    `found_inf` is true if any element `g` of any gradient, or `g * (1/scale)`
+    formed in f32 (f64 for f64 gradients), is inf or NaN. `1/scale` is
+    rounded to f32 first, as PyTorch's GradScaler does, and it is the same
+    product the optimizer updates form when they read the gradient with
+    their `loss_scale`, so the check and the updates agree on every
+    element. No gradient is rewritten.
 
     With `skip` true (a micro-step of gradient accumulation, between two
-    updates) it does nothing: `found_inf` is false and the unscaled results
-    are unspecified, as nothing that runs reads them then.
+    updates) it reads nothing and `found_inf` is false.
     ```mlir
-    %u:2, %found = amp.unscale_and_check(%gw, %gb), %scale
-        : (tensor<4x8xf32>, tensor<8xf32>, tensor<f32>)
-        -> (tensor<4x8xf32>, tensor<8xf32>, tensor<i1>)
+    %found = amp.check_finite(%gw, %gb), %scale
+        : (tensor<4x8xf16>, tensor<8xf16>, tensor<f32>) -> tensor<i1>
     ```
   }];
   let arguments = (ins Variadic<Amp_FloatTensor>:$grads, Amp_F32Scalar:$scale,
                    Optional<Amp_BoolScalar>:$skip);
-  let results = (outs Variadic<Amp_FloatTensor>:$unscaled,
-                 Amp_BoolScalar:$found_inf);
+  let results = (outs Amp_BoolScalar:$found_inf);
   let assemblyFormat = [{
     `(` $grads `)` `,` $scale (`skip` $skip^)? attr-dict
     `:` functional-type(operands, results)

@@ -693,5 +693,14 @@ OpFoldResult GatherOp::fold(FoldAdaptor a) {
   return intsAttr(outType, out);
 }
 
+namespace ampc::graph {
+// The custom<UpdateGuards> directive of the optimizer updates
+// (OptimizerOps.cpp).
+ParseResult
+parseUpdateGuards(OpAsmParser &p,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &guards);
+void printUpdateGuards(OpAsmPrinter &p, Operation *op, OperandRange guards);
+} // namespace ampc::graph
+
 #define GET_OP_CLASSES
 #include "dialects/Graph/GraphOps.cpp.inc"

@@ -53,10 +53,15 @@ bool isOptimizerUpdate(mlir::Operation *op);
 /// a graph.cast of the update's first result: the update that also writes
 /// the rounded working copy of the new parameter (convert-graph-to-rt).
 bool isUpdateWithWorkingCopy(mlir::Block &body);
-/// The gradient an optimizer update reads, and its optional `skip`
-/// (`update` must satisfy isOptimizerUpdate).
+/// The gradient an optimizer update reads, and its guards: the optional
+/// `skip` and `loss_scale` (null when absent; `update` must satisfy
+/// isOptimizerUpdate). setUpdateGuards replaces both (a null `skip` with a
+/// `lossScale` is a bug).
 mlir::OpOperand &updateGradOperand(mlir::Operation *update);
-mlir::MutableOperandRange updateSkipOperand(mlir::Operation *update);
+mlir::Value updateSkip(mlir::Operation *update);
+mlir::Value updateLossScale(mlir::Operation *update);
+void setUpdateGuards(mlir::Operation *update, mlir::Value skip,
+                     mlir::Value lossScale = {});
 
 /// True for the ops that sum many products or many elements: contractions,
 /// average pooling, sum/mean reductions, softmax, losses and normalization,

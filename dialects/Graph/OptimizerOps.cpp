@@ -3,18 +3,57 @@
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/VerifyHelpers.h"
 
+#include "mlir/IR/OpImplementation.h"
+
 using namespace mlir;
 using namespace ampc::graph;
 using namespace ampc::graph::detail;
 
 namespace {
-/// The parameter, its gradient, its state and every result share one type.
-LogicalResult sameAsParam(Operation *op, Value param,
+/// The parameter, its state and every result share one type. The gradient
+/// has the parameter's shape and either its type or, for an f32 parameter,
+/// f16 or bf16: the low-precision gradient of an AMP step, which the update
+/// widens as it reads it.
+LogicalResult sameAsParam(Operation *op, Value param, Value grad,
                           ArrayRef<std::pair<StringRef, Value>> others) {
   for (auto [name, v] : others)
     if (v.getType() != param.getType())
       return op->emitOpError() << name << " has type " << v.getType()
                                << " but param has " << param.getType();
+  auto p = cast<ShapedType>(param.getType());
+  auto g = cast<ShapedType>(grad.getType());
+  if (g == p)
+    return success();
+  bool widened = p.getElementType().isF32() &&
+                 (g.getElementType().isF16() || g.getElementType().isBF16());
+  if (!widened || g.getShape() != p.getShape())
+    return op->emitOpError()
+           << "grad has type " << g << " but param has " << p
+           << " (a gradient has the parameter's type, or f16/bf16 of its "
+              "shape for an f32 parameter)";
+  return success();
+}
+
+/// At most `skip` (i1) then `loss_scale` (f32): a loss-scaled gradient can
+/// overflow, and the step that overflows must be skipped.
+LogicalResult checkGuards(Operation *op, ValueRange guards) {
+  auto isScalar = [](Value v, bool i1) {
+    auto t = cast<ShapedType>(v.getType());
+    return t.getRank() == 0 &&
+           (i1 ? t.getElementType().isInteger(1) : t.getElementType().isF32());
+  };
+  if (guards.size() > 2)
+    return op->emitOpError("has ")
+           << guards.size() << " guards; at most skip and loss_scale";
+  if (!guards.empty() && !isScalar(guards[0], true))
+    return op->emitOpError("skip must be an i1 scalar, got ")
+           << guards[0].getType()
+           << " (a loss_scale needs a skip before it: a loss-scaled gradient "
+              "can overflow, and the check's found_inf must be able to skip "
+              "the update)";
+  if (guards.size() == 2 && !isScalar(guards[1], false))
+    return op->emitOpError("loss_scale must be an f32 scalar, got ")
+           << guards[1].getType();
   return success();
 }
 
@@ -26,17 +65,20 @@ LogicalResult inUnitInterval(Operation *op, StringRef name, double v) {
 } // namespace
 
 LogicalResult SgdUpdateOp::verify() {
-  return sameAsParam(*this, getParam(),
-                     {{"grad", getGrad()}, {"new_param", getNewParam()}});
+  if (failed(checkGuards(*this, getGuards())))
+    return failure();
+  return sameAsParam(*this, getParam(), getGrad(),
+                     {{"new_param", getNewParam()}});
 }
 
 LogicalResult MomentumUpdateOp::verify() {
   if (getMode() != "standard" && getMode() != "nesterov")
     return emitOpError("mode must be \"standard\" or \"nesterov\", got \"")
            << getMode() << "\"";
-  return sameAsParam(*this, getParam(),
-                     {{"grad", getGrad()},
-                      {"velocity", getVelocity()},
+  if (failed(checkGuards(*this, getGuards())))
+    return failure();
+  return sameAsParam(*this, getParam(), getGrad(),
+                     {{"velocity", getVelocity()},
                       {"new_param", getNewParam()},
                       {"new_velocity", getNewVelocity()}});
 }
@@ -64,9 +106,10 @@ LogicalResult AdamUpdateOp::verify() {
   if (!(getEpsilon().convertToDouble() >= 0))
     return emitOpError("epsilon must be >= 0, got ")
            << getEpsilon().convertToDouble();
-  return sameAsParam(*this, getParam(),
-                     {{"grad", getGrad()},
-                      {"m", getM()},
+  if (failed(checkGuards(*this, getGuards())))
+    return failure();
+  return sameAsParam(*this, getParam(), getGrad(),
+                     {{"m", getM()},
                       {"v", getV()},
                       {"new_param", getNewParam()},
                       {"new_m", getNewM()},
@@ -80,9 +123,10 @@ LogicalResult AdagradUpdateOp::verify() {
   if (!(getEpsilon().convertToDouble() >= 0))
     return emitOpError("epsilon must be >= 0, got ")
            << getEpsilon().convertToDouble();
-  return sameAsParam(*this, getParam(),
-                     {{"grad", getGrad()},
-                      {"accumulator", getAccumulator()},
+  if (failed(checkGuards(*this, getGuards())))
+    return failure();
+  return sameAsParam(*this, getParam(), getGrad(),
+                     {{"accumulator", getAccumulator()},
                       {"new_param", getNewParam()},
                       {"new_accumulator", getNewAccumulator()}});
 }
@@ -133,6 +177,49 @@ OpOperand &ampc::graph::updateGradOperand(Operation *op) {
   return onUpdate(op, [](auto u) -> OpOperand & { return u.getGradMutable(); });
 }
 
-MutableOperandRange ampc::graph::updateSkipOperand(Operation *op) {
-  return onUpdate(op, [](auto u) { return u.getSkipMutable(); });
+Value ampc::graph::updateSkip(Operation *op) {
+  ValueRange g =
+      onUpdate(op, [](auto u) -> ValueRange { return u.getGuards(); });
+  return g.empty() ? Value() : g[0];
 }
+
+Value ampc::graph::updateLossScale(Operation *op) {
+  ValueRange g =
+      onUpdate(op, [](auto u) -> ValueRange { return u.getGuards(); });
+  return g.size() < 2 ? Value() : g[1];
+}
+
+void ampc::graph::setUpdateGuards(Operation *op, Value skip, Value lossScale) {
+  assert((skip || !lossScale) && "a loss_scale needs a skip");
+  SmallVector<Value, 2> guards;
+  if (skip)
+    guards.push_back(skip);
+  if (lossScale)
+    guards.push_back(lossScale);
+  onUpdate(op, [&](auto u) { u.getGuardsMutable().assign(guards); });
+}
+
+namespace ampc::graph {
+
+/// `skip %s` and `loss_scale %S`, each optional, in that order.
+ParseResult
+parseUpdateGuards(OpAsmParser &p,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &guards) {
+  // A loss_scale without a skip parses, so that the verifier can say why
+  // it is wrong.
+  for (StringRef keyword : {"skip", "loss_scale"})
+    if (succeeded(p.parseOptionalKeyword(keyword)) &&
+        p.parseOperand(guards.emplace_back()))
+      return failure();
+  return success();
+}
+
+void printUpdateGuards(OpAsmPrinter &p, Operation *, OperandRange guards) {
+  static constexpr StringRef kKeywords[] = {"skip", "loss_scale"};
+  for (auto [i, g] : llvm::enumerate(guards)) {
+    p << ' ' << (i < 2 ? kKeywords[i] : StringRef("guard")) << ' ';
+    p.printOperand(g);
+  }
+}
+
+} // namespace ampc::graph

@@ -7,11 +7,24 @@
 // one (0 at the first), as ONNX's `T`. Both are tensors so that schedules
 // and loss scaling can compute them inside the step.
 //
-// Every update takes an optional `skip` (an i1 scalar) last: when it is
-// true the results are the inputs they replace, bit for bit (the working
-// copy a kernel may also write is then the old parameter rounded, which is
-// the old working copy). Loss scaling skips a step that overflowed with it,
-// and gradient accumulation the micro-steps between two updates.
+// Every update ends with up to two scalar guards, printed `skip %s` and
+// `loss_scale %S`:
+// - `skip` (i1): when it is true the results are the inputs they replace,
+//   bit for bit (the working copy a kernel may also write is then the old
+//   parameter rounded, which is the old working copy). Loss scaling skips a
+//   step that overflowed with it, and gradient accumulation the micro-steps
+//   between two updates.
+// - `loss_scale` (f32), only after `skip`: the gradient is the loss-scaled
+//   one, and the update reads it as grad * (1 / loss_scale), with
+//   1 / loss_scale rounded to f32 first (PyTorch's GradScaler) and the
+//   product formed in the update's compute type. The gradient may then be
+//   f16 or bf16 for an f32 parameter: it goes into the update as the
+//   backward pass made it, with no f32 copy and no pass that rewrites it. A
+//   scaled gradient can overflow, so a step that has `loss_scale` must be
+//   able to skip (amp.check_finite's found_inf).
+// They are one operand group (not two optional operands) so that an update
+// needs no operand-segment attribute; updateSkip / updateLossScale /
+// setUpdateGuards in GraphOps.h read and set them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,15 +34,18 @@
 def Graph_ScalarFloatTensor : 0DTensorOf<[F32, F64]>;
 def Graph_StepTensor : 0DTensorOf<[I64]>;
 def Graph_SkipTensor : 0DTensorOf<[I1]>;
+def Graph_LossScaleTensor : 0DTensorOf<[F32]>;
+def Graph_UpdateGuard : AnyTypeOf<[Graph_SkipTensor, Graph_LossScaleTensor]>;
 
 def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure]> {
   let summary = "plain SGD: param - lr * (grad + weight_decay * param)";
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_FloatTensor:$param,
-                   Graph_FloatTensor:$grad, Optional<Graph_SkipTensor>:$skip,
+                   Graph_FloatTensor:$grad,
+                   Variadic<Graph_UpdateGuard>:$guards,
                    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let results = (outs Graph_FloatTensor:$new_param);
   let assemblyFormat = [{
-    $lr `,` $param `,` $grad (`skip` $skip^)? attr-dict
+    $lr `,` $param `,` $grad custom<UpdateGuards>($guards) attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -48,14 +64,15 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update", [Pure]> {
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
                    Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                    Graph_FloatTensor:$velocity,
-                   Optional<Graph_SkipTensor>:$skip, F64Attr:$alpha, F64Attr:$beta,
+                   Variadic<Graph_UpdateGuard>:$guards,
+                   F64Attr:$alpha, F64Attr:$beta,
                    DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient,
                    DefaultValuedStrAttr<StrAttr, "standard">:$mode);
   let results = (outs Graph_FloatTensor:$new_param,
                  Graph_FloatTensor:$new_velocity);
   let assemblyFormat = [{
-    $lr `,` $step `,` $param `,` $grad `,` $velocity (`skip` $skip^)?
-    attr-dict
+    $lr `,` $step `,` $param `,` $grad `,` $velocity
+    custom<UpdateGuards>($guards) attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -80,7 +97,7 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
                    Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                    Graph_FloatTensor:$m, Graph_FloatTensor:$v,
-                   Optional<Graph_SkipTensor>:$skip,
+                   Variadic<Graph_UpdateGuard>:$guards,
                    DefaultValuedAttr<F64Attr, "0.9">:$alpha,
                    DefaultValuedAttr<F64Attr, "0.999">:$beta,
                    DefaultValuedAttr<F64Attr, "1e-8">:$epsilon,
@@ -91,8 +108,8 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
   let results = (outs Graph_FloatTensor:$new_param, Graph_FloatTensor:$new_m,
                  Graph_FloatTensor:$new_v);
   let assemblyFormat = [{
-    $lr `,` $step `,` $param `,` $grad `,` $m `,` $v (`skip` $skip^)?
-    attr-dict
+    $lr `,` $step `,` $param `,` $grad `,` $m `,` $v
+    custom<UpdateGuards>($guards) attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -107,15 +124,15 @@ def Graph_AdagradUpdateOp : Graph_Op<"adagrad_update", [Pure]> {
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_StepTensor:$step,
                    Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                    Graph_FloatTensor:$accumulator,
-                   Optional<Graph_SkipTensor>:$skip,
+                   Variadic<Graph_UpdateGuard>:$guards,
                    DefaultValuedAttr<F64Attr, "0.0">:$decay_factor,
                    DefaultValuedAttr<F64Attr, "1e-6">:$epsilon,
                    DefaultValuedAttr<F64Attr, "0.0">:$norm_coefficient);
   let results = (outs Graph_FloatTensor:$new_param,
                  Graph_FloatTensor:$new_accumulator);
   let assemblyFormat = [{
-    $lr `,` $step `,` $param `,` $grad `,` $accumulator (`skip` $skip^)?
-    attr-dict
+    $lr `,` $step `,` $param `,` $grad `,` $accumulator
+    custom<UpdateGuards>($guards) attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -222,6 +222,30 @@ func.func @unused(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 
+// An update of an f32 parameter and the overflow check read the f16/bf16
+// gradient itself instead of its exact f32 cast; another user keeps the
+// cast, a rounding (narrowing) cast is never skipped, and a low-precision
+// parameter's update keeps its own type.
+// CHECK-LABEL: func @gradients_as_made
+// CHECK-SAME: (%[[LR:.*]]: tensor<f32>, %[[P:.*]]: tensor<4xf32>, %[[G:.*]]: tensor<4xf16>, %[[H:.*]]: tensor<4xbf16>, %[[S:.*]]: tensor<f32>, %[[Q:.*]]: tensor<4xf16>, %[[D:.*]]: tensor<4xf32>)
+// CHECK: %[[HW:.*]] = amp.cast %[[H]] : tensor<4xbf16> to tensor<4xf32>
+// CHECK: %[[DN:.*]] = amp.cast %[[D]] : tensor<4xf32> to tensor<4xf16>
+// CHECK: %[[F:.*]] = amp.check_finite(%[[G]], %[[H]], %[[DN]]), %[[S]] : (tensor<4xf16>, tensor<4xbf16>, tensor<4xf16>, tensor<f32>) -> tensor<i1>
+// CHECK: graph.sgd_update %[[LR]], %[[P]], %[[G]] skip %[[F]] loss_scale %[[S]] : (tensor<f32>, tensor<4xf32>, tensor<4xf16>, tensor<i1>, tensor<f32>) -> tensor<4xf32>
+// CHECK: graph.sgd_update %[[LR]], %{{.*}}, %[[H]] skip %[[F]] loss_scale %[[S]] : (tensor<f32>, tensor<4xf32>, tensor<4xbf16>, tensor<i1>, tensor<f32>) -> tensor<4xf32>
+// CHECK: graph.sgd_update %[[LR]], %[[Q]], %[[DN]] skip %[[F]] loss_scale %[[S]] : (tensor<f32>, tensor<4xf16>, tensor<4xf16>, tensor<i1>, tensor<f32>) -> tensor<4xf16>
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[HW]]
+func.func @gradients_as_made(%lr: tensor<f32>, %p: tensor<4xf32>, %g: tensor<4xf16>, %h: tensor<4xbf16>, %s: tensor<f32>, %q: tensor<4xf16>, %d: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>) {
+  %gw = amp.cast %g : tensor<4xf16> to tensor<4xf32>
+  %hw = amp.cast %h : tensor<4xbf16> to tensor<4xf32>
+  %dn = amp.cast %d : tensor<4xf32> to tensor<4xf16>
+  %f = amp.check_finite(%gw, %hw, %dn), %s : (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<f32>) -> tensor<i1>
+  %0 = graph.sgd_update %lr, %p, %gw skip %f loss_scale %s : (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<f32>) -> tensor<4xf32>
+  %1 = graph.sgd_update %lr, %0, %hw skip %f loss_scale %s : (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<f32>) -> tensor<4xf32>
+  %2 = graph.sgd_update %lr, %q, %dn skip %f loss_scale %s : (tensor<f32>, tensor<4xf16>, tensor<4xf16>, tensor<i1>, tensor<f32>) -> tensor<4xf16>
+  return %0, %1, %2, %hw : tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>
+}
+
 {-#
   dialect_resources: {
     builtin: {

@@ -1,6 +1,7 @@
 // RUN: amp-opt %s -split-input-file -graph-build-training=optimizer=momentum -amp-loss-scale=mode=dynamic | FileCheck %s
 // RUN: amp-opt %s -split-input-file -graph-build-training=optimizer=adam -amp-loss-scale="mode=static init-scale=1024" | FileCheck %s --check-prefix=STATIC
 // RUN: amp-opt %s -split-input-file -graph-build-training -amp-loss-scale="mode=dynamic init-scale=32768 growth-interval=1000 decr-every-n=2 min-scale=1" | FileCheck %s --check-prefix=PADDLE
+// RUN: amp-opt %s -split-input-file -graph-build-training=optimizer=momentum -amp-loss-scale=mode=dynamic -amp-fold-casts | FileCheck %s --check-prefix=FOLD
 
 // mode=none, and auto on a step with no f16 in it (bf16 has f32's range),
 // leave the step exactly as graph-build-training built it.
@@ -30,12 +31,14 @@
 // CHECK-NOT: graph.loss_seed
 // CHECK: graph.mul %[[S]], %{{.*}} : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // The backward matmul runs in f16 on scaled gradients; the weight gradient
-// is cast up to f32 and then unscaled and checked, once.
+// is cast up to f32 (the gradient of the working copy's cast) and checked,
+// once, by a check that writes nothing but found_inf.
 // CHECK: %[[DW:.*]] = amp.cast %{{.*}} : tensor<8x2xf16> to tensor<8x2xf32>
-// CHECK: %[[U:.*]], %[[F:.*]] = amp.unscale_and_check(%[[DW]]), %[[S]] : (tensor<8x2xf32>, tensor<f32>) -> (tensor<8x2xf32>, tensor<i1>)
-// CHECK-NOT: amp.unscale_and_check
-// The update reads the unscaled gradient and is skipped on overflow.
-// CHECK: graph.momentum_update %{{.*}}, %[[STEP]], %{{.*}}, %[[U]], %{{.*}} skip %[[F]]
+// CHECK: %[[F:.*]] = amp.check_finite(%[[DW]]), %[[S]] : (tensor<8x2xf32>, tensor<f32>) -> tensor<i1>
+// CHECK-NOT: amp.check_finite
+// The update reads the scaled gradient with the scale, and is skipped on
+// overflow.
+// CHECK: graph.momentum_update %{{.*}}, %[[STEP]], %{{.*}}, %[[DW]], %{{.*}} skip %[[F]] loss_scale %[[S]]
 // The step counter is kept too.
 // CHECK: %[[NSTEP:.*]] = amp.guard_update %[[F]], (%{{.*}}), (%[[STEP]]) : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
 // CHECK: %[[NS:.*]], %[[NG:.*]], %[[NB:.*]] = amp.update_scale %[[S]], %[[G]], %[[B]], %[[F]] {backoff = 5.000000e-01 : f64, decr_every_n = 1 : i64, growth = 2.000000e+00 : f64, growth_interval = 2000 : i64, max_scale = 3.4028234663852886E+38 : f64, min_scale = 1.1754943508222875E-38 : f64}
@@ -47,8 +50,8 @@
 // STATIC-NOT: loss_scale
 // STATIC-SAME: tensor<i1> {graph.name = "found_inf"})
 // STATIC: %[[S:.*]] = graph.constant dense<1.024000e+03> : tensor<f32>
-// STATIC: %[[U:.*]], %[[F:.*]] = amp.unscale_and_check(%{{.*}}), %[[S]]
-// STATIC: graph.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %[[U]], %{{.*}}, %{{.*}} skip %[[F]]
+// STATIC: %[[F:.*]] = amp.check_finite(%[[DW:.*]]), %[[S]]
+// STATIC: graph.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %[[DW]], %{{.*}}, %{{.*}} skip %[[F]] loss_scale %[[S]]
 // STATIC-NOT: amp.update_scale
 // STATIC: return
 
@@ -58,7 +61,16 @@
 
 // AUTO-LABEL: func.func @train_step(
 // AUTO-SAME: graph.name = "loss_scale"
-// AUTO: amp.unscale_and_check
+// AUTO: amp.check_finite
+
+// amp-fold-casts then lets the check and the update read the f16 gradient
+// itself: no f32 copy of it is left.
+// FOLD-LABEL: func.func @train_step(
+// FOLD-NOT: amp.cast {{.*}} : tensor<8x2xf16> to tensor<8x2xf32>
+// FOLD: %[[F:.*]] = amp.check_finite(%[[DW:.*]]), %[[S:.*]] : (tensor<8x2xf16>, tensor<f32>) -> tensor<i1>
+// FOLD: graph.momentum_update %{{.*}}, %{{.*}}, %{{.*}}, %[[DW]], %{{.*}} skip %[[F]] loss_scale %[[S]] {{.*}} : (tensor<f32>, tensor<i64>, tensor<8x2xf32>, tensor<8x2xf16>, tensor<8x2xf32>, tensor<i1>, tensor<f32>)
+// FOLD-NOT: amp.cast {{.*}} : tensor<8x2xf16> to tensor<8x2xf32>
+// FOLD: return
 func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
                    %w: tensor<8x2xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<8x2xf32>, graph.trainable = true})
     -> (tensor<f32> {graph.name = "loss"}) {
@@ -79,7 +91,7 @@ func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
 // AUTO-LABEL: func.func @train_step(
 // AUTO-NOT: loss_scale
 // AUTO-NOT: found_inf
-// AUTO-NOT: amp.unscale_and_check
+// AUTO-NOT: amp.check_finite
 // AUTO-NOT: skip
 // AUTO: return
 // CHECK-LABEL: func.func @train_step(
@@ -87,9 +99,13 @@ func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
 // CHECK-NOT: _update
 // CHECK: %[[G1:.*]] = amp.cast %{{.*}} : tensor<8x8xbf16> to tensor<8x8xf32>
 // CHECK-NOT: _update
-// CHECK: %[[U:.*]]:2, %[[F:.*]] = amp.unscale_and_check(%[[G2]], %[[G1]]), %{{.*}} : (tensor<8x2xf32>, tensor<8x8xf32>, tensor<f32>)
-// CHECK: graph.momentum_update {{.*}}, %[[U]]#0, {{.*}} skip %[[F]]
-// CHECK: graph.momentum_update {{.*}}, %[[U]]#1, {{.*}} skip %[[F]]
+// CHECK: %[[F:.*]] = amp.check_finite(%[[G2]], %[[G1]]), %[[S:.*]] : (tensor<8x2xf32>, tensor<8x8xf32>, tensor<f32>) -> tensor<i1>
+// CHECK: graph.momentum_update {{.*}}, %[[G2]], {{.*}} skip %[[F]] loss_scale %[[S]]
+// CHECK: graph.momentum_update {{.*}}, %[[G1]], {{.*}} skip %[[F]] loss_scale %[[S]]
+// FOLD-LABEL: func.func @train_step(
+// FOLD: %[[F:.*]] = amp.check_finite(%[[G2:.*]], %[[G1:.*]]), %{{.*}} : (tensor<8x2xbf16>, tensor<8x8xbf16>, tensor<f32>) -> tensor<i1>
+// FOLD: graph.momentum_update {{.*}}, %[[G2]], {{.*}} skip %[[F]] loss_scale
+// FOLD: graph.momentum_update {{.*}}, %[[G1]], {{.*}} skip %[[F]] loss_scale
 func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
                    %w1: tensor<8x8xf32> {graph.name = "w1", graph.init = dense<0.5> : tensor<8x8xf32>, graph.trainable = true},
                    %w2: tensor<8x2xf32> {graph.name = "w2", graph.init = dense<0.5> : tensor<8x2xf32>, graph.trainable = true})

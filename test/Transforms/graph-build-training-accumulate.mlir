@@ -14,8 +14,8 @@
 // RUN: FileCheck %t/f32.mlir --check-prefix=PLAIN --input-file=%t/one
 // RUN: amp-opt %t/f16.mlir -graph-build-training="optimizer=momentum accumulate=3" -amp-loss-scale=mode=dynamic > %t/scaled
 // RUN: FileCheck %t/f16.mlir --input-file=%t/scaled
-// One check per update: a single amp.unscale_and_check in the step.
-// RUN: grep -c amp.unscale_and_check %t/scaled | FileCheck %t/f16.mlir --check-prefix=COUNT
+// One check per update: a single amp.check_finite in the step.
+// RUN: grep -c amp.check_finite %t/scaled | FileCheck %t/f16.mlir --check-prefix=COUNT
 
 //--- f32.mlir
 // CHECK-LABEL: func.func @train_step(
@@ -95,8 +95,8 @@ func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
 // CHECK: %[[NEXT:.*]] = graph.add %[[MICRO]], %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
 // CHECK: %[[BETWEEN:.*]] = graph.cast %{{.*}} : tensor<i64> to tensor<i1>
 // CHECK: %[[NMICRO:.*]] = graph.where %[[BETWEEN]], %[[NEXT]], %{{.*}} : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
-// The seed is the scale: the sums hold scaled gradients, which one unscale
-// at the update turns back, as the scale does not move between updates.
+// The seed is the scale: the sums hold scaled gradients, which the update
+// unscales as it reads them, as the scale does not move between updates.
 // CHECK: graph.mul %[[S]], %{{.*}} : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // CHECK: %[[DW:.*]] = amp.cast %{{.*}} : tensor<8x2xf16> to tensor<8x2xf32>
 // CHECK-NEXT: %[[TOTAL:.*]] = graph.add %[[SUM]], %[[DW]]
@@ -105,10 +105,10 @@ func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
 // CHECK: %[[COUNTED:.*]] = graph.where %[[BETWEEN]], %[[STEP]], %{{.*}} : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
 // The check runs on the mean at updates only (skip: found_inf is false
 // between them).
-// CHECK: %[[U:.*]], %[[F:.*]] = amp.unscale_and_check(%[[MEAN]]), %[[S]] skip %[[BETWEEN]] : (tensor<8x2xf32>, tensor<f32>, tensor<i1>) -> (tensor<8x2xf32>, tensor<i1>)
+// CHECK: %[[F:.*]] = amp.check_finite(%[[MEAN]]), %[[S]] skip %[[BETWEEN]] : (tensor<8x2xf32>, tensor<f32>, tensor<i1>) -> tensor<i1>
 // The update is skipped between updates and on overflow.
 // CHECK-NEXT: %[[SKIP:.*]] = graph.where %[[BETWEEN]], %[[BETWEEN]], %[[F]] : (tensor<i1>, tensor<i1>, tensor<i1>) -> tensor<i1>
-// CHECK-NEXT: %[[P:.*]], %[[PV:.*]] = graph.momentum_update %{{.*}}, %[[STEP]], %[[W]], %[[U]], %[[VEL]] skip %[[SKIP]]
+// CHECK-NEXT: %[[P:.*]], %[[PV:.*]] = graph.momentum_update %{{.*}}, %[[STEP]], %[[W]], %[[MEAN]], %[[VEL]] skip %[[SKIP]] loss_scale %[[S]]
 // The update counter is kept on overflow.
 // CHECK-NEXT: %[[NSTEP:.*]] = amp.guard_update %[[F]], (%[[COUNTED]]), (%[[STEP]]) : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
 // The scale state moves at updates only.

@@ -35,8 +35,8 @@ StepInfo describeStep(ModuleOp module) {
   for (unsigned i = 0; i < f.getNumResults(); ++i)
     if (auto n = f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr))
       info.checksOverflow |= n.getValue() == "found_inf";
-  // A static scale is the constant the check divides by.
-  f.walk([&](amp::UnscaleAndCheckOp check) {
+  // A static scale is the constant the check and the updates divide by.
+  f.walk([&](amp::CheckFiniteOp check) {
     if (auto c = check.getScale().getDefiningOp<graph::ConstantOp>())
       if (auto v = dyn_cast<DenseElementsAttr>(c.getValue()))
         info.staticScale = v.getSplatValue<APFloat>().convertToDouble();

@@ -200,7 +200,7 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse,
   for (Operation &op : block)
     if ((op.getDialect() && isa<graph::GraphDialect>(op.getDialect()) &&
          !isa<graph::ConstantOp>(op)) ||
-        isa<amp::UnscaleAndCheckOp, amp::UpdateScaleOp>(op))
+        isa<amp::CheckFiniteOp, amp::UpdateScaleOp>(op))
       rest.push_back(&op);
   for (Operation *op : rest) {
     if (auto reshape = dyn_cast<graph::ReshapeOp>(op)) {

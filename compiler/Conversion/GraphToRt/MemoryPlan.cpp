@@ -14,16 +14,11 @@
 // read element i of every input before writing element i of any output,
 // the rounded working copy of the new parameter included).
 //
-// amp.unscale_and_check writes each unscaled gradient over the gradient it
-// replaces when that dies there: every gradient is live at the one check,
-// so a copy of them all would double the step's gradient memory.
-//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/GraphToRt/MemoryPlan.h"
 
 #include "compiler/Conversion/GraphToRt/Fusion.h"
-#include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
 
@@ -233,20 +228,8 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
         if (it != kernel.getInputs().end())
           tied = *it;
       }
-      // amp.unscale_and_check writes gradient j unscaled over gradient j.
-      SmallVector<Value> pairTied(kernel.getNumResults());
-      if (isa<amp::UnscaleAndCheckOp>(
-              kernel.getBody().front().without_terminator().begin())) {
-        for (auto [j, in] : llvm::enumerate(kernel.getInputs())) {
-          if (j + 1 >= kernel.getNumResults())
-            break;
-          if (overwritable(in, kernel.getResult(j).getType()) &&
-              llvm::count(kernel.getInputs(), in) == 1)
-            pairTied[j] = in;
-        }
-      }
       SmallVector<int64_t> offs;
-      for (auto [j, res] : llvm::enumerate(kernel.getResults())) {
+      for (Value res : kernel.getResults()) {
         Value param = updates.lookup(res);
         auto it = param ? paramLastRead.find(param) : paramLastRead.end();
         int64_t read = it == paramLastRead.end() ? -1 : it->second;
@@ -256,8 +239,6 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
                             llvm::is_contained(kernel.getInputs(), param)));
         if (overParam) {
           offset[res] = offset[param];
-        } else if (pairTied[j]) {
-          offset[res] = offset[pairTied[j]];
         } else if (tied) {
           offset[res] = offset[tied];
         } else {
@@ -272,8 +253,7 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       llvm::SetVector<Value> dying;
       for (Value in : kernel.getInputs()) {
         Value r = rootOf(in);
-        if (offset.count(r) && lastUse[r] == idx && r != tied &&
-            !llvm::is_contained(pairTied, r))
+        if (offset.count(r) && lastUse[r] == idx && r != tied)
           dying.insert(r);
       }
       for (Value r : dying)

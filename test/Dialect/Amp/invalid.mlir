@@ -16,9 +16,9 @@ func.func @cast_shape(%x: tensor<4xf32>) {
 
 // -----
 
-func.func @unscale_types(%g: tensor<4xf16>, %s: tensor<f32>) {
-  // expected-error @+1 {{'amp.unscale_and_check' op gradient #0 has type 'tensor<4xf16>' but its unscaled result 'tensor<4xf32>'}}
-  %0:2 = amp.unscale_and_check(%g), %s : (tensor<4xf16>, tensor<f32>) -> (tensor<4xf32>, tensor<i1>)
+func.func @check_no_gradient(%s: tensor<f32>) {
+  // expected-error @+1 {{'amp.check_finite' op needs at least one gradient}}
+  %0 = amp.check_finite(), %s : (tensor<f32>) -> tensor<i1>
   return
 }
 
@@ -41,16 +41,16 @@ func.func @update_interval(%s: tensor<f32>, %g: tensor<i64>, %f: tensor<i1>) {
 // -----
 
 func.func @scale_not_scalar(%g: tensor<4xf32>, %s: tensor<2xf32>) {
-  // expected-error @+1 {{'amp.unscale_and_check' op operand #1 must be 0D tensor of 32-bit float values}}
-  %0:2 = amp.unscale_and_check(%g), %s : (tensor<4xf32>, tensor<2xf32>) -> (tensor<4xf32>, tensor<i1>)
+  // expected-error @+1 {{'amp.check_finite' op operand #1 must be 0D tensor of 32-bit float values}}
+  %0 = amp.check_finite(%g), %s : (tensor<4xf32>, tensor<2xf32>) -> tensor<i1>
   return
 }
 
 // -----
 
 func.func @skip_not_bool(%g: tensor<4xf32>, %s: tensor<f32>, %k: tensor<f32>) {
-  // expected-error @+1 {{'amp.unscale_and_check' op operand #2 must be 0D tensor of 1-bit signless integer values}}
-  %0:2 = amp.unscale_and_check(%g), %s skip %k : (tensor<4xf32>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<i1>)
+  // expected-error @+1 {{'amp.check_finite' op operand #2 must be 0D tensor of 1-bit signless integer values}}
+  %0 = amp.check_finite(%g), %s skip %k : (tensor<4xf32>, tensor<f32>, tensor<f32>) -> tensor<i1>
   return
 }
 

@@ -1,8 +1,32 @@
 // RUN: %amp-opt %s -split-input-file -verify-diagnostics
 
-func.func @sgd_grad_type(%lr: tensor<f32>, %p: tensor<4xf32>, %g: tensor<4xf16>) {
-  // expected-error @+1 {{'graph.sgd_update' op grad has type 'tensor<4xf16>' but param has 'tensor<4xf32>'}}
-  %0 = graph.sgd_update %lr, %p, %g : (tensor<f32>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+func.func @sgd_grad_type(%lr: tensor<f32>, %p: tensor<4xf16>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.sgd_update' op grad has type 'tensor<4xf32>' but param has 'tensor<4xf16>' (a gradient has the parameter's type, or f16/bf16 of its shape for an f32 parameter)}}
+  %0 = graph.sgd_update %lr, %p, %g : (tensor<f32>, tensor<4xf16>, tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @low_grad_shape(%lr: tensor<f32>, %p: tensor<4xf32>, %g: tensor<2x2xbf16>) {
+  // expected-error @+1 {{'graph.sgd_update' op grad has type 'tensor<2x2xbf16>' but param has 'tensor<4xf32>'}}
+  %0 = graph.sgd_update %lr, %p, %g : (tensor<f32>, tensor<4xf32>, tensor<2x2xbf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scale_without_skip(%lr: tensor<f32>, %p: tensor<4xf32>, %g: tensor<4xf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{'graph.sgd_update' op skip must be an i1 scalar, got 'tensor<f32>' (a loss_scale needs a skip before it}}
+  %0 = graph.sgd_update %lr, %p, %g loss_scale %s : (tensor<f32>, tensor<4xf32>, tensor<4xf16>, tensor<f32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scale_not_f32(%lr: tensor<f32>, %p: tensor<4xf32>, %g: tensor<4xf16>, %k: tensor<i1>, %s: tensor<f64>) {
+  // expected-error @+1 {{'graph.sgd_update' op operand #4 must be variadic of 0D tensor of 1-bit signless integer values or 0D tensor of 32-bit float values}}
+  %0 = graph.sgd_update %lr, %p, %g skip %k loss_scale %s : (tensor<f32>, tensor<4xf32>, tensor<4xf16>, tensor<i1>, tensor<f64>) -> tensor<4xf32>
   return
 }
 

@@ -8,6 +8,16 @@ func.func @sgd(%lr: tensor<f32>, %p: tensor<4x3xf32>, %g: tensor<4x3xf32>) -> te
   return %0 : tensor<4x3xf32>
 }
 
+// A loss-scaled f16 gradient of an f32 parameter, read with the scale.
+// CHECK-LABEL: func @guards
+func.func @guards(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf16>, %v: tensor<4xf32>, %k: tensor<i1>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: graph.sgd_update %{{.*}}, %{{.*}}, %{{.*}} skip %{{.*}} : (tensor<f32>, tensor<4xf32>, tensor<4xf16>, tensor<i1>) -> tensor<4xf32>
+  %0 = graph.sgd_update %lr, %p, %g skip %k : (tensor<f32>, tensor<4xf32>, tensor<4xf16>, tensor<i1>) -> tensor<4xf32>
+  // CHECK: graph.momentum_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} skip %[[K:.*]] loss_scale %[[S:[^ ]*]] {alpha = 9.000000e-01 : f64, beta = 1.000000e+00 : f64} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<i1>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %1:2 = graph.momentum_update %lr, %t, %0, %g, %v skip %k loss_scale %s {alpha = 0.9 : f64, beta = 1.0 : f64} : (tensor<f32>, tensor<i64>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<i1>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %1#0, %1#1 : tensor<4xf32>, tensor<4xf32>
+}
+
 // CHECK-LABEL: func @momentum
 func.func @momentum(%lr: tensor<f64>, %t: tensor<i64>, %p: tensor<8xbf16>, %g: tensor<8xbf16>, %v: tensor<8xbf16>) -> (tensor<8xbf16>, tensor<8xbf16>) {
   // CHECK: graph.momentum_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {alpha = 9.000000e-01 : f64, beta = 1.000000e+00 : f64, mode = "nesterov"} : (tensor<f64>, tensor<i64>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>) -> (tensor<8xbf16>, tensor<8xbf16>)
