@@ -326,9 +326,7 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
   // any view of it (outputs and parameters: the end). A kernel may not
   // write bytes a live value still needs, nor bytes it reads, except an
   // elementwise kernel writing exactly over a same-typed input it reads for
-  // the last time (planned in place), and a pairwise kernel
-  // (isPairwiseInPlaceKernel) writing its output j exactly so over its
-  // input j when no other input is that value (gradients unscaled in place).
+  // the last time (planned in place).
   const int64_t kEnd = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> lastRead(nv, -1), writtenAt(nv, -1);
   for (size_t k = 0; k < fn.kernels.size(); ++k) {
@@ -361,7 +359,6 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
     const KernelInfo &kern = fn.kernels[k];
     const int64_t ki = static_cast<int64_t>(k);
     bool elementwise = cpu::isElementwiseKernel(kern.kind);
-    bool pairwise = cpu::isPairwiseInPlaceKernel(kern.kind);
     for (size_t j = 0; j < kern.outputs.size(); ++j) {
       const int out = kern.outputs[j];
       for (size_t v = 0; v < nv; ++v) {
@@ -382,18 +379,6 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
         bool inPlace = readHere && !live && elementwise &&
                        kern.outputs.size() == 1 && x.offset == y.offset &&
                        x.dtype == y.dtype && x.shape == y.shape;
-        // Output j exactly over input j, which no other input of the
-        // kernel reads.
-        if (readHere && !live && pairwise && j < kern.inputs.size() &&
-            kern.inputs[j] >= 0 &&
-            root[kern.inputs[j]] == static_cast<int>(v)) {
-          int readers = 0;
-          for (int in : kern.inputs)
-            readers += in >= 0 && root[in] == static_cast<int>(v);
-          const ValueInfo &src = fn.values[kern.inputs[j]];
-          inPlace = readers == 1 && src.offset == y.offset &&
-                    src.dtype == y.dtype && src.shape == y.shape;
-        }
         bool overParam =
             isParam[v] && updateOf[v] == out && !live && x.offset == y.offset &&
             (!readHere || elementwise || cpu::isInPlaceUpdateKernel(kern.kind));

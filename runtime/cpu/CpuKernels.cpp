@@ -86,10 +86,6 @@ bool isInPlaceUpdateKernel(const std::string &op) {
          op == "adagrad_update";
 }
 
-bool isPairwiseInPlaceKernel(const std::string &op) {
-  return op == "unscale_and_check";
-}
-
 std::vector<std::string> kernelNames() { return namesOf(table()); }
 
 } // namespace ampc::rt::cpu

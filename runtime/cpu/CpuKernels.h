@@ -58,8 +58,7 @@ Status checkKernel(const OpCall &call);
 // for elementwise kernels ("fused" and the ops isElementwiseKernel names),
 // whose output may be exactly one of their inputs, and the optimizer
 // updates (isInPlaceUpdateKernel), whose outputs may each be exactly the
-// input they replace (same address, shape and dtype: updated in place),
-// and unscale_and_check, whose output i may be exactly its input i.
+// input they replace (same address, shape and dtype: updated in place).
 Status runKernel(const OpCall &call, CpuContext &ctx);
 
 // True for "fused" and the elementwise ops: kernels that read element i of
@@ -70,11 +69,6 @@ bool isElementwiseKernel(const std::string &op);
 // reads element i of every input before writing element i of any output,
 // so every output may overlay the input it replaces.
 bool isInPlaceUpdateKernel(const std::string &op);
-
-// True for unscale_and_check: output j is computed from input j alone,
-// element i read before element i is written, so output j may overlay
-// input j (and no other input).
-bool isPairwiseInPlaceKernel(const std::string &op);
 
 // The op names this backend implements (for docs and for tests).
 std::vector<std::string> kernelNames();

@@ -48,6 +48,13 @@ inline bool skipped(const OpCall &call, size_t index) {
   return hasInput(call, index) && elementAsInt(call.inputs[index], 0) != 0;
 }
 
+// Whether a variadic op's last input is its optional skip: an i1 scalar,
+// which none of the float operands before it can be (check_finite).
+inline bool endsWithSkip(const OpCall &call) {
+  return !call.inputs.empty() && call.inputs.back().dtype == DType::I1 &&
+         call.inputs.back().rank() == 0;
+}
+
 // `required` inputs must all be present; up to `total` may be listed.
 inline Status checkArity(const OpCall &call, size_t required, size_t total,
                          size_t outputs) {

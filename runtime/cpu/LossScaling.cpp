@@ -1,11 +1,12 @@
-//===- LossScaling.cpp - unscale_and_check and update_scale ---------------===//
+//===- LossScaling.cpp - check_finite and update_scale --------------------===//
 //
-// The two kernels of dynamic loss scaling. unscale_and_check multiplies
-// every gradient by 1/scale and raises one found_inf flag if anything is inf
-// or NaN (PyTorch's _amp_foreach_non_finite_check_and_unscale_);
-// update_scale is the scale's state machine (Paddle's update_loss_scaling,
-// which covers PyTorch's _amp_update_scale_ and MindSpore's
-// DynamicLossScaleUpdateCell through its attributes).
+// The two kernels of dynamic loss scaling. check_finite reads every
+// gradient once and raises one found_inf flag if anything is inf or NaN
+// (the check of PyTorch's _amp_foreach_non_finite_check_and_unscale_,
+// without the unscale: the optimizer updates apply 1/scale as they read the
+// gradients); update_scale is the scale's state machine (Paddle's
+// update_loss_scaling, which covers PyTorch's _amp_update_scale_ and
+// MindSpore's DynamicLossScaleUpdateCell through its attributes).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
@@ -17,98 +18,64 @@ namespace {
 using namespace kh;
 
 //===----------------------------------------------------------------------===//
-// unscale_and_check(g_0 .. g_{n-1}, scale[, skip]) -> u_0 .. u_{n-1},
-// found_inf
+// check_finite(g_0 .. g_{n-1}, scale[, skip]) -> found_inf
 //===----------------------------------------------------------------------===//
 //
-// u_i = g_i * (1.0f / scale), computed in f32 (f64 for f64 gradients) and
-// rounded to g_i's dtype; found_inf = 1 if any element of any g_i or of any
-// stored u_i is inf or NaN (so an f16 gradient that overflows only once
-// unscaled with a scale below 1 counts). Each u_i may be exactly g_i
-// (unscaled in place): every element is read before it is written. With
-// skip nonzero, found_inf is 0 and no u_i is written (their contents are
-// then unspecified).
+// found_inf = 1 if any element g of any g_i, or g * (1.0f / scale) formed in
+// f32 (f64 for f64 gradients), is inf or NaN: the product the updates form
+// when they read g with their loss_scale, so a gradient that overflows only
+// once unscaled (a scale below 1) counts. Nothing else is written. With
+// skip nonzero, found_inf is 0 and nothing is read. skip is told from a
+// gradient by its type (endsWithSkip).
 
-Status checkUnscale(const OpCall &call) {
+Status checkFinite(const OpCall &call) {
   if (!call.attrs)
     return Status::error("has no attribute list");
-  if (call.outputs.size() < 2)
-    return Status::error("expects at least 2 outputs (the unscaled gradients, "
-                         "then found_inf), got " +
+  if (call.outputs.size() != 1)
+    return Status::error("expects 1 output (found_inf), got " +
                          std::to_string(call.outputs.size()));
-  const size_t n = call.outputs.size() - 1;
-  if (call.inputs.size() != n + 1 && call.inputs.size() != n + 2)
-    return Status::error(
-        "has " + std::to_string(n) + " unscaled outputs, so expects " +
-        std::to_string(n + 1) + " inputs (the gradients, then scale) or " +
-        std::to_string(n + 2) + " (then skip), got " +
-        std::to_string(call.inputs.size()));
+  if (call.inputs.size() < 2)
+    return Status::error("expects the gradients, then scale, then an "
+                         "optional skip, got " +
+                         std::to_string(call.inputs.size()) + " inputs");
   for (size_t i = 0; i < call.inputs.size(); ++i)
     if (!call.present[i])
       return Status::error("input " + std::to_string(i) +
                            " is required but marked absent");
-  for (size_t i = 0; i < n; ++i) {
-    const TensorView &g = call.inputs[i], &u = call.outputs[i];
-    std::string what = "gradient " + std::to_string(i);
-    AMPC_RETURN_IF_ERROR(checkFloat(g, what));
-    if (u.dtype != g.dtype)
-      return Status::error(what + " is " + std::string(name(g.dtype)) +
-                           " but its unscaled output is " +
-                           std::string(name(u.dtype)));
-    if (u.shape != g.shape)
-      return Status::error(what + " has shape " + shapeStr(g.shape) +
-                           " but its unscaled output has " + shapeStr(u.shape));
-  }
+  const size_t n = call.inputs.size() - (endsWithSkip(call) ? 2 : 1);
+  if (n == 0)
+    return Status::error("has no gradient to check");
+  for (size_t i = 0; i < n; ++i)
+    AMPC_RETURN_IF_ERROR(
+        checkFloat(call.inputs[i], "gradient " + std::to_string(i)));
   AMPC_RETURN_IF_ERROR(checkScalarOf(
       call.inputs[n], "scale (input " + std::to_string(n) + ")", DType::F32));
-  if (call.inputs.size() == n + 2)
-    AMPC_RETURN_IF_ERROR(
-        checkScalarOf(call.inputs[n + 1],
-                      "skip (input " + std::to_string(n + 1) + ")", DType::I1));
-  return checkScalarOf(call.outputs[n],
-                       "found_inf (output " + std::to_string(n) + ")",
-                       DType::I1);
-}
-
-template <typename T> int anyNonFinite(const T *x, int64_t n) {
-  const T big = std::numeric_limits<T>::max();
-  int bad = 0;
-  for (int64_t i = 0; i < n; ++i)
-    bad |= !(std::fabs(x[i]) <= big);
-  return bad;
+  return checkScalarOf(call.outputs[0], "found_inf (output 0)", DType::I1);
 }
 
 constexpr int64_t kBlock = 256;
 
-// Unscales elements [off, off + len) of g into u; returns whether any of
-// them, read or stored, is not finite.
+// Whether any of elements [off, off + len) of g, or of g * inv, is not
+// finite.
 template <typename T>
-bool unscaleRun(const TensorView &g, const TensorView &u, int64_t off,
-                int64_t len, T inv) {
-  alignas(64) T in[kBlock], out[kBlock];
+bool nonFiniteRun(const TensorView &g, int64_t off, int64_t len, T inv) {
+  alignas(64) T in[kBlock];
+  const T big = std::numeric_limits<T>::max();
   int bad = 0;
   for (int64_t b = off; b < off + len; b += kBlock) {
     int64_t m = std::min(kBlock, off + len - b);
     loadC(g, b, m, in);
-    bad |= anyNonFinite(in, m);
     for (int64_t i = 0; i < m; ++i)
-      out[i] = in[i] * inv;
-    storeC(out, m, u, b);
-    if (u.dtype == nativeDType<T>()) {
-      bad |= anyNonFinite(out, m);
-    } else {
-      // Rounding to f16/bf16 can overflow what f32 held.
-      loadC(u, b, m, in);
-      bad |= anyNonFinite(in, m);
-    }
+      bad |= !(std::fabs(in[i]) <= big) | !(std::fabs(in[i] * inv) <= big);
   }
   return bad != 0;
 }
 
-Status runUnscale(const OpCall &call, CpuContext &ctx) {
-  const size_t n = call.outputs.size() - 1;
-  uint8_t *foundInf = call.outputs[n].as<uint8_t>();
-  if (skipped(call, n + 1)) {
+Status runCheckFinite(const OpCall &call, CpuContext &ctx) {
+  uint8_t *foundInf = call.outputs[0].as<uint8_t>();
+  const bool skip = endsWithSkip(call);
+  const size_t n = call.inputs.size() - (skip ? 2 : 1);
+  if (skip && skipped(call, n + 1)) {
     *foundInf = 0;
     return Status::ok();
   }
@@ -128,21 +95,20 @@ Status runUnscale(const OpCall &call, CpuContext &ctx) {
       chunks.push_back({i, off, std::min(kChunk, count - off)});
   }
   std::atomic<bool> found{false};
-  parallelFor(
-      ctx, static_cast<int64_t>(chunks.size()), 2, [&](int64_t b, int64_t e) {
-        bool bad = false;
-        for (int64_t c = b; c < e; ++c) {
-          const Chunk &ch = chunks[c];
-          const TensorView &g = call.inputs[ch.tensor],
-                           &u = call.outputs[ch.tensor];
-          bad |= g.dtype == DType::F64
-                     ? unscaleRun<double>(g, u, ch.offset, ch.length,
-                                          static_cast<double>(inv))
-                     : unscaleRun<float>(g, u, ch.offset, ch.length, inv);
-        }
-        if (bad)
-          found.store(true, std::memory_order_relaxed);
-      });
+  parallelFor(ctx, static_cast<int64_t>(chunks.size()), 2,
+              [&](int64_t b, int64_t e) {
+                bool bad = false;
+                for (int64_t c = b; c < e && !bad; ++c) {
+                  const Chunk &ch = chunks[c];
+                  const TensorView &g = call.inputs[ch.tensor];
+                  bad = g.dtype == DType::F64
+                            ? nonFiniteRun<double>(g, ch.offset, ch.length,
+                                                   static_cast<double>(inv))
+                            : nonFiniteRun<float>(g, ch.offset, ch.length, inv);
+                }
+                if (bad)
+                  found.store(true, std::memory_order_relaxed);
+              });
   *foundInf = found.load(std::memory_order_relaxed) ? 1 : 0;
   return Status::ok();
 }
@@ -241,7 +207,7 @@ Status runUpdateScale(const OpCall &call, CpuContext &) {
 } // namespace
 
 void addLossScalingKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"unscale_and_check", checkUnscale, runUnscale});
+  out.push_back({"check_finite", checkFinite, runCheckFinite});
   out.push_back({"update_scale", checkUpdateScale, runUpdateScale});
 }
 

@@ -10,7 +10,10 @@
 // working copy of an f32 master, stored from the same block. An update may
 // take one more input, skip (i1): when it is set the update leaves every
 // output as the state it replaces, bit for bit (the step that loss scaling
-// found to overflow), and reads neither lr nor step.
+// found to overflow), and reads neither lr nor step. And after skip one
+// more, loss_scale (f32): the gradient is read as grad * (1.0f /
+// loss_scale), in the compute type, as check_finite forms it; an f32
+// parameter's gradient may then be f16 or bf16, widened as it is loaded.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
@@ -37,7 +40,8 @@ Status checkScalar(const TensorView &t, const std::string &what, bool isStep) {
 }
 
 // The parameter (input `first`), the tensors after it and every output
-// share one float type and shape.
+// share one float type and shape, except the gradient (the first tensor
+// after the parameter), which may be f16 or bf16 for an f32 parameter.
 Status checkTensors(const OpCall &call, size_t first,
                     std::initializer_list<const char *> inputs,
                     std::initializer_list<const char *> outputs) {
@@ -46,7 +50,15 @@ Status checkTensors(const OpCall &call, size_t first,
   size_t i = first + 1;
   for (const char *name : inputs) {
     const TensorView &t = call.inputs[i++];
-    AMPC_RETURN_IF_ERROR(checkSameDType(t, name, param.dtype, "param"));
+    bool widened = i == first + 2 && param.dtype == DType::F32 &&
+                   (t.dtype == DType::F16 || t.dtype == DType::BF16);
+    if (!widened && t.dtype != param.dtype)
+      return Status::error(
+          std::string(name) + " is " + std::string(rt::name(t.dtype)) +
+          " but param is " + std::string(rt::name(param.dtype)) +
+          (i == first + 2 ? " (a gradient has the parameter's dtype, or "
+                            "f16/bf16 for an f32 parameter)"
+                          : ""));
     if (t.shape != param.shape)
       return Status::error(std::string(name) + " has shape " +
                            shapeStr(t.shape) + " but param has " +
@@ -73,13 +85,24 @@ size_t withWorkingCopy(const OpCall &call, size_t outputs) {
   return call.outputs.size() == outputs + 1 ? outputs + 1 : outputs;
 }
 
-// The optional skip flag after an update's `inputs` inputs.
-Status checkSkip(const OpCall &call, size_t inputs) {
-  if (!hasInput(call, inputs))
+// The optional skip flag after an update's `inputs` inputs, and the
+// optional loss_scale after it, which needs skip: a loss-scaled gradient
+// can overflow, and such a step must be skipped.
+Status checkGuards(const OpCall &call, size_t inputs) {
+  if (hasInput(call, inputs))
+    AMPC_RETURN_IF_ERROR(checkScalarOf(
+        call.inputs[inputs], "skip (input " + std::to_string(inputs) + ")",
+        DType::I1));
+  if (!hasInput(call, inputs + 1))
     return Status::ok();
-  return checkScalarOf(call.inputs[inputs],
-                       "skip (input " + std::to_string(inputs) + ")",
-                       DType::I1);
+  if (!hasInput(call, inputs))
+    return Status::error("has loss_scale (input " + std::to_string(inputs + 1) +
+                         ") but no skip (input " + std::to_string(inputs) +
+                         "): a loss-scaled gradient can overflow, and the "
+                         "step must be able to skip the update");
+  return checkScalarOf(call.inputs[inputs + 1],
+                       "loss_scale (input " + std::to_string(inputs + 1) + ")",
+                       DType::F32);
 }
 
 Status checkInUnitInterval(const char *name, double v) {
@@ -123,6 +146,14 @@ void forEachBlock(const OpCall &call, size_t first, const CpuContext &ctx,
                   Fn fn) {
   int64_t n = call.inputs[first].numElements();
   int64_t blocks = (n + kBlock - 1) / kBlock;
+  // The loss_scale after skip: the gradient (input first + 1) is read
+  // unscaled, by the f32 reciprocal check_finite also uses.
+  const size_t scaleAt = first + NIn + 1;
+  const bool scaled = hasInput(call, scaleAt);
+  const T inv =
+      scaled ? static_cast<T>(
+                   1.0f / static_cast<float>(elementAsDouble(call.inputs[scaleAt], 0)))
+             : T(1);
   parallelFor(ctx, blocks, 64, [&](int64_t b, int64_t e) {
     alignas(64) T in[NIn][kBlock];
     alignas(64) T out[NOut][kBlock];
@@ -130,6 +161,9 @@ void forEachBlock(const OpCall &call, size_t first, const CpuContext &ctx,
       int64_t off = blk * kBlock, len = std::min(kBlock, n - off);
       for (size_t k = 0; k < NIn; ++k)
         loadC(call.inputs[first + k], off, len, in[k]);
+      if (scaled)
+        for (int64_t i = 0; i < len; ++i)
+          in[1][i] *= inv;
       fn(in, out, len);
       for (size_t k = 0; k < NOut; ++k)
         storeC(out[k], len, call.outputs[k], off);
@@ -207,9 +241,9 @@ Status checkUpdate(const OpCall &call,
                    std::initializer_list<const char *> inputs,
                    std::initializer_list<const char *> outputs) {
   using K = Kernel<float>;
-  AMPC_RETURN_IF_ERROR(checkArity(call, K::kInputs, K::kInputs + 1,
+  AMPC_RETURN_IF_ERROR(checkArity(call, K::kInputs, K::kInputs + 2,
                                   withWorkingCopy(call, K::kOutputs)));
-  AMPC_RETURN_IF_ERROR(checkSkip(call, K::kInputs));
+  AMPC_RETURN_IF_ERROR(checkGuards(call, K::kInputs));
   AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[0], "lr", false));
   if (K::kFirst == 2)
     AMPC_RETURN_IF_ERROR(checkScalar(call.inputs[1], "step", true));

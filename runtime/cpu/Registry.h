@@ -32,7 +32,7 @@ void addMovementGradKernels(std::vector<KernelEntry> &out);
 void addNormalizationGradKernels(std::vector<KernelEntry> &out);
 void addLossGradKernels(std::vector<KernelEntry> &out);
 void addOptimizerKernels(std::vector<KernelEntry> &out);
-// unscale_and_check and update_scale (dynamic loss scaling).
+// check_finite and update_scale (dynamic loss scaling).
 void addLossScalingKernels(std::vector<KernelEntry> &out);
 
 } // namespace ampc::rt::cpu

@@ -1,12 +1,13 @@
 //===- Optimizers.cpp - multi-tensor updates and loss scaling on CUDA -----===//
 //
 // sgd_update, momentum_update, adam_update, adagrad_update, lr_schedule,
-// unscale_and_check and update_scale, as runtime/cpu/Optimizers.cpp and
+// check_finite and update_scale, as runtime/cpu/Optimizers.cpp and
 // LossScaling.cpp define them (kernels/Optimizers.cu). Consecutive updates
-// of one op with the same attributes, the same lr/step/skip tensors and the
-// same dtypes form one group (canGroup), prepared as one launch over all
-// their parameters through a device table, as unscale_and_check is over all
-// its gradients. The scalars a step computes (lr, step, skip, scale) stay
+// of one op with the same attributes and the same parameter and
+// working-copy dtypes form one group (canGroup), prepared as one launch over
+// all their parameters through a device table (each entry with its own
+// gradient dtype and scalar set), as check_finite is over all its
+// gradients. The scalars a step computes (lr, step, skip, loss scale) stay
 // on the device: launch() only enqueues.
 //
 //===----------------------------------------------------------------------===//
@@ -73,7 +74,7 @@ bool sameAttrs(const Attrs &a, const Attrs &b) {
 //===----------------------------------------------------------------------===//
 
 // Operand layout of each update, as the CPU kernel counts it: kInputs
-// inputs before the optional skip, param at kFirst (lr is input 0, step
+// inputs before the optional skip and loss_scale, param at kFirst (lr is input 0, step
 // input 1 when kFirst is 2), kOut outputs before the optional working copy.
 struct UpdateShape {
   size_t kInputs, kFirst, kOut;
@@ -193,7 +194,8 @@ bool independent(const CallTensors &a, const CallTensors &b) {
   return true;
 }
 
-// The index of `call`'s lr, step and skip in `sets`, added if new.
+// The index of `call`'s lr, step, skip and loss_scale in `sets`, added if
+// new.
 int32_t scalarSetOf(const OpCall &call, const UpdateShape &s,
                     std::vector<ScalarSet> &sets) {
   ScalarSet set{};
@@ -203,9 +205,12 @@ int32_t scalarSetOf(const OpCall &call, const UpdateShape &s,
     set.step = devicePtr(call.inputs[1]);
   if (cpu::kh::hasInput(call, s.kInputs))
     set.skip = devicePtr(call.inputs[s.kInputs]);
+  if (cpu::kh::hasInput(call, s.kInputs + 1))
+    set.lossScale = devicePtr(call.inputs[s.kInputs + 1]);
   for (size_t i = 0; i < sets.size(); ++i)
     if (sets[i].lr == set.lr && sets[i].step == set.step &&
-        sets[i].skip == set.skip && sets[i].lrDtype == set.lrDtype)
+        sets[i].skip == set.skip && sets[i].lossScale == set.lossScale &&
+        sets[i].lrDtype == set.lrDtype)
       return static_cast<int32_t>(i);
   sets.push_back(set);
   return static_cast<int32_t>(sets.size() - 1);
@@ -296,6 +301,7 @@ Status prepareUpdate(const std::vector<const OpCall *> &calls,
     e.firstChunk = seg.chunks;
     e.vec = vec;
     e.scalars = scalarSetOf(*call, s, sets);
+    e.gradDtype = static_cast<int32_t>(call->inputs[s.kFirst + 1].dtype);
     seg.chunks += chunksOf(n);
     ++seg.count;
     entries.push_back(e);
@@ -364,10 +370,10 @@ Status prepareSchedule(const std::vector<const OpCall *> &calls,
 }
 
 //===----------------------------------------------------------------------===//
-// unscale_and_check
+// check_finite
 //===----------------------------------------------------------------------===//
 
-class PreparedUnscale final : public PreparedKernel {
+class PreparedCheckFinite final : public PreparedKernel {
 public:
   CUfunction fn = nullptr;
   DeviceBuffer table;
@@ -385,44 +391,45 @@ public:
       return Status::ok();
     CUdeviceptr entries = table.get();
     void *args[] = {&entries, &count, &chunks, &scale, &skip, &foundInf};
-    return launchKernel(ctx, fn, dims, args, "ampc_unscale_and_check");
+    return launchKernel(ctx, fn, dims, args, "ampc_check_finite");
   }
   size_t deviceBytes() const override { return table.size(); }
 };
 
-Status prepareUnscale(const std::vector<const OpCall *> &calls,
-                      PrepareContext &ctx,
-                      std::unique_ptr<PreparedKernel> &out) {
+// The inputs are the gradients, scale, then skip (cpu::kh::endsWithSkip).
+Status prepareCheckFinite(const std::vector<const OpCall *> &calls,
+                          PrepareContext &ctx,
+                          std::unique_ptr<PreparedKernel> &out) {
   const OpCall &call = *calls.front();
-  const size_t n = call.outputs.size() - 1;
-  auto k = std::make_unique<PreparedUnscale>();
+  const bool hasSkip = cpu::kh::endsWithSkip(call);
+  const size_t n = call.inputs.size() - (hasSkip ? 2 : 1);
+  auto k = std::make_unique<PreparedCheckFinite>();
   AMPC_RETURN_IF_ERROR(
-      kernelFunction(ctx.device, CudaKernel::UnscaleAndCheck, {}, k->fn));
-  std::vector<UnscaleEntry> entries;
+      kernelFunction(ctx.device, CudaKernel::CheckFinite, {}, k->fn));
+  std::vector<FiniteEntry> entries;
   for (size_t i = 0; i < n; ++i) {
-    const TensorView &g = call.inputs[i], &u = call.outputs[i];
+    const TensorView &g = call.inputs[i];
     int64_t count = g.numElements();
     if (count == 0)
       continue;
-    UnscaleEntry e{};
+    FiniteEntry e{};
     e.g = devicePtr(g);
-    e.u = devicePtr(u);
     e.n = count;
     e.firstChunk = k->chunks;
     e.dtype = static_cast<int32_t>(g.dtype);
-    e.vec = aligned16(g) && aligned16(u);
+    e.vec = aligned16(g);
     k->chunks += chunksOf(count);
     entries.push_back(e);
   }
   k->count = static_cast<int>(entries.size());
   k->dims = chunkGrid(ctx.device, k->chunks);
   k->scale = devicePtr(call.inputs[n]);
-  if (cpu::kh::hasInput(call, n + 1))
+  if (hasSkip)
     k->skip = devicePtr(call.inputs[n + 1]);
-  k->foundInf = devicePtr(call.outputs[n]);
+  k->foundInf = devicePtr(call.outputs[0]);
   AMPC_RETURN_IF_ERROR(uploadTable(
-      ctx.device, entries.data(), entries.size() * sizeof(UnscaleEntry),
-      "unscale_and_check gradient table", k->table));
+      ctx.device, entries.data(), entries.size() * sizeof(FiniteEntry),
+      "check_finite gradient table", k->table));
   out = std::move(k);
   return Status::ok();
 }
@@ -483,7 +490,7 @@ void addOptimizerKernels(std::vector<KernelEntry> &out) {
   out.push_back({"adagrad_update", prepareUpdate<AdagradParams>,
                  canGroupUpdate<AdagradParams>});
   out.push_back({"lr_schedule", prepareSchedule});
-  out.push_back({"unscale_and_check", prepareUnscale});
+  out.push_back({"check_finite", prepareCheckFinite});
   out.push_back({"update_scale", prepareUpdateScale});
 }
 

@@ -19,7 +19,8 @@ constexpr unsigned kOptThreads = 256;
 
 // One parameter of a multi-tensor update. in[]: param, grad, then the
 // state tensors; out[]: new param, then the new state tensors. Each out[k]
-// is exactly the input it replaces or disjoint from every input.
+// is exactly the input it replaces or disjoint from every input. The
+// gradient has the parameter's dtype or, for an f32 parameter, f16/bf16.
 struct UpdateEntry {
   uint64_t in[4];
   uint64_t out[3];
@@ -28,20 +29,23 @@ struct UpdateEntry {
   int64_t firstChunk; // chunks of the entries before this one
   int32_t vec;        // every pointer 16-byte aligned: 16-byte accesses
   int32_t scalars;    // its ScalarSet
+  int32_t gradDtype;  // DTypeCode of in[1]
+  int32_t pad;
 };
 
 // The scalar inputs of one update call: lr (f32 or f64), step (i64; 0 when
-// the op has none) and skip (i1; 0 when absent). Calls of a group usually
-// share one set.
+// the op has none), skip (i1; 0 when absent) and loss_scale (f32; 0 when
+// absent: the gradient is read as grad * (1 / loss_scale)). Calls of a
+// group usually share one set.
 struct ScalarSet {
-  uint64_t lr, step, skip;
+  uint64_t lr, step, skip, lossScale;
   int32_t lrDtype; // DTypeCode
   int32_t pad;
 };
 
-// One gradient of unscale_and_check; u may be exactly g.
-struct UnscaleEntry {
-  uint64_t g, u;
+// One gradient that check_finite reads.
+struct FiniteEntry {
+  uint64_t g;
   int64_t n;
   int64_t firstChunk;
   int32_t dtype; // DTypeCode

@@ -1,12 +1,14 @@
 //===- Optimizers.cu - multi-tensor updates and loss-scaling kernels ------===//
 //
 // The optimizer updates (runtime/cpu/Optimizers.cpp) and loss scaling's two
-// kernels (runtime/cpu/LossScaling.cpp). An update or unscale_and_check
-// runs over many tensors in one launch: each block takes chunks of
+// kernels (runtime/cpu/LossScaling.cpp). An update or check_finite runs
+// over many tensors in one launch: each block takes chunks of
 // kOptChunk elements of the tensors listed in a device table (chunk c
 // belongs to the last entry whose firstChunk <= c). The per-step scalars
-// (learning rate, step, skip, scale) are read here, on the device, so the
-// host never waits for the step. f16/bf16/f32 compute in f32 and f64 in
+// (learning rate, step, skip, loss scale) are read here, on the device, so
+// the host never waits for the step. An update reads a loss-scaled
+// gradient as grad * (1 / scale), f16/bf16 gradients of f32 parameters
+// widened as they are loaded, so no pass rewrites the gradients. f16/bf16/f32 compute in f32 and f64 in
 // f64, with the attribute constants rounded to that type as the CPU does.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +16,7 @@
 #include "runtime/cuda/kernels/OptimizerTables.h"
 
 #include <float.h>
+#include <type_traits>
 
 namespace ampc_cuda {
 namespace {
@@ -253,17 +256,30 @@ __device__ void keepChunk(const UpdateEntry &e, int64_t off, int64_t end,
           e.workingCopy, j, lowBits(E::load(loadRaw<R>(e.in[0], j)), wcBf16));
 }
 
-template <class Op, typename T>
+// Input k of an update at element i: the gradient (k = 1) in its own dtype
+// G, unscaled by inv (1 without a loss scale: exact), the rest in T.
+template <typename T, typename G>
+__device__ __forceinline__ typename Elem<T>::C
+loadInput(const UpdateEntry &e, int k, int64_t i, typename Elem<T>::C inv) {
+  if (k == 1)
+    return static_cast<typename Elem<T>::C>(
+               Elem<G>::load(loadRaw<typename Elem<G>::Raw>(e.in[1], i))) *
+           inv;
+  return Elem<T>::load(loadRaw<typename Elem<T>::Raw>(e.in[k], i));
+}
+
+template <class Op, typename T, typename G>
 __device__ __forceinline__ void
 updateOne(const UpdateEntry &e, int64_t i,
-          const typename Op::template S<typename Elem<T>::C> &s, bool wcBf16) {
+          const typename Op::template S<typename Elem<T>::C> &s,
+          typename Elem<T>::C inv, bool wcBf16) {
   using E = Elem<T>;
   using R = typename E::Raw;
   using C = typename E::C;
   C in[Op::kIn], out[Op::kOut];
 #pragma unroll
   for (int k = 0; k < Op::kIn; ++k)
-    in[k] = E::load(loadRaw<R>(e.in[k], i));
+    in[k] = loadInput<T, G>(e, k, i, inv);
   Op::apply(s, in, out);
 #pragma unroll
   for (int k = 0; k < Op::kOut; ++k)
@@ -272,14 +288,17 @@ updateOne(const UpdateEntry &e, int64_t i,
     storeRaw<unsigned short>(e.workingCopy, i, lowBits(out[0], wcBf16));
 }
 
-template <class Op, typename T>
+template <class Op, typename T, typename G>
 __device__ void
 updateChunk(const UpdateEntry &e, int64_t off, int64_t end,
             const typename Op::template S<typename Elem<T>::C> &s,
-            bool wcBf16) {
+            typename Elem<T>::C inv, bool wcBf16) {
   using E = Elem<T>;
   using R = typename E::Raw;
+  using RG = typename Elem<G>::Raw;
   using C = typename E::C;
+  // V elements of T per 16 bytes; the gradient's V elements are as many or
+  // fewer bytes, and aligned too since every pointer is 16-byte aligned.
   constexpr int V = 16 / sizeof(R);
   int64_t tail = off;
   if (e.vec) {
@@ -288,16 +307,19 @@ updateChunk(const UpdateEntry &e, int64_t off, int64_t end,
     for (int64_t i = off + int64_t(threadIdx.x) * V; i + V <= end;
          i += int64_t(blockDim.x) * V) {
       Pack<R, V> x[Op::kIn], y[Op::kOut];
+      Pack<RG, V> gx = loadPack<RG, V>(e.in[1], i);
 #pragma unroll
       for (int k = 0; k < Op::kIn; ++k)
-        x[k] = loadPack<R, V>(e.in[k], i);
+        if (k != 1)
+          x[k] = loadPack<R, V>(e.in[k], i);
       Pack<unsigned short, V> w;
 #pragma unroll
       for (int j = 0; j < V; ++j) {
         C in[Op::kIn], out[Op::kOut];
 #pragma unroll
         for (int k = 0; k < Op::kIn; ++k)
-          in[k] = E::load(x[k].v[j]);
+          in[k] = k == 1 ? static_cast<C>(Elem<G>::load(gx.v[j])) * inv
+                         : E::load(x[k].v[j]);
         Op::apply(s, in, out);
 #pragma unroll
         for (int k = 0; k < Op::kOut; ++k)
@@ -314,7 +336,23 @@ updateChunk(const UpdateEntry &e, int64_t off, int64_t end,
     tail = off + (end - off) / V * V;
   }
   for (int64_t i = tail + threadIdx.x; i < end; i += blockDim.x)
-    updateOne<Op, T>(e, i, s, wcBf16);
+    updateOne<Op, T, G>(e, i, s, inv, wcBf16);
+}
+
+// The chunk with the entry's gradient dtype: f16/bf16 gradients only for
+// f32 parameters (the host refuses other pairs).
+template <class Op, typename T>
+__device__ void
+updateChunkOf(const UpdateEntry &e, int64_t off, int64_t end,
+              const typename Op::template S<typename Elem<T>::C> &s,
+              typename Elem<T>::C inv, bool wcBf16) {
+  if constexpr (std::is_same<T, float>::value) {
+    if (e.gradDtype == kF16)
+      return updateChunk<Op, T, __half>(e, off, end, s, inv, wcBf16);
+    if (e.gradDtype == kBF16)
+      return updateChunk<Op, T, __nv_bfloat16>(e, off, end, s, inv, wcBf16);
+  }
+  updateChunk<Op, T, T>(e, off, end, s, inv, wcBf16);
 }
 
 template <class Op, typename T>
@@ -324,6 +362,7 @@ __device__ void multiTensorUpdate(const UpdateEntry *table, int count,
                                   const typename Op::Params &params) {
   using C = typename Elem<T>::C;
   __shared__ typename Op::template S<C> s;
+  __shared__ C inv;
   __shared__ int skipped;
   const bool wcBf16 = wcDtype == kBF16;
   int current = -1; // the scalar set in s (the same in every thread)
@@ -343,6 +382,11 @@ __device__ void multiTensorUpdate(const UpdateEntry *table, int count,
           int64_t step =
               set.step ? *reinterpret_cast<const int64_t *>(set.step) : 0;
           s = Op::template make<C>(params, lr, step);
+          // 1/scale rounded to f32 first, as check_finite forms it.
+          inv = set.lossScale
+                    ? static_cast<C>(__fdiv_rn(
+                          1.0f, *reinterpret_cast<const float *>(set.lossScale)))
+                    : C(1);
         }
       }
       __syncthreads();
@@ -353,7 +397,7 @@ __device__ void multiTensorUpdate(const UpdateEntry *table, int count,
     if (skipped)
       keepChunk<Op, T>(e, off, end, wcBf16);
     else
-      updateChunk<Op, T>(e, off, end, s, wcBf16);
+      updateChunkOf<Op, T>(e, off, end, s, inv, wcBf16);
   }
 }
 
@@ -381,7 +425,7 @@ AMPC_UPDATE_KERNELS(adam_update, AdamOp)
 AMPC_UPDATE_KERNELS(adagrad_update, AdagradOp)
 
 //===----------------------------------------------------------------------===//
-// unscale_and_check
+// check_finite
 //===----------------------------------------------------------------------===//
 
 namespace ampc_cuda {
@@ -394,24 +438,20 @@ __device__ __forceinline__ bool nonFinite(double v) {
   return !(fabs(v) <= DBL_MAX);
 }
 
-// u = g * inv; true if an element read or stored is inf or NaN (a value
-// that overflows only once rounded to f16 counts).
+// g, or g * inv in the compute type, is inf or NaN (a finite gradient that
+// overflows only once unscaled by a scale below 1 counts).
 template <typename T>
-__device__ __forceinline__ bool unscaleOne(typename Elem<T>::Raw x,
-                                           typename Elem<T>::C inv,
-                                           typename Elem<T>::Raw &y) {
-  using E = Elem<T>;
-  typename E::C g = E::load(x), u = g * inv;
-  y = E::store(u);
-  return nonFinite(g) || nonFinite(E::load(y));
+__device__ __forceinline__ bool badOne(typename Elem<T>::Raw x,
+                                       typename Elem<T>::C inv) {
+  typename Elem<T>::C g = Elem<T>::load(x);
+  return nonFinite(g) || nonFinite(g * inv);
 }
 
 template <typename T>
-__device__ bool unscaleChunk(const UnscaleEntry &e, int64_t off, int64_t end,
-                             float inv32) {
-  using E = Elem<T>;
-  using R = typename E::Raw;
-  using C = typename E::C;
+__device__ bool checkChunk(const FiniteEntry &e, int64_t off, int64_t end,
+                           float inv32) {
+  using R = typename Elem<T>::Raw;
+  using C = typename Elem<T>::C;
   constexpr int V = 16 / sizeof(R);
   const C inv = static_cast<C>(inv32);
   bool bad = false;
@@ -419,19 +459,15 @@ __device__ bool unscaleChunk(const UnscaleEntry &e, int64_t off, int64_t end,
   if (e.vec) {
     for (int64_t i = off + int64_t(threadIdx.x) * V; i + V <= end;
          i += int64_t(blockDim.x) * V) {
-      Pack<R, V> x = loadPack<R, V>(e.g, i), y;
+      Pack<R, V> x = loadPack<R, V>(e.g, i);
 #pragma unroll
       for (int j = 0; j < V; ++j)
-        bad |= unscaleOne<T>(x.v[j], inv, y.v[j]);
-      storePack<R, V>(e.u, i, y);
+        bad |= badOne<T>(x.v[j], inv);
     }
     tail = off + (end - off) / V * V;
   }
-  for (int64_t i = tail + threadIdx.x; i < end; i += blockDim.x) {
-    R y;
-    bad |= unscaleOne<T>(loadRaw<R>(e.g, i), inv, y);
-    storeRaw<R>(e.u, i, y);
-  }
+  for (int64_t i = tail + threadIdx.x; i < end; i += blockDim.x)
+    bad |= badOne<T>(loadRaw<R>(e.g, i), inv);
   return bad;
 }
 
@@ -439,32 +475,32 @@ __device__ bool unscaleChunk(const UnscaleEntry &e, int64_t off, int64_t end,
 } // namespace ampc_cuda
 
 // foundInf was zeroed on the stream before this launch; a block that sees
-// a non-finite value stores 1 (every writer stores the same byte). With
-// skip set nothing is read or written, and found_inf stays 0.
+// a non-finite value stores 1 (every writer stores the same byte). Nothing
+// else is written. With skip set nothing is read, and found_inf stays 0.
 extern "C" __global__ void __launch_bounds__(kOptThreads)
-    ampc_unscale_and_check(const UnscaleEntry *table, int count,
-                           int64_t totalChunks, const float *scale,
-                           const uint8_t *skip, uint8_t *foundInf) {
+    ampc_check_finite(const FiniteEntry *table, int count, int64_t totalChunks,
+                      const float *scale, const uint8_t *skip,
+                      uint8_t *foundInf) {
   if (skip != nullptr && *skip != 0)
     return;
   const float inv = __fdiv_rn(1.0f, *scale);
   bool bad = false;
   AMPC_FOR_CHUNKS(c, totalChunks) {
-    const UnscaleEntry &e = table[entryOf(table, count, c)];
+    const FiniteEntry &e = table[entryOf(table, count, c)];
     int64_t off = (c - e.firstChunk) * kOptChunk;
     int64_t end = off + kOptChunk < e.n ? off + kOptChunk : e.n;
     switch (e.dtype) {
     case kF32:
-      bad |= unscaleChunk<float>(e, off, end, inv);
+      bad |= checkChunk<float>(e, off, end, inv);
       break;
     case kF16:
-      bad |= unscaleChunk<__half>(e, off, end, inv);
+      bad |= checkChunk<__half>(e, off, end, inv);
       break;
     case kBF16:
-      bad |= unscaleChunk<__nv_bfloat16>(e, off, end, inv);
+      bad |= checkChunk<__nv_bfloat16>(e, off, end, inv);
       break;
     default:
-      bad |= unscaleChunk<double>(e, off, end, inv);
+      bad |= checkChunk<double>(e, off, end, inv);
       break;
     }
   }

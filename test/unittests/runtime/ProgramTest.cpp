@@ -378,109 +378,66 @@ TEST(Program, RejectsUnsafeOrInconsistentStateUpdates) {
 }
 
 namespace {
-// found_inf and the unscaled gradients of two gradients: u0 = g0 / scale
-// (f32) and u1 = g1 / scale (f16), each written exactly over its gradient.
-pb::Program unscaleProgram() {
+// found_inf of two gradients as the backward pass made them: g0 in f32 and
+// g1 in f16, read and left as they are.
+pb::Program checkFiniteProgram() {
   pb::Program p;
-  pb::Function &f = addFunction(p, "unscale", 256);
+  pb::Function &f = addFunction(p, "check", 256);
   addValue(f, pb::F32, {4}, 0);  // 0: g0
   addValue(f, pb::F16, {4}, 64); // 1: g1
   addValue(f, pb::F32, {}, 128); // 2: scale
-  addValue(f, pb::F32, {4}, 0);  // 3: u0 (over g0)
-  addValue(f, pb::F16, {4}, 64); // 4: u1 (over g1)
-  addValue(f, pb::I1, {}, 192);  // 5: found_inf
+  addValue(f, pb::I1, {}, 192);  // 3: found_inf
   bind(f.mutable_inputs(), "g0", 0);
   bind(f.mutable_inputs(), "g1", 1);
   bind(f.mutable_inputs(), "scale", 2);
-  addKernel(f, "unscale_and_check", "", {0, 1, 2}, {3, 4, 5});
-  bind(f.mutable_outputs(), "u0", 3);
-  bind(f.mutable_outputs(), "u1", 4);
-  bind(f.mutable_outputs(), "found_inf", 5);
+  addKernel(f, "check_finite", "", {0, 1, 2}, {3});
+  bind(f.mutable_outputs(), "found_inf", 3);
   return p;
 }
 } // namespace
 
-TEST(Program, GradientsAreUnscaledInPlace) {
-  EXPECT_TRUE(cpu::isPairwiseInPlaceKernel("unscale_and_check"));
-  EXPECT_FALSE(cpu::isPairwiseInPlaceKernel("update_scale"));
+TEST(Program, CheckFiniteReadsGradientsAndWritesOnlyTheFlag) {
   ProgramInfo info;
-  Status s = loadProgram(unscaleProgram(), info);
+  Status s = loadProgram(checkFiniteProgram(), info);
   ASSERT_TRUE(s.isOk()) << s.message();
   std::unique_ptr<Session> session;
   s = Session::create(info.functions[0], {}, session);
   ASSERT_TRUE(s.isOk()) << s.message();
-  for (float last : {8.0f, std::numeric_limits<float>::infinity()}) {
-    std::vector<float> g0 = {1, 2, 4, last}, scale = {2};
+  const float inf = std::numeric_limits<float>::infinity();
+  // (last element of g0, scale, expected found_inf): a non-finite element,
+  // and a finite f16 gradient that overflows f32 only once unscaled by a
+  // scale below 1 (65504 / 1e-35).
+  struct Case {
+    float last, scale;
+    uint8_t found;
+  };
+  for (Case c : {Case{8, 2, 0}, Case{inf, 2, 1}, Case{8, 1e-35f, 1}}) {
+    std::vector<float> g0 = {1, 2, 4, c.last}, scale = {c.scale};
     std::vector<uint16_t> g1;
     for (float v : {65504.0f, 1.0f, -3.0f, 0.5f})
       g1.push_back(floatToHalfBits(v));
+    const std::vector<float> g0Before = g0;
+    const std::vector<uint16_t> g1Before = g1;
     ASSERT_TRUE(session->setInput("g0", {DType::F32, {4}, g0.data()}));
     ASSERT_TRUE(session->setInput("g1", {DType::F16, {4}, g1.data()}));
     ASSERT_TRUE(session->setInput("scale", {DType::F32, {}, scale.data()}));
     s = session->run();
     ASSERT_TRUE(s.isOk()) << s.message();
-    TensorView u0, u1, found;
-    ASSERT_TRUE(session->output("u0", u0));
-    ASSERT_TRUE(session->output("u1", u1));
+    TensorView found;
     ASSERT_TRUE(session->output("found_inf", found));
-    EXPECT_EQ(std::vector<float>(u0.as<float>(), u0.as<float>() + 4),
-              (std::vector<float>{0.5f, 1, 2, last / 2}));
-    std::vector<float> u1f;
-    for (int i = 0; i < 4; ++i)
-      u1f.push_back(halfBitsToFloat(u1.as<uint16_t>()[i]));
-    EXPECT_EQ(u1f, (std::vector<float>{32752, 0.5f, -1.5f, 0.25f}));
-    EXPECT_EQ(*found.as<uint8_t>(), std::isinf(last) ? 1 : 0);
+    EXPECT_EQ(*found.as<uint8_t>(), c.found) << c.last << " " << c.scale;
+    EXPECT_EQ(g0, g0Before);
+    EXPECT_EQ(g1, g1Before);
   }
 }
 
-TEST(Program, RejectsUnscaledGradientsOverOtherValues) {
-  auto rejected = [](const std::function<void(pb::Function &)> &mutate,
-                     const std::string &message) {
-    pb::Program p = unscaleProgram();
-    mutate(*p.mutable_functions(0));
-    expectLoadError(p, message);
-  };
-  // Output 0 over input 1 (and output 1 over input 0).
-  rejected(
-      [](pb::Function &f) {
-        f.mutable_values(3)->set_arena_offset(64);
-        f.mutable_values(4)->set_arena_offset(0);
-      },
-      "kernel 0 (unscale_and_check) writes value 3 over bytes of value 1, "
-      "which are still needed");
-  // Output 0 over input 0, but not exactly.
-  rejected(
-      [](pb::Function &f) {
-        f.mutable_values(3)->mutable_type()->set_shape(0, 2);
-      },
-      "writes value 3 over bytes of value 0");
-  rejected(
-      [](pb::Function &f) {
-        f.mutable_values(3)->mutable_type()->set_dtype(pb::I32);
-      },
-      "writes value 3 over bytes of value 0");
-  // The same gradient twice: writing u0 over it changes what input 1 reads.
-  rejected(
-      [](pb::Function &f) {
-        f.mutable_values(4)->mutable_type()->set_dtype(pb::F32);
-        f.mutable_kernels(0)->set_inputs(1, 0);
-        f.mutable_inputs()->DeleteSubrange(1, 1);
-      },
-      "writes value 3 over bytes of value 0");
-  // A later kernel still reads g0.
-  rejected(
-      [](pb::Function &f) {
-        addValue(f, pb::F32, {4}, 128); // 6: relu(g0), over scale
-        addKernel(f, "relu", "", {0}, {6});
-      },
-      "writes value 3 over bytes of value 0, which are still needed");
-  // g0 is a parameter (state), not a gradient.
-  rejected(
-      [](pb::Function &f) {
-        f.mutable_inputs()->DeleteSubrange(0, 1);
-        bind(f.mutable_params(), "g0", 0)->set_init(floats({1, 2, 3, 4}));
-      },
-      "writes value 3 over bytes of value 0, which are still needed");
+TEST(Program, RejectsCheckFiniteWritingOverAGradient) {
+  // found_inf over g0's bytes: the check is not elementwise and writes
+  // nothing in place.
+  pb::Program p = checkFiniteProgram();
+  p.mutable_functions(0)->mutable_values(3)->set_arena_offset(0);
+  expectLoadError(p, "kernel 0 (check_finite) writes value 3 over bytes of "
+                     "value 0");
 }
 
 namespace {
