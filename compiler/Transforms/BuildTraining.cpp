@@ -12,6 +12,7 @@
 #include "compiler/Transforms/Optimizers.h"
 #include "compiler/Transforms/StepState.h"
 #include "compiler/Transforms/WorkingCopies.h"
+#include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GradientOpInterface.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -280,6 +281,15 @@ private:
             autodiff::splat(b, p.getLoc(), scalar,
                             1.0 / static_cast<double>(accumulate)));
       }
+      // A parameter used through a cast (a working copy) has the cast's
+      // gradient, built when the backward walk reaches the cast at the top
+      // of the step: last of all. It needs only its input, so it moves right
+      // after it, and the update can follow the gradient as soon as it
+      // exists instead of the whole backward pass.
+      if (auto c = g.getDefiningOp<amp::CastOp>())
+        if (Operation *src = c.getInput().getDefiningOp();
+            src && src->getBlock() == &block)
+          c->moveAfter(src);
       Operation *upd =
           buildUpdate(b, p.getLoc(), config, lr, step, p, g, state);
       if (between)
@@ -330,9 +340,16 @@ private:
     };
     for (Value v : upd->getOperands()) {
       later(v.getDefiningOp());
-      for (Operation *user : v.getUsers())
-        if (isa<BlockArgument>(v) && v != step)
-          later(user);
+      if (!isa<BlockArgument>(v) || v == step)
+        continue;
+      for (Operation *user : v.getUsers()) {
+        later(user);
+        // The parameter's cast (its working copy) is read until its last
+        // user: the update, which writes the next one, comes after that.
+        if (isa<amp::CastOp>(user))
+          for (Operation *reader : user->getUsers())
+            later(reader);
+      }
     }
     upd->moveAfter(anchor);
   }

@@ -13,14 +13,16 @@
 // CHECK: %[[DY:.*]] = amp.cast %{{.*}} : tensor<2x3x4x4xf32> to tensor<2x3x4x4xf16>
 // CHECK: %[[K:.*]] = graph.cast %{{.*}} : tensor<1x3x1x1xf32> to tensor<1x3x1x1xf16>
 // CHECK-NEXT: %[[DX:.*]] = graph.mul %[[DY]], %[[K]] : (tensor<2x3x4x4xf16>, tensor<1x3x1x1xf16>) -> tensor<2x3x4x4xf16>
+// The input's gradient, cast back to f32, is ready first: its update follows
+// it, after the last read of the input's cast.
+// CHECK-NEXT: %[[DXF:.*]] = amp.cast %[[DX]] : tensor<2x3x4x4xf16> to tensor<2x3x4x4xf32>
 // CHECK: %[[XF:.*]] = graph.cast %[[X]] : tensor<2x3x4x4xf16> to tensor<2x3x4x4xf32>
+// CHECK-NEXT: graph.sgd_update %{{.*}}, %arg0, %[[DXF]] : (tensor<f32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
 // CHECK: %[[DYF:.*]] = graph.cast %[[DY]] : tensor<2x3x4x4xf16> to tensor<2x3x4x4xf32>
 // CHECK: %[[DS:.*]] = graph.reduce_sum %{{.*}} {axes = array<i64: 0, 2, 3>, keepdims = false} : (tensor<2x3x4x4xf32>) -> tensor<3xf32>
 // CHECK-NEXT: graph.sgd_update %{{.*}}, %arg1, %[[DS]] : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
 // CHECK-NEXT: %[[DB:.*]] = graph.reduce_sum %[[DYF]] {axes = array<i64: 0, 2, 3>, keepdims = false} : (tensor<2x3x4x4xf32>) -> tensor<3xf32>
 // CHECK-NEXT: graph.sgd_update %{{.*}}, %arg2, %[[DB]] : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-// CHECK-NEXT: %[[DXF:.*]] = amp.cast %[[DX]] : tensor<2x3x4x4xf16> to tensor<2x3x4x4xf32>
-// CHECK-NEXT: graph.sgd_update %{{.*}}, %arg0, %[[DXF]] : (tensor<f32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
 // CHECK: return
 func.func @forward(%xw: tensor<2x3x4x4xf32> {graph.name = "xw", graph.init = dense<0.5> : tensor<2x3x4x4xf32>, graph.trainable = true},
                    %scale: tensor<3xf32> {graph.name = "scale", graph.init = dense<1.0> : tensor<3xf32>, graph.trainable = true},

@@ -27,13 +27,18 @@
 // CHECK-NEXT: %[[W2H:.*]] = amp.cast %[[W2]] {amp.working_copy} : tensor<2x5xf32> to tensor<2x5xf16>
 // CHECK-NEXT: %[[H:.*]] = graph.gemm %[[XH]], %[[W1W]], %[[B1W]]
 // CHECK: graph.gemm %{{.*}}, %[[W2H]]
-// CHECK: %[[DB1H:.*]] = graph.reshape {{.*}} to tensor<5xf16>
+// Each gradient's cast back to f32 sits right after the gradient, and the
+// update right after it: without loss scaling an update runs as soon as its
+// gradient exists, not after the whole backward pass.
+// CHECK: %[[DW1H:.*]] = graph.gemm {{.*}} -> tensor<5x3xf16>
+// CHECK-NEXT: %[[DW1:.*]] = amp.cast %[[DW1H]] : tensor<5x3xf16> to tensor<5x3xf32>
+// CHECK-NEXT: %[[NW1:.*]], %[[NW1V:.*]] = graph.momentum_update %{{.*}}, %[[STEP]], %[[W1]], %[[DW1]], %[[W1V]]
+// CHECK-NEXT: %[[NW1W:.*]] = amp.cast %[[NW1]] {amp.working_copy} : tensor<5x3xf32> to tensor<5x3xf16>
+// CHECK-NEXT: graph.reduce_sum
+// CHECK-NEXT: %[[DB1H:.*]] = graph.reshape {{.*}} to tensor<5xf16>
 // CHECK-NEXT: %[[DB1:.*]] = amp.cast %[[DB1H]] : tensor<5xf16> to tensor<5xf32>
 // CHECK-NEXT: %[[NB1:.*]], %[[NB1V:.*]] = graph.momentum_update %{{.*}}, %[[STEP]], %[[B1]], %[[DB1]], %[[B1V]]
 // CHECK-NEXT: %[[NB1W:.*]] = amp.cast %[[NB1]] {amp.working_copy} : tensor<5xf32> to tensor<5xf16>
-// CHECK-NEXT: %[[DW1:.*]] = amp.cast %{{.*}} : tensor<5x3xf16> to tensor<5x3xf32>
-// CHECK-NEXT: %[[NW1:.*]], %[[NW1V:.*]] = graph.momentum_update %{{.*}}, %[[STEP]], %[[W1]], %[[DW1]], %[[W1V]]
-// CHECK-NEXT: %[[NW1W:.*]] = amp.cast %[[NW1]] {amp.working_copy} : tensor<5x3xf32> to tensor<5x3xf16>
 // CHECK-NOT: amp.cast
 // CHECK: return %{{.*}}, %[[NW1]], %[[NW1V]], %[[NB1]], %[[NB1V]], %{{.*}}, %[[NW1W]], %[[NB1W]] :
 
