@@ -1,11 +1,12 @@
-//===- LossScalingTest.cpp - unscale_and_check and update_scale -----------===//
+//===- LossScalingTest.cpp - check_finite and update_scale ----------------===//
 //
-// unscale_and_check on values whose unscaled results are written out (the
-// f16 maximum, round-to-nearest-even into f16 subnormals, inf, -inf and NaN
-// in tensors of different dtypes, an f16 gradient that overflows only once
-// unscaled), in place and out of place, with skip; update_scale against
-// hand-written (scale, good_steps, bad_steps) sequences for the PyTorch,
-// Paddle and MindSpore settings; check() errors.
+// check_finite finding one inf or NaN in any dtype at any position (block
+// and chunk boundaries, one of many tensors), a finite gradient that
+// overflows only once unscaled (formed in f32, in f64 for f64 gradients,
+// by the f32 reciprocal), skip, empty gradients, and its inputs left bit
+// for bit as they were; update_scale against hand-written (scale,
+// good_steps, bad_steps) sequences for the PyTorch, Paddle and MindSpore
+// settings; check() errors.
 //
 //===----------------------------------------------------------------------===//
 #include "NumericKernelTestUtil.h"
@@ -24,258 +25,252 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 Buf scaleBuf(float s) { return makeBuf(DType::F32, {}, {s}); }
 Buf flagBuf(bool b) { return makeBuf(DType::I1, {}, {b ? 1.0 : 0.0}); }
 
-Call unscaleCall(const std::vector<Buf *> &grads, Buf &scale,
-                 const std::vector<Buf *> &outs, Buf &foundInf,
-                 Buf *skip = nullptr) {
-  Call c{"unscale_and_check", {}, grads, outs};
+Call finiteCall(const std::vector<Buf *> &grads, Buf &scale, Buf &foundInf,
+                Buf *skip = nullptr) {
+  Call c{"check_finite", {}, grads, {&foundInf}};
   c.ins.push_back(&scale);
   if (skip)
     c.ins.push_back(skip);
-  c.outs.push_back(&foundInf);
   return c;
 }
 
 // Runs the call (found_inf first set to 7, so that writing it is seen) and
-// returns found_inf, or -1 if the call failed.
+// returns found_inf, or -1 if the call failed. Every input must hold the
+// same bits afterwards: check_finite writes found_inf alone.
 int runFound(const Call &c, Buf &foundInf, cpu::ThreadPool *pool = nullptr) {
+  std::vector<Buf> before;
+  for (Buf *b : c.ins)
+    before.push_back(b ? *b : Buf());
   foundInf.bytes()[0] = 7;
   Status s = c.run(pool);
   EXPECT_TRUE(s.isOk()) << s.message();
+  for (size_t i = 0; i < c.ins.size(); ++i)
+    if (c.ins[i]) {
+      EXPECT_TRUE(sameBits(*c.ins[i], before[i])) << "input " << i;
+    }
   if (!s)
     return -1;
   return static_cast<unsigned char>(foundInf.bytes()[0]);
 }
 
-void expectValues(const Buf &got, const std::vector<double> &want,
-                  const std::string &what) {
-  ASSERT_EQ(got.size(), static_cast<int64_t>(want.size())) << what;
-  for (int64_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got.get(i))) << what << " element " << i;
-    else
-      EXPECT_EQ(got.get(i), want[i]) << what << " element " << i;
-  }
-}
-
 //===----------------------------------------------------------------------===//
-// unscale_and_check
+// check_finite
 //===----------------------------------------------------------------------===//
 
-TEST(UnscaleAndCheck, PowerOfTwoScaleRoundsIntoEachDType) {
-  Buf scale = scaleBuf(65536), found(DType::I1, {});
-  Buf g16 =
-      makeBuf(DType::F16, {6}, {65504, 1, -2, 0x1p-8, 0x1p-9, 0.005859375});
-  Buf gbf = makeBuf(DType::BF16, {4}, {1.5, -3, 0x1p-130, 0x1p127});
-  Buf g32 = makeBuf(DType::F32, {4}, {1e-8f, 65504, FLT_MAX, -1e-30f});
-  Buf u16(DType::F16, {6}), ubf(DType::BF16, {4}), u32(DType::F32, {4});
-  Call c = unscaleCall({&g16, &gbf, &g32}, scale, {&u16, &ubf, &u32}, found);
-  EXPECT_EQ(runFound(c, found), 0);
-  // f16: 2^-24 is its smallest subnormal; 2^-25 ties to even (0) and
-  // 1.5 * 2^-24 ties to even (2^-23).
-  expectValues(u16,
-               {0.99951171875, 1.52587890625e-05, -3.0517578125e-05,
-                5.960464477539063e-08, 0, 1.1920928955078125e-07},
-               "f16");
-  // bf16: 2^-146 is below its smallest subnormal, 2^-133.
-  expectValues(ubf, {2.288818359375e-05, -4.57763671875e-05, 0, 0x1p111},
-               "bf16");
-  expectValues(u32,
-               {std::ldexp(1e-8f, -16), 0.99951171875, std::ldexp(FLT_MAX, -16),
-                std::ldexp(-1e-30f, -16)},
-               "f32");
-}
-
-TEST(UnscaleAndCheck, ProductIsFormedInFloatThenRounded) {
-  // 1.0f / 3.0f = 11184811 * 2^-25; 3 times that is 1 + 2^-25, which f32
-  // rounds to 1 and f64 keeps.
-  Buf scale = scaleBuf(3), found(DType::I1, {});
-  Buf g32 = makeBuf(DType::F32, {2}, {1, 3}),
-      g16 = makeBuf(DType::F16, {1}, {1}),
-      g64 = makeBuf(DType::F64, {2}, {1, 3});
-  Buf u32(DType::F32, {2}), u16(DType::F16, {1}), u64(DType::F64, {2});
-  Call c = unscaleCall({&g32, &g16, &g64}, scale, {&u32, &u16, &u64}, found);
-  EXPECT_EQ(runFound(c, found), 0);
-  expectValues(u32, {0.3333333432674408, 1.0}, "f32");
-  expectValues(u16, {0.333251953125}, "f16");
-  expectValues(u64, {0.3333333432674408, 1.0000000298023224}, "f64");
-}
-
-// Three gradients of 40000 elements (several chunks, on several threads):
-// one non-finite element anywhere raises the flag, and every other element
-// is still unscaled.
-TEST(UnscaleAndCheck, AnyNonFiniteElementOfAnyDTypeIsFound) {
+// Four gradients of 40000 elements, one per float dtype (several 16384-
+// element chunks on several threads, blocks of 256): one inf or NaN
+// anywhere raises the flag; finite values up to 1000 times a scale of 1024
+// do not.
+TEST(CheckFinite, AnyNonFiniteElementOfAnyDTypeIsFound) {
   const Shape s = {40000};
-  struct Case {
-    const char *what;
-    int tensor;
-    int64_t index;
-    double value;
-  };
-  const Case cases[] = {{"none", -1, 0, 0},
-                        {"inf in f32, last element", 0, 39999, kInf},
-                        {"-inf in f16, middle", 1, 20001, -kInf},
-                        {"NaN in bf16, first element", 2, 0, kNaN},
-                        {"NaN in f32, chunk boundary", 0, 16384, kNaN}};
-  for (const Case &k : cases) {
-    SCOPED_TRACE(k.what);
-    Buf g[3] = {randomBuf(DType::F32, s, 1, -1000, 1000),
-                randomBuf(DType::F16, s, 2, -1000, 1000),
-                randomBuf(DType::BF16, s, 3, -1000, 1000)};
-    if (k.tensor >= 0)
-      g[k.tensor].set(k.index, k.value);
-    Buf u[3] = {Buf(DType::F32, s), Buf(DType::F16, s), Buf(DType::BF16, s)};
-    Buf scale = scaleBuf(1024), found(DType::I1, {});
-    Call c =
-        unscaleCall({&g[0], &g[1], &g[2]}, scale, {&u[0], &u[1], &u[2]}, found);
-    EXPECT_EQ(runFound(c, found, &testPool()), k.tensor >= 0 ? 1 : 0);
-    for (int t = 0; t < 3; ++t) {
-      // g / 1024 is exact in f32; storing it rounds once (into f16
-      // subnormals for the smallest values).
-      Buf want(g[t].dtype, s);
-      for (int64_t i = 0; i < s[0]; ++i)
-        want.set(i, g[t].get(i) / 1024);
-      expectValues(u[t], want.values(), std::string(name(g[t].dtype)));
-    }
+  const DType dtypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
+  const int64_t positions[] = {0,     1,     255,   256,  16383,
+                               16384, 20001, 32768, 39999};
+  std::vector<Buf> clean;
+  for (int t = 0; t < 4; ++t)
+    clean.push_back(randomBuf(dtypes[t], s, 1 + t, -1000, 1000));
+  Buf scale = scaleBuf(1024), found(DType::I1, {});
+  {
+    std::vector<Buf> g = clean;
+    Call c = finiteCall({&g[0], &g[1], &g[2], &g[3]}, scale, found);
+    EXPECT_EQ(runFound(c, found, &testPool()), 0);
+    EXPECT_EQ(runFound(c, found), 0);
   }
+  for (int t = 0; t < 4; ++t)
+    for (int64_t at : positions)
+      for (double bad : {kInf, -kInf, kNaN}) {
+        SCOPED_TRACE(std::string(name(dtypes[t])) + " element " +
+                     std::to_string(at) + " = " + std::to_string(bad));
+        std::vector<Buf> g = clean;
+        g[t].set(at, bad);
+        Call c = finiteCall({&g[0], &g[1], &g[2], &g[3]}, scale, found);
+        EXPECT_EQ(runFound(c, found, &testPool()), 1);
+        EXPECT_EQ(runFound(c, found), 1);
+      }
 }
 
-TEST(UnscaleAndCheck, InPlaceGivesTheSameBitsAsSeparateOutputs) {
-  const Shape s = {50001};
-  for (double bad : {0.0, kInf}) {
-    for (float sc : {3.0f, 1024.0f, 0.25f}) {
-      SCOPED_TRACE("scale " + std::to_string(sc) +
-                   (bad != 0 ? " with inf" : ""));
-      Buf g[3] = {randomBuf(DType::F32, s, 4, -100, 100),
-                  randomBuf(DType::F16, s, 5, -100, 100),
-                  randomBuf(DType::F64, s, 6, -100, 100)};
-      if (bad != 0)
-        g[1].set(777, bad);
-      Buf u[3] = {Buf(DType::F32, s), Buf(DType::F16, s), Buf(DType::F64, s)};
-      Buf scale = scaleBuf(sc), found(DType::I1, {});
-      int separate = runFound(unscaleCall({&g[0], &g[1], &g[2]}, scale,
-                                          {&u[0], &u[1], &u[2]}, found),
-                              found, &testPool());
-      int inPlace = runFound(unscaleCall({&g[0], &g[1], &g[2]}, scale,
-                                         {&g[0], &g[1], &g[2]}, found),
-                             found, &testPool());
-      EXPECT_EQ(separate, bad != 0 ? 1 : 0);
-      EXPECT_EQ(inPlace, separate);
-      for (int t = 0; t < 3; ++t)
-        EXPECT_TRUE(sameBits(g[t], u[t])) << name(g[t].dtype);
-    }
+// 300 small gradients of mixed dtypes and sizes (many tensors per chunk
+// list): a NaN in any one of them is found, and none is found without it.
+TEST(CheckFinite, ManyTensors) {
+  const DType dtypes[] = {DType::F16, DType::F32, DType::BF16, DType::F64};
+  std::vector<Buf> g;
+  for (int i = 0; i < 300; ++i)
+    g.push_back(
+        randomBuf(dtypes[i % 4], {1 + (i * 37) % 301}, 500 + i, -50, 50));
+  std::vector<Buf *> ptrs;
+  for (Buf &b : g)
+    ptrs.push_back(&b);
+  Buf scale = scaleBuf(128), found(DType::I1, {});
+  EXPECT_EQ(runFound(finiteCall(ptrs, scale, found), found, &testPool()), 0);
+  for (int which : {0, 1, 150, 298, 299}) {
+    SCOPED_TRACE("NaN in gradient " + std::to_string(which));
+    Buf keep = g[which];
+    g[which].set(g[which].size() - 1, kNaN);
+    EXPECT_EQ(runFound(finiteCall(ptrs, scale, found), found, &testPool()), 1);
+    g[which] = keep;
   }
 }
 
 // With a scale below 1 (a static scale, or a dynamic one backed off that
-// far), a finite gradient can overflow once unscaled: that is an overflow
-// too, even where f32 still holds the product.
-TEST(UnscaleAndCheck, FiniteGradientThatOverflowsWhenUnscaled) {
+// far), a finite gradient can overflow once unscaled. The product is the
+// one the updates form as they read the gradient: g * (1.0f / scale) in
+// f32 (f64 for f64 gradients), not rounded back to the gradient's dtype.
+TEST(CheckFinite, FiniteGradientThatOverflowsWhenUnscaled) {
   Buf found(DType::I1, {});
-  {
-    Buf scale = scaleBuf(0.5), g = makeBuf(DType::F16, {2}, {60000, 1}),
-        u(DType::F16, {2});
-    EXPECT_EQ(runFound(unscaleCall({&g}, scale, {&u}, found), found), 1);
-    expectValues(u, {kInf, 2}, "f16");
-    g = makeBuf(DType::F16, {2}, {30000, 1});
-    EXPECT_EQ(runFound(unscaleCall({&g}, scale, {&u}, found), found), 0);
-    expectValues(u, {60000, 2}, "f16");
-  }
-  {
-    // Half the bf16 maximum over 0.499: 3.396e38 in f32, inf in bf16.
-    Buf scale = scaleBuf(0.499f),
-        g = makeBuf(DType::BF16, {1}, {1.6947656946257677e38}),
-        u(DType::BF16, {1});
-    EXPECT_EQ(runFound(unscaleCall({&g}, scale, {&u}, found), found), 1);
-    expectValues(u, {kInf}, "bf16");
-  }
-  {
-    Buf scale = scaleBuf(0.5), g = makeBuf(DType::F32, {1}, {2e38}),
-        u(DType::F32, {1});
-    EXPECT_EQ(runFound(unscaleCall({&g}, scale, {&u}, found), found), 1);
-  }
+  auto check = [&](DType t, double g, float scale) {
+    Buf grad = makeBuf(t, {3}, {0.5, g, -1}), sc = scaleBuf(scale);
+    return runFound(finiteCall({&grad}, sc, found), found);
+  };
+  // f16: 65504 * 1e35 leaves f32; 1e35 alone does not. 60000 / 0.5 is inf
+  // in f16 but 120000 in f32, which is what an update reads: finite.
+  EXPECT_EQ(check(DType::F16, 65504, 1e-35f), 1);
+  EXPECT_EQ(check(DType::F16, 1, 1e-35f), 0);
+  EXPECT_EQ(check(DType::F16, 60000, 0.5f), 0);
+  // bf16 and f32: 1e38 / 0.25 leaves f32, 3e37 / 0.25 does not.
+  EXPECT_EQ(check(DType::BF16, 1e38, 0.25f), 1);
+  EXPECT_EQ(check(DType::BF16, 3e37, 0.25f), 0);
+  EXPECT_EQ(check(DType::F32, 2e38, 0.5f), 1);
+  EXPECT_EQ(check(DType::F32, FLT_MAX, 1), 0);
+  // f64: 3e38 / 0.5 is finite in f64, 1e308 / 0.5 is not.
+  EXPECT_EQ(check(DType::F64, 3e38, 0.5f), 0);
+  EXPECT_EQ(check(DType::F64, 1e308, 0.5f), 1);
+  // A scale whose reciprocal is not finite in f32: every nonzero finite
+  // gradient overflows.
+  EXPECT_EQ(check(DType::F32, 1, 0x1p-130f), 1);
 }
 
-TEST(UnscaleAndCheck, SkipClearsTheFlagAndWritesNothing) {
-  Buf scale = scaleBuf(2), found(DType::I1, {});
-  Buf g1 = makeBuf(DType::F16, {3}, {1, kNaN, 4}),
-      g2 = makeBuf(DType::F32, {2}, {8, kInf});
-  Buf g1Before = g1, g2Before = g2;
-  Buf u1 = makeBuf(DType::F16, {3}, {9, 9, 9}),
-      u2 = makeBuf(DType::F32, {2}, {9, 9});
-  Buf skip = flagBuf(true);
-  // In place and out of place: the gradients stay as they were.
-  EXPECT_EQ(
-      runFound(unscaleCall({&g1, &g2}, scale, {&u1, &u2}, found, &skip), found),
-      0);
-  EXPECT_EQ(
-      runFound(unscaleCall({&g1, &g2}, scale, {&g1, &g2}, found, &skip), found),
-      0);
-  EXPECT_TRUE(sameBits(g1, g1Before));
-  EXPECT_TRUE(sameBits(g2, g2Before));
+// An f64 gradient is multiplied by the f32 reciprocal, widened: 1.0f /
+// 0.75f rounds up to 1.33333337306976318, so g chosen between DBL_MAX /
+// that and DBL_MAX / (4 / 3) overflows by the f32 reciprocal and would
+// not by the exact one.
+TEST(CheckFinite, F64GradientUsesTheF32Reciprocal) {
+  const double invF = static_cast<double>(1.0f / 0.75f), invD = 4.0 / 3.0;
+  ASSERT_GT(invF, invD);
+  const double g = DBL_MAX / ((invF + invD) / 2);
+  ASSERT_TRUE(std::isfinite(g * invD));
+  ASSERT_FALSE(std::isfinite(g * invF));
+  Buf grad = makeBuf(DType::F64, {2}, {1, g}), scale = scaleBuf(0.75f),
+      found(DType::I1, {});
+  EXPECT_EQ(runFound(finiteCall({&grad}, scale, found), found), 1);
+  // The largest gradient whose product stays finite.
+  Buf below =
+      makeBuf(DType::F64, {2}, {1, std::nextafter(DBL_MAX / invF, 0.0)});
+  EXPECT_EQ(runFound(finiteCall({&below}, scale, found), found), 0);
+}
+
+// With skip set, found_inf is 0 and nothing is read: gradients full of
+// NaN and inf give 0, and so do gradients and a scale with no data at all
+// (a read would fault).
+TEST(CheckFinite, SkipGivesZeroAndReadsNothing) {
+  Buf scale = scaleBuf(2), found(DType::I1, {}), skip = flagBuf(true);
+  Buf g1(DType::F16, {3000}), g2(DType::F32, {40000}), g3(DType::BF16, {5});
+  for (int64_t i = 0; i < g1.size(); ++i)
+    g1.set(i, kNaN);
+  for (int64_t i = 0; i < g2.size(); ++i)
+    g2.set(i, i % 2 ? kInf : -kInf);
+  for (int64_t i = 0; i < g3.size(); ++i)
+    g3.set(i, kNaN);
+  EXPECT_EQ(runFound(finiteCall({&g1, &g2, &g3}, scale, found, &skip), found,
+                     &testPool()),
+            0);
+  {
+    Call c = finiteCall({&g1, &g2}, scale, found, &skip);
+    cpu::OpCall call = c.make(true);
+    call.inputs[0].data = nullptr;
+    call.inputs[1].data = nullptr;
+    call.inputs[2].data = nullptr;
+    found.bytes()[0] = 7;
+    ASSERT_TRUE(cpu::checkKernel(call));
+    cpu::CpuContext ctx{&testPool()};
+    ASSERT_TRUE(cpu::runKernel(call, ctx));
+    EXPECT_EQ(found.bytes()[0], 0);
+  }
   // skip = 0 is the call without skip.
-  Buf noSkip = flagBuf(false), w1(DType::F16, {3}), w2(DType::F32, {2});
-  EXPECT_EQ(runFound(unscaleCall({&g1, &g2}, scale, {&u1, &u2}, found, &noSkip),
-                     found),
+  Buf noSkip = flagBuf(false);
+  EXPECT_EQ(runFound(finiteCall({&g1, &g2, &g3}, scale, found, &noSkip), found,
+                     &testPool()),
             1);
-  EXPECT_EQ(runFound(unscaleCall({&g1, &g2}, scale, {&w1, &w2}, found), found),
-            1);
-  EXPECT_TRUE(sameBits(u1, w1));
-  EXPECT_TRUE(sameBits(u2, w2));
-  expectValues(u1, {0.5, kNaN, 2}, "f16");
-  expectValues(u2, {4, kInf}, "f32");
+  Buf clean = randomBuf(DType::F16, {3000}, 9);
+  EXPECT_EQ(runFound(finiteCall({&clean}, scale, found, &noSkip), found), 0);
+  EXPECT_EQ(runFound(finiteCall({&clean}, scale, found, &skip), found), 0);
 }
 
-TEST(UnscaleAndCheck, EmptyGradients) {
-  Buf scale = scaleBuf(2), found(DType::I1, {}), g(DType::F32, {0, 3}),
-      u(DType::F32, {0, 3});
-  EXPECT_EQ(runFound(unscaleCall({&g}, scale, {&u}, found), found), 0);
+TEST(CheckFinite, EmptyGradients) {
+  Buf scale = scaleBuf(2), found(DType::I1, {}), e1(DType::F32, {0, 3}),
+      e2(DType::F16, {0}), bad = makeBuf(DType::BF16, {2}, {1, kInf});
+  EXPECT_EQ(runFound(finiteCall({&e1}, scale, found), found), 0);
+  EXPECT_EQ(runFound(finiteCall({&e1, &e2}, scale, found), found), 0);
+  EXPECT_EQ(runFound(finiteCall({&e1, &bad, &e2}, scale, found), found), 1);
 }
 
-TEST(UnscaleAndCheck, CheckErrors) {
+TEST(CheckFinite, CheckErrors) {
   Buf scale = scaleBuf(2), found(DType::I1, {}), skip = flagBuf(false);
-  Buf g0(DType::F32, {4}), g1(DType::F16, {2, 3}), u0(DType::F32, {4}),
-      u1(DType::F16, {2, 3});
-  EXPECT_TRUE(unscaleCall({&g0, &g1}, scale, {&u0, &u1}, found).check());
-  EXPECT_TRUE(unscaleCall({&g0, &g1}, scale, {&u0, &u1}, found, &skip).check());
+  Buf g0(DType::F32, {4}), g1(DType::F16, {2, 3}), g2(DType::F64, {1}),
+      g3(DType::BF16, {});
+  EXPECT_TRUE(finiteCall({&g0}, scale, found).check());
+  EXPECT_TRUE(finiteCall({&g0, &g1, &g2, &g3}, scale, found).check());
+  EXPECT_TRUE(finiteCall({&g0, &g1, &g2, &g3}, scale, found, &skip).check());
 
-  Buf u1f32(DType::F32, {2, 3});
-  expectError(unscaleCall({&g0, &g1}, scale, {&u0, &u1f32}, found).check(),
-              "op 'unscale_and_check': gradient 1 is f16 but its unscaled "
-              "output is f32");
-  Buf u1shape(DType::F16, {3, 2});
-  expectError(unscaleCall({&g0, &g1}, scale, {&u0, &u1shape}, found).check(),
-              "gradient 1 has shape [2, 3] but its unscaled output has [3, 2]");
-  Buf gi(DType::I64, {4}), ui(DType::I64, {4});
-  expectError(unscaleCall({&g0, &gi}, scale, {&u0, &ui}, found).check(),
-              "gradient 1 must be f32, f16, bf16 or f64, got i64");
-  Buf scale16 = makeBuf(DType::F16, {}, {2}), scaleVec(DType::F32, {1});
-  expectError(unscaleCall({&g0}, scale16, {&u0}, found).check(),
+  // Outputs: found_inf alone, an i1 scalar.
+  Call two = finiteCall({&g0}, scale, found);
+  two.outs.push_back(&found);
+  expectError(two.check(),
+              "op 'check_finite': expects 1 output (found_inf), got 2");
+  Call none = finiteCall({&g0}, scale, found);
+  none.outs.clear();
+  expectError(none.check(), "expects 1 output (found_inf), got 0");
+  Buf foundF32(DType::F32, {}), foundVec(DType::I1, {1});
+  expectError(finiteCall({&g0, &g1}, scale, foundF32).check(),
+              "found_inf (output 0) must be a scalar (rank 0) i1 tensor, got "
+              "tensor<f32>");
+  expectError(finiteCall({&g0}, scale, foundVec, &skip).check(),
+              "found_inf (output 0) must be a scalar (rank 0) i1 tensor, got "
+              "tensor<1xi1>");
+
+  // scale: the f32 scalar after the gradients.
+  Buf scale16 = makeBuf(DType::F16, {}, {2}), scaleVec(DType::F32, {1}),
+      scaleI64(DType::I64, {});
+  expectError(finiteCall({&g0}, scale16, found).check(),
               "scale (input 1) must be a scalar (rank 0) f32 tensor, got "
               "tensor<f16>");
-  expectError(unscaleCall({&g0}, scaleVec, {&u0}, found).check(),
-              "scale (input 1) must be a scalar (rank 0) f32 tensor, got "
+  expectError(finiteCall({&g0, &g1}, scaleVec, found, &skip).check(),
+              "scale (input 2) must be a scalar (rank 0) f32 tensor, got "
               "tensor<1xf32>");
-  Buf skipF32 = scaleBuf(0);
-  expectError(unscaleCall({&g0}, scale, {&u0}, found, &skipF32).check(),
-              "skip (input 2) must be a scalar (rank 0) i1 tensor, got "
-              "tensor<f32>");
-  Buf foundF32(DType::F32, {}), foundVec(DType::I1, {1});
-  expectError(unscaleCall({&g0, &g1}, scale, {&u0, &u1}, foundF32).check(),
-              "found_inf (output 2) must be a scalar (rank 0) i1 tensor, got "
-              "tensor<f32>");
-  expectError(unscaleCall({&g0}, scale, {&u0}, foundVec).check(),
-              "found_inf (output 1) must be a scalar (rank 0) i1 tensor");
-  // Counts: a gradient without its unscaled output...
-  expectError(unscaleCall({&g0, &g1}, scale, {&u0}, found, &skip).check(),
-              "has 1 unscaled outputs, so expects 2 inputs (the gradients, "
-              "then scale) or 3 (then skip), got 4");
-  // ... and found_inf alone has no gradient.
-  Call none{"unscale_and_check", {}, {&scale}, {&found}};
-  expectError(none.check(), "expects at least 2 outputs (the unscaled "
-                            "gradients, then found_inf), got 1");
-  Call absent = unscaleCall({&g0}, scale, {&u0}, found, &skip);
-  absent.ins[2] = nullptr;
-  expectError(absent.check(), "input 2 is required but marked absent");
+  expectError(finiteCall({&g0}, scaleI64, found).check(),
+              "scale (input 1) must be a scalar (rank 0) f32 tensor, got "
+              "tensor<i64>");
+  // skip is told by its type (an i1 scalar); a malformed one is taken for
+  // the scale, with the real scale as one more gradient.
+  Buf skipVec(DType::I1, {1});
+  expectError(finiteCall({&g0}, scale, found, &skipVec).check(),
+              "scale (input 2) must be a scalar (rank 0) f32 tensor, got "
+              "tensor<1xi1>");
+
+  // Gradients: floats, at least one.
+  Buf gi(DType::I64, {4}), gb(DType::I1, {4});
+  expectError(finiteCall({&g0, &gi}, scale, found).check(),
+              "gradient 1 must be f32, f16, bf16 or f64, got i64");
+  expectError(finiteCall({&gb}, scale, found, &skip).check(),
+              "gradient 0 must be f32, f16, bf16 or f64, got i1");
+  expectError(finiteCall({}, scale, found, &skip).check(),
+              "has no gradient to check");
+  expectError(finiteCall({}, scale, found).check(),
+              "expects the gradients, then scale, then an optional skip, got "
+              "1 inputs");
+  Call noInputs{"check_finite", {}, {}, {&found}};
+  expectError(noInputs.check(), "got 0 inputs");
+
+  // Absent inputs: none is optional by position (skip is left off, not
+  // marked absent).
+  Call absentSkip = finiteCall({&g0}, scale, found, &skip);
+  absentSkip.ins[2] = nullptr;
+  expectError(absentSkip.check(), "input 2 is required but marked absent");
+  Call absentGrad = finiteCall({&g0, &g1}, scale, found);
+  absentGrad.ins[1] = nullptr;
+  expectError(absentGrad.check(), "input 1 is required but marked absent");
+  Call absentScale = finiteCall({&g0}, scale, found, &skip);
+  absentScale.ins[1] = nullptr;
+  expectError(absentScale.check(), "input 1 is required but marked absent");
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,9 @@
 // float dtype, and against PyTorch's optimizers over three steps where
 // OptimizerOps.td says they coincide; outputs written over their inputs
 // give the same bits as separate buffers; lr_schedule kinds; check() and
-// run() errors; skip leaves every output as the state it replaces.
+// run() errors; skip leaves every output as the state it replaces;
+// loss_scale reads the gradient (f16/bf16 widened for an f32 parameter)
+// times 1.0f / loss_scale, bit for bit the update of that f32 gradient.
 //
 //===----------------------------------------------------------------------===//
 #include "NumericKernelTestUtil.h"
@@ -588,9 +590,11 @@ const UpdateOp kUpdates[] = {{"sgd_update", false, 0},
                              {"adagrad_update", true, 1}};
 
 // An update of `p` with state `state` into `outs` (new param, new state,
-// optional working copy), and skip when given.
+// optional working copy), and skip when given; with lossScale, skip (absent
+// when null) then lossScale.
 Call updateCall(const UpdateOp &u, Buf &lr, Buf &step, Buf &p, Buf &g,
-                std::vector<Buf> &state, std::vector<Buf *> outs, Buf *skip) {
+                std::vector<Buf> &state, std::vector<Buf *> outs, Buf *skip,
+                Buf *lossScale = nullptr) {
   Call c{u.op, {}, {&lr}, std::move(outs)};
   if (u.hasStep)
     c.ins.push_back(&step);
@@ -598,8 +602,10 @@ Call updateCall(const UpdateOp &u, Buf &lr, Buf &step, Buf &p, Buf &g,
   c.ins.push_back(&g);
   for (Buf &b : state)
     c.ins.push_back(&b);
-  if (skip)
+  if (skip || lossScale)
     c.ins.push_back(skip);
+  if (lossScale)
+    c.ins.push_back(lossScale);
   std::string op = u.op;
   if (op == "sgd_update") {
     c.attrs.setFloat("weight_decay", 0.01);
@@ -748,12 +754,287 @@ TEST(OptimizerSkip, Errors) {
   expectError(c.check(), "skip (input 3) must be a scalar (rank 0) i1 "
                          "tensor, got tensor<2xi1>");
   c.ins[3] = &skip;
+  // The input after skip is loss_scale, an f32 scalar (as notFlag is): a
+  // second flag is not.
   c.ins.push_back(&skip);
-  expectError(c.check(), "expects 3 to 4 inputs, got 5");
+  expectError(c.check(), "loss_scale (input 4) must be a scalar (rank 0) f32 "
+                         "tensor, got tensor<i1>");
+  c.ins[4] = &notFlag;
+  EXPECT_TRUE(c.check());
+  c.ins.push_back(&skip);
+  expectError(c.check(), "expects 3 to 5 inputs, got 6");
   Buf step = stepBuf(0), v(DType::F32, s), vo(DType::F32, s);
   Call m = momentumCall(lr, step, p, g, v, out, vo, {0.9, 0.9, 0, false});
   m.ins.push_back(&notFlag);
   expectError(m.check(), "skip (input 5) must be a scalar (rank 0) i1");
+}
+
+//===----------------------------------------------------------------------===//
+// loss_scale: the gradient read unscaled, f16/bf16 widened for f32
+//===----------------------------------------------------------------------===//
+
+Buf lossScaleBuf(float scale) { return makeBuf(DType::F32, {}, {scale}); }
+
+std::vector<Buf *> pointersTo(std::vector<Buf> &bufs) {
+  std::vector<Buf *> v;
+  for (Buf &b : bufs)
+    v.push_back(&b);
+  return v;
+}
+
+// The outputs of an update of a `t` parameter: new param and new states,
+// then the working copy when `low` is given.
+std::vector<Buf> updateOutputs(const UpdateOp &u, DType t, const Shape &s,
+                               std::optional<DType> low) {
+  std::vector<Buf> o(u.states + 1, Buf(t, s));
+  if (low)
+    o.push_back(Buf(*low, s));
+  return o;
+}
+
+// Runs `u` of `p` with gradient `g`, skip 0 and loss_scale `scale` (into
+// fresh outputs, or over p and the state), and the same update with
+// gradient `ref` and neither skip nor loss_scale; every output must hold
+// the same bits.
+void expectScaledIsReference(const UpdateOp &u, const Buf &p, const Buf &g,
+                             float scale, const Buf &ref,
+                             std::optional<DType> low, bool inPlace) {
+  const Shape &s = p.shape;
+  Buf lr = lrBuf(0.1), step = stepBuf(2), noSkip = makeBuf(DType::I1, {}, {0}),
+      ls = lossScaleBuf(scale);
+  Buf pRef = p, gRef = ref, pRun = p, gRun = g;
+  std::vector<Buf> stateRef = randomState(u, p.dtype, s), stateRun = stateRef;
+  std::vector<Buf> want = updateOutputs(u, p.dtype, s, low);
+  Status st =
+      updateCall(u, lr, step, pRef, gRef, stateRef, pointersTo(want), nullptr)
+          .run(&testPool());
+  ASSERT_TRUE(st.isOk()) << st.message();
+  std::vector<Buf> fresh = updateOutputs(u, p.dtype, s, low);
+  std::vector<Buf *> outs = pointersTo(fresh);
+  if (inPlace) {
+    outs[0] = &pRun;
+    for (int k = 0; k < u.states; ++k)
+      outs[k + 1] = &stateRun[k];
+  }
+  st = updateCall(u, lr, step, pRun, gRun, stateRun, outs, &noSkip, &ls)
+           .run(&testPool());
+  ASSERT_TRUE(st.isOk()) << st.message();
+  for (size_t k = 0; k < want.size(); ++k)
+    EXPECT_TRUE(sameBits(*outs[k], want[k])) << "output " << k;
+  EXPECT_TRUE(sameBits(gRun, g)) << "the gradient is read only";
+  // The update did run: the parameter moved.
+  EXPECT_FALSE(sameBits(want[0], p));
+}
+
+// An f32 parameter with an f16, bf16 or f32 gradient and a loss_scale:
+// bit for bit the update of the gradient widened to f32 and multiplied by
+// 1.0f / scale in f32 (what the removed unscale_and_check stored), with no
+// loss_scale.
+// Powers of two (exact), 3 and 0.75 (whose f32 reciprocals are rounded)
+// and 1; with and without a working copy, into fresh outputs and in place;
+// 40001 elements (blocks, threads and a partial last block).
+TEST(OptimizerLossScale, F32ParamMatchesTheWidenedUnscaledGradient) {
+  const Shape s = {40001};
+  Buf p = randomBuf(DType::F32, s, 1);
+  for (const UpdateOp &u : kUpdates)
+    for (DType gt : {DType::F16, DType::BF16, DType::F32})
+      for (float scale : {1024.0f, 65536.0f, 3.0f, 0.75f, 1.0f}) {
+        // Scaled gradients: up to `scale` in magnitude, within f16's range.
+        double big = std::min<double>(scale, 60000);
+        Buf g = randomBuf(gt, s, 2, -big, big), ref(DType::F32, s);
+        for (int64_t i = 0; i < s[0]; ++i)
+          ref.set(i, static_cast<float>(g.get(i)) * (1.0f / scale));
+        struct Variant {
+          std::optional<DType> low;
+          bool inPlace;
+        };
+        for (Variant v :
+             {Variant{std::nullopt, false}, Variant{DType::BF16, true},
+              Variant{DType::F16, false}}) {
+          SCOPED_TRACE(
+              std::string(u.op) + " grad " + std::string(name(gt)) + " scale " +
+              std::to_string(scale) +
+              (v.low ? " with an " + std::string(name(*v.low)) + " copy" : "") +
+              (v.inPlace ? " in place" : ""));
+          expectScaledIsReference(u, p, g, scale, ref, v.low, v.inPlace);
+        }
+      }
+}
+
+// Without loss_scale an f32 parameter's f16/bf16 gradient is widened and
+// used as it is.
+TEST(OptimizerLossScale, F32ParamWidensWithoutLossScale) {
+  const Shape s = {4099};
+  Buf lr = lrBuf(0.1), step = stepBuf(1), p = randomBuf(DType::F32, s, 1);
+  for (const UpdateOp &u : kUpdates)
+    for (DType gt : {DType::F16, DType::BF16}) {
+      SCOPED_TRACE(std::string(u.op) + " grad " + std::string(name(gt)));
+      Buf g = randomBuf(gt, s, 3), wide(DType::F32, s);
+      for (int64_t i = 0; i < s[0]; ++i)
+        wide.set(i, g.get(i));
+      std::vector<Buf> state = randomState(u, DType::F32, s);
+      std::vector<Buf> want = updateOutputs(u, DType::F32, s, DType::F16),
+                       got = updateOutputs(u, DType::F32, s, DType::F16);
+      ASSERT_TRUE(
+          updateCall(u, lr, step, p, wide, state, pointersTo(want), nullptr)
+              .run(&testPool()));
+      ASSERT_TRUE(updateCall(u, lr, step, p, g, state, pointersTo(got), nullptr)
+                      .run(&testPool()));
+      for (size_t k = 0; k < want.size(); ++k)
+        EXPECT_TRUE(sameBits(got[k], want[k])) << "output " << k;
+    }
+}
+
+// A gradient of the parameter's own dtype is unscaled alike: f64 by the
+// f32 reciprocal widened, in f64; f16 and bf16 (computed in f32) by powers
+// of two, where g / scale is exact in the dtype and is the reference
+// gradient.
+TEST(OptimizerLossScale, SameDTypeGradientIsUnscaledToo) {
+  const Shape s = {9001};
+  for (const UpdateOp &u : kUpdates) {
+    for (float scale : {3.0f, 1024.0f, 0.75f}) {
+      SCOPED_TRACE(std::string(u.op) + " f64 scale " + std::to_string(scale));
+      Buf p = randomBuf(DType::F64, s, 5),
+          g = randomBuf(DType::F64, s, 6, -3, 3), ref(DType::F64, s);
+      const double inv = static_cast<double>(1.0f / scale);
+      for (int64_t i = 0; i < s[0]; ++i)
+        ref.set(i, g.get(i) * inv);
+      expectScaledIsReference(u, p, g, scale, ref, DType::BF16, false);
+    }
+    for (DType t : {DType::F16, DType::BF16})
+      for (float scale : {1024.0f, 0.25f}) {
+        SCOPED_TRACE(std::string(u.op) + " " + std::string(name(t)) +
+                     " scale " + std::to_string(scale));
+        // |ref| >= 2^-8, so ref * scale stays a normal number.
+        Buf p = randomBuf(t, s, 7), ref = randomBuf(t, s, 8), g(t, s);
+        for (int64_t i = 0; i < s[0]; ++i) {
+          double r = ref.get(i);
+          if (std::fabs(r) < 0x1p-8)
+            ref.set(i, r < 0 ? -0x1p-8 : 0x1p-8);
+          g.set(i, ref.get(i) * scale);
+          ASSERT_EQ(g.get(i) / scale, ref.get(i)) << "element " << i;
+        }
+        expectScaledIsReference(u, p, g, scale, ref, std::nullopt, scale > 1);
+      }
+  }
+}
+
+// A skipped step with a loss_scale writes every output (and the working
+// copy) as the state it replaces, bit for bit, and reads neither the
+// gradient (NaN), lr (NaN), step (-1) nor the scale (0: 1 / 0 is inf).
+TEST(OptimizerLossScale, SkippedScaledUpdateKeepsEveryOutput) {
+  const Shape s = {40001};
+  Buf lr = lrBuf(std::numeric_limits<double>::quiet_NaN()), step = stepBuf(-1),
+      skip = makeBuf(DType::I1, {}, {1}), ls = lossScaleBuf(0);
+  struct Pair {
+    DType param, grad;
+  };
+  for (const UpdateOp &u : kUpdates)
+    for (Pair pr : {Pair{DType::F32, DType::F16}, Pair{DType::F32, DType::BF16},
+                    Pair{DType::F32, DType::F32}, Pair{DType::F64, DType::F64},
+                    Pair{DType::F16, DType::F16}})
+      for (bool inPlace : {false, true})
+        for (std::optional<DType> low :
+             {std::optional<DType>(), std::optional<DType>(DType::F16),
+              std::optional<DType>(DType::BF16)}) {
+          SCOPED_TRACE(
+              std::string(u.op) + " " + std::string(name(pr.param)) +
+              " param, " + std::string(name(pr.grad)) + " grad" +
+              (inPlace ? " in place" : "") +
+              (low ? " with an " + std::string(name(*low)) + " copy" : ""));
+          Buf g(pr.grad, s);
+          for (int64_t i = 0; i < g.size(); ++i)
+            g.set(i, std::numeric_limits<double>::quiet_NaN());
+          Buf p = randomBuf(pr.param, s, 1);
+          std::vector<Buf> state = randomState(u, pr.param, s);
+          const Buf pBefore = p;
+          const std::vector<Buf> stateBefore = state;
+          std::vector<Buf> fresh;
+          for (int k = 0; k <= u.states; ++k)
+            fresh.push_back(randomBuf(pr.param, s, 60 + k));
+          std::vector<Buf *> outs;
+          outs.push_back(inPlace ? &p : &fresh[0]);
+          for (int k = 0; k < u.states; ++k)
+            outs.push_back(inPlace ? &state[k] : &fresh[k + 1]);
+          Buf copy = low ? randomBuf(*low, s, 70) : Buf();
+          if (low)
+            outs.push_back(&copy);
+          Status st = updateCall(u, lr, step, p, g, state, outs, &skip, &ls)
+                          .run(&testPool());
+          ASSERT_TRUE(st.isOk()) << st.message();
+          EXPECT_TRUE(sameBits(*outs[0], pBefore)) << "new param";
+          for (int k = 0; k < u.states; ++k)
+            EXPECT_TRUE(sameBits(*outs[k + 1], stateBefore[k]))
+                << "new state " << k;
+          EXPECT_TRUE(sameBits(p, pBefore)) << "param";
+          if (low) {
+            EXPECT_TRUE(sameBits(copy, roundedCopy(pBefore, *low)))
+                << "working copy";
+          }
+        }
+}
+
+TEST(OptimizerLossScale, Errors) {
+  Shape s = {4};
+  Buf lr = lrBuf(0.1), p(DType::F32, s), g16(DType::F16, s), out(DType::F32, s),
+      skip = makeBuf(DType::I1, {}, {0}), ls = lossScaleBuf(1024);
+  Call c{"sgd_update", {}, {&lr, &p, &g16, &skip, &ls}, {&out}};
+  EXPECT_TRUE(c.check());
+  // loss_scale needs skip: listed but absent, or left off.
+  c.ins[3] = nullptr;
+  expectError(c.check(), "op 'sgd_update': has loss_scale (input 4) but no "
+                         "skip (input 3): a loss-scaled gradient can "
+                         "overflow, and the step must be able to skip the "
+                         "update");
+  c.ins[3] = &skip;
+  c.ins[4] = nullptr;
+  EXPECT_TRUE(c.check()); // loss_scale listed but absent
+  // loss_scale is an f32 scalar.
+  Buf ls64 = makeBuf(DType::F64, {}, {1024}), lsVec(DType::F32, {1}),
+      ls16 = makeBuf(DType::F16, {}, {1024});
+  for (auto [b, type] : {std::pair<Buf *, const char *>{&ls64, "tensor<f64>"},
+                         {&lsVec, "tensor<1xf32>"},
+                         {&ls16, "tensor<f16>"}}) {
+    c.ins[4] = b;
+    expectError(c.check(), std::string("loss_scale (input 4) must be a "
+                                       "scalar (rank 0) f32 tensor, got ") +
+                               type);
+  }
+  c.ins[4] = &ls;
+  // Counted after the state tensors.
+  Buf step = stepBuf(0), v(DType::F32, s), vo(DType::F32, s);
+  Call m = momentumCall(lr, step, p, g16, v, out, vo, {0.9, 0.9, 0, false});
+  EXPECT_TRUE(m.check());
+  m.ins.push_back(nullptr);
+  m.ins.push_back(&ls);
+  expectError(m.check(), "has loss_scale (input 6) but no skip (input 5)");
+  m.ins[5] = &skip;
+  EXPECT_TRUE(m.check());
+  m.ins[6] = &lsVec;
+  expectError(m.check(), "loss_scale (input 6) must be a scalar (rank 0) f32");
+
+  // Only an f32 parameter takes an f16/bf16 gradient, of its shape.
+  Buf g16Wrong(DType::F16, {5}), gbf(DType::BF16, s), g64(DType::F64, s);
+  c.ins[2] = &g16Wrong;
+  expectError(c.check(), "grad has shape [5] but param has [4]");
+  c.ins[2] = &gbf;
+  EXPECT_TRUE(c.check());
+  c.ins[2] = &g64;
+  expectError(c.check(), "grad is f64 but param is f32 (a gradient has the "
+                         "parameter's dtype, or f16/bf16 for an f32 "
+                         "parameter)");
+  Buf p64(DType::F64, s), out64(DType::F64, s);
+  Call c64{"sgd_update", {}, {&lr, &p64, &g16, &skip, &ls}, {&out64}};
+  expectError(c64.check(), "grad is f16 but param is f64 (a gradient has the "
+                           "parameter's dtype");
+  Buf p16(DType::F16, s), out16(DType::F16, s);
+  Call c16{"sgd_update", {}, {&lr, &p16, &gbf, &skip, &ls}, {&out16}};
+  expectError(c16.check(), "grad is bf16 but param is f16");
+  c16.ins[2] = &g16; // the parameter's own dtype
+  EXPECT_TRUE(c16.check());
+  Buf pbf(DType::BF16, s), outbf(DType::BF16, s);
+  Call cbf{"sgd_update", {}, {&lr, &pbf, &g16, &skip, &ls}, {&outbf}};
+  expectError(cbf.check(), "grad is f16 but param is bf16");
 }
 
 //===----------------------------------------------------------------------===//
@@ -842,8 +1123,8 @@ TEST_F(MomentumFixture, TensorsMustMatchParam) {
   expectError(call().check(), "grad has shape [5] but param has [4]");
   g = Buf(DType::F32, s);
   v = Buf(DType::F16, s);
-  expectError(call().check(),
-              "velocity has element type f16 but param has f32");
+  // Only the gradient may be narrower than an f32 parameter.
+  expectError(call().check(), "velocity is f16 but param is f32");
   v = Buf(DType::F32, s);
   vOut = Buf(DType::F32, {2, 2});
   expectError(call().check(),
@@ -863,7 +1144,14 @@ TEST_F(MomentumFixture, Attributes) {
   expectError(missing.check(), "attribute 'alpha' is missing");
   Call arity = call();
   arity.ins.pop_back();
-  expectError(arity.check(), "expects 5 to 6 inputs, got 4");
+  expectError(arity.check(), "expects 5 to 7 inputs, got 4");
+  Call more = call();
+  Buf skip = makeBuf(DType::I1, {}, {0}), scale = makeBuf(DType::F32, {}, {1});
+  more.ins.push_back(&skip);
+  more.ins.push_back(&scale);
+  EXPECT_TRUE(more.check());
+  more.ins.push_back(&skip);
+  expectError(more.check(), "expects 5 to 7 inputs, got 8");
 }
 
 TEST_F(MomentumFixture, NegativeStepIsARunError) {

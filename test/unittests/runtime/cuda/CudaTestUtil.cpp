@@ -96,9 +96,10 @@ struct Layout {
 
 Layout layOut(const OpCase &c) {
   Layout l;
+  // Each view c.misalign bytes past a 256-byte boundary.
   auto take = [&](size_t n) {
-    size_t at = l.bytes;
-    l.bytes += (n + 255) / 256 * 256; // keeps every view 256-byte aligned
+    size_t at = l.bytes + c.misalign;
+    l.bytes += (c.misalign + n + 255) / 256 * 256;
     return at;
   };
   for (const HostTensor &t : c.inputs)

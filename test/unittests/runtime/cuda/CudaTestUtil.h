@@ -98,6 +98,10 @@ struct OpCase {
   // Output o overlays input inPlace[o] (optimizer updates, elementwise ops
   // run in place); -1 or missing: its own memory.
   std::vector<int> inPlace;
+  // Every tensor starts this many bytes past a 256-byte boundary (on both
+  // backends). 8 keeps every dtype naturally aligned but no tensor 16-byte
+  // aligned, so kernels with 16-byte vector accesses take their scalar path.
+  size_t misalign = 0;
 };
 
 // Absolute and relative tolerance: |cuda - cpu| <= atol + rtol * |cpu|.

@@ -1,11 +1,12 @@
-//===- LossScalingTest.cpp - CUDA unscale_and_check and update_scale -----===//
+//===- LossScalingTest.cpp - CUDA check_finite and update_scale -----------===//
 //
-// unscale_and_check over many gradients of mixed dtypes and odd sizes in
-// one launch, in place and not, with inf or NaN in one gradient only, a
-// value that overflows f16 only once unscaled, and skip; update_scale
-// driven through sequences of clean and overflowing steps under the
-// PyTorch, Paddle and MindSpore settings, compared exactly with the CPU at
-// every step.
+// check_finite over many gradients of mixed dtypes and odd sizes in one
+// launch, 16-byte aligned and not, with inf or NaN in one gradient only,
+// finite gradients that overflow only once unscaled, and skip; the flag
+// is checked against the expected value on the CPU and compared with it
+// on CUDA. update_scale driven through sequences of clean and overflowing
+// steps under the PyTorch, Paddle and MindSpore settings, compared exactly
+// with the CPU at every step.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
@@ -35,22 +36,29 @@ const Grad kGrads[] = {
     {DType::F64, {129}},          {DType::F16, {3 * 4096 + 5}},
     {DType::F32, {2 * 4096 + 1}}, {DType::BF16, {4096}}};
 
-OpCase unscaleCase(const std::vector<HostTensor> &grads, double scale,
-                   bool inPlace, std::optional<int> skip = std::nullopt) {
+// check_finite(grads, scale[, skip]) -> found_inf, each tensor `misalign`
+// bytes past a 256-byte boundary.
+OpCase finiteCase(const std::vector<HostTensor> &grads, double scale,
+                  std::optional<int> skip = std::nullopt, size_t misalign = 0) {
   OpCase c;
-  c.op = "unscale_and_check";
+  c.op = "check_finite";
   c.inputs = grads;
   c.inputs.push_back(HostTensor::fromValues(DType::F32, {}, {scale}));
   if (skip)
     c.inputs.push_back(
         HostTensor::fromValues(DType::I1, {}, {static_cast<double>(*skip)}));
-  for (size_t i = 0; i < grads.size(); ++i) {
-    c.outputs.push_back(HostTensor::empty(grads[i].dtype, grads[i].shape));
-    c.inPlace.push_back(inPlace ? static_cast<int>(i) : -1);
-  }
   c.outputs.push_back(HostTensor::empty(DType::I1, {}));
-  c.inPlace.push_back(-1);
+  c.misalign = misalign;
   return c;
+}
+
+// found_inf is `want` on the CPU, and CUDA gives the same.
+void expectFound(const OpCase &c, int want) {
+  std::vector<HostTensor> cpu;
+  Status st = runCpu(c, cpu);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(cpu[0].at(0), want) << "found_inf on the CPU";
+  expectCudaMatchesCpu(c, Tolerance{0, 0});
 }
 
 std::vector<HostTensor> randomGrads(double lo, double hi) {
@@ -71,66 +79,102 @@ void poke(std::vector<HostTensor> &grads, size_t which, int64_t at, double v) {
   g = HostTensor::fromValues(g.dtype, g.shape, values);
 }
 
-TEST(CudaLossScaling, UnscaleCleanGradients) {
+TEST(CudaLossScaling, CheckFiniteCleanGradients) {
   AMPC_SKIP_WITHOUT_GPU();
   for (double scale : {65536.0, 1024.0, 3.0, 0.5})
-    for (bool inPlace : {false, true}) {
-      SCOPED_TRACE("scale " + std::to_string(scale) +
-                   (inPlace ? " in place" : ""));
-      // Scaled gradients: up to 100 * scale (finite in f16 at 0.5 too).
+    for (size_t misalign : {0, 8}) {
+      SCOPED_TRACE("scale " + std::to_string(scale) + " misaligned by " +
+                   std::to_string(misalign));
+      // Scaled gradients: up to 100 * scale, within f16's range.
       double big = std::min(100 * scale, 30000.0);
-      expectCudaMatchesCpu(
-          unscaleCase(randomGrads(-big, big), scale, inPlace, 0),
-          Tolerance{0, 0});
+      expectFound(finiteCase(randomGrads(-big, big), scale, 0, misalign), 0);
+      expectFound(
+          finiteCase(randomGrads(-big, big), scale, std::nullopt, misalign), 0);
     }
 }
 
-TEST(CudaLossScaling, UnscaleFindsOneNonFiniteValue) {
+TEST(CudaLossScaling, CheckFiniteFindsOneNonFiniteValue) {
   AMPC_SKIP_WITHOUT_GPU();
   // Each gradient in turn holds the only inf or NaN, at its first, last or
-  // a middle element (beyond the first chunk of the large ones).
+  // a middle element (beyond the first chunk of the large ones), through
+  // the vector path and the scalar one.
   for (size_t which = 0; which < std::size(kGrads); ++which) {
     int64_t n = numElements(kGrads[which].shape);
     if (n == 0)
       continue;
     for (double bad : {kInf, -kInf, kNaN})
-      for (int64_t at : {int64_t(0), n - 1, n / 2 + n / 3}) {
-        SCOPED_TRACE("gradient " + std::to_string(which) + " element " +
-                     std::to_string(at) + " = " + std::to_string(bad));
-        std::vector<HostTensor> grads = randomGrads(-1000, 1000);
-        poke(grads, which, at, bad);
-        expectCudaMatchesCpu(unscaleCase(grads, 1024, at % 2 == 0));
-      }
+      for (int64_t at : {int64_t(0), n - 1, n / 2 + n / 3})
+        for (size_t misalign : {0, 8}) {
+          SCOPED_TRACE("gradient " + std::to_string(which) + " element " +
+                       std::to_string(at) + " = " + std::to_string(bad) +
+                       " misaligned by " + std::to_string(misalign));
+          std::vector<HostTensor> grads = randomGrads(-1000, 1000);
+          poke(grads, which, at, bad);
+          expectFound(finiteCase(grads, 1024, std::nullopt, misalign), 1);
+        }
   }
 }
 
-TEST(CudaLossScaling, UnscaleOverflowsOnlyOnceUnscaled) {
+TEST(CudaLossScaling, CheckFiniteOverflowsOnlyOnceUnscaled) {
   AMPC_SKIP_WITHOUT_GPU();
-  // 40000 is finite in f16; times 1 / 0.5 it is not.
-  std::vector<HostTensor> grads = randomGrads(-1, 1);
-  poke(grads, 5, 4097, 40000);
-  OpCase c = unscaleCase(grads, 0.5, true);
-  expectCudaMatchesCpu(c);
+  // The product g * (1.0f / scale) is formed in f32 (f64 for f64
+  // gradients), as the updates read the gradient.
+  struct Case {
+    size_t which;
+    int64_t at;
+    double value;
+    float scale;
+    int found;
+  };
+  const Case cases[] = {
+      // f16: 65504 * 1e35 leaves f32; 60000 / 0.5 leaves f16 only.
+      {5, 4097, 65504, 1e-35f, 1},
+      {1, 104, 65504, 1e-35f, 1},
+      {5, 4097, 60000, 0.5f, 0},
+      // f32 and bf16: 2e38 / 0.5 leaves f32.
+      {6, 8192, 2e38, 0.5f, 1},
+      {7, 4095, 2e38, 0.5f, 1},
+      // f64: 3e38 / 0.5 stays finite in f64; 1e308 / 0.5 does not.
+      {4, 128, 3e38, 0.5f, 0},
+      {4, 128, 1e308, 0.5f, 1}};
+  for (const Case &k : cases)
+    for (size_t misalign : {0, 8}) {
+      SCOPED_TRACE("gradient " + std::to_string(k.which) + " element " +
+                   std::to_string(k.at) + " = " + std::to_string(k.value) +
+                   " scale " + std::to_string(k.scale) + " misaligned by " +
+                   std::to_string(misalign));
+      std::vector<HostTensor> grads = randomGrads(-1, 1);
+      poke(grads, k.which, k.at, k.value);
+      expectFound(finiteCase(grads, k.scale, std::nullopt, misalign), k.found);
+    }
 }
 
-TEST(CudaLossScaling, UnscaleSkipped) {
+TEST(CudaLossScaling, CheckFiniteSkipped) {
   AMPC_SKIP_WITHOUT_GPU();
-  // Skipped: found_inf is 0 even with an inf, and nothing is written (in
-  // place, so the outputs still hold the gradients on both backends).
+  // Skipped: found_inf is 0 even with an inf and a NaN; skip = 0 finds
+  // them.
   std::vector<HostTensor> grads = randomGrads(-1, 1);
   poke(grads, 1, 3, kInf);
-  expectCudaMatchesCpu(unscaleCase(grads, 1024, true, 1), Tolerance{0, 0});
+  poke(grads, 6, 5000, kNaN);
+  expectFound(finiteCase(grads, 1024, 1), 0);
+  expectFound(finiteCase(grads, 1024, 0), 1);
 }
 
-TEST(CudaLossScaling, UnscaleManySmallGradients) {
+TEST(CudaLossScaling, CheckFiniteManySmallGradients) {
   AMPC_SKIP_WITHOUT_GPU();
+  const DType dtypes[] = {DType::F16, DType::F32, DType::BF16, DType::F64};
   std::vector<HostTensor> grads;
   for (int i = 0; i < 300; ++i)
-    grads.push_back(HostTensor::random(i % 3 == 0 ? DType::F16 : DType::F32,
-                                       {1 + (i * 37) % 301}, 500 + i, -50, 50));
-  expectCudaMatchesCpu(unscaleCase(grads, 128, true), Tolerance{0, 0});
-  poke(grads, 299, 0, kNaN);
-  expectCudaMatchesCpu(unscaleCase(grads, 128, false));
+    grads.push_back(HostTensor::random(dtypes[i % 4], {1 + (i * 37) % 301},
+                                       500 + i, -50, 50));
+  expectFound(finiteCase(grads, 128), 0);
+  expectFound(finiteCase(grads, 128, std::nullopt, 8), 0);
+  for (size_t which : {0, 151, 299}) {
+    SCOPED_TRACE("NaN in gradient " + std::to_string(which));
+    std::vector<HostTensor> bad = grads;
+    poke(bad, which, bad[which].numElements() - 1, kNaN);
+    expectFound(finiteCase(bad, 128), 1);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,8 +5,10 @@
 // the first step and a later one, odd sizes (vector tails, one element,
 // empty, several chunks), outputs over their inputs, the f16/bf16 working
 // copy, skip = 1 leaving every output bit for bit the state it replaces,
-// and groups of 1, 3 and 20 calls prepared as one launch; lr_schedule's
-// kinds.
+// and groups of 1, 3 and 20 calls prepared as one launch; a loss_scale,
+// with f16/bf16 gradients of f32 parameters, 16-byte aligned (vector path)
+// and not (scalar path), alone and in groups mixing gradient dtypes, scales
+// and alignments; lr_schedule's kinds.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
@@ -40,6 +42,11 @@ struct UpdateOptions {
   std::optional<DType> workingCopy; // f16 or bf16
   bool inPlace = false;
   uint64_t seed = 1;
+  std::optional<DType> gradDtype; // the parameter's dtype when unset
+  // loss_scale's value (then skip is given too, 0 unless set); the
+  // gradient holds values up to it in magnitude (within f16's range).
+  std::optional<float> lossScale;
+  size_t misalign = 0; // OpCase::misalign
 };
 
 OpCase updateCase(const UpdateKind &k, const Attrs &attrs,
@@ -53,7 +60,9 @@ OpCase updateCase(const UpdateKind &k, const Attrs &attrs,
         HostTensor::fromValues(DType::I64, {}, {static_cast<double>(o.step)}));
   const size_t first = c.inputs.size();
   c.inputs.push_back(HostTensor::random(o.dtype, o.shape, o.seed * 7 + 1));
-  c.inputs.push_back(HostTensor::random(o.dtype, o.shape, o.seed * 7 + 2));
+  const double big = o.lossScale ? std::min<double>(*o.lossScale, 60000) : 1.0;
+  c.inputs.push_back(HostTensor::random(o.gradDtype.value_or(o.dtype), o.shape,
+                                        o.seed * 7 + 2, -big, big));
   for (int s = 0; s < k.state; ++s) {
     // Momentum's velocity and Adam's m take any sign; Adam's v and
     // Adagrad's accumulator are sums of squares.
@@ -62,9 +71,12 @@ OpCase updateCase(const UpdateKind &k, const Attrs &attrs,
     c.inputs.push_back(HostTensor::random(o.dtype, o.shape, o.seed * 7 + 3 + s,
                                           squares ? 0 : -1, 1));
   }
-  if (o.skip)
-    c.inputs.push_back(
-        HostTensor::fromValues(DType::I1, {}, {static_cast<double>(*o.skip)}));
+  if (o.skip || o.lossScale)
+    c.inputs.push_back(HostTensor::fromValues(
+        DType::I1, {}, {static_cast<double>(o.skip.value_or(0))}));
+  if (o.lossScale)
+    c.inputs.push_back(HostTensor::fromValues(DType::F32, {}, {*o.lossScale}));
+  c.misalign = o.misalign;
   for (int out = 0; out < 1 + k.state; ++out) {
     c.outputs.push_back(HostTensor::empty(o.dtype, o.shape));
     // new_param over param, each new state over its state.
@@ -86,6 +98,12 @@ std::string label(const UpdateKind &k, const UpdateOptions &o) {
     s += " skip " + std::to_string(*o.skip);
   if (o.workingCopy)
     s += " working copy " + std::string(name(*o.workingCopy));
+  if (o.gradDtype)
+    s += " grad " + std::string(name(*o.gradDtype));
+  if (o.lossScale)
+    s += " loss_scale " + std::to_string(*o.lossScale);
+  if (o.misalign)
+    s += " misaligned by " + std::to_string(o.misalign);
   return s + (o.inPlace ? " in place" : "");
 }
 
@@ -243,6 +261,113 @@ TEST(CudaOptimizers, Groups) {
                        " skip " + std::to_string(skip));
           groupOf(k, calls, t, t == DType::F32, skip);
         }
+}
+
+// An f32 parameter with an f16, bf16 or f32 gradient read as grad * (1.0f /
+// loss_scale): a power of two, 3 and 0.75 (rounded reciprocals), every
+// shape (vector tails, one element, empty, several chunks), 16-byte aligned
+// and not, in place and not, with and without a working copy.
+TEST(CudaOptimizers, ScaledLowPrecisionGradients) {
+  AMPC_SKIP_WITHOUT_GPU();
+  for (const UpdateKind &k : kAll)
+    for (DType g : {DType::F16, DType::BF16, DType::F32})
+      for (float scale : {1024.0f, 3.0f, 0.75f})
+        for (const Shape &shape : kShapes)
+          for (size_t misalign : {0, 8}) {
+            UpdateOptions o;
+            o.shape = shape;
+            o.gradDtype = g;
+            o.lossScale = scale;
+            o.misalign = misalign;
+            o.inPlace = misalign == 0;
+            if (g != DType::F32)
+              o.workingCopy = g;
+            SCOPED_TRACE(label(k, o));
+            expectCudaMatchesCpu(updateCase(k, defaultAttrs(k), o));
+          }
+}
+
+// Without a loss_scale an f32 parameter's f16/bf16 gradient is widened
+// and used as it is; a gradient of the parameter's own dtype is unscaled in
+// every dtype (f64 by the f32 reciprocal, in f64).
+TEST(CudaOptimizers, WidenedAndSameDTypeScaledGradients) {
+  AMPC_SKIP_WITHOUT_GPU();
+  for (const UpdateKind &k : kAll) {
+    for (DType g : {DType::F16, DType::BF16})
+      for (size_t misalign : {0, 8}) {
+        UpdateOptions o;
+        o.shape = {2 * 4096 + 13};
+        o.gradDtype = g;
+        o.misalign = misalign;
+        SCOPED_TRACE(label(k, o));
+        expectCudaMatchesCpu(updateCase(k, defaultAttrs(k), o));
+      }
+    for (DType t : kFloats)
+      for (float scale : {1024.0f, 3.0f})
+        for (const Shape &shape : {Shape{37}, Shape{2 * 4096 + 13}}) {
+          UpdateOptions o;
+          o.dtype = t;
+          o.shape = shape;
+          o.lossScale = scale;
+          o.misalign = shape[0] == 37 ? 8 : 0;
+          SCOPED_TRACE(label(k, o));
+          expectCudaMatchesCpu(updateCase(k, defaultAttrs(k), o));
+        }
+  }
+}
+
+// A skipped step with a loss_scale (0 here: its reciprocal is inf) and an
+// f16/bf16 gradient keeps every output bit for bit.
+TEST(CudaOptimizers, ScaledSkipKeepsStateBitForBit) {
+  AMPC_SKIP_WITHOUT_GPU();
+  for (const UpdateKind &k : kAll)
+    for (DType g : {DType::F16, DType::BF16})
+      for (const Shape &shape : kShapes)
+        for (bool inPlace : {false, true}) {
+          UpdateOptions o;
+          o.shape = shape;
+          o.gradDtype = g;
+          o.lossScale = 0;
+          o.skip = 1;
+          o.inPlace = inPlace;
+          o.misalign = inPlace ? 0 : 8;
+          o.workingCopy = DType::BF16;
+          SCOPED_TRACE(label(k, o));
+          expectCudaMatchesCpu(updateCase(k, defaultAttrs(k), o),
+                               Tolerance{0, 0});
+        }
+}
+
+// One launch over f32 parameters whose gradients are f16, bf16 and f32 in
+// turn, each call with its own loss_scale and skip (one in five skipped)
+// and every third call misaligned.
+TEST(CudaOptimizers, GroupsMixingGradientDTypes) {
+  AMPC_SKIP_WITHOUT_GPU();
+  const DType grads[] = {DType::F16, DType::BF16, DType::F32};
+  const float scales[] = {65536.0f, 3.0f, 1024.0f, 0.75f};
+  for (const UpdateKind &k : kAll)
+    for (int calls : {3, 20})
+      for (bool workingCopy : {false, true}) {
+        SCOPED_TRACE(std::string(k.op) + " group of " + std::to_string(calls) +
+                     (workingCopy ? " with working copies" : ""));
+        std::vector<OpCase> group;
+        for (int i = 0; i < calls; ++i) {
+          UpdateOptions o;
+          o.shape = {static_cast<int64_t>(1 + (i * 977 + i * i * 131) % 5003)};
+          if (i % 7 == 3)
+            o.shape = {0};
+          o.seed = 200 + i;
+          o.inPlace = i % 2 == 0;
+          o.gradDtype = grads[i % 3];
+          o.lossScale = scales[i % 4];
+          o.skip = i % 5 == 4 ? 1 : 0;
+          o.misalign = i % 3 == 1 ? 8 : 0;
+          if (workingCopy)
+            o.workingCopy = DType::F16;
+          group.push_back(updateCase(k, defaultAttrs(k), o));
+        }
+        expectCudaGroupMatchesCpu(group);
+      }
 }
 
 TEST(CudaOptimizers, LrSchedule) {
