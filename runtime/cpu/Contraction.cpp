@@ -2,12 +2,15 @@
 //
 // Float contractions convert their operands to f32 (f64 for f64) buffers,
 // call OpenBLAS sgemm/dgemm and round the result once on store, which is
-// what a Tensor Core GEMM with f32 accumulation gives up to summation order.
+// what a Tensor Core GEMM with f32 accumulation gives up to summation order;
+// a gemm's epilogue (GemmPostOp.cpp) runs on that f32 result before it is
+// rounded.
 // Integer contractions are exact int64 loops (wrapping on overflow, like the
 // hardware). Pooling (Pooling.cpp) joins the table from here.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Blas.h"
+#include "runtime/cpu/GemmPostOp.h"
 #include "runtime/cpu/WindowGeometry.h"
 
 #include <algorithm>
@@ -201,7 +204,19 @@ Status readGemmAttrs(const Attrs &attrs, GemmAttrs &g) {
 }
 
 Status checkGemm(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
+  const EpilogueInfo *epi = nullptr;
+  if (call.attrs)
+    AMPC_RETURN_IF_ERROR(readEpilogue(*call.attrs, epi));
+  // With an epilogue, c keeps its slot (-1 when absent) before the
+  // epilogue's input.
+  size_t inputs = 3 + (epi && epi->hasExtraInput() ? 1 : 0);
+  size_t outputs = 1 + (epi && epi->hasExtraOutput() ? 1 : 0);
+  AMPC_RETURN_IF_ERROR(checkArity(call, 2, inputs, outputs));
+  if (epi && call.inputs.size() != inputs)
+    return Status::error("with epilogue '" + std::string(epi->name) +
+                         "' expects " + std::to_string(inputs) +
+                         " inputs (c absent or not), got " +
+                         std::to_string(call.inputs.size()));
   GemmAttrs g;
   AMPC_RETURN_IF_ERROR(readGemmAttrs(*call.attrs, g));
   const TensorView &a = call.inputs[0], &b = call.inputs[1];
@@ -228,7 +243,8 @@ Status checkGemm(const OpCall &call) {
       return Status::error("c of shape " + shapeStr(c.shape) +
                            " does not broadcast to " + shapeStr(out));
   }
-  return checkOutput(call, 0, "output", out, a.dtype);
+  AMPC_RETURN_IF_ERROR(checkOutput(call, 0, "output", out, a.dtype));
+  return epi ? checkEpilogue(call, *epi, m, n, g.transA) : Status::ok();
 }
 
 // Index into a c broadcast to [m, n] (c has rank <= 2).
@@ -247,7 +263,7 @@ struct BroadcastC {
 
 template <typename T>
 void runGemmFloat(const OpCall &call, const GemmAttrs &g,
-                  const CpuContext &ctx) {
+                  const EpilogueInfo *epi, const CpuContext &ctx) {
   const TensorView &a = call.inputs[0], &b = call.inputs[1],
                    &out = call.outputs[0];
   int64_t m = out.shape[0], n = out.shape[1];
@@ -273,7 +289,7 @@ void runGemmFloat(const OpCall &call, const GemmAttrs &g,
   }
   gemmRM<T>(g.transA, g.transB, m, n, k, static_cast<T>(g.alpha), A, a.shape[1],
             B, b.shape[1], beta, C, n);
-  storeFromCompute(C, out, ctx);
+  storeGemmResult(call, epi, C, A, ctx);
 }
 
 void runGemmInt(const OpCall &call, const GemmAttrs &g) {
@@ -325,13 +341,15 @@ void runGemmInt(const OpCall &call, const GemmAttrs &g) {
 Status runGemm(const OpCall &call, CpuContext &ctx) {
   GemmAttrs g;
   AMPC_RETURN_IF_ERROR(readGemmAttrs(*call.attrs, g));
+  const EpilogueInfo *epi;
+  AMPC_RETURN_IF_ERROR(readEpilogue(*call.attrs, epi));
   DType t = call.inputs[0].dtype;
   if (isInt(t))
-    runGemmInt(call, g);
+    runGemmInt(call, g); // checkGemm refuses an epilogue here
   else if (t == DType::F64)
-    runGemmFloat<double>(call, g, ctx);
+    runGemmFloat<double>(call, g, epi, ctx);
   else
-    runGemmFloat<float>(call, g, ctx);
+    runGemmFloat<float>(call, g, epi, ctx);
   return Status::ok();
 }
 

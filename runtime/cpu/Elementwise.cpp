@@ -10,9 +10,12 @@
 // loaded into a compute buffer (f32 for f32/f16/bf16, f64 for f64, int64 for
 // i64/i32/i1), every step runs over the chunk in a tight loop, and each
 // intermediate is rounded to its step dtype exactly as a store would round
-// it (through TypedIO), so fusing never changes a result.
+// it (through TypedIO), so fusing never changes a result. Activation
+// (Activation.h) hands the same loops to kernels that apply one op to values
+// they hold: the GEMM epilogues.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/Activation.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/cpu/TypedIO.h"
@@ -998,6 +1001,44 @@ bool isElementwiseKernel(const std::string &op) {
       return true;
   return false;
 }
+
+Status Activation::make(const std::string &op, const Attrs &attrs,
+                        Activation &out) {
+  const OpInfo *info = findOp(op);
+  if (!info || (info->sig != Sig::FloatUnary && info->sig != Sig::Grad))
+    return Status::error("'" + op +
+                         "' is not a float activation or activation gradient");
+  StepParams p;
+  AMPC_RETURN_IF_ERROR(parseAttrs(*info, attrs, p));
+  out.kind_ = static_cast<int>(info->kind);
+  out.gradient_ = info->sig == Sig::Grad;
+  out.geluTanh_ = p.geluTanh;
+  out.alpha_ = p.alpha;
+  out.hasMin_ = p.hasMin;
+  out.hasMax_ = p.hasMax;
+  out.min_ = p.min;
+  out.max_ = p.max;
+  return Status::ok();
+}
+
+template <typename T>
+void Activation::apply(const T *x, T *y, int64_t n) const {
+  StepParams p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
+  floatUnary(static_cast<OpKind>(kind_), p, x, y, n);
+}
+
+template <typename T>
+void Activation::apply(const T *g, const T *x, T *y, int64_t n) const {
+  StepParams p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
+  floatGrad(static_cast<OpKind>(kind_), p, g, x, y, n);
+}
+
+template void Activation::apply(const float *, float *, int64_t) const;
+template void Activation::apply(const double *, double *, int64_t) const;
+template void Activation::apply(const float *, const float *, float *,
+                                int64_t) const;
+template void Activation::apply(const double *, const double *, double *,
+                                int64_t) const;
 
 void addElementwiseKernels(std::vector<KernelEntry> &out) {
   for (const OpInfo &o : kOps)

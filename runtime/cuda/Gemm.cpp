@@ -17,18 +17,20 @@
 // dim (beta 1) is the BIAS epilogue; a full [M, N] c is cuBLASLt's C with
 // beta; any other broadcast (and beta 0, where the CPU's 0 * inf must still
 // give NaN) is written into the output first by ampc_gemm_fill_c_* and
-// accumulated into. The compiler keeps gemm's bias inside the op but never
-// puts an activation after it into the op, so no RELU/GELU epilogue is used:
-// fusing one needs an rt-level gemm attribute from GraphToRt's fusion
-// (compiler/Conversion/GraphToRt/Fusion.cpp) first.
+// accumulated into. A gemm kernel's `epilogue` (the compiler's decision,
+// runtime/GemmEpilogue.h) becomes the cuBLASLt epilogue GemmPostOp.cpp maps
+// it to, or, where cuBLASLt has none for the layout or type, a plain GEMM
+// followed by ampc's own kernel.
 //
 // Algorithms come from cublasLtMatmulAlgoGetHeuristic at prepare time and
 // are cached for the process by problem (shape, dtype, transposes, batch
 // layout, epilogue, alignment), so identical layers ask once.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/GemmPostOp.h"
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/GemmPostOp.h"
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 
@@ -110,16 +112,19 @@ struct LtProblem {
   bool transA = false, transB = false; // cuBLASLt's A (our b) and B (our a)
   LtMatrix a, b, d;                    // C has D's layout
   int32_t batch = 1;
-  bool bias = false;
-  // cuBLASLt's preferences for A, B, C, D; the bias's is read by the
-  // heuristic from the pointer itself, so it is part of the key too.
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  int64_t auxLd = 0;
+  // cuBLASLt's preferences for A, B, C, D; the bias's and the aux buffer's
+  // are read by the heuristic from the pointers themselves, so they are
+  // part of the key too.
   uint32_t alignA = 256, alignB = 256, alignC = 256, alignD = 256,
-           alignBias = 256;
+           alignBias = 256, alignAux = 256;
 
   auto key() const {
     return std::make_tuple(device, static_cast<int>(dtype), tf32, transA,
-                           transB, a.key(), b.key(), d.key(), batch, bias,
-                           alignA, alignB, alignC, alignD, alignBias);
+                           transB, a.key(), b.key(), d.key(), batch,
+                           static_cast<int>(epilogue), auxLd, alignA, alignB,
+                           alignC, alignD, alignBias, alignAux);
   }
   bool operator<(const LtProblem &o) const { return key() < o.key(); }
 };
@@ -157,11 +162,11 @@ public:
       (void)api_->cublasLtMatmulDescDestroy(desc_);
   }
 
-  // Builds the descriptors for `p` (with `bias`, a device vector of D's
-  // rows, when p.bias) and picks the algorithm. `what` names the kernel in
+  // Builds the descriptors for `p` (with `epi`'s buffers when p.epilogue
+  // is not DEFAULT) and picks the algorithm. `what` names the kernel in
   // errors. Sets `found` false, without error, when cuBLASLt has no
   // algorithm for the problem, so a caller can try another formulation.
-  Status prepare(CudaDevice &device, const LtProblem &p, CUdeviceptr bias,
+  Status prepare(CudaDevice &device, const LtProblem &p, const LtEpilogue &epi,
                  const char *what, bool &found) {
     const CudaApi &api = device.api();
     api_ = &api;
@@ -177,22 +182,40 @@ public:
     AMPC_CUBLAS_CHECK(
         api, cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB,
                                             &opB, sizeof(opB)));
-    if (p.bias) {
-      cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-      // The bias has D's type (cuBLASLt's default for non-IMMA, non-fp8
-      // kernels), set explicitly so the intent is on the descriptor.
-      int32_t biasType = t.data;
-      const void *biasPtr = reinterpret_cast<const void *>(bias);
+    if (p.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+      cublasLtEpilogue_t kind = p.epilogue;
       AMPC_CUBLAS_CHECK(
           api, cublasLtMatmulDescSetAttribute(
-                   desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+                   desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind, sizeof(kind)));
+    }
+    // The bias (or bias gradient) and the GELU input have D's type
+    // (cuBLASLt's default for non-IMMA, non-fp8 kernels), set explicitly so
+    // the intent is on the descriptor. Pointers are set before the
+    // heuristic, which reads their alignment.
+    int32_t dataType = t.data;
+    if (epi.bias) {
+      const void *biasPtr = reinterpret_cast<const void *>(epi.bias);
       AMPC_CUBLAS_CHECK(api, cublasLtMatmulDescSetAttribute(
                                  desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                 &biasType, sizeof(biasType)));
-      // Set before the heuristic, which reads the pointer's alignment.
+                                 &dataType, sizeof(dataType)));
       AMPC_CUBLAS_CHECK(api, cublasLtMatmulDescSetAttribute(
                                  desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                  &biasPtr, sizeof(biasPtr)));
+    }
+    if (epi.aux) {
+      const void *auxPtr = reinterpret_cast<const void *>(epi.aux);
+      int64_t ld = epi.auxLd;
+      AMPC_CUBLAS_CHECK(api,
+                        cublasLtMatmulDescSetAttribute(
+                            desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+                            &dataType, sizeof(dataType)));
+      AMPC_CUBLAS_CHECK(api, cublasLtMatmulDescSetAttribute(
+                                 desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                 &ld, sizeof(ld)));
+      AMPC_CUBLAS_CHECK(api,
+                        cublasLtMatmulDescSetAttribute(
+                            desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                            &auxPtr, sizeof(auxPtr)));
     }
     AMPC_RETURN_IF_ERROR(layout(api, t.data, p.a, p.batch, aDesc_));
     AMPC_RETURN_IF_ERROR(layout(api, t.data, p.b, p.batch, bDesc_));
@@ -319,7 +342,10 @@ Status noAlgorithm(const char *op, const LtProblem &p) {
       std::to_string(p.d.cols) + "] = op(A)[" + std::to_string(p.a.rows) +
       " x " + std::to_string(p.a.cols) + "] op(B)[" + std::to_string(p.b.rows) +
       " x " + std::to_string(p.b.cols) + "] (column-major, batch " +
-      std::to_string(p.batch) + (p.bias ? ", bias epilogue" : "") +
+      std::to_string(p.batch) +
+      (p.epilogue != CUBLASLT_EPILOGUE_DEFAULT
+           ? ", epilogue " + std::to_string(static_cast<int>(p.epilogue))
+           : "") +
       ", alignments " + std::to_string(p.alignA) + "/" +
       std::to_string(p.alignB) + "/" + std::to_string(p.alignC) + "/" +
       std::to_string(p.alignD) + " bytes)");
@@ -377,8 +403,47 @@ struct FillC {
 class GemmKernel final : public PreparedKernel {
 public:
   Status prepare(const OpCall &call, PrepareContext &ctx) {
-    const TensorView &a = call.inputs[0], &b = call.inputs[1],
-                     &out = call.outputs[0];
+    const EpilogueInfo *epi;
+    AMPC_RETURN_IF_ERROR(cpu::readEpilogue(*call.attrs, epi));
+    bool found = false;
+    if (!epi) {
+      AMPC_RETURN_IF_ERROR(
+          prepareGemm(call, ctx, call.outputs[0], nullptr, found));
+      return Status::ok();
+    }
+    LtEpilogue lt;
+    if (ltEpilogueFor(call, *epi, lt)) {
+      AMPC_RETURN_IF_ERROR(prepareGemm(call, ctx, call.outputs[0], &lt, found));
+      if (found)
+        return Status::ok();
+    }
+    // No cuBLASLt form: a plain GEMM, then ampc's own kernel. gelu_aux's
+    // GEMM writes the pre-activation, which the activation then reads.
+    const TensorView &dest = epi->role == EpilogueRole::ActivationAux
+                                 ? call.outputs[1]
+                                 : call.outputs[0];
+    AMPC_RETURN_IF_ERROR(prepareGemm(call, ctx, dest, nullptr, found));
+    return preparePostOp(call, *epi, ctx, post_);
+  }
+
+  Status launch(const LaunchContext &ctx) override {
+    AMPC_RETURN_IF_ERROR(launchGemm(ctx));
+    return post_ ? post_->launch(ctx) : Status::ok();
+  }
+
+  size_t deviceBytes() const override {
+    return post_ ? post_->deviceBytes() : 0;
+  }
+
+private:
+  // Plans dest = alpha * op(a) * op(b) + beta * c, with cuBLASLt's
+  // epilogue `lt` when given (c then absent or its BIAS). With `lt`, sets
+  // `found` false, and plans nothing, when cuBLASLt has no algorithm for it
+  // or the problem is empty; without, a missing algorithm is an error.
+  Status prepareGemm(const OpCall &call, PrepareContext &ctx,
+                     const TensorView &dest, const LtEpilogue *lt,
+                     bool &found) {
+    const TensorView &a = call.inputs[0], &b = call.inputs[1];
     DType t = a.dtype;
     LtTypes types;
     AMPC_RETURN_IF_ERROR(ltTypesFor("gemm", t, ctx.allowTf32, types));
@@ -386,20 +451,26 @@ public:
     double beta = call.attrs->getFloat("beta", 1.0);
     bool transA = call.attrs->getInt("trans_a", 0) != 0;
     bool transB = call.attrs->getInt("trans_b", 0) != 0;
-    int64_t m = out.shape[0], n = out.shape[1];
+    int64_t m = dest.shape[0], n = dest.shape[1];
     int64_t k = transA ? a.shape[0] : a.shape[1];
     const TensorView *c =
         cpu::kh::hasInput(call, 2) ? &call.inputs[2] : nullptr;
-    d_ = devicePtr(out);
+    found = false;
+    mode_ = Mode::Empty;
+    mm_.reset();
+    if (lt && (m == 0 || n == 0 || k == 0))
+      return Status::ok(); // ampc's own kernel covers what is left
+    found = true;
+    d_ = devicePtr(dest);
     if (m == 0 || n == 0)
       return Status::ok(); // mode_ stays Empty
     if (k == 0) {
       // No products: the output is beta * c, or zeros.
       if (c) {
-        AMPC_RETURN_IF_ERROR(fill_.prepare(ctx.device, *c, out, beta));
+        AMPC_RETURN_IF_ERROR(fill_.prepare(ctx.device, *c, dest, beta));
         mode_ = Mode::FillOnly;
       } else {
-        zeroBytes_ = out.byteSize();
+        zeroBytes_ = dest.byteSize();
         mode_ = Mode::Zero;
       }
       return Status::ok();
@@ -420,43 +491,59 @@ public:
     p.alignB = alignmentOf(b_);
     p.alignD = p.alignC = alignmentOf(d_);
     double ltBeta = 0;
-    bool found = false;
     mode_ = Mode::Matmul;
-    if (c && beta == 1.0 && t != DType::F64 && c->numElements() == n &&
-        (c->rank() <= 1 || c->shape[0] == 1)) {
-      // c is a vector along the output's last dim: the BIAS epilogue.
-      p.bias = true;
-      p.alignBias = alignmentOf(devicePtr(*c));
-      mm_ = std::make_unique<LtMatmul>();
-      AMPC_RETURN_IF_ERROR(
-          mm_->prepare(ctx.device, p, devicePtr(*c), "gemm", found));
-      if (!found)
-        p.bias = false; // no bias algorithm: write c into the output below
-    }
-    if (!p.bias) {
-      if (c && beta != 0 && c->shape == Shape{m, n}) {
-        c_ = devicePtr(*c); // never the output: gemm's output aliases nothing
-        p.alignC = alignmentOf(c_);
-        ltBeta = beta;
-      } else if (c) {
-        // beta 0 keeps the CPU's 0 * c (NaN for non-finite c): the output
-        // is filled with it and accumulated into with beta 1.
-        AMPC_RETURN_IF_ERROR(
-            fill_.prepare(ctx.device, *c, out, beta == 0 ? 0.0 : 1.0));
-        mode_ = Mode::FillThenMatmul;
-        ltBeta = beta == 0 ? 1.0 : beta;
+    mm_ = std::make_unique<LtMatmul>();
+    if (lt) {
+      p.epilogue = lt->kind;
+      p.auxLd = lt->auxLd;
+      p.alignBias = alignmentOf(lt->bias);
+      p.alignAux = alignmentOf(lt->aux);
+      AMPC_RETURN_IF_ERROR(mm_->prepare(ctx.device, p, *lt, "gemm", found));
+      if (!found) {
+        mode_ = Mode::Empty;
+        mm_.reset();
+        return Status::ok();
       }
-      mm_ = std::make_unique<LtMatmul>();
-      AMPC_RETURN_IF_ERROR(mm_->prepare(ctx.device, p, 0, "gemm", found));
+    } else {
+      found = false;
+      if (c && beta == 1.0 && t != DType::F64 && c->numElements() == n &&
+          (c->rank() <= 1 || c->shape[0] == 1)) {
+        // c is a vector along the output's last dim: the BIAS epilogue.
+        LtEpilogue bias;
+        bias.kind = CUBLASLT_EPILOGUE_BIAS;
+        bias.bias = devicePtr(*c);
+        p.epilogue = bias.kind;
+        p.alignBias = alignmentOf(bias.bias);
+        AMPC_RETURN_IF_ERROR(mm_->prepare(ctx.device, p, bias, "gemm", found));
+        if (!found) // no bias algorithm: write c into the output below
+          p.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+      }
+      if (p.epilogue == CUBLASLT_EPILOGUE_DEFAULT) {
+        if (c && beta != 0 && c->shape == Shape{m, n}) {
+          c_ = devicePtr(*c); // never the output: gemm's output aliases nothing
+          p.alignC = alignmentOf(c_);
+          ltBeta = beta;
+        } else if (c) {
+          // beta 0 keeps the CPU's 0 * c (NaN for non-finite c): the output
+          // is filled with it and accumulated into with beta 1.
+          AMPC_RETURN_IF_ERROR(
+              fill_.prepare(ctx.device, *c, dest, beta == 0 ? 0.0 : 1.0));
+          mode_ = Mode::FillThenMatmul;
+          ltBeta = beta == 0 ? 1.0 : beta;
+        }
+        mm_ = std::make_unique<LtMatmul>();
+        AMPC_RETURN_IF_ERROR(
+            mm_->prepare(ctx.device, p, LtEpilogue{}, "gemm", found));
+      }
+      if (!found)
+        return noAlgorithm("gemm", p);
     }
-    if (!found)
-      return noAlgorithm("gemm", p);
     ctx.requestWorkspace(mm_->workspaceBytes());
     scalars_.set(t, alpha, ltBeta);
     return Status::ok();
   }
 
-  Status launch(const LaunchContext &ctx) override {
+  Status launchGemm(const LaunchContext &ctx) {
     switch (mode_) {
     case Mode::Empty:
       return Status::ok();
@@ -476,10 +563,10 @@ public:
                        "gemm");
   }
 
-private:
   enum class Mode { Empty, Zero, FillOnly, FillThenMatmul, Matmul };
   Mode mode_ = Mode::Empty;
   std::unique_ptr<LtMatmul> mm_;
+  std::unique_ptr<PreparedKernel> post_; // ampc's own epilogue kernel
   FillC fill_;
   Scalars scalars_;
   size_t zeroBytes_ = 0;
@@ -639,7 +726,8 @@ public:
     p.alignB = alignmentOf(bitsB);
     p.alignD = p.alignC = alignmentOf(bitsD);
     bool found = false;
-    AMPC_RETURN_IF_ERROR(mm_.prepare(ctx.device, p, 0, "matmul", found));
+    AMPC_RETURN_IF_ERROR(
+        mm_.prepare(ctx.device, p, LtEpilogue{}, "matmul", found));
     if (!found)
       return noAlgorithm("matmul", p);
     ctx.requestWorkspace(mm_.workspaceBytes());
