@@ -11,6 +11,7 @@
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
 #include "runtime/ByteSize.h"
+#include "runtime/GemmEpilogue.h"
 #include "runtime/Program.h"
 #include "runtime/program.pb.h"
 
@@ -317,6 +318,8 @@ private:
       k->add_outputs(id);
     }
     Block &body = kernel.getBody().front();
+    if (std::optional<StringRef> epilogue = kernel.getEpilogue())
+      return writeEpilogue(kernel, *epilogue, *k);
     if (kernel.getKind() != "fused") {
       auto ops = body.without_terminator();
       // An optimizer update may also write the rounded working copy of the
@@ -366,6 +369,51 @@ private:
         return failure();
       local[inner.getResult(0)] = -(step++) - 1;
     }
+    return success();
+  }
+
+  /// A gemm with an epilogue (its body checked by the rt verifier against
+  /// runtime/GemmEpilogue.h): inputs a, b, c (-1 when absent), then the
+  /// epilogue's input; attributes the gemm's, `epilogue`, and those of the
+  /// activation or gradient it applies (gelu's `approximate`). A bias
+  /// gradient's reduce_sum adds none: "bgrad" says all it does.
+  LogicalResult writeEpilogue(rtir::KernelOp kernel, StringRef name,
+                              pb::Kernel &k) {
+    const rt::EpilogueInfo *e = rt::findEpilogue(name);
+    auto ops = kernel.getBody().front().without_terminator();
+    Operation &gemm = *ops.begin(), &post = *std::next(ops.begin());
+    k.clear_inputs();
+    for (auto [i, in] : llvm::enumerate(kernel.getInputs())) {
+      if (i == gemm.getNumOperands() && gemm.getNumOperands() == 2)
+        k.add_inputs(-1);
+      k.add_inputs(ids.lookup(in));
+    }
+    if (gemm.getNumOperands() == 2 && !e->hasExtraInput())
+      k.add_inputs(-1);
+    auto &attrs = *k.mutable_attrs();
+    if (failed(setAttrs(&gemm, attrs)))
+      return failure();
+    if (e->role != rt::EpilogueRole::BiasGradient) {
+      google::protobuf::Map<std::string, pb::Attr> postAttrs;
+      if (failed(setAttrs(&post, postAttrs)))
+        return failure();
+      for (const auto &[key, value] : postAttrs) {
+        auto [it, added] = attrs.insert({key, value});
+        if (!added &&
+            it->second.SerializeAsString() != value.SerializeAsString())
+          return kernel.emitOpError("with epilogue '")
+                     << name << "': " << post.getName()
+                     << " and the gemm give attribute '" << key
+                     << "' different values",
+                 failure();
+      }
+    }
+    pb::Attr a;
+    a.set_s(name.str());
+    if (!attrs.insert({"epilogue", a}).second)
+      return kernel.emitOpError("has a body op with an attribute named "
+                                "'epilogue'"),
+             failure();
     return success();
   }
 

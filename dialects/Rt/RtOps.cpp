@@ -1,11 +1,14 @@
 //===- RtOps.cpp - the rt dialect -----------------------------------------===//
 //
 // Registration and verifiers of the rt dialect: offsets are aligned, views
-// keep the byte size, kernel bodies match the kernel's signature.
+// keep the byte size, kernel bodies match the kernel's signature (and a
+// gemm's epilogue, runtime/GemmEpilogue.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Rt/RtOps.h"
+
+#include "runtime/GemmEpilogue.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -77,6 +80,72 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+/// A gemm kernel's epilogue (runtime/GemmEpilogue.h): the body is the
+/// graph.gemm on the leading inputs, then the epilogue's op wired as its
+/// role says, so the Program writer and the backends can rely on it.
+static LogicalResult verifyEpilogue(KernelOp k, StringRef name) {
+  const ampc::rt::EpilogueInfo *e = ampc::rt::findEpilogue(name);
+  if (!e)
+    return k.emitOpError("has epilogue '")
+           << name << "', which is none of " << ampc::rt::epilogueNames();
+  if (k.getKind() != "gemm")
+    return k.emitOpError("of kind '")
+           << k.getKind() << "' has epilogue '" << name
+           << "': only gemm kernels have epilogues";
+  Block &body = k.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  std::string want = std::string("graph.") + e->op;
+  if (ops.size() != 2 || ops[0]->getName().getStringRef() != "graph.gemm" ||
+      ops[1]->getName().getStringRef() != want)
+    return k.emitOpError("with epilogue '")
+           << name << "' must compute graph.gemm then " << want;
+  Operation *gemm = ops[0], *post = ops[1];
+  unsigned n = gemm->getNumOperands();
+  for (auto [i, v] : llvm::enumerate(gemm->getOperands()))
+    if (v != body.getArgument(i))
+      return k.emitOpError("with epilogue '")
+             << name << "': the gemm must take the leading inputs in order";
+  if (n == 3 && !e->takesBias())
+    return k.emitOpError("with epilogue '")
+           << name << "' has a gemm with c, which this epilogue does not add";
+  unsigned inputs = n + (e->hasExtraInput() ? 1 : 0);
+  unsigned results = 1 + (e->hasExtraOutput() ? 1 : 0);
+  if (body.getNumArguments() != inputs || k.getNumResults() != results)
+    return k.emitOpError("with epilogue '")
+           << name << "' must have " << inputs << " inputs and " << results
+           << " results, has " << body.getNumArguments() << " and "
+           << k.getNumResults();
+  Value g = gemm->getResult(0), p = post->getResult(0);
+  SmallVector<Value> reads, yields;
+  switch (e->role) {
+  case ampc::rt::EpilogueRole::Activation:
+    reads = {g};
+    yields = {p};
+    break;
+  case ampc::rt::EpilogueRole::ActivationAux:
+    reads = {g};
+    yields = {p, g};
+    break;
+  case ampc::rt::EpilogueRole::Gradient:
+    reads = {g, body.getArgument(n)};
+    yields = {p};
+    break;
+  case ampc::rt::EpilogueRole::BiasGradient:
+    reads = {body.getArgument(0)};
+    yields = {g, p};
+    break;
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (!llvm::equal(post->getOperands(), reads) ||
+      !llvm::equal(yield.getValues(), yields))
+    return k.emitOpError("with epilogue '")
+           << name << "': " << want
+           << " does not read or yield what the epilogue says";
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   if (getKind().empty())
     return emitOpError("has an empty kernel kind");
@@ -103,6 +172,8 @@ LogicalResult KernelOp::verify() {
     return emitOpError("body yields ")
            << yield.getValues().getTypes().size()
            << " values whose types differ from the results";
+  if (std::optional<StringRef> e = getEpilogue())
+    return verifyEpilogue(*this, *e);
   return success();
 }
 

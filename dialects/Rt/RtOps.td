@@ -77,6 +77,14 @@ def Rt_KernelOp : Rt_Op<"kernel", [IsolatedFromAbove]> {
     offset equals an input's was planned in place: the kernel overwrites an
     input that dies here.
 
+    A `gemm` kernel may carry an `epilogue` (runtime/GemmEpilogue.h lists
+    them): its body is the `graph.gemm` followed by the op the epilogue
+    computes on the GEMM's f32 result before it is stored, e.g. `relu` (the
+    bias stays the gemm's `c`), `gelu_aux` (gelu, and the pre-activation as
+    a second result), `drelu` (`graph.relu_grad` of the result and one more
+    input, relu's output), or `bgrad` (the column sums of `a` as a second
+    result). The inputs are the gemm's operands, then the epilogue's input.
+
     ```mlir
     %y = rt.kernel "fused" (%a, %b) at [128] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
     ^bb0(%x: tensor<4xf32>, %z: tensor<4xf32>):
@@ -87,9 +95,19 @@ def Rt_KernelOp : Rt_Op<"kernel", [IsolatedFromAbove]> {
     ```
   }];
   let arguments = (ins Variadic<Rt_Tensor>:$inputs, StrAttr:$kind,
-                   DenseI64ArrayAttr:$offsets);
+                   DenseI64ArrayAttr:$offsets,
+                   OptionalAttr<StrAttr>:$epilogue);
   let results = (outs Variadic<Rt_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
+  let builders = [
+    // Most kernels have no epilogue.
+    OpBuilder<(ins "::mlir::TypeRange":$results, "::mlir::ValueRange":$inputs,
+                   "::mlir::StringAttr":$kind,
+                   "::mlir::DenseI64ArrayAttr":$offsets), [{
+      build($_builder, $_state, results, inputs, kind, offsets,
+            /*epilogue=*/::mlir::StringAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $kind `(` $inputs `)` `at` $offsets attr-dict `:`
     functional-type($inputs, $results) $body

@@ -68,3 +68,93 @@ func.func @empty_kind(%x: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A gemm kernel's epilogue (runtime/GemmEpilogue.h) fixes its body.
+func.func @unknown_epilogue(%x: tensor<2x2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op has epilogue 'swish', which is none of relu, gelu, gelu_aux, drelu, dgelu, bgrad}}
+  %k = rt.kernel "gemm"(%x, %x) at [0] {epilogue = "swish"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>):
+    %0 = graph.gemm %a, %b : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    rt.yield %0 : tensor<2x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_kind(%x: tensor<2x2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op of kind 'relu' has epilogue 'relu': only gemm kernels have epilogues}}
+  %k = rt.kernel "relu"(%x) at [0] {epilogue = "relu"} : (tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>):
+    %0 = graph.relu %a : tensor<2x2xf32>
+    rt.yield %0 : tensor<2x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_body(%x: tensor<2x2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op with epilogue 'relu' must compute graph.gemm then graph.relu}}
+  %k = rt.kernel "gemm"(%x, %x) at [0] {epilogue = "relu"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>):
+    %0 = graph.gemm %a, %b : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %1 = graph.gelu %0 : tensor<2x2xf32>
+    rt.yield %1 : tensor<2x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_bias(%x: tensor<2x2xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op with epilogue 'drelu' has a gemm with c, which this epilogue does not add}}
+  %k = rt.kernel "gemm"(%x, %x, %c, %x) at [0] {epilogue = "drelu"} : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>, %bc: tensor<2xf32>, %y: tensor<2x2xf32>):
+    %0 = graph.gemm %a, %b, %bc : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+    %1 = graph.relu_grad %0, %y : tensor<2x2xf32>
+    rt.yield %1 : tensor<2x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_counts(%x: tensor<2x2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op with epilogue 'gelu_aux' must have 2 inputs and 2 results, has 2 and 1}}
+  %k = rt.kernel "gemm"(%x, %x) at [0] {epilogue = "gelu_aux"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>):
+    %0 = graph.gemm %a, %b : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %1 = graph.gelu %0 : tensor<2x2xf32>
+    rt.yield %1 : tensor<2x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_wiring(%x: tensor<2x2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op with epilogue 'relu': graph.relu does not read or yield what the epilogue says}}
+  %k = rt.kernel "gemm"(%x, %x) at [0] {epilogue = "relu"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>):
+    %0 = graph.gemm %a, %b : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %1 = graph.relu %a : tensor<2x2xf32>
+    rt.yield %1 : tensor<2x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_gemm_operands(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op with epilogue 'relu': the gemm must take the leading inputs in order}}
+  %k = rt.kernel "gemm"(%x, %y) at [0] {epilogue = "relu"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>):
+    %0 = graph.gemm %b, %a : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %1 = graph.relu %0 : tensor<2x2xf32>
+    rt.yield %1 : tensor<2x2xf32>
+  }
+  return
+}

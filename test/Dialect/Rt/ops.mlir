@@ -39,3 +39,22 @@ func.func @multi_result_kernel() attributes {rt.arena_size = 128 : i64} {
   rt.output "y" %y#0 : tensor<4xf32>
   return
 }
+
+// A gemm kernel with an epilogue: the bias gradient as a second result.
+// CHECK-LABEL: func.func @gemm_epilogue()
+// CHECK: %{{.*}}:2 = rt.kernel "gemm"(%{{.*}}, %{{.*}}) at [128, 192] {epilogue = "bgrad"}
+// CHECK: graph.gemm
+// CHECK: graph.reduce_sum
+func.func @gemm_epilogue() attributes {rt.arena_size = 256 : i64} {
+  %dy = rt.input "dy" at 0 : tensor<4x2xf16>
+  %x = rt.input "x" at 64 : tensor<4x3xf16>
+  %k:2 = rt.kernel "gemm"(%dy, %x) at [128, 192] {epilogue = "bgrad"} : (tensor<4x2xf16>, tensor<4x3xf16>) -> (tensor<2x3xf16>, tensor<1x2xf16>) {
+  ^bb0(%a: tensor<4x2xf16>, %b: tensor<4x3xf16>):
+    %0 = graph.gemm %a, %b {trans_a = true} : (tensor<4x2xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+    %1 = graph.reduce_sum %a {axes = array<i64: 0>} : (tensor<4x2xf16>) -> tensor<1x2xf16>
+    rt.yield %0, %1 : tensor<2x3xf16>, tensor<1x2xf16>
+  }
+  rt.output "dw" %k#0 : tensor<2x3xf16>
+  rt.output "db" %k#1 : tensor<1x2xf16>
+  return
+}
