@@ -4,13 +4,15 @@
 // amp.cast becomes graph.cast, amp.guard_update graph.where, arguments become
 // rt.input / rt.param, each non-elementwise op one rt.kernel, each fusion group
 // one "fused" rt.kernel, reshapes views, and results rt.output. Fusion.cpp
-// picks the groups and MemoryPlan.cpp the offsets.
+// picks the groups, GemmEpilogues.cpp the post-ops fused into GEMMs, and
+// MemoryPlan.cpp the offsets.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/Passes.h"
 
 #include "compiler/Conversion/GraphToRt/Fusion.h"
+#include "compiler/Conversion/GraphToRt/GemmEpilogues.h"
 #include "compiler/Conversion/GraphToRt/MemoryBudget.h"
 #include "compiler/Conversion/GraphToRt/MemoryPlan.h"
 #include "dialects/Amp/AmpOps.h"
@@ -167,6 +169,8 @@ LogicalResult lowerFunction(func::FuncOp func, bool fuse, bool reuse,
     fuseWorkingCopies(block, b);
   castsToGraph(block, b);
   guardsToWhere(block, b);
+  if (fuse)
+    fuseGemmEpilogues(block, b);
 
   // Arguments: graph inputs and parameters.
   b.setInsertionPointToStart(&block);
