@@ -85,6 +85,18 @@ void printMemorySummary(llvm::raw_ostream &os, llvm::StringRef run,
   line("gradients (most live at once)", amp.gradients, f32.gradients);
   line("saved for backward", amp.savedForBackward, f32.savedForBackward);
   line("all per-step values", amp.activations(), f32.activations());
+  // Where AMP needs more than f32 (a step whose parameters outweigh its
+  // activations), say what the extra bytes are for.
+  if (amp.arena > f32.arena && amp.workingCopies() > 0)
+    os << "amp-run:   the AMP step needs " << megabytes(amp.arena - f32.arena)
+       << " more: its parameters outweigh its activations, and it keeps "
+       << megabytes(amp.workingCopies()) << " of low-precision working copies"
+       << (amp.gradients > f32.gradients
+               ? " and holds " + megabytes(amp.gradients - f32.gradients) +
+                     " more gradient bytes at once (with loss scaling the "
+                     "overflow check reads every gradient before any update)"
+               : std::string())
+       << "\n";
 }
 
 int reportMemory(ModuleOp f32, ModuleOp amp, StringRef name, StringRef path) {
