@@ -8,6 +8,14 @@
 //                                          G also read elsewhere (gelu's
 //                                          gradient): "gelu_aux", G a 2nd
 //                                          result
+//   backward  dx = act_grad(gemm(dy, w), v)                 "drelu", "dgelu"
+//   bias grad dw = gemm(dy, x){trans_a}, db = reduce_sum(dy){axes = [0]}
+//                                                           "bgrad"
+//
+// The bias gradient rides on the dW GEMM, which reads the stored dY, and
+// not on the dX GEMM's DRELU_BGRAD form, which would sum the f32 gradient
+// before it is rounded: the dW form sums exactly the values the unfused
+// reduce_sum sums, on the CPU and on cuBLASLt (BGRADB) alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,7 +69,7 @@ struct Fusion {
   const EpilogueInfo *epilogue = nullptr;
 };
 
-/// The activation this gemm's result feeds.
+/// The activation, or the activation gradient, this gemm's result feeds.
 std::optional<Fusion> matchResultUser(graph::GemmOp g) {
   Value r = g.getOutput();
   if (!isFloat(r) || r.use_empty())
@@ -70,6 +78,11 @@ std::optional<Fusion> matchResultUser(graph::GemmOp g) {
     Operation *u = *r.getUsers().begin();
     if (biasFits(g) && u->getNumOperands() == 1)
       if (const EpilogueInfo *e = epilogueFor(u, EpilogueRole::Activation))
+        return Fusion{g, u, e};
+    // The forward value the gradient reads must be one whole [M, N] tensor.
+    if (!g.getC() && u->getNumOperands() == 2 && u->getOperand(0) == r &&
+        u->getOperand(1) != r && u->getOperand(1).getType() == r.getType())
+      if (const EpilogueInfo *e = epilogueFor(u, EpilogueRole::Gradient))
         return Fusion{g, u, e};
     return std::nullopt;
   }
@@ -93,6 +106,28 @@ std::optional<Fusion> matchResultUser(graph::GemmOp g) {
   if (!act)
     return std::nullopt;
   return Fusion{g, act, e};
+}
+
+/// A reduce_sum over axis 0 of the dW GEMM's dY (gemm's `a` under trans_a):
+/// the bias gradient of the layer.
+std::optional<Fusion> matchBiasGradient(graph::GemmOp g) {
+  Value dy = g.getA();
+  auto t = cast<ShapedType>(dy.getType());
+  if (g.getC() || !g.getTransA() || t.getRank() != 2 || !isFloat(dy))
+    return std::nullopt;
+  for (Operation *u : dy.getUsers()) {
+    const EpilogueInfo *e = epilogueFor(u, EpilogueRole::BiasGradient);
+    auto axes = u->getAttrOfType<DenseI64ArrayAttr>("axes");
+    if (!e || u->getBlock() != g->getBlock() || !axes ||
+        axes.asArrayRef() != ArrayRef<int64_t>{0})
+      continue;
+    // The kernel stands where the earlier of the two stood: what it reads
+    // must exist there.
+    if (u->isBeforeInBlock(g) && !definedBefore(g.getB(), u))
+      continue;
+    return Fusion{g, u, e};
+  }
+  return std::nullopt;
 }
 
 void buildKernel(OpBuilder &b, const Fusion &f) {
@@ -176,7 +211,10 @@ void buildKernel(OpBuilder &b, const Fusion &f) {
 void fuseGemmEpilogues(Block &block, OpBuilder &b) {
   SmallVector<graph::GemmOp> gemms(block.getOps<graph::GemmOp>());
   for (graph::GemmOp g : gemms) {
-    if (std::optional<Fusion> f = matchResultUser(g))
+    std::optional<Fusion> f = matchResultUser(g);
+    if (!f)
+      f = matchBiasGradient(g);
+    if (f)
       buildKernel(b, *f);
   }
 }

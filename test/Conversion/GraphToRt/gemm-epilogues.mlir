@@ -1,6 +1,7 @@
 // convert-graph-to-rt fuses post-ops into gemm kernels (GemmEpilogues.cpp,
-// runtime/GemmEpilogue.h): an activation after the GEMM; and leaves apart
-// what does not fit. With fuse=false nothing is fused.
+// runtime/GemmEpilogue.h): an activation after the GEMM, an activation's
+// gradient after the dX GEMM, a bias gradient beside the dW GEMM; and
+// leaves apart what does not fit. With fuse=false nothing is fused.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: amp-opt %t/forms.mlir -split-input-file -convert-graph-to-rt | FileCheck %s
@@ -78,6 +79,68 @@ func.func @gelu_aux(%x: tensor<4x3xf16> {graph.name = "x"},
   return %y, %dh : tensor<4x5xf16>, tensor<4x5xf16>
 }
 
+// -----
+
+// The dX GEMM and the activation's gradient: the forward value is the
+// kernel's last input (after a, b; c is absent).
+// CHECK-LABEL: func.func @drelu_dgelu()
+// CHECK: %[[DY:.*]] = rt.input "dy"
+// CHECK: %[[Y:.*]] = rt.input "y"
+// CHECK: %[[H:.*]] = rt.input "h"
+// CHECK: %[[W:.*]] = rt.param "w"
+// CHECK: rt.kernel "gemm"(%[[DY]], %[[W]], %[[Y]]) at [{{[0-9]+}}] {epilogue = "drelu"} : (tensor<4x5xf16>, tensor<5x3xf16>, tensor<4x3xf16>) -> tensor<4x3xf16>
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: tensor<4x5xf16>, %[[A1:.*]]: tensor<5x3xf16>, %[[A2:.*]]: tensor<4x3xf16>):
+// CHECK-NEXT: %[[G:.*]] = graph.gemm %[[A0]], %[[A1]] {beta = 0.000000e+00 : f64}
+// CHECK-NEXT: %[[D:.*]] = graph.relu_grad %[[G]], %[[A2]] : tensor<4x3xf16>
+// CHECK-NEXT: rt.yield %[[D]]
+// CHECK: rt.kernel "gemm"(%[[DY]], %[[W]], %[[H]]) at [{{[0-9]+}}] {epilogue = "dgelu"}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.gemm
+// CHECK-NEXT: graph.gelu_grad %{{.*}}, %{{.*}} {approximate = "tanh"}
+// NOFUSE-LABEL: func.func @drelu_dgelu()
+// NOFUSE-NOT: epilogue
+// NOFUSE: rt.kernel "relu_grad"
+// NOFUSE: rt.kernel "gelu_grad"
+func.func @drelu_dgelu(%dy: tensor<4x5xf16> {graph.name = "dy"},
+                       %y: tensor<4x3xf16> {graph.name = "y"},
+                       %h: tensor<4x3xf16> {graph.name = "h"},
+                       %w: tensor<5x3xf16> {graph.name = "w", graph.init = dense<0.5> : tensor<5x3xf16>})
+    -> (tensor<4x3xf16> {graph.name = "dx"}, tensor<4x3xf16> {graph.name = "dx2"}) {
+  %g = graph.gemm %dy, %w {beta = 0.0 : f64} : (tensor<4x5xf16>, tensor<5x3xf16>) -> tensor<4x3xf16>
+  %dx = graph.relu_grad %g, %y : tensor<4x3xf16>
+  %g2 = graph.gemm %dy, %w {beta = 0.0 : f64} : (tensor<4x5xf16>, tensor<5x3xf16>) -> tensor<4x3xf16>
+  %dx2 = graph.gelu_grad %g2, %h {approximate = "tanh"} : tensor<4x3xf16>
+  return %dx, %dx2 : tensor<4x3xf16>, tensor<4x3xf16>
+}
+
+// -----
+
+// The bias gradient (reduce_sum of dY over the batch) rides on the dW GEMM,
+// which reads the same dY under trans_a: a second result, where the dW
+// GEMM stood.
+// CHECK-LABEL: func.func @bgrad()
+// CHECK: %[[DY:.*]] = rt.input "dy"
+// CHECK: %[[X:.*]] = rt.input "x"
+// CHECK: %[[K:.*]]:2 = rt.kernel "gemm"(%[[DY]], %[[X]]) at [{{[0-9]+}}, {{[0-9]+}}] {epilogue = "bgrad"} : (tensor<8x5xf16>, tensor<8x3xf16>) -> (tensor<5x3xf16>, tensor<1x5xf16>)
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: tensor<8x5xf16>, %[[A1:.*]]: tensor<8x3xf16>):
+// CHECK-NEXT: %[[G:.*]] = graph.gemm %[[A0]], %[[A1]] {beta = 0.000000e+00 : f64, trans_a = true}
+// CHECK-NEXT: %[[S:.*]] = graph.reduce_sum %[[A0]] {axes = array<i64: 0>}
+// CHECK-NEXT: rt.yield %[[G]], %[[S]] : tensor<5x3xf16>, tensor<1x5xf16>
+// CHECK: %[[DB:.*]] = rt.view %[[K]]#1 : tensor<1x5xf16> to tensor<5xf16>
+// CHECK: rt.output "dw" %[[K]]#0
+// CHECK: rt.output "db" %[[DB]]
+// NOFUSE-LABEL: func.func @bgrad()
+// NOFUSE-NOT: epilogue
+// NOFUSE: rt.kernel "reduce_sum"
+func.func @bgrad(%dy: tensor<8x5xf16> {graph.name = "dy"},
+                 %x: tensor<8x3xf16> {graph.name = "x"})
+    -> (tensor<5x3xf16> {graph.name = "dw"}, tensor<5xf16> {graph.name = "db"}) {
+  %dw = graph.gemm %dy, %x {beta = 0.0 : f64, trans_a = true} : (tensor<8x5xf16>, tensor<8x3xf16>) -> tensor<5x3xf16>
+  %s = graph.reduce_sum %dy {axes = array<i64: 0>} : (tensor<8x5xf16>) -> tensor<1x5xf16>
+  %db = graph.reshape %s : tensor<1x5xf16> to tensor<5xf16>
+  return %dw, %db : tensor<5x3xf16>, tensor<5xf16>
+}
+
 //--- apart.mlir
 
 // The pre-activation has a second reader and relu has no aux form (its
@@ -127,10 +190,34 @@ func.func @bias_shapes(%x: tensor<4x3xf32> {graph.name = "x"},
   return %y, %y2, %y3, %y4 : tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>
 }
 
+// -----
+
+// A reduce_sum over the other axis, or beside a gemm without trans_a (whose
+// contracted dim is not a's axis 0): no bias gradient.
+// APART-LABEL: func.func @not_bgrad()
+// APART-NOT: epilogue
+// APART: rt.kernel "gemm"
+// APART: rt.kernel "reduce_sum"
+// APART: rt.kernel "gemm"
+// APART: rt.kernel "reduce_sum"
+func.func @not_bgrad(%dy: tensor<8x5xf32> {graph.name = "dy"},
+                     %x: tensor<8x3xf32> {graph.name = "x"},
+                     %dy2: tensor<8x5xf32> {graph.name = "dy2"},
+                     %v: tensor<5x3xf32> {graph.name = "v"})
+    -> (tensor<5x3xf32> {graph.name = "dw"}, tensor<8x1xf32> {graph.name = "s"},
+        tensor<8x3xf32> {graph.name = "p"}, tensor<1x5xf32> {graph.name = "s0"}) {
+  %dw = graph.gemm %dy, %x {beta = 0.0 : f64, trans_a = true} : (tensor<8x5xf32>, tensor<8x3xf32>) -> tensor<5x3xf32>
+  %s = graph.reduce_sum %dy {axes = array<i64: 1>} : (tensor<8x5xf32>) -> tensor<8x1xf32>
+  %p = graph.gemm %dy2, %v : (tensor<8x5xf32>, tensor<5x3xf32>) -> tensor<8x3xf32>
+  %s0 = graph.reduce_sum %dy2 {axes = array<i64: 0>} : (tensor<8x5xf32>) -> tensor<1x5xf32>
+  return %dw, %s, %p, %s0 : tensor<5x3xf32>, tensor<8x1xf32>, tensor<8x3xf32>, tensor<1x5xf32>
+}
+
 //--- step.mlir
 
-// A 2-layer MLP's training step: relu into the first GEMM. Only the GEMM
-// kernels are checked.
+// A 2-layer MLP's training step: relu into the first GEMM, relu_grad
+// (reading relu's output) into the dX GEMM, each bias gradient into its
+// dW GEMM. Only the GEMM kernels are checked.
 // STEP-LABEL: func.func @train_step()
 // STEP: %[[X:.*]] = rt.input "x"
 // STEP: %[[W1:.*]] = rt.param "w1"
@@ -141,7 +228,13 @@ func.func @bias_shapes(%x: tensor<4x3xf32> {graph.name = "x"},
 // STEP: %[[Y:.*]] = rt.kernel "gemm"(%[[R]], %[[W2]], %[[B2]]) at
 // STEP-NOT: epilogue
 // STEP-SAME: -> tensor<4x2xf32>
-// STEP-NOT: rt.kernel "relu"
+// STEP: %[[DY:.*]] = rt.kernel "softmax_cross_entropy_grad"
+// STEP: %[[DR:.*]] = rt.kernel "gemm"(%[[DY]], %[[W2]], %[[R]]) {{.*}} {epilogue = "drelu"}
+// STEP: %[[DW2:.*]]:2 = rt.kernel "gemm"(%[[DY]], %[[R]]) {{.*}} {epilogue = "bgrad"}
+// STEP: rt.kernel "sgd_update"({{.*}}, %[[W2]], %[[DW2]]#0
+// STEP: %[[DW1:.*]]:2 = rt.kernel "gemm"(%[[DR]], %[[X]]) {{.*}} {epilogue = "bgrad"}
+// STEP-NOT: rt.kernel "relu
+// STEP-NOT: rt.kernel "reduce_sum"
 // STEP: return
 func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
                    %labels: tensor<4xi64> {graph.name = "labels"},
