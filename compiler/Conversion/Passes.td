@@ -63,6 +63,13 @@ def ConvertGraphToRtPass : Pass<"convert-graph-to-rt", "mlir::ModuleOp"> {
       `rt.param`, results become `rt.output` named as the graph outputs;
     - each contraction, convolution, pooling, normalization, reduction or
       data-movement op becomes one `rt.kernel` whose body is that op;
+    - with fusion on, a `graph.gemm` and the op after it become one
+      `rt.kernel "gemm"` with an `epilogue` (runtime/GemmEpilogue.h): relu
+      or gelu after the GEMM (`gelu_aux` also writes the pre-activation
+      gelu's gradient reads), relu_grad or gelu_grad after the dX GEMM
+      (`drelu`, `dgelu`, reading the forward value as one more input), and
+      the bias gradient, a reduce_sum over axis 0 of the dW GEMM's dY
+      (`bgrad`, a second result);
     - chains of elementwise ops (activations, arithmetic, casts, where) with
       one result shape become one `rt.kernel "fused"` when their
       intermediate values have no use outside the chain;
@@ -108,7 +115,8 @@ def ConvertGraphToRtPass : Pass<"convert-graph-to-rt", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"fuse", "fuse", "bool", /*default=*/"true",
-           "Fuse chains of elementwise ops into one kernel">,
+           "Fuse chains of elementwise ops into one kernel, and post-ops "
+           "into GEMM kernels as epilogues">,
     Option<"reuseMemory", "reuse-memory", "bool", /*default=*/"true",
            "Reuse the arena memory of dead values; off gives every value "
            "its own bytes (for debugging)">,

@@ -107,8 +107,8 @@ cl::list<std::string>
                    "(repeatable)"),
           cl::cat(generalCat));
 cl::opt<bool> noFuse("no-fuse",
-                     cl::desc("Do not fuse elementwise chains (default: "
-                              "fuse)"),
+                     cl::desc("Do not fuse elementwise chains or GEMM "
+                              "epilogues (default: fuse)"),
                      cl::cat(generalCat));
 cl::opt<bool> noReuse("no-memory-reuse",
                       cl::desc("Give every value its own arena bytes "
