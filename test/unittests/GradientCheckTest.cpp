@@ -1260,4 +1260,43 @@ TEST(GradientCheck, Mlp) {
   checkGradients(b.finish("gemm, relu, matmul, add, softmax_cross_entropy"));
 }
 
+// Two gemm layers with gelu between them: convert-graph-to-rt fuses gelu
+// into the first GEMM writing the pre-activation too (gelu_aux), gelu_grad
+// into the second layer's dX GEMM (dgelu) and each bias gradient into its
+// dW GEMM (bgrad), so this checks those epilogues end to end.
+TEST(GradientCheck, GemmGeluGemm) {
+  for (const char *approx : {"none", "tanh"}) {
+    Rng rng(seedOf("gemm gelu gemm", approx[0]));
+    int64_t n = 4, in = 3, hidden = 5, classes = 3;
+    ForwardBuilder b;
+    std::string x = b.input("x", {n, in}, rng.values(n * in, -1, 1));
+    std::vector<double> labels(n);
+    for (double &l : labels)
+      l = rng.integer(0, classes - 1);
+    std::string lab = b.input("labels", {n}, labels, DType::I64);
+    std::string w1 =
+        b.param("w1", {hidden, in}, rng.values(hidden * in, -1, 1));
+    std::string b1 = b.param("b1", {hidden}, rng.values(hidden, -1, 1));
+    std::string w2 =
+        b.param("w2", {classes, hidden}, rng.values(hidden * classes, -1, 1));
+    std::string b2 = b.param("b2", {classes}, rng.values(classes, -1, 1));
+    std::string h = b.op(
+        "graph.gemm " + x + ", " + w1 + ", " + b1 + " {trans_b = true} : " +
+        fnType({{n, in}, {hidden, in}, {hidden}}, {n, hidden}));
+    std::string g = b.op("graph.gelu " + h + " {approximate = \"" + approx +
+                         "\"} : " + T({n, hidden}));
+    std::string z = b.op(
+        "graph.gemm " + g + ", " + w2 + ", " + b2 + " {trans_b = true} : " +
+        fnType({{n, hidden}, {classes, hidden}, {classes}}, {n, classes}));
+    std::string l =
+        b.ops("graph.softmax_cross_entropy " + z + ", " + lab + " : (" +
+                  T({n, classes}) + ", " + tensorType({n}, "i64") +
+                  ") -> (tensor<f64>, " + T({n, classes}) + ")",
+              2);
+    b.lossTerm(l + "#0", {}, std::vector<double>{1.0});
+    checkGradients(b.finish(std::string("gemm, gelu (") + approx +
+                            "), gemm, softmax_cross_entropy"));
+  }
+}
+
 } // namespace

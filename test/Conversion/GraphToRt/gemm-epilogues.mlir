@@ -8,6 +8,7 @@
 // RUN: amp-opt %t/forms.mlir -split-input-file -convert-graph-to-rt=fuse=false | FileCheck %s --check-prefix=NOFUSE
 // RUN: amp-opt %t/apart.mlir -split-input-file -convert-graph-to-rt | FileCheck %s --check-prefix=APART
 // RUN: amp-opt %t/step.mlir -graph-build-training=optimizer=sgd -convert-graph-to-rt | FileCheck %s --check-prefix=STEP
+// RUN: amp-opt %t/gelu-step.mlir -graph-build-training=optimizer=sgd -convert-graph-to-rt | FileCheck %s --check-prefix=GSTEP
 
 //--- forms.mlir
 
@@ -245,6 +246,39 @@ func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
     -> (tensor<f32> {graph.name = "loss"}) {
   %h = graph.gemm %x, %w1, %b1 {trans_b = true} : (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) -> tensor<4x5xf32>
   %r = graph.relu %h : tensor<4x5xf32>
+  %y = graph.gemm %r, %w2, %b2 {trans_b = true} : (tensor<4x5xf32>, tensor<2x5xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %loss, %lp = graph.softmax_cross_entropy %y, %labels : (tensor<4x2xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x2xf32>)
+  return %loss : tensor<f32>
+}
+
+//--- gelu-step.mlir
+
+// The same step with gelu: its gradient reads the pre-activation, which the
+// first GEMM kernel writes beside gelu's output (gelu_aux) and the second
+// layer's dX GEMM reads (dgelu).
+// GSTEP-LABEL: func.func @train_step()
+// GSTEP: %[[X:.*]] = rt.input "x"
+// GSTEP: %[[W1:.*]] = rt.param "w1"
+// GSTEP: %[[B1:.*]] = rt.param "b1"
+// GSTEP: %[[W2:.*]] = rt.param "w2"
+// GSTEP: %[[H:.*]]:2 = rt.kernel "gemm"(%[[X]], %[[W1]], %[[B1]]) {{.*}} {epilogue = "gelu_aux"}
+// GSTEP: graph.gelu %{{.*}} {approximate = "tanh"}
+// GSTEP: %[[DY:.*]] = rt.kernel "softmax_cross_entropy_grad"
+// GSTEP: %[[DH:.*]] = rt.kernel "gemm"(%[[DY]], %[[W2]], %[[H]]#1) {{.*}} {epilogue = "dgelu"}
+// GSTEP: graph.gelu_grad %{{.*}}, %{{.*}} {approximate = "tanh"}
+// GSTEP: rt.kernel "gemm"(%[[DY]], %[[H]]#0) {{.*}} {epilogue = "bgrad"}
+// GSTEP: rt.kernel "gemm"(%[[DH]], %[[X]]) {{.*}} {epilogue = "bgrad"}
+// GSTEP-NOT: rt.kernel "gelu
+// GSTEP: return
+func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
+                   %labels: tensor<4xi64> {graph.name = "labels"},
+                   %w1: tensor<5x3xf32> {graph.name = "w1", graph.init = dense<0.5> : tensor<5x3xf32>, graph.trainable = true},
+                   %b1: tensor<5xf32> {graph.name = "b1", graph.init = dense<0.0> : tensor<5xf32>, graph.trainable = true},
+                   %w2: tensor<2x5xf32> {graph.name = "w2", graph.init = dense<0.25> : tensor<2x5xf32>, graph.trainable = true},
+                   %b2: tensor<2xf32> {graph.name = "b2", graph.init = dense<0.0> : tensor<2xf32>, graph.trainable = true})
+    -> (tensor<f32> {graph.name = "loss"}) {
+  %h = graph.gemm %x, %w1, %b1 {trans_b = true} : (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %r = graph.gelu %h {approximate = "tanh"} : tensor<4x5xf32>
   %y = graph.gemm %r, %w2, %b2 {trans_b = true} : (tensor<4x5xf32>, tensor<2x5xf32>, tensor<2xf32>) -> tensor<4x2xf32>
   %loss, %lp = graph.softmax_cross_entropy %y, %labels : (tensor<4x2xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x2xf32>)
   return %loss : tensor<f32>
