@@ -12,6 +12,7 @@
 #include "CudaTestUtil.h"
 
 #include <cmath>
+#include <limits>
 
 namespace ampc::rt::cuda::test {
 namespace {
@@ -73,6 +74,27 @@ TEST(CudaGemmEpilogue, ForwardActivations) {
               c.outputs.push_back(HostTensor::empty(t, {s.m, s.n}));
             expectCudaMatchesCpu(c, tolFor(t, s.k, !relu));
           }
+}
+
+TEST(CudaGemmEpilogue, ReluKeepsNaNAndInf) {
+  AMPC_SKIP_WITHOUT_GPU();
+  // relu keeps NaN (inf - inf here) and inf, and zeroes -inf, on the CPU;
+  // cuBLASLt documents RELU as max(x, 0), which says nothing of NaN: this
+  // is where the two would part.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE("relu epilogue, non-finite, " + std::string(name(t)));
+    OpCase c;
+    c.op = "gemm";
+    c.attrs.setString("epilogue", "relu");
+    c.inputs = {HostTensor::fromValues(t, {1, 2}, {1, 1}),
+                HostTensor::fromValues(t, {2, 8},
+                                       {inf, -inf, inf, 1, -1, 0, 2, -2, //
+                                        -inf, -inf, 1, 1, 1, 1, 1, 1}),
+                HostTensor::fromValues(t, {8}, {0, 0, 0, 0, 0, 0, 0, 0})};
+    c.outputs = {HostTensor::empty(t, {1, 8})};
+    expectCudaMatchesCpu(c);
+  }
 }
 
 TEST(CudaGemmEpilogue, ActivationGradients) {
