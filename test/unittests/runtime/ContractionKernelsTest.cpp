@@ -182,29 +182,6 @@ TEST(Matmul, CheckErrors) {
 // gemm
 //===----------------------------------------------------------------------===//
 
-std::vector<double> refGemm(const Buf &a, const Buf &b, const Buf *c,
-                            double alpha, double beta, bool ta, bool tb) {
-  int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
-  int64_t n = tb ? b.shape[0] : b.shape[1];
-  std::vector<double> out;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p)
-        s += (ta ? a.get(p * m + i) : a.get(i * k + p)) *
-             (tb ? b.get(j * k + p) : b.get(p * n + j));
-      double v = alpha * s;
-      if (c) {
-        // Broadcast c (rank <= 2) to [m, n].
-        int64_t rows = c->shape.size() == 2 ? c->shape[0] : 1;
-        int64_t cols = c->shape.empty() ? 1 : c->shape.back();
-        v += beta * c->get((rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j));
-      }
-      out.push_back(v);
-    }
-  return out;
-}
-
 class GemmTest : public ::testing::TestWithParam<DType> {};
 
 TEST_P(GemmTest, TransposesAlphaBetaAndBiasBroadcast) {

@@ -63,23 +63,6 @@ double geluGradRef(double x, bool tanhForm) {
          x * std::exp(-0.5 * x * x) * 0.3989422804014327;
 }
 
-// alpha * op(a) op(b) + c in f64 over the stored values.
-std::vector<double> refProduct(const Buf &a, const Buf &b, const Buf *c,
-                               double alpha, bool ta, bool tb, int64_t m,
-                               int64_t n) {
-  int64_t k = ta ? a.shape[0] : a.shape[1];
-  std::vector<double> out;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p)
-        s += (ta ? a.get(p * m + i) : a.get(i * k + p)) *
-             (tb ? b.get(j * k + p) : b.get(p * n + j));
-      out.push_back(alpha * s + (c ? c->get(j) : 0.0));
-    }
-  return out;
-}
-
 class GemmEpilogueTest : public ::testing::TestWithParam<DType> {};
 
 TEST_P(GemmEpilogueTest, ForwardActivationsWithAndWithoutBias) {
@@ -114,7 +97,7 @@ TEST_P(GemmEpilogueTest, ForwardActivationsWithAndWithoutBias) {
           f.attrs.setString("epilogue", act);
           ASSERT_TRUE(f.run(&testPool()).isOk()) << f.run().message();
           std::vector<double> ref =
-              refProduct(a, b, bias ? &c : nullptr, 0.75, false, tb, m, n);
+              refGemm(a, b, bias ? &c : nullptr, 0.75, 1.0, false, tb);
           for (double &v : ref)
             v = std::string(act) == "relu"
                     ? std::max(v, 0.0)
@@ -166,7 +149,7 @@ TEST_P(GemmEpilogueTest, ActivationGradientsOnTheDxGemm) {
       f.attrs.setString("epilogue", epi);
       ASSERT_TRUE(f.run(&testPool()).isOk()) << f.run().message();
       std::vector<double> ref =
-          refProduct(dy, w, nullptr, 1.0, false, false, m, n);
+          refGemm(dy, w, nullptr, 1.0, 1.0, false, false);
       for (int64_t i = 0; i < x.size(); ++i)
         ref[i] = relu ? (x.get(i) > 0 ? ref[i] : 0.0)
                       : ref[i] * geluGradRef(x.get(i),
