@@ -652,6 +652,43 @@ class OptimizerSkipTest : public ::testing::TestWithParam<DType> {};
 // (written over it or not), the working copy the old parameter rounded, and
 // nothing else is read: the gradient, lr and step are NaN, NaN and -1
 // (which a running update rejects).
+// Runs u skipped on a fresh param and state (of dtype `param`, shape s),
+// writing its outputs over them (inPlace) or into fresh buffers, and a
+// `low` working copy if given, then checks that every output, the param and
+// the state hold their old bits and the copy the old param rounded.
+void expectSkippedUpdateKeepsState(const UpdateOp &u, DType param,
+                                   const Shape &s, Buf &lr, Buf &step, Buf &g,
+                                   Buf &skip, Buf *lossScale, bool inPlace,
+                                   std::optional<DType> low) {
+  Buf p = randomBuf(param, s, 1);
+  std::vector<Buf> state = randomState(u, param, s);
+  const Buf pBefore = p;
+  const std::vector<Buf> stateBefore = state;
+  std::vector<Buf> fresh;
+  for (int k = 0; k <= u.states; ++k)
+    fresh.push_back(randomBuf(param, s, 60 + k));
+  std::vector<Buf *> outs;
+  outs.push_back(inPlace ? &p : &fresh[0]);
+  for (int k = 0; k < u.states; ++k)
+    outs.push_back(inPlace ? &state[k] : &fresh[k + 1]);
+  Buf copy = low ? randomBuf(*low, s, 70) : Buf();
+  if (low)
+    outs.push_back(&copy);
+  Status st = updateCall(u, lr, step, p, g, state, outs, &skip, lossScale)
+                  .run(&testPool());
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_TRUE(sameBits(*outs[0], pBefore)) << "new param";
+  for (int k = 0; k < u.states; ++k)
+    EXPECT_TRUE(sameBits(*outs[k + 1], stateBefore[k])) << "new state " << k;
+  EXPECT_TRUE(sameBits(p, pBefore)) << "param";
+  for (int k = 0; k < u.states; ++k)
+    EXPECT_TRUE(sameBits(state[k], stateBefore[k])) << "state " << k;
+  if (low) {
+    EXPECT_TRUE(sameBits(copy, roundedCopy(pBefore, *low)))
+        << "working copy";
+  }
+}
+
 TEST_P(OptimizerSkipTest, LeavesEveryOutputAsTheStateItReplaces) {
   const DType t = GetParam();
   const Shape s = {40001};
@@ -668,34 +705,8 @@ TEST_P(OptimizerSkipTest, LeavesEveryOutputAsTheStateItReplaces) {
         SCOPED_TRACE(
             std::string(u.op) + (inPlace ? " in place" : "") +
             (low ? " with an " + std::string(name(*low)) + " copy" : ""));
-        Buf p = randomBuf(t, s, 1);
-        std::vector<Buf> state = randomState(u, t, s);
-        const Buf pBefore = p;
-        const std::vector<Buf> stateBefore = state;
-        std::vector<Buf> fresh;
-        for (int k = 0; k <= u.states; ++k)
-          fresh.push_back(randomBuf(t, s, 60 + k));
-        std::vector<Buf *> outs;
-        outs.push_back(inPlace ? &p : &fresh[0]);
-        for (int k = 0; k < u.states; ++k)
-          outs.push_back(inPlace ? &state[k] : &fresh[k + 1]);
-        Buf copy = low ? randomBuf(*low, s, 70) : Buf();
-        if (low)
-          outs.push_back(&copy);
-        Call c = updateCall(u, lr, step, p, g, state, outs, &skip);
-        Status st = c.run(&testPool());
-        ASSERT_TRUE(st.isOk()) << st.message();
-        EXPECT_TRUE(sameBits(*outs[0], pBefore)) << "new param";
-        for (int k = 0; k < u.states; ++k)
-          EXPECT_TRUE(sameBits(*outs[k + 1], stateBefore[k]))
-              << "new state " << k;
-        EXPECT_TRUE(sameBits(p, pBefore)) << "param";
-        for (int k = 0; k < u.states; ++k)
-          EXPECT_TRUE(sameBits(state[k], stateBefore[k])) << "state " << k;
-        if (low) {
-          EXPECT_TRUE(sameBits(copy, roundedCopy(pBefore, *low)))
-              << "working copy";
-        }
+        expectSkippedUpdateKeepsState(u, t, s, lr, step, g, skip, nullptr,
+                                      inPlace, low);
       }
 }
 
@@ -945,32 +956,8 @@ TEST(OptimizerLossScale, SkippedScaledUpdateKeepsEveryOutput) {
           Buf g(pr.grad, s);
           for (int64_t i = 0; i < g.size(); ++i)
             g.set(i, std::numeric_limits<double>::quiet_NaN());
-          Buf p = randomBuf(pr.param, s, 1);
-          std::vector<Buf> state = randomState(u, pr.param, s);
-          const Buf pBefore = p;
-          const std::vector<Buf> stateBefore = state;
-          std::vector<Buf> fresh;
-          for (int k = 0; k <= u.states; ++k)
-            fresh.push_back(randomBuf(pr.param, s, 60 + k));
-          std::vector<Buf *> outs;
-          outs.push_back(inPlace ? &p : &fresh[0]);
-          for (int k = 0; k < u.states; ++k)
-            outs.push_back(inPlace ? &state[k] : &fresh[k + 1]);
-          Buf copy = low ? randomBuf(*low, s, 70) : Buf();
-          if (low)
-            outs.push_back(&copy);
-          Status st = updateCall(u, lr, step, p, g, state, outs, &skip, &ls)
-                          .run(&testPool());
-          ASSERT_TRUE(st.isOk()) << st.message();
-          EXPECT_TRUE(sameBits(*outs[0], pBefore)) << "new param";
-          for (int k = 0; k < u.states; ++k)
-            EXPECT_TRUE(sameBits(*outs[k + 1], stateBefore[k]))
-                << "new state " << k;
-          EXPECT_TRUE(sameBits(p, pBefore)) << "param";
-          if (low) {
-            EXPECT_TRUE(sameBits(copy, roundedCopy(pBefore, *low)))
-                << "working copy";
-          }
+          expectSkippedUpdateKeepsState(u, pr.param, s, lr, step, g, skip,
+                                        &ls, inPlace, low);
         }
 }
 
