@@ -1224,6 +1224,26 @@ TEST(GradientCheck, BatchNormTrainingStatisticsResults) {
                           "in the loss"));
 }
 
+// The classifiers' pieces: n random labels in [0, classes), and their mean
+// softmax cross entropy against scores [n, classes] as the loss.
+std::string classLabels(ForwardBuilder &b, Rng &rng, int64_t n,
+                        int64_t classes) {
+  std::vector<double> labels(n);
+  for (double &l : labels)
+    l = rng.integer(0, classes - 1);
+  return b.input("labels", {n}, labels, DType::I64);
+}
+
+void crossEntropyLoss(ForwardBuilder &b, const std::string &scores,
+                      const std::string &labels, int64_t n, int64_t classes) {
+  std::string l =
+      b.ops("graph.softmax_cross_entropy " + scores + ", " + labels + " : (" +
+                T({n, classes}) + ", " + tensorType({n}, "i64") +
+                ") -> (tensor<f64>, " + T({n, classes}) + ")",
+            2);
+  b.lossTerm(l + "#0", {}, std::vector<double>{1.0});
+}
+
 // A small classifier: gemm, relu, matmul + bias, softmax_cross_entropy
 // with labels from the batch; every parameter's gradient passes through
 // several rules.
@@ -1232,10 +1252,7 @@ TEST(GradientCheck, Mlp) {
   int64_t n = 4, in = 3, hidden = 5, classes = 3;
   ForwardBuilder b;
   std::string x = b.input("x", {n, in}, rng.values(n * in, -1, 1));
-  std::vector<double> labels(n);
-  for (double &l : labels)
-    l = rng.integer(0, classes - 1);
-  std::string lab = b.input("labels", {n}, labels, DType::I64);
+  std::string lab = classLabels(b, rng, n, classes);
   std::string w1 = b.param("w1", {hidden, in}, rng.values(hidden * in, -1, 1));
   std::string b1 = b.param("b1", {hidden}, rng.values(hidden, -1, 1));
   std::string w2 =
@@ -1251,12 +1268,7 @@ TEST(GradientCheck, Mlp) {
                        fnType({{n, hidden}, {hidden, classes}}, {n, classes}));
   std::string zb = b.op("graph.add " + z + ", " + b2 + " : " +
                         fnType({{n, classes}, {classes}}, {n, classes}));
-  std::string l =
-      b.ops("graph.softmax_cross_entropy " + zb + ", " + lab + " : (" +
-                T({n, classes}) + ", " + tensorType({n}, "i64") +
-                ") -> (tensor<f64>, " + T({n, classes}) + ")",
-            2);
-  b.lossTerm(l + "#0", {}, std::vector<double>{1.0});
+  crossEntropyLoss(b, zb, lab, n, classes);
   checkGradients(b.finish("gemm, relu, matmul, add, softmax_cross_entropy"));
 }
 
@@ -1270,10 +1282,7 @@ TEST(GradientCheck, GemmGeluGemm) {
     int64_t n = 4, in = 3, hidden = 5, classes = 3;
     ForwardBuilder b;
     std::string x = b.input("x", {n, in}, rng.values(n * in, -1, 1));
-    std::vector<double> labels(n);
-    for (double &l : labels)
-      l = rng.integer(0, classes - 1);
-    std::string lab = b.input("labels", {n}, labels, DType::I64);
+    std::string lab = classLabels(b, rng, n, classes);
     std::string w1 =
         b.param("w1", {hidden, in}, rng.values(hidden * in, -1, 1));
     std::string b1 = b.param("b1", {hidden}, rng.values(hidden, -1, 1));
@@ -1288,12 +1297,7 @@ TEST(GradientCheck, GemmGeluGemm) {
     std::string z = b.op(
         "graph.gemm " + g + ", " + w2 + ", " + b2 + " {trans_b = true} : " +
         fnType({{n, hidden}, {classes, hidden}, {classes}}, {n, classes}));
-    std::string l =
-        b.ops("graph.softmax_cross_entropy " + z + ", " + lab + " : (" +
-                  T({n, classes}) + ", " + tensorType({n}, "i64") +
-                  ") -> (tensor<f64>, " + T({n, classes}) + ")",
-              2);
-    b.lossTerm(l + "#0", {}, std::vector<double>{1.0});
+    crossEntropyLoss(b, z, lab, n, classes);
     checkGradients(b.finish(std::string("gemm, gelu (") + approx +
                             "), gemm, softmax_cross_entropy"));
   }
