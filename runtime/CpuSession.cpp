@@ -3,6 +3,7 @@
 
 #include "runtime/ByteSize.h"
 #include "runtime/HostMemory.h"
+#include "runtime/cpu/Dnnl.h"
 #include "runtime/cpu/Parallel.h"
 
 #include <algorithm>
@@ -118,6 +119,13 @@ Status CpuSession::create(FunctionInfo function, const SessionOptions &options,
   s->pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
   AMPC_RETURN_IF_ERROR(s->pool_->status());
   AMPC_RETURN_IF_ERROR(s->buildCalls());
+  // oneDNN primitives are built here, once, never in run(), for the team
+  // they will run on.
+  cpu::setDnnlThreads(static_cast<int>(s->pool_->size()));
+  for (size_t k = 0; k < s->calls_.size(); ++k)
+    AMPC_RETURN_IF_ERROR(cpu::prepareKernel(s->calls_[k])
+                             .withContext("function '" + fn.name +
+                                          "': " + fn.kernels[k].describe(k)));
   out = std::move(s);
   return Status::ok();
 }
@@ -141,6 +149,9 @@ Status CpuSession::run() {
   nonFinite_.reset();
   AMPC_RETURN_IF_ERROR(checkInputsSet());
   cpu::CpuContext ctx{pool_.get()};
+  // oneDNN's OpenMP team takes the cores the pool's threads take between
+  // contractions: the same count.
+  cpu::setDnnlThreads(static_cast<int>(pool_->size()));
   for (size_t k = 0; k < calls_.size(); ++k) {
     calls_[k].rngCounter = runs_;
     bool probe = probing();

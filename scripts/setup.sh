@@ -17,7 +17,7 @@ PACKAGES=(
   # ONNX import: protobuf and ONNX's headers, schema and checker
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   # tests and runtime
-  googletest libgtest-dev libopenblas-dev libopenblas0-pthread
+  googletest libgtest-dev libopenblas-dev libopenblas0-pthread libdnnl-dev
   dataset-fashion-mnist
   # python tooling and peers
   python3-onnx python3-numpy python3-torch

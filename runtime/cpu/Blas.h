@@ -1,7 +1,10 @@
 //===- Blas.h - the one OpenBLAS GEMM entry point of the CPU kernels ------===//
 //
-// Row-major sgemm/dgemm for the forward contractions and the convolution
-// gradients, with the degenerate sizes BLAS rejects handled here.
+// Row-major sgemm/dgemm for the f64 contractions, the empty shapes and the
+// convolutions, with the degenerate sizes BLAS rejects handled here.
+// OpenBLAS runs on the calling thread only: its callers split their work
+// over the kernels' team (Parallel.h) or run outside it, and a pool of
+// OpenBLAS's own would compete with the team for the same cores.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_BLAS_H
@@ -21,6 +24,8 @@ template <typename T>
 void gemmRM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
             const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c,
             int64_t ldc) {
+  static const bool singleThreaded = (openblas_set_num_threads(1), true);
+  (void)singleThreaded;
   if (m == 0 || n == 0)
     return;
   if (k == 0) {

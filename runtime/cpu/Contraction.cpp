@@ -1,15 +1,19 @@
 //===- Contraction.cpp - matmul, gemm and conv2d on the CPU ---------------===//
 //
-// Float contractions convert their operands to f32 (f64 for f64) buffers,
-// call OpenBLAS sgemm/dgemm and round the result once on store, which is
-// what a Tensor Core GEMM with f32 accumulation gives up to summation order;
-// a gemm's epilogue (GemmPostOp.cpp) runs on that f32 result before it is
-// rounded.
+// Float matmuls and gemms run as oneDNN matmul primitives (Dnnl.h), built
+// when the session prepares its kernels: f32 operands and, on CPUs that
+// multiply bf16 natively, bf16 operands are read as stored; f16 (and bf16
+// elsewhere) is widened to an f32 buffer first. The f32 result is rounded
+// once on store, which is what a Tensor Core GEMM with f32 accumulation
+// gives up to summation order; a gemm's epilogue (GemmPostOp.cpp) runs on
+// it before it is rounded. f64 and empty shapes go to OpenBLAS (Blas.h):
+// oneDNN has no f64 matmul.
 // Integer contractions are exact int64 loops (wrapping on overflow, like the
 // hardware). Pooling (Pooling.cpp) joins the table from here.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Blas.h"
+#include "runtime/cpu/Dnnl.h"
 #include "runtime/cpu/GemmPostOp.h"
 #include "runtime/cpu/WindowGeometry.h"
 
@@ -48,6 +52,33 @@ const int64_t *intView(const TensorView &t, std::vector<int64_t> &storage) {
   storage.resize(static_cast<size_t>(t.numElements()));
   loadI64(t, 0, t.numElements(), storage.data());
   return storage.data();
+}
+
+// The oneDNN primitive of a float matmul or gemm call.
+struct ContractionPrepared final : PreparedKernel {
+  std::unique_ptr<DnnlMatmul> matmul;
+  bool perBatch = false; // matmul: run once per batch index (Matmul below)
+};
+
+// Whether a contraction of this dtype runs on oneDNN (f64 and integers do
+// not), and whether oneDNN reads its operands as stored bf16.
+bool onDnnl(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+bool readsBf16(DType t) { return t == DType::BF16 && nativeBf16Contractions(); }
+
+// The call's prepared primitive, or one built now into `local` for a call
+// that was not prepared. Null (with ok) when the call has none.
+using PrepareFn = Status (*)(const OpCall &,
+                             std::shared_ptr<const PreparedKernel> &);
+Status preparedOf(const OpCall &call, PrepareFn prepare,
+                  std::shared_ptr<const PreparedKernel> &local,
+                  const ContractionPrepared *&out) {
+  if (!call.prepared)
+    AMPC_RETURN_IF_ERROR(prepare(call, local));
+  out = static_cast<const ContractionPrepared *>(
+      call.prepared ? call.prepared.get() : local.get());
+  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
@@ -153,6 +184,69 @@ void runMatmulFloat(const OpCall &call, const MatmulPlan &p,
   storeFromCompute(C, out, ctx);
 }
 
+// One primitive for the whole batch where oneDNN can stride through it:
+// a shared rhs with a contiguous lhs is one tall GEMM; operands that are
+// each either full or one matrix are a batched matmul; other broadcasts run
+// a primitive per batch index.
+Status prepareMatmul(const OpCall &call,
+                     std::shared_ptr<const PreparedKernel> &out) {
+  DType t = call.inputs[0].dtype;
+  MatmulPlan p;
+  AMPC_RETURN_IF_ERROR(
+      planMatmul(call.inputs[0].shape, call.inputs[1].shape, p));
+  if (!onDnnl(t) || p.m == 0 || p.n == 0 || p.k == 0 || p.batch == 0)
+    return Status::ok();
+  int64_t aMats = product(p.aBatch, 0, p.aBatch.size());
+  int64_t bMats = product(p.bBatch, 0, p.bBatch.size());
+  auto prep = std::make_shared<ContractionPrepared>();
+  DnnlMatmulShape s;
+  s.m = p.m;
+  s.n = p.n;
+  s.k = p.k;
+  s.lda = p.k;
+  s.ldb = p.n;
+  s.bf16 = readsBf16(t);
+  if (bMats == 1 && aMats == p.batch) {
+    s.m = p.batch * p.m;
+  } else if ((aMats == p.batch || aMats == 1) &&
+             (bMats == p.batch || bMats == 1)) {
+    s.batch = p.batch;
+    s.batchStrideA = aMats == 1 ? 0 : p.m * p.k;
+    s.batchStrideB = bMats == 1 ? 0 : p.k * p.n;
+  } else {
+    prep->perBatch = true;
+  }
+  AMPC_RETURN_IF_ERROR(DnnlMatmul::create(s, prep->matmul));
+  out = std::move(prep);
+  return Status::ok();
+}
+
+Status runMatmulDnnl(const OpCall &call, const MatmulPlan &p,
+                     const ContractionPrepared &prep, const CpuContext &ctx) {
+  const DnnlMatmul &mm = *prep.matmul;
+  const size_t elem = mm.shape().bf16 ? 2 : 4;
+  std::vector<float> sa, sb, so;
+  const void *A = mm.shape().bf16 ? call.inputs[0].data
+                                  : computeView<float>(call.inputs[0], sa, ctx);
+  const void *B = mm.shape().bf16 ? call.inputs[1].data
+                                  : computeView<float>(call.inputs[1], sb, ctx);
+  const TensorView &out = call.outputs[0];
+  float *C = computeOut<float>(out, so);
+  if (!prep.perBatch) {
+    AMPC_RETURN_IF_ERROR(mm.run(A, B, C));
+  } else {
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+      int64_t ao = batchOffset(p.batchShape, p.aBatch, bi) * p.m * p.k;
+      int64_t bo = batchOffset(p.batchShape, p.bBatch, bi) * p.k * p.n;
+      AMPC_RETURN_IF_ERROR(mm.run(static_cast<const char *>(A) + ao * elem,
+                                  static_cast<const char *>(B) + bo * elem,
+                                  C + bi * p.m * p.n));
+    }
+  }
+  storeFromCompute(C, out, ctx);
+  return Status::ok();
+}
+
 void runMatmulInt(const OpCall &call, const MatmulPlan &p,
                   const CpuContext &ctx) {
   std::vector<int64_t> sa, sb;
@@ -177,6 +271,11 @@ Status runMatmul(const OpCall &call, CpuContext &ctx) {
   AMPC_RETURN_IF_ERROR(
       planMatmul(call.inputs[0].shape, call.inputs[1].shape, p));
   DType t = call.inputs[0].dtype;
+  std::shared_ptr<const PreparedKernel> local;
+  const ContractionPrepared *prep = nullptr;
+  AMPC_RETURN_IF_ERROR(preparedOf(call, prepareMatmul, local, prep));
+  if (prep)
+    return runMatmulDnnl(call, p, *prep, ctx);
   if (isInt(t))
     runMatmulInt(call, p, ctx);
   else if (t == DType::F64)
@@ -261,6 +360,29 @@ struct BroadcastC {
   }
 };
 
+// Fills C[m, n] with beta * c when the call has c (the GEMM then adds its
+// product); returns whether it did. beta * c is formed here (not by BLAS,
+// which skips c when beta is 0) so that 0 * inf gives NaN exactly as
+// alpha*AB + beta*C says.
+template <typename T>
+bool preloadBetaC(const OpCall &call, const GemmAttrs &g, T *C,
+                  const CpuContext &ctx) {
+  if (!hasInput(call, 2))
+    return false;
+  int64_t m = call.outputs[0].shape[0], n = call.outputs[0].shape[1];
+  const TensorView &c = call.inputs[2];
+  std::vector<T> sc;
+  const T *Cin = computeView<T>(c, sc, ctx);
+  BroadcastC bc(c.shape);
+  T bt = static_cast<T>(g.beta);
+  parallelFor(ctx, m, 64, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        C[i * n + j] = bt * Cin[bc.at(i, j)];
+  });
+  return true;
+}
+
 template <typename T>
 void runGemmFloat(const OpCall &call, const GemmAttrs &g,
                   const EpilogueInfo *epi, const CpuContext &ctx) {
@@ -268,28 +390,54 @@ void runGemmFloat(const OpCall &call, const GemmAttrs &g,
                    &out = call.outputs[0];
   int64_t m = out.shape[0], n = out.shape[1];
   int64_t k = g.transA ? a.shape[0] : a.shape[1];
-  std::vector<T> sa, sb, sc, so;
+  std::vector<T> sa, sb, so;
   const T *A = computeView<T>(a, sa, ctx);
   const T *B = computeView<T>(b, sb, ctx);
   T *C = computeOut<T>(out, so);
-  T beta = T(0);
-  if (hasInput(call, 2)) {
-    // beta * c is formed here (not by BLAS, which skips c when beta is 0)
-    // so that 0 * inf gives NaN exactly as alpha*AB + beta*C says.
-    const TensorView &c = call.inputs[2];
-    const T *Cin = computeView<T>(c, sc, ctx);
-    BroadcastC bc(c.shape);
-    T bt = static_cast<T>(g.beta);
-    parallelFor(ctx, m, 64, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
-        for (int64_t j = 0; j < n; ++j)
-          C[i * n + j] = bt * Cin[bc.at(i, j)];
-    });
-    beta = T(1);
-  }
+  T beta = preloadBetaC(call, g, C, ctx) ? T(1) : T(0);
   gemmRM<T>(g.transA, g.transB, m, n, k, static_cast<T>(g.alpha), A, a.shape[1],
             B, b.shape[1], beta, C, n);
   storeGemmResult(call, epi, C, A, ctx);
+}
+
+Status prepareGemm(const OpCall &call,
+                   std::shared_ptr<const PreparedKernel> &out) {
+  const TensorView &a = call.inputs[0], &b = call.inputs[1];
+  GemmAttrs g;
+  AMPC_RETURN_IF_ERROR(readGemmAttrs(*call.attrs, g));
+  DnnlMatmulShape s;
+  s.transA = g.transA;
+  s.transB = g.transB;
+  s.m = g.transA ? a.shape[1] : a.shape[0];
+  s.k = g.transA ? a.shape[0] : a.shape[1];
+  s.n = g.transB ? b.shape[0] : b.shape[1];
+  if (!onDnnl(a.dtype) || s.m == 0 || s.n == 0 || s.k == 0)
+    return Status::ok();
+  s.lda = a.shape[1];
+  s.ldb = b.shape[1];
+  s.bf16 = readsBf16(a.dtype);
+  s.alpha = static_cast<float>(g.alpha);
+  s.accumulate = hasInput(call, 2);
+  auto prep = std::make_shared<ContractionPrepared>();
+  AMPC_RETURN_IF_ERROR(DnnlMatmul::create(s, prep->matmul));
+  out = std::move(prep);
+  return Status::ok();
+}
+
+Status runGemmDnnl(const OpCall &call, const GemmAttrs &g,
+                   const EpilogueInfo *epi, const DnnlMatmul &mm,
+                   const CpuContext &ctx) {
+  const TensorView &a = call.inputs[0], &b = call.inputs[1],
+                   &out = call.outputs[0];
+  const bool stored = mm.shape().bf16;
+  std::vector<float> sa, sb, so;
+  const float *A = stored ? nullptr : computeView<float>(a, sa, ctx);
+  const void *B = stored ? b.data : computeView<float>(b, sb, ctx);
+  float *C = computeOut<float>(out, so);
+  preloadBetaC(call, g, C, ctx);
+  AMPC_RETURN_IF_ERROR(mm.run(stored ? a.data : A, B, C));
+  storeGemmResult(call, epi, C, A, ctx);
+  return Status::ok();
 }
 
 void runGemmInt(const OpCall &call, const GemmAttrs &g) {
@@ -344,6 +492,11 @@ Status runGemm(const OpCall &call, CpuContext &ctx) {
   const EpilogueInfo *epi;
   AMPC_RETURN_IF_ERROR(readEpilogue(*call.attrs, epi));
   DType t = call.inputs[0].dtype;
+  std::shared_ptr<const PreparedKernel> local;
+  const ContractionPrepared *prep = nullptr;
+  AMPC_RETURN_IF_ERROR(preparedOf(call, prepareGemm, local, prep));
+  if (prep)
+    return runGemmDnnl(call, g, epi, *prep->matmul, ctx);
   if (isInt(t))
     runGemmInt(call, g); // checkGemm refuses an epilogue here
   else if (t == DType::F64)
@@ -428,8 +581,8 @@ Status runConv(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addContractionKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"matmul", checkMatmul, runMatmul});
-  out.push_back({"gemm", checkGemm, runGemm});
+  out.push_back({"matmul", checkMatmul, runMatmul, prepareMatmul});
+  out.push_back({"gemm", checkGemm, runGemm, prepareGemm});
   out.push_back({"conv2d", checkConv, runConv});
   addPoolingKernels(out);
 }

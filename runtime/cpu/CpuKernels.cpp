@@ -71,6 +71,13 @@ Status checkKernel(const OpCall &call) {
   return s.withContext("op '" + call.op + "'");
 }
 
+Status prepareKernel(OpCall &call) {
+  const KernelEntry *e = find(call.op);
+  if (!e || !e->prepare)
+    return Status::ok();
+  return e->prepare(call, call.prepared).withContext("op '" + call.op + "'");
+}
+
 Status runKernel(const OpCall &call, CpuContext &ctx) {
   const KernelEntry *e = find(call.op);
   if (!e)

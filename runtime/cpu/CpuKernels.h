@@ -12,6 +12,7 @@
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,17 +33,26 @@ struct FusedStep {
   DType dtype = DType::F32;
 };
 
+// What a kernel builds once for a call's shapes and dtypes (a oneDNN
+// primitive) when a session prepares its kernels, so that running the call
+// builds nothing.
+struct PreparedKernel {
+  virtual ~PreparedKernel() = default;
+};
+
 struct OpCall {
-  std::string op;                  // graph op name, or "fused"
-  const Attrs *attrs = nullptr;    // never null
-  std::vector<TensorView> inputs;  // an absent optional input has rank -1:
-                                   // see `present`
-  std::vector<bool> present;       // one per input
+  std::string op;                 // graph op name, or "fused"
+  const Attrs *attrs = nullptr;   // never null
+  std::vector<TensorView> inputs; // an absent optional input has rank -1:
+                                  // see `present`
+  std::vector<bool> present;      // one per input
   std::vector<TensorView> outputs;
   const std::vector<FusedStep> *steps = nullptr; // for "fused" only
   // Dropout's random stream: the seed attribute is combined with this
   // counter (the step number), so each step draws a fresh mask.
   uint64_t rngCounter = 0;
+  // Set by prepareKernel; a call without it builds what it needs each run.
+  std::shared_ptr<const PreparedKernel> prepared;
 };
 
 struct CpuContext {
@@ -53,6 +63,10 @@ struct CpuContext {
 // attributes are consistent. Data pointers are not looked at. The message
 // names the op and the mismatch.
 Status checkKernel(const OpCall &call);
+
+// Builds, for a call that passed checkKernel, what its kernel would
+// otherwise build on every run (nothing for most kernels).
+Status prepareKernel(OpCall &call);
 
 // Runs a call that passed checkKernel. Outputs never alias inputs, except
 // for elementwise kernels ("fused" and the ops isElementwiseKernel names),

@@ -85,21 +85,28 @@ Status checkEpilogue(const OpCall &call, const EpilogueInfo &e, int64_t m,
 
 namespace {
 
-// reduce_sum over axis 0 of the [rows, cols] matrix A, as Reduction.cpp
-// sums it: each column in row order, in T.
+// reduce_sum over axis 0 of the [rows, cols] matrix a, as Reduction.cpp
+// sums it: each column in row order, in T. A is a's compute-type copy, or
+// null when there is none (a bf16 operand oneDNN read as stored): then each
+// row's block is widened as it is summed.
 template <typename T>
-void columnSums(const T *A, int64_t rows, int64_t cols, T *sums,
+void columnSums(const TensorView &a, const T *A, T *sums,
                 const CpuContext &ctx) {
   constexpr int64_t kCols = 2048;
+  const int64_t rows = a.shape[0], cols = a.shape[1];
   int64_t tasks = (cols + kCols - 1) / kCols;
   parallelFor(ctx, tasks, 1, [&](int64_t b, int64_t e) {
+    std::vector<T> block;
     for (int64_t t = b; t < e; ++t) {
       int64_t j0 = t * kCols, j1 = std::min(cols, j0 + kCols);
       std::fill(sums + j0, sums + j1, T(0));
+      block.resize(static_cast<size_t>(j1 - j0));
       for (int64_t r = 0; r < rows; ++r) {
-        const T *row = A + r * cols;
+        const T *row = A ? A + r * cols + j0 : block.data();
+        if (!A)
+          loadC(a, r * cols + j0, j1 - j0, block.data());
         for (int64_t j = j0; j < j1; ++j)
-          sums[j] += row[j];
+          sums[j] += row[j - j0];
       }
     }
   });
@@ -116,7 +123,7 @@ void storeGemmResult(const OpCall &call, const EpilogueInfo *e, T *C,
     if (e) {
       const TensorView &a = call.inputs[0];
       std::vector<T> sums(static_cast<size_t>(a.shape[1]));
-      columnSums(A, a.shape[0], a.shape[1], sums.data(), ctx);
+      columnSums(a, A, sums.data(), ctx);
       storeC(sums.data(), a.shape[1], call.outputs[1], 0);
     }
     return;

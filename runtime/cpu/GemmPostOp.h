@@ -26,7 +26,8 @@ Status checkEpilogue(const OpCall &call, const EpilogueInfo &e, int64_t m,
 // Writes the call's outputs from C, the GEMM's [m, n] result in compute type
 // T (float or double), which it may overwrite: the result with `e`'s post-op
 // (none when null) applied before rounding, and `e`'s extra output. A is the
-// compute-type copy of input a (the bias gradient sums its columns).
+// compute-type copy of input a (the bias gradient sums its columns), or
+// null when the GEMM read a as stored (bf16 on oneDNN).
 template <typename T>
 void storeGemmResult(const OpCall &call, const EpilogueInfo *e, T *C,
                      const T *A, const CpuContext &ctx);

@@ -150,10 +150,10 @@ void forEachBlock(const OpCall &call, size_t first, const CpuContext &ctx,
   // unscaled, by the f32 reciprocal check_finite also uses.
   const size_t scaleAt = first + NIn + 1;
   const bool scaled = hasInput(call, scaleAt);
-  const T inv =
-      scaled ? static_cast<T>(
-                   1.0f / static_cast<float>(elementAsDouble(call.inputs[scaleAt], 0)))
-             : T(1);
+  const T inv = scaled
+                    ? static_cast<T>(1.0f / static_cast<float>(elementAsDouble(
+                                                call.inputs[scaleAt], 0)))
+                    : T(1);
   parallelFor(ctx, blocks, 64, [&](int64_t b, int64_t e) {
     alignas(64) T in[NIn][kBlock];
     alignas(64) T out[NOut][kBlock];

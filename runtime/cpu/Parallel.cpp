@@ -1,13 +1,14 @@
-//===- Parallel.cpp - thread pool -----------------------------------------===//
+//===- Parallel.cpp - the OpenMP team of the CPU kernels ------------------===//
 #include "runtime/cpu/Parallel.h"
+#include "runtime/cpu/GompTeam.h"
 
 #include <algorithm>
-#include <csignal>
+#include <atomic>
 #include <cstring>
-#include <pthread.h>
 #include <signal.h>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace ampc::rt::cpu {
 
@@ -21,110 +22,93 @@ Status checkThreadCount(unsigned threads) {
                        "thread)");
 }
 
+namespace {
+
+// The probe's threads wait until every one is started, so that they exist
+// at once, as the team's will.
+struct Probe {
+  std::atomic<bool> release{false};
+};
+
+void *probeMain(void *probe) {
+  auto *p = static_cast<Probe *>(probe);
+  while (!p->release.load(std::memory_order_acquire))
+    std::this_thread::yield();
+  return nullptr;
+}
+
+// How many of `want` threads beside the caller the system starts.
+unsigned probeThreads(unsigned want, ThreadPool::StartFn start,
+                      unsigned threads, Status &status) {
+  Probe probe;
+  std::vector<pthread_t> started;
+  started.reserve(want);
+  for (unsigned i = 0; i < want; ++i) {
+    pthread_t t;
+    if (int err = start(&t, nullptr, &probeMain, &probe)) {
+      status = Status::error(
+          "cannot start thread " + std::to_string(i + 2) + " of the " +
+          std::to_string(threads) +
+          " threads asked for: " + std::strerror(err) +
+          " (the system's limit on threads or memory; ask for fewer)");
+      break;
+    }
+    started.push_back(t);
+  }
+  probe.release.store(true, std::memory_order_release);
+  for (pthread_t t : started)
+    pthread_join(t, nullptr);
+  return static_cast<unsigned>(started.size());
+}
+
+} // namespace
+
 ThreadPool::ThreadPool(unsigned threads, StartFn start) {
   status_ = checkThreadCount(threads);
   if (!status_)
     return;
   if (threads == 0)
     threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
-  // pthread_create reports failure as a value; std::thread would throw
-  // std::system_error, which without a handler aborts the process.
-  for (unsigned i = 1; i < threads; ++i) {
-    auto w = std::make_unique<Worker>(Worker{this, i, pthread_t()});
-    if (int err =
-            start(&w->thread, nullptr, &ThreadPool::workerMain, w.get())) {
-      status_ = Status::error(
-          "cannot start thread " + std::to_string(i + 1) + " of the " +
-          std::to_string(threads) +
-          " threads asked for: " + std::strerror(err) +
-          " (the system's limit on threads or memory; ask for fewer)");
-      return;
-    }
-    workers_.push_back(std::move(w));
-  }
-}
-
-void *ThreadPool::workerMain(void *worker) {
-  // SIGINT and SIGTERM go to the thread that started the pool, so that a
-  // program's handler runs there and a second signal after it finds the
-  // default action rather than a worker still in the handler.
-  sigset_t stop;
+  size_ = 1 + probeThreads(threads - 1, start, threads, status_);
+  if (size_ == 1)
+    return;
+  // libgomp starts a team's threads the first time a region of that size
+  // runs, with the signal mask of the thread that asks: blocked here, so
+  // SIGINT and SIGTERM keep going to this thread, and a second signal after
+  // the handler finds the default action rather than a worker still in it.
+  sigset_t stop, old;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  auto *w = static_cast<Worker *>(worker);
-  w->pool->workerLoop(w->index);
-  return nullptr;
-}
-
-ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  for (const std::unique_ptr<Worker> &w : workers_)
-    pthread_join(w->thread, nullptr);
-}
-
-static void piece(int64_t n, unsigned pieces, unsigned i, int64_t &b,
-                  int64_t &e) {
-  b = n * i / pieces;
-  e = n * (i + 1) / pieces;
+  pthread_sigmask(SIG_BLOCK, &stop, &old);
+#pragma omp parallel num_threads(size_)
+  {}
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void ThreadPool::run(int64_t n,
                      const std::function<void(int64_t, int64_t)> &fn) {
-  unsigned pieces =
-      static_cast<unsigned>(std::min<int64_t>(n, static_cast<int64_t>(size())));
+  int pieces = static_cast<int>(std::min<int64_t>(n, size_));
   if (pieces <= 1) {
     if (n > 0)
       fn(0, n);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    pieces_ = pieces;
-    pending_ = pieces - 1;
-    ++generation_;
-  }
-  wake_.notify_all();
-  int64_t b, e;
-  piece(n, pieces, 0, b, e);
-  fn(b, e);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [this] { return pending_ == 0; });
-  fn_ = nullptr;
-}
-
-void ThreadPool::workerLoop(unsigned index) {
-  uint64_t seen = 0;
-  for (;;) {
-    const std::function<void(int64_t, int64_t)> *fn;
+  struct Work {
     int64_t n;
-    unsigned pieces;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
-        return;
-      seen = generation_;
-      fn = fn_;
-      n = n_;
-      pieces = pieces_;
-    }
-    if (index < pieces) {
-      int64_t b, e;
-      piece(n, pieces, index, b, e);
-      (*fn)(b, e);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0)
-        done_.notify_all();
-    }
-  }
+    const std::function<void(int64_t, int64_t)> *fn;
+  } work{n, &fn};
+  GOMP_parallel(
+      [](void *data) {
+        // Nested in another team, or given fewer threads, each thread
+        // takes its share of what the team has.
+        const Work &w = *static_cast<const Work *>(data);
+        int64_t team = omp_get_num_threads(), i = omp_get_thread_num();
+        int64_t b = w.n * i / team, e = w.n * (i + 1) / team;
+        if (b < e)
+          (*w.fn)(b, e);
+      },
+      &work, static_cast<unsigned>(pieces), 0);
 }
 
 void parallelFor(const CpuContext &ctx, int64_t n, int64_t grain,

@@ -2,7 +2,6 @@
 //
 // Kernels split their outer loops with parallelFor; a range smaller than
 // `grain` runs on the calling thread, so small tensors pay nothing.
-// OpenBLAS runs its own threads for contractions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_PARALLEL_H
@@ -12,58 +11,51 @@
 
 #include <pthread.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <mutex>
 #include <vector>
 
 namespace ampc::rt::cpu {
 
+// The team of threads the CPU kernels run on: OpenMP's, which oneDNN's
+// primitives also run on (Dnnl.h), so that the kernels' own loops and the
+// contractions share one set of threads instead of two pools competing for
+// the same cores (one spinning while the other works). OpenBLAS runs on the
+// calling thread only (see CpuSession.cpp).
 class ThreadPool {
 public:
   // More threads than any machine runs at once: a larger count is a mistake
   // (and would only cost memory and start-up time).
   static constexpr unsigned kMaxThreads = 4096;
-  // How a worker is started: pthread_create, or a stand-in in tests.
+  // How a thread is started: pthread_create, or a stand-in in tests.
   using StartFn = int (*)(pthread_t *, const pthread_attr_t *,
                           void *(*)(void *), void *);
 
-  // Starts threads - 1 workers beside the calling thread (0: one thread per
-  // hardware thread). Never throws: more than kMaxThreads, or a worker that
-  // the system cannot start (its limit on threads or memory), ends the
-  // start-up with the workers started so far, and status() says so; the
-  // pool still runs, on fewer threads. Session::create refuses such a pool.
+  // A team of `threads` threads, the calling thread included (0: one per
+  // hardware thread). Never throws or aborts: libgomp ends the process when
+  // it cannot start a thread, so the pool first starts threads - 1 threads
+  // of its own through `start` and lets them end; more than kMaxThreads, or
+  // a thread the system cannot start (its limit on threads or memory),
+  // gives a smaller team, and status() says so. Session::create refuses
+  // such a pool. The team's threads are started here, with SIGINT and
+  // SIGTERM blocked, so a program's handler runs on the thread that made
+  // the pool.
   explicit ThreadPool(unsigned threads, StartFn start = pthread_create);
-  ~ThreadPool();
+  ~ThreadPool() = default;
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
 
   // ok, or why the pool has fewer threads than it was asked for.
   const Status &status() const { return status_; }
-  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  unsigned size() const { return size_; }
   // Runs fn(begin, end) over [0, n) in up to size() pieces; returns when all
-  // are done. fn must not throw.
+  // are done. fn must not throw. Called from inside another run (nested),
+  // the whole range runs on the calling thread.
   void run(int64_t n, const std::function<void(int64_t, int64_t)> &fn);
 
 private:
-  struct Worker {
-    ThreadPool *pool;
-    unsigned index;
-    pthread_t thread;
-  };
-  static void *workerMain(void *worker);
-  void workerLoop(unsigned index);
-  std::vector<std::unique_ptr<Worker>> workers_;
   Status status_;
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
-  int64_t n_ = 0;
-  unsigned pieces_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  unsigned size_ = 1;
 };
 
 // Whether a pool may be asked for `threads` threads (at most

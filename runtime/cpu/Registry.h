@@ -18,6 +18,9 @@ struct KernelEntry {
   const char *name;
   Status (*check)(const OpCall &);
   Status (*run)(const OpCall &, CpuContext &);
+  // Optional: what run needs built once (CpuKernels.h's prepareKernel).
+  Status (*prepare)(const OpCall &,
+                    std::shared_ptr<const PreparedKernel> &) = nullptr;
 };
 
 void addElementwiseKernels(std::vector<KernelEntry> &out); // + "fused"

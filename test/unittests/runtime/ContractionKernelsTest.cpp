@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NumericKernelTestUtil.h"
+#include "runtime/Half.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace ampc::rt;
@@ -211,6 +213,46 @@ TEST_P(GemmTest, TransposesAlphaBetaAndBiasBroadcast) {
 
 INSTANTIATE_TEST_SUITE_P(Floats, GemmTest, ::testing::ValuesIn(kFloats),
                          dtypeName);
+
+// oneDNN reads bf16 operands as stored where the CPU multiplies bf16
+// (runtime/cpu/Dnnl.h), and widens them to f32 elsewhere. Either way the
+// result is the f32 product of the same values rounded once: within one
+// bf16 step of the f32 gemm of widened copies, rounded (only the f32
+// summation order differs), and mostly the same bits. ctest runs this file
+// again as contractions-without-native-bf16 (DNNL_MAX_CPU_ISA=AVX512_CORE)
+// for the widening path.
+TEST(Gemm, Bf16IsTheF32ProductOfTheSameValuesRoundedOnce) {
+  const int64_t m = 37, k = 300, n = 29;
+  uint32_t seed = 500;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Buf a = randomBuf(DType::BF16, ta ? Shape{k, m} : Shape{m, k}, seed++);
+      Buf b = randomBuf(DType::BF16, tb ? Shape{n, k} : Shape{k, n}, seed++);
+      Buf a32(DType::F32, a.shape), b32(DType::F32, b.shape);
+      for (int64_t i = 0; i < a.size(); ++i)
+        a32.set(i, a.get(i));
+      for (int64_t i = 0; i < b.size(); ++i)
+        b32.set(i, b.get(i));
+      Buf out(DType::BF16, {m, n}), out32(DType::F32, {m, n});
+      Call call{"gemm", {}, {&a, &b, nullptr}, {&out}};
+      Call call32{"gemm", {}, {&a32, &b32, nullptr}, {&out32}};
+      for (Call *c : {&call, &call32}) {
+        c->attrs.setInt("trans_a", ta);
+        c->attrs.setInt("trans_b", tb);
+        ASSERT_TRUE(c->run(&testPool()).isOk()) << c->run().message();
+      }
+      int64_t same = 0;
+      for (int64_t i = 0; i < out.size(); ++i) {
+        float f = static_cast<float>(out32.get(i));
+        float rounded = bfloatBitsToFloat(floatToBFloatBits(f));
+        float step = std::ldexp(1.0f, std::ilogb(rounded) - 7);
+        ASSERT_LE(std::fabs(out.get(i) - rounded), step)
+            << "ta=" << ta << " tb=" << tb << " element " << i;
+        same += out.get(i) == rounded;
+      }
+      EXPECT_GE(same, out.size() * 9 / 10) << "ta=" << ta << " tb=" << tb;
+    }
+}
 
 TEST(Gemm, DefaultsAndTwoInputForm) {
   Buf a = randomBuf(DType::F32, {3, 4}, 1),

@@ -64,8 +64,8 @@ TEST(ThreadPool, ReportsAThreadItCannotStart) {
               "cannot start thread 4 of the 8 threads asked for: Resource "
               "temporarily unavailable (the system's limit on threads or "
               "memory; ask for fewer)");
-    // It runs on the calling thread and the workers it did start, and its
-    // destructor stops exactly those.
+    // Its team is the calling thread and the threads the probe could
+    // start; the probe's threads all ended.
     EXPECT_EQ(pool.size(), 1u + kStarted);
     CpuContext ctx{&pool};
     std::vector<std::atomic<int>> hits(1000);
