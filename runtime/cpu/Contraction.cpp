@@ -7,13 +7,15 @@
 // once on store, which is what a Tensor Core GEMM with f32 accumulation
 // gives up to summation order; a gemm's epilogue (GemmPostOp.cpp) runs on
 // it before it is rounded. f64 and empty shapes go to OpenBLAS (Blas.h):
-// oneDNN has no f64 matmul.
+// oneDNN has no f64 matmul. conv2d runs as a oneDNN convolution the same
+// way (DnnlKernels.h), and as im2col and OpenBLAS for f64 and for a
+// geometry oneDNN does not take.
 // Integer contractions are exact int64 loops (wrapping on overflow, like the
 // hardware). Pooling (Pooling.cpp) joins the table from here.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Blas.h"
-#include "runtime/cpu/Dnnl.h"
+#include "runtime/cpu/DnnlKernels.h"
 #include "runtime/cpu/GemmPostOp.h"
 #include "runtime/cpu/WindowGeometry.h"
 
@@ -59,27 +61,6 @@ struct ContractionPrepared final : PreparedKernel {
   std::unique_ptr<DnnlMatmul> matmul;
   bool perBatch = false; // matmul: run once per batch index (Matmul below)
 };
-
-// Whether a contraction of this dtype runs on oneDNN (f64 and integers do
-// not), and whether oneDNN reads its operands as stored bf16.
-bool onDnnl(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
-}
-bool readsBf16(DType t) { return t == DType::BF16 && nativeBf16Contractions(); }
-
-// The call's prepared primitive, or one built now into `local` for a call
-// that was not prepared. Null (with ok) when the call has none.
-using PrepareFn = Status (*)(const OpCall &,
-                             std::shared_ptr<const PreparedKernel> &);
-Status preparedOf(const OpCall &call, PrepareFn prepare,
-                  std::shared_ptr<const PreparedKernel> &local,
-                  const ContractionPrepared *&out) {
-  if (!call.prepared)
-    AMPC_RETURN_IF_ERROR(prepare(call, local));
-  out = static_cast<const ContractionPrepared *>(
-      call.prepared ? call.prepared.get() : local.get());
-  return Status::ok();
-}
 
 //===----------------------------------------------------------------------===//
 // matmul
@@ -273,7 +254,8 @@ Status runMatmul(const OpCall &call, CpuContext &ctx) {
   DType t = call.inputs[0].dtype;
   std::shared_ptr<const PreparedKernel> local;
   const ContractionPrepared *prep = nullptr;
-  AMPC_RETURN_IF_ERROR(preparedOf(call, prepareMatmul, local, prep));
+  AMPC_RETURN_IF_ERROR(
+      preparedOf<ContractionPrepared>(call, prepareMatmul, local, prep));
   if (prep)
     return runMatmulDnnl(call, p, *prep, ctx);
   if (isInt(t))
@@ -494,7 +476,8 @@ Status runGemm(const OpCall &call, CpuContext &ctx) {
   DType t = call.inputs[0].dtype;
   std::shared_ptr<const PreparedKernel> local;
   const ContractionPrepared *prep = nullptr;
-  AMPC_RETURN_IF_ERROR(preparedOf(call, prepareGemm, local, prep));
+  AMPC_RETURN_IF_ERROR(
+      preparedOf<ContractionPrepared>(call, prepareGemm, local, prep));
   if (prep)
     return runGemmDnnl(call, g, epi, *prep->matmul, ctx);
   if (isInt(t))
@@ -567,10 +550,25 @@ void runConvT(const OpCall &call, const ConvPlan &p, const CpuContext &ctx) {
   storeFromCompute(Y, out, ctx);
 }
 
+Status prepareConv(const OpCall &call,
+                   std::shared_ptr<const PreparedKernel> &out) {
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(
+      planConv(*call.attrs, call.inputs[0].shape, call.inputs[1].shape, p));
+  return prepareConvPass(p, DnnlConvPass::Forward, call.inputs[0].dtype,
+                         hasInput(call, 2), out);
+}
+
 Status runConv(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(
       planConv(*call.attrs, call.inputs[0].shape, call.inputs[1].shape, p));
+  std::shared_ptr<const PreparedKernel> local;
+  const ConvPrepared *prep = nullptr;
+  AMPC_RETURN_IF_ERROR(
+      preparedOf<ConvPrepared>(call, prepareConv, local, prep));
+  if (prep && prep->conv)
+    return runConvOnDnnl(call, *prep, ctx);
   if (call.inputs[0].dtype == DType::F64)
     runConvT<double>(call, p, ctx);
   else
@@ -583,7 +581,7 @@ Status runConv(const OpCall &call, CpuContext &ctx) {
 void addContractionKernels(std::vector<KernelEntry> &out) {
   out.push_back({"matmul", checkMatmul, runMatmul, prepareMatmul});
   out.push_back({"gemm", checkGemm, runGemm, prepareGemm});
-  out.push_back({"conv2d", checkConv, runConv});
+  out.push_back({"conv2d", checkConv, runConv, prepareConv});
   addPoolingKernels(out);
 }
 

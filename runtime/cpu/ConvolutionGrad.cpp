@@ -1,13 +1,15 @@
 //===- ConvolutionGrad.cpp - conv2d's input and filter gradients ----------===//
 //
 // conv2d_backward_data and conv2d_backward_filter, written as the forward
-// conv2d is (Contraction.cpp): per image and group, one OpenBLAS GEMM
-// against the im2col matrix, in f32 (f64 for f64) with each stored value
-// rounded once. The data gradient is W^T * dY scattered back by col2im; the
-// filter gradient is dY * im2col(X)^T summed over the batch.
+// conv2d is (Contraction.cpp): a oneDNN convolution pass (DnnlKernels.h)
+// for f32, f16 and bf16; for f64, and a geometry oneDNN does not take, per
+// image and group one OpenBLAS GEMM against the im2col matrix, with each
+// stored value rounded once. The data gradient is W^T * dY scattered back by
+// col2im; the filter gradient is dY * im2col(X)^T summed over the batch.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Blas.h"
+#include "runtime/cpu/DnnlKernels.h"
 #include "runtime/cpu/WindowGeometry.h"
 
 namespace ampc::rt::cpu {
@@ -104,9 +106,23 @@ void runBackwardDataT(const OpCall &call, const ConvPlan &p,
   storeFromCompute(DX, out, ctx);
 }
 
+Status prepareBackwardData(const OpCall &call,
+                           std::shared_ptr<const PreparedKernel> &out) {
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
+  return prepareConvPass(p, DnnlConvPass::BackwardData, call.inputs[0].dtype,
+                         false, out);
+}
+
 Status runBackwardData(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
+  std::shared_ptr<const PreparedKernel> local;
+  const ConvPrepared *prep = nullptr;
+  AMPC_RETURN_IF_ERROR(
+      preparedOf<ConvPrepared>(call, prepareBackwardData, local, prep));
+  if (prep && prep->conv)
+    return runConvOnDnnl(call, *prep, ctx);
   if (call.inputs[0].dtype == DType::F64)
     runBackwardDataT<double>(call, p, ctx);
   else
@@ -183,9 +199,23 @@ void runBackwardFilterT(const OpCall &call, const ConvPlan &p,
   storeFromCompute(DW, out, ctx);
 }
 
+Status prepareBackwardFilter(const OpCall &call,
+                             std::shared_ptr<const PreparedKernel> &out) {
+  ConvPlan p;
+  AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
+  return prepareConvPass(p, DnnlConvPass::BackwardFilter, call.inputs[0].dtype,
+                         false, out);
+}
+
 Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
+  std::shared_ptr<const PreparedKernel> local;
+  const ConvPrepared *prep = nullptr;
+  AMPC_RETURN_IF_ERROR(
+      preparedOf<ConvPrepared>(call, prepareBackwardFilter, local, prep));
+  if (prep && prep->conv)
+    return runConvOnDnnl(call, *prep, ctx);
   if (call.inputs[0].dtype == DType::F64)
     runBackwardFilterT<double>(call, p, ctx);
   else
@@ -196,9 +226,10 @@ Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addConvolutionGradKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"conv2d_backward_data", checkBackwardData, runBackwardData});
-  out.push_back(
-      {"conv2d_backward_filter", checkBackwardFilter, runBackwardFilter});
+  out.push_back({"conv2d_backward_data", checkBackwardData, runBackwardData,
+                 prepareBackwardData});
+  out.push_back({"conv2d_backward_filter", checkBackwardFilter,
+                 runBackwardFilter, prepareBackwardFilter});
 }
 
 } // namespace ampc::rt::cpu

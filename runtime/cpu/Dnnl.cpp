@@ -5,14 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Dnnl.h"
+#include "runtime/cpu/DnnlEngine.h"
 
 #include <omp.h>
-#include <oneapi/dnnl/dnnl.hpp>
-
 namespace ampc::rt::cpu {
-namespace {
 
-const dnnl::engine &cpuEngine() {
+const dnnl::engine &dnnlEngine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
@@ -21,6 +19,8 @@ Status dnnlError(const char *what, const dnnl::error &e) {
   return Status::error(std::string("oneDNN ") + what + " failed: " + e.what() +
                        " (status " + std::to_string(e.status) + ")");
 }
+
+namespace {
 
 // A [rows, cols] view of a row-major matrix stored with leading dimension
 // ld, transposed when `trans` (the stored matrix is [cols, rows]); batched
@@ -112,9 +112,9 @@ Status DnnlMatmul::create(const DnnlMatmulShape &s,
     }
     auto impl = std::make_unique<Impl>();
     impl->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr,
-                                            cpuEngine());
+                                            dnnlEngine());
     impl->prim = dnnl::matmul(impl->pd);
-    impl->stream = dnnl::stream(cpuEngine());
+    impl->stream = dnnl::stream(dnnlEngine());
     out.reset(new DnnlMatmul(s, std::move(impl)));
   } catch (const dnnl::error &e) {
     return dnnlError("matmul creation", e);
@@ -129,7 +129,7 @@ std::string DnnlMatmul::implementation() const {
 Status DnnlMatmul::run(const void *a, const void *b, float *c) const {
   try {
     const auto &pd = impl_->pd;
-    const dnnl::engine &eng = cpuEngine();
+    const dnnl::engine &eng = dnnlEngine();
     dnnl::memory ma(pd.src_desc(), eng, const_cast<void *>(a));
     dnnl::memory mb(pd.weights_desc(), eng, const_cast<void *>(b));
     dnnl::memory mc(pd.dst_desc(), eng, c);

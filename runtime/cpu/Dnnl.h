@@ -1,4 +1,4 @@
-//===- Dnnl.h - oneDNN matmul primitives for the CPU contractions ---------===//
+//===- Dnnl.h - oneDNN primitives for the CPU contractions ----------------===//
 //
 // The CPU backend's f32 and bf16 GEMMs run as oneDNN matmul primitives,
 // created once per call shape when a session prepares its kernels. bf16
@@ -64,6 +64,44 @@ private:
   struct Impl;
   DnnlMatmul(const DnnlMatmulShape &shape, std::unique_ptr<Impl> impl);
   DnnlMatmulShape shape_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A 2-D convolution pass on NCHW activations and OIHW filters as stored:
+// Forward y = conv(x, w) (+ bias), BackwardData dx from (dy, w),
+// BackwardFilter dw from (dy, x); the result is f32 in the layout of the
+// tensor it stands for. Inside, oneDNN picks blocked layouts (its fast
+// kernels need them) and the operands are reordered to and from them on
+// every run; those buffers live only during the run.
+enum class DnnlConvPass { Forward, BackwardData, BackwardFilter };
+
+struct DnnlConvShape {
+  DnnlConvPass pass = DnnlConvPass::Forward;
+  int64_t n = 0, c = 0, h = 0, w = 0;     // input
+  int64_t o = 0, kh = 0, kw = 0;          // filter: [o, c / group, kh, kw]
+  int64_t oh = 0, ow = 0, group = 1;      // output
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1; // strides, dilations
+  int64_t pt = 0, pl = 0;                 // leading pads
+  bool bias = false;                      // Forward only
+  bool bf16 = false; // operands bf16 (else f32); the result is f32
+};
+
+class DnnlConvolution {
+public:
+  // Fails (with oneDNN's reason) on a geometry oneDNN does not take;
+  // callers then keep their im2col path.
+  static Status create(const DnnlConvShape &shape,
+                       std::unique_ptr<DnnlConvolution> &out);
+  ~DnnlConvolution();
+  std::string implementation() const;
+  // Forward: (x, w, bias or null); BackwardData: (dy, w, null);
+  // BackwardFilter: (dy, x, null).
+  Status run(const void *in0, const void *in1, const void *bias,
+             float *out) const;
+
+private:
+  struct Impl;
+  explicit DnnlConvolution(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

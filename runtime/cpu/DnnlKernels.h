@@ -1,0 +1,89 @@
+//===- DnnlKernels.h - how the contraction kernels use oneDNN -------------===//
+//
+// The choice between oneDNN and the OpenBLAS loops by dtype, the prepared
+// state of a call (built by the session, or now for a call it did not
+// prepare), and the convolution passes' prepare and run, which the forward
+// conv2d (Contraction.cpp) and its gradients (ConvolutionGrad.cpp) share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CPU_DNNLKERNELS_H
+#define AMPC_RUNTIME_CPU_DNNLKERNELS_H
+
+#include "runtime/cpu/Dnnl.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/WindowGeometry.h"
+
+namespace ampc::rt::cpu::kh {
+
+// Whether a float contraction of this dtype runs on oneDNN (f64 does not:
+// oneDNN has no f64 kernels), and whether oneDNN reads its operands as
+// stored bf16 rather than widened to f32.
+inline bool onDnnl(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+inline bool readsBf16(DType t) {
+  return t == DType::BF16 && nativeBf16Contractions();
+}
+
+using PrepareFn = Status (*)(const OpCall &,
+                             std::shared_ptr<const PreparedKernel> &);
+
+// The call's prepared state as a P, or one built now into `local` for a
+// call the session did not prepare. Null (with ok) when the call has none.
+template <typename P>
+Status preparedOf(const OpCall &call, PrepareFn prepare,
+                  std::shared_ptr<const PreparedKernel> &local, const P *&out) {
+  if (!call.prepared)
+    AMPC_RETURN_IF_ERROR(prepare(call, local));
+  out =
+      static_cast<const P *>(call.prepared ? call.prepared.get() : local.get());
+  return Status::ok();
+}
+
+// A convolution pass on oneDNN; conv is null where oneDNN refused the
+// geometry (the im2col loops run it then; asked once, not every run).
+struct ConvPrepared final : PreparedKernel {
+  std::unique_ptr<DnnlConvolution> conv;
+  bool bf16 = false;
+};
+
+inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
+                              bool bias,
+                              std::shared_ptr<const PreparedKernel> &out) {
+  if (!onDnnl(t) || p.n == 0 || p.o == 0 || p.c == 0 || p.oh == 0 || p.ow == 0)
+    return Status::ok();
+  DnnlConvShape s{pass, p.n,  p.c,  p.h,     p.w,         p.o,  p.kh,
+                  p.kw, p.oh, p.ow, p.group, p.sh,        p.sw, p.dh,
+                  p.dw, p.pt, p.pl, bias,    readsBf16(t)};
+  auto prep = std::make_shared<ConvPrepared>();
+  prep->bf16 = s.bf16;
+  if (!DnnlConvolution::create(s, prep->conv))
+    prep->conv.reset();
+  out = std::move(prep);
+  return Status::ok();
+}
+
+// Runs the call's pass: inputs 0 and 1 (and 2, a forward's bias, when
+// present) as stored or widened to f32, the f32 result rounded once into
+// output 0.
+inline Status runConvOnDnnl(const OpCall &call, const ConvPrepared &prep,
+                            const CpuContext &ctx) {
+  std::vector<float> s0, s1, s2, so;
+  auto operand = [&](size_t i, std::vector<float> &storage) -> const void * {
+    if (!hasInput(call, i))
+      return nullptr;
+    return prep.bf16 ? call.inputs[i].data
+                     : computeView<float>(call.inputs[i], storage, ctx);
+  };
+  const void *in0 = operand(0, s0), *in1 = operand(1, s1),
+             *bias = operand(2, s2);
+  const TensorView &out = call.outputs[0];
+  float *result = computeOut<float>(out, so);
+  AMPC_RETURN_IF_ERROR(prep.conv->run(in0, in1, bias, result));
+  storeFromCompute(result, out, ctx);
+  return Status::ok();
+}
+
+} // namespace ampc::rt::cpu::kh
+
+#endif // AMPC_RUNTIME_CPU_DNNLKERNELS_H

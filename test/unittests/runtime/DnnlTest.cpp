@@ -1,0 +1,82 @@
+//===- DnnlTest.cpp - the oneDNN primitives the CPU contractions run on ---===//
+//
+// The kernel tests (ContractionKernelsTest, ConvPoolGradKernelsTest) check
+// the numbers; these check that oneDNN takes every geometry those tests
+// use, so that the numbers they check are oneDNN's and not the im2col
+// fallback's.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Dnnl.h"
+
+#include <gtest/gtest.h>
+
+using namespace ampc::rt::cpu;
+
+TEST(Dnnl, TakesEveryConvolutionGeometryOfTheKernelTests) {
+  struct Geometry {
+    int64_t n, c, h, w, o, kh, kw, group, sh, sw, dh, dw, pt, pl, pb, pr;
+  };
+  // Strides, asymmetric pads, dilations, groups, depthwise, 1x1.
+  const Geometry cases[] = {
+      {2, 4, 7, 6, 6, 3, 2, 2, 2, 1, 1, 2, 1, 0, 2, 1},
+      {2, 3, 5, 4, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      {3, 6, 4, 4, 9, 1, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+      {1, 2, 5, 5, 3, 1, 1, 1, 2, 2, 1, 1, 1, 1, 1, 1},
+      {2, 4, 6, 5, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},
+      {16, 64, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+  for (const Geometry &g : cases)
+    for (bool bf16 : {false, true})
+      for (DnnlConvPass pass :
+           {DnnlConvPass::Forward, DnnlConvPass::BackwardData,
+            DnnlConvPass::BackwardFilter}) {
+        DnnlConvShape s;
+        s.pass = pass;
+        s.n = g.n;
+        s.c = g.c;
+        s.h = g.h;
+        s.w = g.w;
+        s.o = g.o;
+        s.kh = g.kh;
+        s.kw = g.kw;
+        s.group = g.group;
+        s.sh = g.sh;
+        s.sw = g.sw;
+        s.dh = g.dh;
+        s.dw = g.dw;
+        s.pt = g.pt;
+        s.pl = g.pl;
+        s.oh = (g.h + g.pt + g.pb - (g.kh - 1) * g.dh - 1) / g.sh + 1;
+        s.ow = (g.w + g.pl + g.pr - (g.kw - 1) * g.dw - 1) / g.sw + 1;
+        s.bias = pass == DnnlConvPass::Forward;
+        s.bf16 = bf16;
+        std::unique_ptr<DnnlConvolution> conv;
+        ampc::rt::Status st = DnnlConvolution::create(s, conv);
+        ASSERT_TRUE(st.isOk())
+            << st.message() << " (case c=" << g.c << " o=" << g.o << ", pass "
+            << static_cast<int>(pass) << ", bf16 " << bf16 << ")";
+        EXPECT_FALSE(conv->implementation().empty());
+      }
+}
+
+TEST(Dnnl, NativeBf16MatmulIsNotAReferenceLoop) {
+  // Where the CPU multiplies bf16, the bf16 GEMM must be one of oneDNN's
+  // JIT kernels, not its reference implementation (which would be slower
+  // than widening to f32).
+  if (!nativeBf16Contractions())
+    GTEST_SKIP() << "this CPU (as oneDNN sees it: " << dnnlIsaName()
+                 << ") widens bf16 to f32";
+  for (bool ta : {false, true}) {
+    DnnlMatmulShape s;
+    s.m = 256;
+    s.n = 1024;
+    s.k = 1024;
+    s.transA = ta;
+    s.lda = ta ? s.m : s.k;
+    s.ldb = s.n;
+    s.bf16 = true;
+    std::unique_ptr<DnnlMatmul> mm;
+    ASSERT_TRUE(DnnlMatmul::create(s, mm).isOk());
+    EXPECT_EQ(mm->implementation().find("ref"), std::string::npos)
+        << mm->implementation();
+  }
+}
