@@ -28,6 +28,10 @@ bool nativeBf16Contractions();
 // The ISA oneDNN dispatches to, for amp-run's summary ("avx512_core_amx").
 std::string dnnlIsaName();
 
+// What the CPU kernels compute `dtype` ("f16" or "bf16") in on this CPU,
+// as one sentence for amp-run's summary.
+std::string describeCpuCompute(const std::string &dtype);
+
 // The OpenMP team oneDNN runs its primitives on, for primitives executed
 // from the calling thread from now on. The session sets it to its thread
 // count before every run, so that --threads N means N cores for every

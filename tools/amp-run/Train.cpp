@@ -11,6 +11,7 @@
 
 #include "compiler/Import/Onnx/OnnxWeights.h"
 #include "compiler/Target/ProgramWriter.h"
+#include "runtime/cpu/Dnnl.h"
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Checkpoint.h"
 #include "tools/amp-run/FashionMnist.h"
@@ -447,6 +448,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   if (loop.firstStep() > 0)
     outs() << ", resumed at step " << loop.firstStep();
   outs() << "\n";
+  if (amp && o.session.device == "cpu")
+    outs() << "amp-run: " << rt::cpu::describeCpuCompute(o.amp->dtype) << "\n";
   outs().flush();
   if (int rc = loop.run())
     return rc;
