@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""CPU training step, f32 and AMP O2 bf16: ampc against PyTorch autocast.
+
+  /usr/bin/python3 bench/amp_cpu.py [--threads 1 2] [--rounds 3]
+      [--steps 20] [--models mlp9x1024 mlp lenet5 resnet18] [--markdown]
+
+Models (bench/gpu/models.py's PyTorch definitions, exported here to the
+ONNX train form with Debian's torch 1.13): the seeds' 9-layer MLP at width
+1024 and batch 256 (MSE loss), the MindSpore quick-start MLP
+(784-512-512-10, examples/mlp.onnx's network) at batch 64, LeNet-5 at batch
+32, and a CIFAR ResNet-18 (BasicBlocks 2-2-2-2, 64-512 channels, batch norm
+in training mode) at 3x32x32 and batch 16.
+
+Each side trains SGD with momentum 0.9 on synthetic batches of the model's
+shapes, from the same weights:
+* ampc: `amp-run MODEL --data synthetic --steps S --optimizer momentum
+  --momentum 0.9 --lr 0.01 --threads T --metrics CSV` with and without
+  `--amp O2 --amp-dtype bf16`; the CSV has each compiled step's time alone.
+* PyTorch: the nn.Module itself, eager, in a child process (so that its
+  OpenMP settings are its own): zero_grad, forward and loss (under
+  torch.autocast("cpu", torch.bfloat16) for bf16, PyTorch's CPU AMP),
+  backward, SGD step, timed with perf_counter; torch.set_num_threads(T).
+  OMP_WAIT_POLICY=PASSIVE and OPENBLAS_NUM_THREADS=T, as bench/train_cpu.py
+  explains, unless --omp-default-wait.
+Each figure is the median step after 5 warm-up steps, and the median over
+--rounds alternating rounds. Times only: the numbers these steps compute
+are checked elsewhere (bench/train_cpu.py against PyTorch's losses in f32,
+the AMP tests against f32 runs).
+
+Printed per model and thread count: each side's f32 and bf16 step, each
+side's bf16/f32 ratio (below 1: AMP is faster), and PyTorch's time over
+ampc's per precision (above 1: ampc is faster).
+"""
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "gpu"))
+
+# name: (models.py network, its dimensions)
+MODELS = {
+    "mlp9x1024": ("mlp9x8192", dict(batch=256, width=1024, layers=9)),
+    "mlp": ("mlp", dict(batch=64)),
+    "lenet5": ("lenet5", dict(batch=32)),
+    "resnet18": ("resnet", dict(batch=16, width=64, blocks=(2, 2, 2, 2),
+                                classes=10)),
+}
+LR, MOMENTUM, WARMUP = 0.01, 0.9, 5
+
+
+def _models_module(name):
+    """bench/gpu/models.py with a `cpu` size holding this model's dims."""
+    import models
+    net, dims = MODELS[name]
+    models.SIZES.setdefault("cpu", {})[net] = dims
+    return models, net
+
+
+def _mse(out, target):
+    # F.mse_loss has no ONNX export in torch 1.13; this is the same loss as
+    # the seed mlp9 export reads it (Sub, Mul, ReduceMean).
+    d = out - target
+    return (d * d).mean()
+
+
+def export(name, path):
+    import torch
+    models, net = _models_module(name)
+    if net == "mlp9x8192":
+        models.loss_fn = lambda n, orig=models.loss_fn: (
+            _mse if n == "mlp9x8192" else orig(n))
+    models.export_torch(net, "cpu", path)
+    # The module's initial weights, for the PyTorch side.
+    torch.manual_seed(0)
+    state = models.WithLoss(net, models.network(net, "cpu")).state_dict()
+    torch.save(state, path + ".pt")
+
+
+def torch_worker(args):
+    """The child process: prints the median step time (ms) of each round."""
+    import torch
+    torch.set_num_threads(args.threads[0])
+    models, net = _models_module(args.worker)
+    loss = _mse if net == "mlp9x8192" else models.loss_fn(net)
+    module = models.WithLoss(net, models.network(net, "cpu"))
+    module.load_state_dict(torch.load(args.model + ".pt"))
+    module.train()
+    gen = torch.Generator().manual_seed(1)
+    x, target = models.random_batch(net, "cpu", "cpu", gen)
+    opt = torch.optim.SGD(module.parameters(), lr=LR, momentum=MOMENTUM)
+    times = []
+    for _ in range(WARMUP + args.steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        if args.bf16:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = module.model(x)
+                value = loss(out, target)
+        else:
+            out = module.model(x)
+            value = loss(out, target)
+        value.backward()
+        opt.step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps(statistics.median(times[WARMUP:])))
+
+
+def torch_step(args, name, path, threads, bf16):
+    env = dict(os.environ)
+    if not args.omp_default_wait:
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    env["OPENBLAS_NUM_THREADS"] = str(threads)
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
+           "--model", path, "--threads", str(threads), "--steps",
+           str(args.steps)] + (["--bf16"] if bf16 else [])
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit("FAILED: %s\n%s" % (" ".join(cmd), r.stderr))
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def ampc_step(args, path, threads, bf16, tmp):
+    metrics = os.path.join(tmp, "m.csv")
+    cmd = [args.amp_run, path, "--data", "synthetic", "--steps",
+           str(WARMUP + args.steps), "--optimizer", "momentum", "--momentum",
+           str(MOMENTUM), "--lr", str(LR), "--threads", str(threads),
+           "--metrics", metrics] + (
+               ["--amp", "O2", "--amp-dtype", "bf16"] if bf16 else [])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("FAILED: %s\n%s" % (" ".join(cmd), r.stderr))
+    with open(metrics) as f:
+        rows = list(csv.DictReader(f))[WARMUP:]
+    return statistics.median(float(x["step_time_ms"]) for x in rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=20,
+                    help="timed steps per run, after 5 warm-up steps")
+    ap.add_argument("--models", nargs="+", choices=list(MODELS),
+                    default=list(MODELS))
+    ap.add_argument("--amp-run", default=os.path.join(ROOT, "build", "bin",
+                                                      "amp-run"))
+    ap.add_argument("--omp-default-wait", action="store_true")
+    ap.add_argument("--markdown", action="store_true")
+    # The PyTorch child process.
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--bf16", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return torch_worker(args)
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models:
+            path = os.path.join(tmp, name + ".onnx")
+            export(name, path)
+            for threads in args.threads:
+                t = {k: [] for k in ("af", "ab", "tf", "tb")}
+                for _ in range(args.rounds):
+                    t["af"].append(ampc_step(args, path, threads, False, tmp))
+                    t["tf"].append(torch_step(args, name, path, threads,
+                                              False))
+                    t["ab"].append(ampc_step(args, path, threads, True, tmp))
+                    t["tb"].append(torch_step(args, name, path, threads,
+                                              True))
+                m = {k: statistics.median(v) for k, v in t.items()}
+                rows.append((name, MODELS[name][1]["batch"], threads, m))
+                print(f"{name} threads {threads}: ampc f32 {m['af']:.3f} ms, "
+                      f"bf16 {m['ab']:.3f} ms; torch f32 {m['tf']:.3f} ms, "
+                      f"bf16 {m['tb']:.3f} ms", file=sys.stderr)
+
+    hdr = ["model", "batch", "threads", "ampc f32 ms", "ampc bf16 ms",
+           "ampc bf16/f32", "torch f32 ms", "torch bf16 ms",
+           "torch bf16/f32", "torch/ampc f32", "torch/ampc bf16"]
+    lines = []
+    for name, batch, threads, m in rows:
+        lines.append([name, str(batch), str(threads), f"{m['af']:.2f}",
+                      f"{m['ab']:.2f}", f"{m['ab'] / m['af']:.2f}",
+                      f"{m['tf']:.2f}", f"{m['tb']:.2f}",
+                      f"{m['tb'] / m['tf']:.2f}", f"{m['tf'] / m['af']:.2f}",
+                      f"{m['tb'] / m['ab']:.2f}"])
+    if args.markdown:
+        print("| " + " | ".join(hdr) + " |")
+        print("|" + "---|" * len(hdr))
+        for l in lines:
+            print("| " + " | ".join(l) + " |")
+    else:
+        w = [max(len(h), *(len(l[i]) for l in lines))
+             for i, h in enumerate(hdr)]
+        print("  ".join(h.rjust(w[i]) for i, h in enumerate(hdr)))
+        for l in lines:
+            print("  ".join(v.rjust(w[i]) for i, v in enumerate(l)))
+    print("bf16/f32 below 1: AMP is faster; torch/ampc above 1: ampc is "
+          "faster")
+
+
+if __name__ == "__main__":
+    main()
