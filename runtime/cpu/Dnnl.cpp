@@ -1,4 +1,4 @@
-//===- Dnnl.cpp - oneDNN matmul primitives for the CPU contractions -------===//
+//===- Dnnl.cpp - oneDNN's engine, ISA and matmul primitives --------------===//
 //
 // oneDNN reports errors by throwing dnnl::error; every call into it is
 // inside a try block here and comes out as a Status.
@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Dnnl.h"
 #include "runtime/cpu/DnnlEngine.h"
+#include "runtime/cpu/GompTeam.h"
 
-#include <omp.h>
 namespace ampc::rt::cpu {
 
 const dnnl::engine &dnnlEngine() {
