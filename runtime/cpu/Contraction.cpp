@@ -563,12 +563,10 @@ Status runConv(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(
       planConv(*call.attrs, call.inputs[0].shape, call.inputs[1].shape, p));
-  std::shared_ptr<const PreparedKernel> local;
-  const ConvPrepared *prep = nullptr;
-  AMPC_RETURN_IF_ERROR(
-      preparedOf<ConvPrepared>(call, prepareConv, local, prep));
-  if (prep && prep->conv)
-    return runConvOnDnnl(call, *prep, ctx);
+  bool ran = false;
+  AMPC_RETURN_IF_ERROR(runConvPassIfPrepared(call, prepareConv, ctx, ran));
+  if (ran)
+    return Status::ok();
   if (call.inputs[0].dtype == DType::F64)
     runConvT<double>(call, p, ctx);
   else

@@ -117,12 +117,11 @@ Status prepareBackwardData(const OpCall &call,
 Status runBackwardData(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
-  std::shared_ptr<const PreparedKernel> local;
-  const ConvPrepared *prep = nullptr;
+  bool ran = false;
   AMPC_RETURN_IF_ERROR(
-      preparedOf<ConvPrepared>(call, prepareBackwardData, local, prep));
-  if (prep && prep->conv)
-    return runConvOnDnnl(call, *prep, ctx);
+      runConvPassIfPrepared(call, prepareBackwardData, ctx, ran));
+  if (ran)
+    return Status::ok();
   if (call.inputs[0].dtype == DType::F64)
     runBackwardDataT<double>(call, p, ctx);
   else
@@ -210,12 +209,11 @@ Status prepareBackwardFilter(const OpCall &call,
 Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
-  std::shared_ptr<const PreparedKernel> local;
-  const ConvPrepared *prep = nullptr;
+  bool ran = false;
   AMPC_RETURN_IF_ERROR(
-      preparedOf<ConvPrepared>(call, prepareBackwardFilter, local, prep));
-  if (prep && prep->conv)
-    return runConvOnDnnl(call, *prep, ctx);
+      runConvPassIfPrepared(call, prepareBackwardFilter, ctx, ran));
+  if (ran)
+    return Status::ok();
   if (call.inputs[0].dtype == DType::F64)
     runBackwardFilterT<double>(call, p, ctx);
   else

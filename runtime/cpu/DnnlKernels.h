@@ -84,6 +84,18 @@ inline Status runConvOnDnnl(const OpCall &call, const ConvPrepared &prep,
   return Status::ok();
 }
 
+// Runs the call on its oneDNN convolution pass when it has one (prepared by
+// the session, or built now by `prepare`); `ran` says whether it did, and
+// the caller runs its im2col loops when not.
+inline Status runConvPassIfPrepared(const OpCall &call, PrepareFn prepare,
+                                    const CpuContext &ctx, bool &ran) {
+  std::shared_ptr<const PreparedKernel> local;
+  const ConvPrepared *prep = nullptr;
+  AMPC_RETURN_IF_ERROR(preparedOf<ConvPrepared>(call, prepare, local, prep));
+  ran = prep && prep->conv;
+  return ran ? runConvOnDnnl(call, *prep, ctx) : Status::ok();
+}
+
 } // namespace ampc::rt::cpu::kh
 
 #endif // AMPC_RUNTIME_CPU_DNNLKERNELS_H
