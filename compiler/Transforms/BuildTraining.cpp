@@ -293,7 +293,7 @@ private:
       Operation *upd =
           buildUpdate(b, p.getLoc(), config, lr, step, p, g, state);
       if (between)
-        graph::setUpdateGuards(upd, between);
+        cast<graph::OptimizerUpdateOpInterface>(upd).setGuards(between);
       placeAfterLastUse(upd, block, lrOp, step);
       newState.push_back({upd->getResult(0), i});
       for (auto [k, a] : llvm::enumerate(stateArgs))

@@ -148,9 +148,9 @@ private:
       return from.isF16() || from.isBF16() ? c.getInput() : Value();
     };
     func.walk([&](Operation *op) {
-      if (graph::isOptimizerUpdate(op)) {
-        OpOperand &grad = graph::updateGradOperand(op);
-        Value param = op->getResult(0);
+      if (auto update = dyn_cast<graph::OptimizerUpdateOpInterface>(op)) {
+        OpOperand &grad = update.getGradMutable();
+        Value param = update.getParam();
         if (Value narrow = narrowSource(grad.get());
             narrow && getElementTypeOrSelf(param.getType()).isF32())
           grad.set(narrow);

@@ -116,11 +116,11 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     auto ret = cast<func::ReturnOp>(block.getTerminator());
     Location loc = f.getLoc();
 
-    SmallVector<Operation *> updates;
+    SmallVector<graph::OptimizerUpdateOpInterface> updates;
     SmallVector<Operation *> seeds;
     for (Operation &op : block) {
-      if (graph::isOptimizerUpdate(&op))
-        updates.push_back(&op);
+      if (auto u = dyn_cast<graph::OptimizerUpdateOpInterface>(op))
+        updates.push_back(u);
       if (op.hasAttr(graph::kLossSeedAttr))
         seeds.push_back(&op);
     }
@@ -142,9 +142,9 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     // Micro-steps of gradient accumulation: one `skip` shared by every
     // update.
     Value between;
-    for (Operation *u : updates) {
-      Value v = graph::updateSkip(u);
-      if (u != updates.front() && v != between)
+    for (graph::OptimizerUpdateOpInterface u : updates) {
+      Value v = u.getSkip();
+      if (u.getOperation() != updates.front().getOperation() && v != between)
         return u->emitOpError("is skipped by another condition than the "
                               "first update of the step; amp-loss-scale "
                               "needs one condition for all of them");
@@ -182,7 +182,9 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
 
     // The updates wait for the one check: move them, and what reads what
     // they write, to the end of the step in their order.
-    llvm::SetVector<Operation *> moved(updates.begin(), updates.end());
+    llvm::SetVector<Operation *> moved;
+    for (graph::OptimizerUpdateOpInterface u : updates)
+      moved.insert(u);
     for (Operation &op : block)
       if (&op != ret && llvm::any_of(op.getOperands(), [&](Value v) {
             return moved.contains(v.getDefiningOp());
@@ -200,8 +202,8 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     // rewritten (amp-fold-casts then lets both read the low-precision
     // gradient in place of its f32 cast).
     SmallVector<Value> grads;
-    for (Operation *u : updates)
-      grads.push_back(graph::updateGradOperand(u).get());
+    for (graph::OptimizerUpdateOpInterface u : updates)
+      grads.push_back(u.getGrad());
     b.setInsertionPoint(inOrder.front());
     auto check = amp::CheckFiniteOp::create(
         b, loc, RankedTensorType::get({}, b.getI1Type()), grads, scale,
@@ -212,8 +214,8 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     if (between)
       skip = graph::WhereOp::create(b, loc, found.getType(), between, between,
                                     found);
-    for (Operation *u : updates)
-      graph::setUpdateGuards(u, skip, scale);
+    for (graph::OptimizerUpdateOpInterface u : updates)
+      u.setGuards(skip, scale);
 
     // The rest of the state the step writes: the step counter, running
     // statistics. The working copies are the rounded parameters, which a
@@ -234,12 +236,11 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
         continue;
       Value v = ret.getOperand(i);
       Operation *def = v.getDefiningOp();
-      if (def && graph::isOptimizerUpdate(def))
+      if (isa_and_nonnull<graph::OptimizerUpdateOpInterface>(def))
         continue;
       if (auto c = dyn_cast_or_null<amp::CastOp>(def);
           c && c->hasAttr(amp::kWorkingCopyAttr) &&
-          c.getInput().getDefiningOp() &&
-          graph::isOptimizerUpdate(c.getInput().getDefiningOp()))
+          c.getInput().getDefiningOp<graph::OptimizerUpdateOpInterface>())
         continue;
       if (restartsAnyway(tied.getInt()))
         continue;

@@ -1,7 +1,8 @@
 //===- Accumulate.cpp - the graph.accumulate op attribute -----------------===//
 //
-// Which ops accumulate, how the attribute is set, and its verification by
-// the graph dialect (for any op carrying it, whatever its dialect).
+// How the attribute is set on the Accumulating ops (GraphTraits.td), and its
+// verification by the graph dialect (for any op carrying it, whatever its
+// dialect).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,17 +12,8 @@ using namespace mlir;
 
 namespace ampc::graph {
 
-bool isAccumulatingOp(Operation *op) {
-  return isa<
-      // Contractions (sums of products).
-      MatMulOp, GemmOp, Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp,
-      // Sums over windows, axes and overlapping windows.
-      AvgPool2dOp, GlobalAvgPoolOp, AvgPool2dGradOp, MaxPool2dGradOp,
-      ReduceSumOp, ReduceMeanOp, GatherGradOp,
-      // Sums over an axis or a batch inside the op.
-      SoftmaxOp, LogSoftmaxOp, SoftmaxCrossEntropyOp, NllLossOp,
-      BatchNormTrainingOp, LayerNormOp, SoftmaxGradOp, LogSoftmaxGradOp,
-      SoftmaxCrossEntropyGradOp, BatchNormGradOp, LayerNormGradOp>(op);
+static bool isAccumulatingOp(Operation *op) {
+  return op->hasTrait<OpTrait::Accumulating>();
 }
 
 /// The element type the op's precision is read from: its first result's.

@@ -14,12 +14,16 @@
 #ifndef AMPC_DIALECTS_GRAPH_GRADIENTOPS_TD
 #define AMPC_DIALECTS_GRAPH_GRADIENTOPS_TD
 
+// Every op here is Graph_Backward: graph-build-training makes it.
+class Graph_GradOp<string mnemonic, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat([Graph_Backward], traits)>;
+
 //===----------------------------------------------------------------------===//
 // Activations (elementwise: they join fused kernels)
 //===----------------------------------------------------------------------===//
 
 class Graph_ActivationGradOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_GradOp<mnemonic, [Pure, SameOperandsAndResultType, Graph_Fusible]> {
   let summary = what;
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$output);
@@ -61,7 +65,8 @@ def Graph_ClipGradOp
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure]> {
+def Graph_Conv2dBackwardDataOp
+    : Graph_GradOp<"conv2d_backward_data", [Pure, Graph_Accumulating]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     `grad` is dLoss/d(conv2d output) [N, O, OH, OW]; the result is the
@@ -79,7 +84,7 @@ def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure]> {
 }
 
 def Graph_Conv2dBackwardFilterOp
-    : Graph_Op<"conv2d_backward_filter", [Pure]> {
+    : Graph_GradOp<"conv2d_backward_filter", [Pure, Graph_Accumulating]> {
   let summary = "gradient of conv2d with respect to its filter";
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -92,7 +97,8 @@ def Graph_Conv2dBackwardFilterOp
 }
 
 def Graph_MaxPool2dGradOp
-    : Graph_Op<"max_pool2d_grad", [Pure, InferTypeOpAdaptor]> {
+    : Graph_GradOp<"max_pool2d_grad",
+                   [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "gradient of max_pool2d: each window's grad to its maximum";
   let description = [{
     The maximum is found again in `input`; of equal maxima the first in
@@ -109,7 +115,8 @@ def Graph_MaxPool2dGradOp
   }];
 }
 
-def Graph_AvgPool2dGradOp : Graph_Op<"avg_pool2d_grad", [Pure]> {
+def Graph_AvgPool2dGradOp
+    : Graph_GradOp<"avg_pool2d_grad", [Pure, Graph_Accumulating]> {
   let summary = "gradient of avg_pool2d: each window's grad spread evenly";
   let description = [{
     The divisor of each window is the forward one (`count_include_pad`,
@@ -130,7 +137,7 @@ def Graph_AvgPool2dGradOp : Graph_Op<"avg_pool2d_grad", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Graph_ReduceMaxGradOp
-    : Graph_Op<"reduce_max_grad", [Pure, InferTypeOpAdaptor]> {
+    : Graph_GradOp<"reduce_max_grad", [Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of reduce_max, shared evenly between tied maxima";
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input,
                    Graph_FloatTensor:$output_value, DenseI64ArrayAttr:$axes,
@@ -143,7 +150,8 @@ def Graph_ReduceMaxGradOp
 }
 
 class Graph_SoftmaxGradLikeOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_GradOp<mnemonic,
+                   [Pure, SameOperandsAndResultType, Graph_Accumulating]> {
   let summary = what;
   let description = [{ `output` is the forward op's result. }];
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$output,
@@ -159,7 +167,8 @@ def Graph_LogSoftmaxGradOp : Graph_SoftmaxGradLikeOp<"log_softmax_grad",
     "gradient of log_softmax: grad - exp(y) * sum(grad)">;
 
 def Graph_SoftmaxCrossEntropyGradOp
-    : Graph_Op<"softmax_cross_entropy_grad", [Pure, InferTypeOpAdaptor]> {
+    : Graph_GradOp<"softmax_cross_entropy_grad",
+                   [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "gradient of softmax_cross_entropy's loss w.r.t. the scores";
   let description = [{
     `grad` has the loss's shape; `log_prob` is the forward result. For each
@@ -180,7 +189,7 @@ def Graph_SoftmaxCrossEntropyGradOp
   }];
 }
 
-def Graph_NllLossGradOp : Graph_Op<"nll_loss_grad", [Pure]> {
+def Graph_NllLossGradOp : Graph_GradOp<"nll_loss_grad", [Pure]> {
   let summary = "gradient of nll_loss w.r.t. its log-probabilities";
   let description = [{
     -w * grad / D at each sample's label, 0 elsewhere (D as in
@@ -203,7 +212,8 @@ def Graph_NllLossGradOp : Graph_Op<"nll_loss_grad", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Graph_BatchNormGradOp
-    : Graph_Op<"batch_norm_grad", [Pure, InferTypeOpAdaptor]> {
+    : Graph_GradOp<"batch_norm_grad",
+                   [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "gradient of batch_norm_training (batch statistics)";
   let description = [{
     `batch_mean` and `batch_inv_std` are batch_norm_training's results.
@@ -221,7 +231,8 @@ def Graph_BatchNormGradOp
 }
 
 def Graph_LayerNormGradOp
-    : Graph_Op<"layer_norm_grad", [Pure, InferTypeOpAdaptor]> {
+    : Graph_GradOp<"layer_norm_grad",
+                   [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "gradient of layer_norm";
   let description = [{
     `mean` and `inv_std_dev` are layer_norm's results. `scale_grad` and
@@ -243,7 +254,7 @@ def Graph_LayerNormGradOp
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_SliceGradOp : Graph_Op<"slice_grad", [Pure]> {
+def Graph_SliceGradOp : Graph_GradOp<"slice_grad", [Pure]> {
   let summary = "gradient of slice: grad at the sliced positions, 0 elsewhere";
   let arguments = (ins Graph_FloatTensor:$grad, DenseI64ArrayAttr:$starts,
                    DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
@@ -252,7 +263,8 @@ def Graph_SliceGradOp : Graph_Op<"slice_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure]> {
+def Graph_GatherGradOp
+    : Graph_GradOp<"gather_grad", [Pure, Graph_Accumulating]> {
   let summary = "gradient of gather: grad added back at the indices";
   let description = [{
     Repeated indices add up; negative indices count from the end. The

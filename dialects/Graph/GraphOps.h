@@ -15,6 +15,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/Graph/GraphDialect.h.inc"
+#include "dialects/Graph/GraphTraits.h"
+#include "dialects/Graph/OptimizerUpdateOpInterface.h"
 
 #define GET_OP_CLASSES
 #include "dialects/Graph/GraphOps.h.inc"
@@ -46,30 +48,14 @@ inline constexpr llvm::StringLiteral kAccumulateAttr = "graph.accumulate";
 /// amp-loss-scale runs right after graph-build-training.
 inline constexpr llvm::StringLiteral kLossSeedAttr = "graph.loss_seed";
 
-/// True for the optimizer updates (sgd, momentum, adam, adagrad): they read
-/// element i of every input before writing element i of any output.
-bool isOptimizerUpdate(mlir::Operation *op);
 /// True for a kernel body (its terminator aside) of an optimizer update and
 /// a graph.cast of the update's first result: the update that also writes
 /// the rounded working copy of the new parameter (convert-graph-to-rt).
 bool isUpdateWithWorkingCopy(mlir::Block &body);
-/// The gradient an optimizer update reads, and its guards: the optional
-/// `skip` and `loss_scale` (null when absent; `update` must satisfy
-/// isOptimizerUpdate). setUpdateGuards replaces both (a null `skip` with a
-/// `lossScale` is a bug).
-mlir::OpOperand &updateGradOperand(mlir::Operation *update);
-mlir::Value updateSkip(mlir::Operation *update);
-mlir::Value updateLossScale(mlir::Operation *update);
-void setUpdateGuards(mlir::Operation *update, mlir::Value skip,
-                     mlir::Value lossScale = {});
 
-/// True for the ops that sum many products or many elements: contractions,
-/// average pooling, sum/mean reductions, softmax, losses and normalization,
-/// and their gradients that sum (the ops graph.accumulate may be put on).
-bool isAccumulatingOp(mlir::Operation *op);
-
-/// Sets graph.accumulate = f32 on `op` when it is accumulating and its
-/// (first) result is f16 or bf16; does nothing otherwise.
+/// Sets graph.accumulate = f32 on `op` when it is Accumulating
+/// (GraphTraits.td) and its (first) result is f16 or bf16; does nothing
+/// otherwise.
 void markAccumulation(mlir::Operation *op);
 } // namespace ampc::graph
 

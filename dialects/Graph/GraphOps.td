@@ -16,6 +16,7 @@ include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "GraphTraits.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -56,8 +57,8 @@ class Graph_Op<string mnemonic, list<Trait> traits = []>
 
 class Graph_UnaryOp<string mnemonic, string what, Type T = Graph_FloatTensor,
                     list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType],
-                                     traits)> {
+    : Graph_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                      Graph_Fusible], traits)> {
   let summary = what;
   let arguments = (ins T:$input);
   let results = (outs T:$output);
@@ -99,7 +100,8 @@ def Graph_ClipOp : Graph_UnaryOp<"clip", "min(max(x, min), max)"> {
 }
 
 class Graph_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+    : Graph_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor, Graph_Fusible],
+                                     traits)> {
   let summary = what # ", with numpy broadcasting";
   let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs);
   let results = (outs Graph_NumericTensor:$output);
@@ -119,7 +121,7 @@ def Graph_PowOp : Graph_BinaryOp<"pow", "lhs ^ rhs"> {
   let hasFolder = 0;
 }
 
-def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor]> {
+def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor, Graph_Fusible]> {
   let summary = "condition ? x : y, with numpy broadcasting of all three";
   let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$x,
                    Graph_Tensor:$y);
@@ -129,7 +131,7 @@ def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_CastOp : Graph_Op<"cast", [Pure]> {
+def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_Fusible]> {
   let summary = "element type conversion written in the model";
   let description = [{
     A conversion the model itself asked for (ONNX Cast). Casts placed by the
@@ -147,7 +149,8 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
 // Contractions, convolution, pooling
 //===----------------------------------------------------------------------===//
 
-def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Graph_MatMulOp
+    : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "numpy matmul: batched, broadcasting, 1-D promotion";
   let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs);
   let results = (outs Graph_NumericTensor:$output);
@@ -156,7 +159,8 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_GemmOp : Graph_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
+def Graph_GemmOp
+    : Graph_Op<"gemm", [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "alpha * op(A) * op(B) + beta * C";
   let description = [{
     ONNX Gemm: 2-D `a` and `b`, transposed when `trans_a`/`trans_b`; the
@@ -175,7 +179,8 @@ def Graph_GemmOp : Graph_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+def Graph_Conv2dOp
+    : Graph_Op<"conv2d", [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "2-D convolution, NCHW input, OIHW filter";
   let description = [{
     `pads` is [top, left, bottom, right] (ONNX order); `group` splits the
@@ -202,7 +207,8 @@ def Graph_MaxPool2dOp : Graph_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_AvgPool2dOp : Graph_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor]> {
+def Graph_AvgPool2dOp
+    : Graph_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "2-D average pooling over NCHW";
   let description = [{
     With `count_include_pad` the divisor is the window size including pads
@@ -219,7 +225,8 @@ def Graph_AvgPool2dOp : Graph_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Graph_GlobalAvgPoolOp
-    : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdaptor]> {
+    : Graph_Op<"global_avg_pool",
+               [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "mean over every spatial dimension: [N, C, ...] -> [N, C, 1, ...]";
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$output);
@@ -230,8 +237,8 @@ def Graph_GlobalAvgPoolOp
 // Reductions, softmax, losses
 //===----------------------------------------------------------------------===//
 
-class Graph_ReduceOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+class Graph_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
   let summary = what # " over the listed axes";
   let description = [{
     `axes` are non-negative, unique and never empty (a reduction over all
@@ -243,12 +250,14 @@ class Graph_ReduceOp<string mnemonic, string what>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "sum">;
-def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "mean">;
+def Graph_ReduceSumOp
+    : Graph_ReduceOp<"reduce_sum", "sum", [Graph_Accumulating]>;
+def Graph_ReduceMeanOp
+    : Graph_ReduceOp<"reduce_mean", "mean", [Graph_Accumulating]>;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "maximum">;
 
 class Graph_SoftmaxLikeOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType, Graph_Accumulating]> {
   let summary = what # " along one axis";
   let arguments = (ins Graph_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Graph_FloatTensor:$output);
@@ -260,7 +269,8 @@ def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "softmax">;
 def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log of softmax">;
 
 def Graph_SoftmaxCrossEntropyOp
-    : Graph_Op<"softmax_cross_entropy", [Pure, InferTypeOpAdaptor]> {
+    : Graph_Op<"softmax_cross_entropy",
+               [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "fused log-softmax and negative log-likelihood";
   let description = [{
     ONNX SoftmaxCrossEntropyLoss: `scores` [N, C, d...], `labels` [N, d...],
@@ -279,7 +289,8 @@ def Graph_SoftmaxCrossEntropyOp
   }];
 }
 
-def Graph_NllLossOp : Graph_Op<"nll_loss", [Pure, InferTypeOpAdaptor]> {
+def Graph_NllLossOp
+    : Graph_Op<"nll_loss", [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "negative log-likelihood of log-probabilities";
   let description = [{
     ONNX NegativeLogLikelihoodLoss: `input` [N, C, d...] of
@@ -319,7 +330,8 @@ def Graph_BatchNormInferenceOp
 }
 
 def Graph_BatchNormTrainingOp
-    : Graph_Op<"batch_norm_training", [Pure, InferTypeOpAdaptor]> {
+    : Graph_Op<"batch_norm_training",
+               [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "batch normalization with batch statistics";
   let description = [{
     Normalizes with the batch's mean and biased variance over every axis but
@@ -344,7 +356,8 @@ def Graph_BatchNormTrainingOp
   }];
 }
 
-def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+def Graph_LayerNormOp
+    : Graph_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
   let summary = "layer normalization over the dimensions from `axis` on";
   let description = [{
     ONNX LayerNormalization: `scale` (and optional `bias`) broadcast to

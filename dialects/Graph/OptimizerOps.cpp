@@ -146,58 +146,44 @@ LogicalResult LrScheduleOp::verify() {
   return success();
 }
 
-bool ampc::graph::isOptimizerUpdate(Operation *op) {
-  return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp, AdagradUpdateOp>(op);
-}
-
 bool ampc::graph::isUpdateWithWorkingCopy(Block &body) {
   auto ops = body.without_terminator();
   if (std::distance(ops.begin(), ops.end()) != 2)
     return false;
-  Operation &update = *ops.begin();
+  auto update = dyn_cast<OptimizerUpdateOpInterface>(*ops.begin());
   auto c = dyn_cast<CastOp>(*std::next(ops.begin()));
-  return c && isOptimizerUpdate(&update) && c.getInput() == update.getResult(0);
+  return update && c && c.getInput() == update->getResult(0);
 }
 
-namespace {
-/// Calls `fn` with `op` as its update class: they name their operands alike
-/// but share no interface.
-template <typename Fn> decltype(auto) onUpdate(Operation *op, Fn &&fn) {
-  if (auto u = dyn_cast<SgdUpdateOp>(op))
-    return fn(u);
-  if (auto u = dyn_cast<MomentumUpdateOp>(op))
-    return fn(u);
-  if (auto u = dyn_cast<AdamUpdateOp>(op))
-    return fn(u);
-  return fn(cast<AdagradUpdateOp>(op));
-}
-} // namespace
-
-OpOperand &ampc::graph::updateGradOperand(Operation *op) {
-  return onUpdate(op, [](auto u) -> OpOperand & { return u.getGradMutable(); });
+OperandRange ampc::graph::OptimizerUpdateOpInterface::getStateOperands() {
+  OperandRange all = (*this)->getOperands();
+  unsigned first = getGradMutable().getOperandNumber() + 1;
+  unsigned end = all.size() - getGuards().size();
+  return all.slice(first, end - first);
 }
 
-Value ampc::graph::updateSkip(Operation *op) {
-  ValueRange g =
-      onUpdate(op, [](auto u) -> ValueRange { return u.getGuards(); });
+Value ampc::graph::OptimizerUpdateOpInterface::getSkip() {
+  ValueRange g = getGuards();
   return g.empty() ? Value() : g[0];
 }
 
-Value ampc::graph::updateLossScale(Operation *op) {
-  ValueRange g =
-      onUpdate(op, [](auto u) -> ValueRange { return u.getGuards(); });
+Value ampc::graph::OptimizerUpdateOpInterface::getLossScale() {
+  ValueRange g = getGuards();
   return g.size() < 2 ? Value() : g[1];
 }
 
-void ampc::graph::setUpdateGuards(Operation *op, Value skip, Value lossScale) {
+void ampc::graph::OptimizerUpdateOpInterface::setGuards(Value skip,
+                                                        Value lossScale) {
   assert((skip || !lossScale) && "a loss_scale needs a skip");
   SmallVector<Value, 2> guards;
   if (skip)
     guards.push_back(skip);
   if (lossScale)
     guards.push_back(lossScale);
-  onUpdate(op, [&](auto u) { u.getGuardsMutable().assign(guards); });
+  getGuardsMutable().assign(guards);
 }
+
+#include "dialects/Graph/OptimizerUpdateOpInterface.cpp.inc"
 
 namespace ampc::graph {
 

@@ -23,13 +23,21 @@
 //   scaled gradient can overflow, so a step that has `loss_scale` must be
 //   able to skip (amp.check_finite's found_inf).
 // They are one operand group (not two optional operands) so that an update
-// needs no operand-segment attribute; updateSkip / updateLossScale /
-// setUpdateGuards in GraphOps.h read and set them.
+// needs no operand-segment attribute; OptimizerUpdateOpInterface's
+// getSkip / getLossScale / setGuards read and set them.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AMPC_DIALECTS_GRAPH_OPTIMIZEROPS_TD
 #define AMPC_DIALECTS_GRAPH_OPTIMIZEROPS_TD
+
+include "OptimizerUpdateOpInterface.td"
+
+// Every op here is Graph_Optimizer: graph-build-training makes it.
+class Graph_OptimizerOp<string mnemonic, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat([Pure, Graph_Optimizer], traits)>;
+class Graph_UpdateOp<string mnemonic>
+    : Graph_OptimizerOp<mnemonic, [Graph_OptimizerUpdateOpInterface]>;
 
 def Graph_ScalarFloatTensor : 0DTensorOf<[F32, F64]>;
 def Graph_StepTensor : 0DTensorOf<[I64]>;
@@ -37,7 +45,7 @@ def Graph_SkipTensor : 0DTensorOf<[I1]>;
 def Graph_LossScaleTensor : 0DTensorOf<[F32]>;
 def Graph_UpdateGuard : AnyTypeOf<[Graph_SkipTensor, Graph_LossScaleTensor]>;
 
-def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure]> {
+def Graph_SgdUpdateOp : Graph_UpdateOp<"sgd_update"> {
   let summary = "plain SGD: param - lr * (grad + weight_decay * param)";
   let arguments = (ins Graph_ScalarFloatTensor:$lr, Graph_FloatTensor:$param,
                    Graph_FloatTensor:$grad,
@@ -51,7 +59,7 @@ def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_MomentumUpdateOp : Graph_Op<"momentum_update", [Pure]> {
+def Graph_MomentumUpdateOp : Graph_UpdateOp<"momentum_update"> {
   let summary = "SGD with momentum (ONNX Momentum, PyTorch SGD)";
   let description = [{
     ONNX `ai.onnx.preview.training` Momentum for one tensor:
@@ -78,7 +86,7 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
+def Graph_AdamUpdateOp : Graph_UpdateOp<"adam_update"> {
   let summary = "Adam and AdamW (ONNX Adam, PyTorch Adam/AdamW)";
   let description = [{
     `mode = "onnx"` is ONNX Adam: g = norm_coefficient * param + grad;
@@ -115,7 +123,7 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_AdagradUpdateOp : Graph_Op<"adagrad_update", [Pure]> {
+def Graph_AdagradUpdateOp : Graph_UpdateOp<"adagrad_update"> {
   let summary = "Adagrad (ONNX Adagrad, PyTorch Adagrad)";
   let description = [{
     r = lr / (1 + step * decay_factor); g = norm_coefficient * param + grad;
@@ -138,7 +146,7 @@ def Graph_AdagradUpdateOp : Graph_Op<"adagrad_update", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_LrScheduleOp : Graph_Op<"lr_schedule", [Pure]> {
+def Graph_LrScheduleOp : Graph_OptimizerOp<"lr_schedule"> {
   let summary = "the learning rate of a step";
   let description = [{
     `constant`: base_lr. `step`: base_lr * gamma^floor(step / step_size)

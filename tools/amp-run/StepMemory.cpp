@@ -5,7 +5,7 @@
 // - the loss is the rt.output that @train_step's `graph.loss` names; the
 //   forward kernels are the kernels it depends on;
 // - the parameter gradients are what an optimizer update (known by
-//   graph::isOptimizerUpdate on the kernel's body) reads as its gradient,
+//   an OptimizerUpdateOpInterface in the kernel's body) reads as its gradient,
 //   followed back through kernels that only copy it (casts, and the
 //   unscaling of a separate unscale pass where there is one);
 // - the backward kernels are the kernels the gradients depend on that are
@@ -184,8 +184,8 @@ void StepMemory::findGradients() {
   SmallVector<Value> work;
   f.walk([&](rtir::KernelOp k) {
     for (Operation &op : k.getBody().front().without_terminator())
-      if (graph::isOptimizerUpdate(&op))
-        if (Value in = copiedInput(k, graph::updateGradOperand(&op).get()))
+      if (auto update = dyn_cast<graph::OptimizerUpdateOpInterface>(op))
+        if (Value in = copiedInput(k, update.getGrad()))
           work.push_back(in);
   });
   // A gradient that a kernel wrote as a copy of another (a cast, an

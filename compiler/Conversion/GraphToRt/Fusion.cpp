@@ -18,11 +18,7 @@ using namespace mlir;
 namespace ampc {
 
 bool isElementwise(Operation *op) {
-  using namespace graph;
-  return isa<ReluOp, TanhOp, SigmoidOp, ErfOp, ExpOp, LogOp, SqrtOp,
-             ReciprocalOp, NegOp, AbsOp, GeluOp, LeakyReluOp, ClipOp, AddOp,
-             SubOp, MulOp, DivOp, PowOp, WhereOp, CastOp, ReluGradOp, AbsGradOp,
-             LeakyReluGradOp, GeluGradOp, ClipGradOp>(op);
+  return op->hasTrait<graph::OpTrait::Fusible>();
 }
 
 static ArrayRef<int64_t> shapeOf(Value v) {

@@ -93,7 +93,8 @@ void fuseWorkingCopies(Block &block, OpBuilder &b) {
   for (auto c : llvm::make_early_inc_range(block.getOps<amp::CastOp>())) {
     auto res = dyn_cast<OpResult>(c.getInput());
     if (!c->hasAttr(amp::kWorkingCopyAttr) || !res ||
-        res.getResultNumber() != 0 || !graph::isOptimizerUpdate(res.getOwner()))
+        res.getResultNumber() != 0 ||
+        !isa<graph::OptimizerUpdateOpInterface>(res.getOwner()))
       continue;
     Operation *upd = res.getOwner();
     SmallVector<Type> types(upd->getResultTypes());

@@ -126,7 +126,7 @@ bool updatesInPlace(rtir::KernelOp kernel) {
   Block &body = kernel.getBody().front();
   auto ops = body.without_terminator();
   return (llvm::hasSingleElement(ops) &&
-          graph::isOptimizerUpdate(&*ops.begin())) ||
+          isa<graph::OptimizerUpdateOpInterface>(*ops.begin())) ||
          graph::isUpdateWithWorkingCopy(body);
 }
 
