@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Transforms/AmpLists.h"
 
+#include "dialects/Graph/GraphOps.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -17,57 +19,68 @@ namespace ampc {
 
 namespace {
 struct Row {
-  const char *op;
+  StringLiteral op; // the full operation name, graph.<mnemonic>
   AmpCategory category;
 };
 
+/// Rows name op classes, so a renamed or removed op fails to compile here.
+template <typename Op> constexpr Row row(AmpCategory category) {
+  return {Op::getOperationName(), category};
+}
+
+/// The name users write: the mnemonic, without "graph.".
+StringRef mnemonic(StringRef operationName) {
+  return operationName.drop_front(
+      graph::GraphDialect::getDialectNamespace().size() + 1);
+}
+
 constexpr Row kDefaults[] = {
     // Allow: Tensor Core contractions, accumulating in f32.
-    {"matmul", AmpCategory::Allow},
-    {"gemm", AmpCategory::Allow},
-    {"conv2d", AmpCategory::Allow},
+    row<graph::MatMulOp>(AmpCategory::Allow),
+    row<graph::GemmOp>(AmpCategory::Allow),
+    row<graph::Conv2dOp>(AmpCategory::Allow),
     // Infer: arithmetic whose range is its inputs'.
-    {"add", AmpCategory::Infer},
-    {"sub", AmpCategory::Infer},
-    {"mul", AmpCategory::Infer},
-    {"div", AmpCategory::Infer},
-    {"where", AmpCategory::Infer},
-    {"tanh", AmpCategory::Infer},
-    {"sigmoid", AmpCategory::Infer},
-    {"erf", AmpCategory::Infer},
-    {"gelu", AmpCategory::Infer},
-    {"sqrt", AmpCategory::Infer},
-    {"avg_pool2d", AmpCategory::Infer},
-    {"global_avg_pool", AmpCategory::Infer},
+    row<graph::AddOp>(AmpCategory::Infer),
+    row<graph::SubOp>(AmpCategory::Infer),
+    row<graph::MulOp>(AmpCategory::Infer),
+    row<graph::DivOp>(AmpCategory::Infer),
+    row<graph::WhereOp>(AmpCategory::Infer),
+    row<graph::TanhOp>(AmpCategory::Infer),
+    row<graph::SigmoidOp>(AmpCategory::Infer),
+    row<graph::ErfOp>(AmpCategory::Infer),
+    row<graph::GeluOp>(AmpCategory::Infer),
+    row<graph::SqrtOp>(AmpCategory::Infer),
+    row<graph::AvgPool2dOp>(AmpCategory::Infer),
+    row<graph::GlobalAvgPoolOp>(AmpCategory::Infer),
     // Clear: exact in any precision.
-    {"relu", AmpCategory::Clear},
-    {"leaky_relu", AmpCategory::Clear},
-    {"abs", AmpCategory::Clear},
-    {"neg", AmpCategory::Clear},
-    {"clip", AmpCategory::Clear},
-    {"max_pool2d", AmpCategory::Clear},
-    {"reduce_max", AmpCategory::Clear},
-    {"reshape", AmpCategory::Clear},
-    {"broadcast_to", AmpCategory::Clear},
-    {"transpose", AmpCategory::Clear},
-    {"concat", AmpCategory::Clear},
-    {"slice", AmpCategory::Clear},
-    {"gather", AmpCategory::Clear},
-    {"dropout", AmpCategory::Clear},
+    row<graph::ReluOp>(AmpCategory::Clear),
+    row<graph::LeakyReluOp>(AmpCategory::Clear),
+    row<graph::AbsOp>(AmpCategory::Clear),
+    row<graph::NegOp>(AmpCategory::Clear),
+    row<graph::ClipOp>(AmpCategory::Clear),
+    row<graph::MaxPool2dOp>(AmpCategory::Clear),
+    row<graph::ReduceMaxOp>(AmpCategory::Clear),
+    row<graph::ReshapeOp>(AmpCategory::Clear),
+    row<graph::BroadcastToOp>(AmpCategory::Clear),
+    row<graph::TransposeOp>(AmpCategory::Clear),
+    row<graph::ConcatOp>(AmpCategory::Clear),
+    row<graph::SliceOp>(AmpCategory::Clear),
+    row<graph::GatherOp>(AmpCategory::Clear),
+    row<graph::DropoutOp>(AmpCategory::Clear),
     // Deny: overflow, cancellation or long sums.
-    {"exp", AmpCategory::Deny},
-    {"log", AmpCategory::Deny},
-    {"pow", AmpCategory::Deny},
-    {"reciprocal", AmpCategory::Deny},
-    {"softmax", AmpCategory::Deny},
-    {"log_softmax", AmpCategory::Deny},
-    {"softmax_cross_entropy", AmpCategory::Deny},
-    {"nll_loss", AmpCategory::Deny},
-    {"batch_norm_inference", AmpCategory::Deny},
-    {"batch_norm_training", AmpCategory::Deny},
-    {"layer_norm", AmpCategory::Deny},
-    {"reduce_sum", AmpCategory::Deny},
-    {"reduce_mean", AmpCategory::Deny},
+    row<graph::ExpOp>(AmpCategory::Deny),
+    row<graph::LogOp>(AmpCategory::Deny),
+    row<graph::PowOp>(AmpCategory::Deny),
+    row<graph::ReciprocalOp>(AmpCategory::Deny),
+    row<graph::SoftmaxOp>(AmpCategory::Deny),
+    row<graph::LogSoftmaxOp>(AmpCategory::Deny),
+    row<graph::SoftmaxCrossEntropyOp>(AmpCategory::Deny),
+    row<graph::NllLossOp>(AmpCategory::Deny),
+    row<graph::BatchNormInferenceOp>(AmpCategory::Deny),
+    row<graph::BatchNormTrainingOp>(AmpCategory::Deny),
+    row<graph::LayerNormOp>(AmpCategory::Deny),
+    row<graph::ReduceSumOp>(AmpCategory::Deny),
+    row<graph::ReduceMeanOp>(AmpCategory::Deny),
 };
 } // namespace
 
@@ -90,8 +103,8 @@ StringRef categoryName(AmpCategory c) {
 AmpLists AmpLists::defaults() {
   AmpLists lists;
   for (const Row &r : kDefaults) {
-    lists.category[r.op] = r.category;
-    lists.order.push_back(r.op);
+    lists.category[mnemonic(r.op)] = r.category;
+    lists.order.push_back(mnemonic(r.op).str());
   }
   return lists;
 }

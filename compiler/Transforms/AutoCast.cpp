@@ -12,6 +12,7 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "compiler/Transforms/AmpLists.h"
+#include "compiler/Transforms/AmpOperandPolicy.h"
 #include "compiler/Transforms/AmpReport.h"
 #include "compiler/Transforms/ConvertElements.h"
 #include "compiler/Transforms/FoldCasts.h"
@@ -43,12 +44,10 @@ Value lookThroughCasts(Value v) {
   return v;
 }
 
-/// Normalization statistics, scale and shift stay f32 even when the op runs
-/// low: they are per-channel (cheap) and their precision sets the accuracy
-/// of every normalized element (cuDNN and PyTorch keep them f32 too).
+/// Operands an op keeps in f32 when it runs low (AmpOperandPolicy.td).
 bool keepsOperandF32(Operation *op, unsigned i) {
-  return i >= 1 && isa<graph::BatchNormInferenceOp, graph::BatchNormTrainingOp,
-                       graph::LayerNormOp>(op);
+  auto policy = dyn_cast<AmpOperandPolicyOpInterface>(op);
+  return policy && policy.keepsOperandF32(i);
 }
 
 /// The ONNX node an op came from (its NameLoc), or "".
@@ -432,6 +431,11 @@ private:
 
 struct AmpAutoCastPass : impl::AmpAutoCastPassBase<AmpAutoCastPass> {
   using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerAmpOperandPolicyModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
