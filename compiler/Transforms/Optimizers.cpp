@@ -79,10 +79,10 @@ LogicalResult validateOptimizer(const OptimizerConfig &c, Location loc) {
     return emitError(loc, "graph-build-training: beta1 and beta2 must be in "
                           "[0, 1), got ")
            << shown(c.beta1) << " and " << shown(c.beta2);
-  if (c.schedule != "constant" && c.schedule != "step" &&
-      c.schedule != "cosine")
+  if (!graph::symbolizeLrScheduleKind(c.schedule))
     return emitError(loc, "graph-build-training: unknown lr-schedule '")
-           << c.schedule << "' (expected constant, step or cosine)";
+           << c.schedule << "' (expected "
+           << graph::quotedCases<graph::LrScheduleKind>() << ")";
   if (c.stepSize < 1)
     return emitError(loc, "graph-build-training: lr-step-size must be >= 1, "
                           "got ")
@@ -130,14 +130,17 @@ Operation *buildUpdate(OpBuilder &b, Location loc, const OptimizerConfig &c,
         b, loc, TypeRange{t, t}, lr, step, param, grad, state[0],
         /*guards=*/ValueRange(), f(c.momentum), f(1.0 - c.dampening),
         f(weightDecay(c)),
-        b.getStringAttr(c.kind == "momentum" ? "standard" : "nesterov"));
+        b.getStringAttr(graph::stringifyMomentumMode(
+            c.kind == "momentum" ? graph::MomentumMode::Standard
+                                 : graph::MomentumMode::Nesterov)));
   if (c.kind == "adam" || c.kind == "adamw") {
     bool decoupled = c.kind == "adamw";
     return graph::AdamUpdateOp::create(
         b, loc, TypeRange{t, t, t}, lr, step, param, grad, state[0], state[1],
         /*guards=*/ValueRange(), f(c.beta1), f(c.beta2), f(adamEpsilon(c)),
         f(decoupled ? 0.0 : weightDecay(c)), f(0.0),
-        f(decoupled ? weightDecay(c) : 0.0), b.getStringAttr("pytorch"));
+        f(decoupled ? weightDecay(c) : 0.0),
+        b.getStringAttr(graph::stringifyAdamMode(graph::AdamMode::Pytorch)));
   }
   return graph::AdagradUpdateOp::create(
       b, loc, TypeRange{t, t}, lr, step, param, grad, state[0],

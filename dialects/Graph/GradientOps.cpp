@@ -39,7 +39,7 @@ LogicalResult sameElements(Operation *op, ArrayRef<Value> values) {
 } // namespace
 
 LogicalResult GeluGradOp::verify() {
-  return verifyGeluApproximate(*this, getApproximate());
+  return verifyCase<GeluApproximate>(*this, "approximate", getApproximate());
 }
 
 LogicalResult ClipGradOp::verify() {

@@ -16,6 +16,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/Support/MathExtras.h"
 
+#include "dialects/Graph/GraphEnums.cpp.inc"
+
 using namespace mlir;
 using namespace ampc::graph;
 using namespace ampc::graph::detail;
@@ -48,7 +50,7 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
 //===----------------------------------------------------------------------===//
 
 LogicalResult GeluOp::verify() {
-  return verifyGeluApproximate(*this, getApproximate());
+  return verifyCase<GeluApproximate>(*this, "approximate", getApproximate());
 }
 
 LogicalResult ClipOp::verify() {

@@ -15,6 +15,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/Graph/GraphDialect.h.inc"
+#include "dialects/Graph/GraphEnums.h"
 #include "dialects/Graph/GraphTraits.h"
 #include "dialects/Graph/OptimizerUpdateOpInterface.h"
 

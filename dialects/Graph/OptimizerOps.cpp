@@ -72,9 +72,8 @@ LogicalResult SgdUpdateOp::verify() {
 }
 
 LogicalResult MomentumUpdateOp::verify() {
-  if (getMode() != "standard" && getMode() != "nesterov")
-    return emitOpError("mode must be \"standard\" or \"nesterov\", got \"")
-           << getMode() << "\"";
+  if (failed(verifyCase<MomentumMode>(*this, "mode", getMode())))
+    return failure();
   if (failed(checkGuards(*this, getGuards())))
     return failure();
   return sameAsParam(*this, getParam(), getGrad(),
@@ -84,15 +83,14 @@ LogicalResult MomentumUpdateOp::verify() {
 }
 
 LogicalResult AdamUpdateOp::verify() {
-  if (getMode() != "onnx" && getMode() != "pytorch")
-    return emitOpError("mode must be \"onnx\" or \"pytorch\", got \"")
-           << getMode() << "\"";
+  if (failed(verifyCase<AdamMode>(*this, "mode", getMode())))
+    return failure();
   double alpha = getAlpha().convertToDouble(),
          beta = getBeta().convertToDouble();
   if (failed(inUnitInterval(*this, "alpha", alpha)) ||
       failed(inUnitInterval(*this, "beta", beta)))
     return failure();
-  bool torch = getMode() == "pytorch";
+  bool torch = symbolizeAdamMode(getMode()) == AdamMode::Pytorch;
   // PyTorch's bias correction divides by 1 - beta^t.
   if (torch && (alpha == 1 || beta == 1))
     return emitOpError("alpha and beta must be < 1 in mode \"pytorch\", got ")
@@ -132,10 +130,8 @@ LogicalResult AdagradUpdateOp::verify() {
 }
 
 LogicalResult LrScheduleOp::verify() {
-  StringRef kind = getKind();
-  if (kind != "constant" && kind != "step" && kind != "cosine")
-    return emitOpError("kind must be constant, step or cosine, got \"")
-           << kind << "\"";
+  if (failed(verifyCase<LrScheduleKind>(*this, "kind", getKind())))
+    return failure();
   // I64Attr's getters are unsigned: read the attributes as signed.
   int64_t stepSize = getStepSizeAttr().getInt();
   int64_t totalSteps = getTotalStepsAttr().getInt();

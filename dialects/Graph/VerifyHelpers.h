@@ -8,6 +8,7 @@
 #ifndef AMPC_DIALECTS_GRAPH_VERIFYHELPERS_H
 #define AMPC_DIALECTS_GRAPH_VERIFYHELPERS_H
 
+#include "dialects/Graph/GraphEnums.h"
 #include "dialects/Graph/ShapeInference.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -125,11 +126,11 @@ inline LogicalResult verifyAxis(Operation *op, IntegerAttr axis, int64_t rank) {
   return success();
 }
 
-/// Gelu and its gradient: the two approximations ONNX and PyTorch have.
-inline LogicalResult verifyGeluApproximate(Operation *op, StringRef approx) {
-  if (approx != "none" && approx != "tanh")
-    return op->emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-           << approx << "\"";
+/// A string attribute `what` that names a case of E (GraphEnums.td).
+template <typename E>
+LogicalResult verifyCase(Operation *op, StringRef what, StringRef value) {
+  if (std::optional<std::string> error = notACase<E>(what, value))
+    return op->emitOpError(*error);
   return success();
 }
 

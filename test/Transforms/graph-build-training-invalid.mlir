@@ -37,7 +37,7 @@
 
 // The option errors point at @forward (line 1 of model.mlir).
 // OPTIMIZER: model.mlir:1:1: error: graph-build-training: unknown optimizer 'rmsprop' (expected sgd, momentum, nesterov, adam, adamw or adagrad)
-// SCHEDULE: model.mlir:1:1: error: graph-build-training: unknown lr-schedule 'linear' (expected constant, step or cosine)
+// SCHEDULE: model.mlir:1:1: error: graph-build-training: unknown lr-schedule 'linear' (expected "constant", "step" or "cosine")
 // FREEZE: model.mlir:1:1: error: graph-build-training: freeze names 'bias', which is no parameter; the parameters are 'w', 'b', 'running'
 // LOSSNAME: model.mlir:1:1: error: graph-build-training: @forward has no output named 'total'; its outputs are 'loss' (tensor<f32>), 'y' (tensor<4x2xf32>)
 // LOSSSHAPE: model.mlir:1:1: error: graph-build-training: the loss 'y' must be a float scalar, not 'tensor<4x2xf32>'

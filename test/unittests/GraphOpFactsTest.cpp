@@ -114,4 +114,12 @@ func.func @f(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf32>,
   EXPECT_TRUE(mlir::succeeded(mlir::verify(*module)));
 }
 
+TEST(GraphOpFacts, EnumCasesReadAsUsersWriteThem) {
+  EXPECT_EQ(graph::quotedCases<graph::LrScheduleKind>(),
+            "\"constant\", \"step\" or \"cosine\"");
+  EXPECT_EQ(graph::notACase<graph::GeluApproximate>("approximate", "fast"),
+            "approximate must be \"none\" or \"tanh\", got \"fast\"");
+  EXPECT_FALSE(graph::notACase<graph::AdamMode>("mode", "pytorch"));
+}
+
 } // namespace

@@ -279,7 +279,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   // run resumed with a longer --steps compiles the same step.
   if (o.training.lrTotalSteps <= 0)
     o.training.lrTotalSteps =
-        o.training.lrSchedule == "cosine"
+        graph::symbolizeLrScheduleKind(o.training.lrSchedule) ==
+                graph::LrScheduleKind::Cosine
             ? std::max<int64_t>(1, (o.steps + acc - 1) / acc)
             : GraphBuildTrainingPassOptions().lrTotalSteps;
 

@@ -78,11 +78,13 @@ FailureOr<SmallVector<Value>> convertGelu(NodeBinder &n) {
   auto x = n.required(0, "X");
   if (failed(x) || failed(n.requireFloat(*x, "input X")))
     return failure();
-  std::string approx = n.strAttr("approximate", "none");
-  if (approx != "none" && approx != "tanh")
-    return n.error() << "approximate must be \"none\" or \"tanh\", got \""
-                     << approx << "\"",
-           failure();
+  // ONNX's cases are the graph op's.
+  std::string approx =
+      n.strAttr("approximate",
+                graph::stringifyGeluApproximate(graph::GeluApproximate::None));
+  if (auto error =
+          graph::notACase<graph::GeluApproximate>("approximate", approx))
+    return n.error() << *error, failure();
   return results(n.create1<graph::GeluOp>(
       *x, {n.named("approximate", n.b.getStringAttr(approx))}));
 }

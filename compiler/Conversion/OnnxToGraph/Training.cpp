@@ -125,13 +125,13 @@ FailureOr<SmallVector<Value>> convertMomentum(NodeBinder &n) {
     return failure();
   auto mode = dyn_cast_or_null<StringAttr>(n.attr("mode"));
   if (!mode)
-    return n.error() << "missing required string attribute 'mode' "
-                        "(\"standard\" or \"nesterov\")",
+    return n.error() << "missing required string attribute 'mode' ("
+                     << graph::quotedCases<graph::MomentumMode>() << ")",
            failure();
-  if (mode.getValue() != "standard" && mode.getValue() != "nesterov")
-    return n.error() << "mode must be \"standard\" or \"nesterov\", got \""
-                     << mode.getValue() << "\"",
-           failure();
+  // ONNX's cases are the graph op's.
+  if (auto error =
+          graph::notACase<graph::MomentumMode>("mode", mode.getValue()))
+    return n.error() << *error, failure();
   Builder &b = n.b;
   return perTensor<graph::MomentumUpdateOp>(
       n, *ops,
@@ -162,7 +162,8 @@ FailureOr<SmallVector<Value>> convertAdam(NodeBinder &n) {
        n.named("epsilon", b.getF64FloatAttr(*epsilon)),
        n.named("norm_coefficient", b.getF64FloatAttr(*nc)),
        n.named("norm_coefficient_post", b.getF64FloatAttr(*ncPost)),
-       n.named("mode", b.getStringAttr("onnx"))});
+       n.named("mode", b.getStringAttr(
+                           graph::stringifyAdamMode(graph::AdamMode::Onnx)))});
 }
 
 FailureOr<SmallVector<Value>> convertAdagrad(NodeBinder &n) {

@@ -121,7 +121,7 @@ func.func @adagrad_accumulator(%lr: tensor<f32>, %t: tensor<i64>, %p: tensor<4xf
 // -----
 
 func.func @schedule_kind(%t: tensor<i64>) {
-  // expected-error @+1 {{'graph.lr_schedule' op kind must be constant, step or cosine, got "linear"}}
+  // expected-error @+1 {{'graph.lr_schedule' op kind must be "constant", "step" or "cosine", got "linear"}}
   %0 = graph.lr_schedule %t {base_lr = 0.1 : f64, kind = "linear"} : (tensor<i64>) -> tensor<f32>
   return
 }
