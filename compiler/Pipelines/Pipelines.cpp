@@ -56,6 +56,8 @@ void buildTrainingStepPipeline(
   pm.addPass(createCSEPass());
   if (amp)
     pm.addPass(createAmpFoldCastsPass());
+  // Last: what the host loop needs, before lowering erases the graph ops.
+  pm.addPass(createAmpDescribeStepPass());
 }
 
 void buildTrainingGraphPipeline(

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/ProgramWriter.h"
+#include "compiler/Target/StepInfo.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
@@ -450,7 +451,17 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
   program.set_version(rt::kProgramVersion);
   program.set_producer("ampc");
   program.set_weights_omitted(options.omitWeights);
-  if (const rt::StepInfo *s = options.step) {
+  func::FuncOp stepFunc;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    std::optional<rt::StepInfo> s = readStepInfo(func);
+    if (!s)
+      continue;
+    if (stepFunc)
+      return func.emitError("carries ")
+                 << graph::kStepInfoAttr << " as @" << stepFunc.getSymName()
+                 << " does; a Program describes one training step",
+             failure();
+    stepFunc = func;
     pb::StepInfo &p = *program.mutable_step();
     p.set_function(s->function);
     p.set_loss(s->loss);

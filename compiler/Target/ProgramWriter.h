@@ -3,7 +3,8 @@
 // Serializes the rt form of a module (after convert-graph-to-rt) into the
 // runtime's Program (runtime/program.proto): one Program function per
 // func.func, values with their arena offsets or constant data, kernels with
-// their graph op attributes, fused kernels as step lists.
+// their graph op attributes, fused kernels as step lists; the StepInfo of
+// the function that carries graph.step_info (amp-describe-step).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,6 @@
 namespace ampc {
 
 struct ProgramWriteOptions {
-  const rt::StepInfo *step = nullptr; // written into the Program when set
   // Parameters whose initial value is not a splat of a nonzero value (the
   // weights, their working copies, zero optimizer state) are written
   // without it, and the Program is marked so: a runner initializes them.

@@ -248,4 +248,31 @@ def AmpLossScalePass : Pass<"amp-loss-scale", "mlir::ModuleOp"> {
   ];
 }
 
+def AmpDescribeStepPass : Pass<"amp-describe-step", "mlir::ModuleOp"> {
+  let summary = "writes on @train_step what a host training loop needs to "
+                "know about it (graph.step_info)";
+  let description = [{
+    The last pass of a training step's graph pipeline: it reads the facts
+    that lowering erases (which inputs are labels and how many classes they
+    have, which parameters are weights and which are their O2 working
+    copies, whether the step checks for overflow and with what static
+    scale) and states them as one dictionary on the function, which
+    convert-graph-to-rt keeps and the Program writer copies into the
+    Program's StepInfo. amp-run and amp-exec read them from there, so the
+    compiler, not the tool, decides them. A module without @train_step is
+    left as it is.
+
+    ```mlir
+    func.func @train_step(...) attributes {graph.loss = "loss",
+        graph.step_info = {accumulate = 1 : i64,
+                           checks_overflow = true, classes = {y = 10 : i64},
+                           ignore_index = {}, loss = "loss",
+                           static_scale = 1.000000e+00 : f64,
+                           weights = ["fc.bias", "fc.weight"],
+                           working_copies = {"fc.weight" = "fc.weight.working"}}}
+    ```
+  }];
+  let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
+}
+
 #endif // AMPC_COMPILER_TRANSFORMS_PASSES_TD

@@ -45,6 +45,8 @@ LogicalResult GraphDialect::verifyOperationAttribute(Operation *op,
              << ", which only a scalar graph.constant (unit) may carry";
     return success();
   }
+  if (attr.getName() == kStepInfoAttr)
+    return verifyStepInfo(op, attr.getValue());
   if (attr.getName() != kAccumulateAttr)
     return success();
   auto type = dyn_cast<TypeAttr>(attr.getValue());

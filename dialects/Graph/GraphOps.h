@@ -43,6 +43,28 @@ inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
 /// every backend does (Tensor Core semantics), so no pass or runtime has to
 /// assume it.
 inline constexpr llvm::StringLiteral kAccumulateAttr = "graph.accumulate";
+/// Function attribute of @train_step (amp-describe-step): a dictionary of
+/// what a host training loop needs to know about the step, which the
+/// Program writer copies into the Program's StepInfo. Its keys:
+namespace step_info {
+inline constexpr llvm::StringLiteral kLoss = "loss"; // the loss result
+/// The step returns found_inf (a bool).
+inline constexpr llvm::StringLiteral kChecksOverflow = "checks_overflow";
+/// The loss scale when it is a constant, not state (f64).
+inline constexpr llvm::StringLiteral kStaticScale = "static_scale";
+/// Label input -> its class count / its loss's ignore_index (i64 each).
+inline constexpr llvm::StringLiteral kClasses = "classes";
+inline constexpr llvm::StringLiteral kIgnoreIndex = "ignore_index";
+/// The parameters that are model weights, not state (names).
+inline constexpr llvm::StringLiteral kWeights = "weights";
+/// Weight -> the state holding its low-precision working copy (AMP O2).
+inline constexpr llvm::StringLiteral kWorkingCopies = "working_copies";
+/// Steps per optimizer update (i64 >= 1).
+inline constexpr llvm::StringLiteral kAccumulate = "accumulate";
+} // namespace step_info
+inline constexpr llvm::StringLiteral kStepInfoAttr = "graph.step_info";
+/// Checks that `attr` is a step_info dictionary on a function.
+mlir::LogicalResult verifyStepInfo(mlir::Operation *op, mlir::Attribute attr);
 /// Op attribute (unit) of the scalar graph.constant that graph-build-training
 /// seeds the backward pass with (d loss / d loss = 1): amp-loss-scale
 /// replaces it by the loss scale. Canonicalization may fold it away, so

@@ -1,6 +1,7 @@
 //===- StepInfo.h - what the host needs to know about a step ----*- C++ -*-===//
 //
-// Read from @train_step before it is lowered (TrainStep.h), or from a
+// Stated by the compiler on @train_step (amp-describe-step's
+// graph.step_info), read from the compiled step (TrainStep.h) or from a
 // Program file (amp-exec), and used by the host loop (TrainLoop.h), which
 // sees no MLIR. It travels in the Program, so the runtime defines it.
 //

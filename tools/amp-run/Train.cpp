@@ -56,7 +56,7 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
     buildAutoCastPipeline(pm, *o.amp);
   if (o.emit != "amp")
     buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale);
-  if (o.emit == "rt")
+  if (o.emit == "rt" || o.emit == "program")
     buildLoweringPipeline(pm, o.lowering);
   // --emit=rt with --amp-report: the report gets its memory figures as a run
   // would, from the f32 step lowered beside this one, without running.
@@ -76,15 +76,9 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   }
   if (o.emit != "program")
     return printModule(*module, o.outputFile);
-  // The Program carries what amp-exec's host loop needs, read before
-  // lowering erases it.
-  StepInfo info = describeStep(*module);
-  mlir::PassManager lowerPm(ctx);
-  buildLoweringPipeline(lowerPm, o.lowering);
-  if (mlir::failed(lowerPm.run(*module)))
-    return 1;
+  // The Program carries what amp-exec's host loop needs: graph.step_info,
+  // which amp-describe-step put on @train_step.
   ProgramWriteOptions w;
-  w.step = &info;
   w.omitWeights = o.omitWeights;
   return writeProgramFile(*module, o.outputFile, w);
 }

@@ -39,10 +39,6 @@ struct CompiledStep {
   uint64_t programHash = 0; // FNV-1a of the train_step Program's bytes
 };
 
-/// Reads StepInfo from @train_step after graph-build-training and before
-/// lowering (which erases the graph ops it comes from).
-StepInfo describeStep(mlir::ModuleOp module);
-
 /// Compiles `module` (the imported model, consumed) into `out`; returns
 /// failure after the diagnostics were printed.
 mlir::LogicalResult compileStep(mlir::OwningOpRef<mlir::ModuleOp> module,
