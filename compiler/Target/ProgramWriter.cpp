@@ -131,7 +131,11 @@ std::string spelling(Type t) {
 
 LogicalResult setAttrs(Operation *op,
                        google::protobuf::Map<std::string, pb::Attr> &out) {
-  for (NamedAttribute na : op->getAttrs()) {
+  // Every attribute with a default in ODS is written with it, so a Program
+  // says what it computes without the runtime restating the defaults.
+  NamedAttrList attrs(op->getAttrDictionary());
+  op->getName().populateDefaultAttrs(attrs);
+  for (NamedAttribute na : attrs) {
     // How a variadic op's operands split into groups: the kernel reads
     // that from its input count.
     if (na.getName() == "operandSegmentSizes")

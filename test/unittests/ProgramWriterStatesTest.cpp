@@ -1,20 +1,25 @@
-//===- ProgramWriterStepInfoTest.cpp - graph.step_info into a Program -----===//
+//===- ProgramWriterStatesTest.cpp - what a Program states explicitly ----===//
 //
 // The Program writer copies the graph.step_info of the function carrying
 // it (amp-describe-step puts it on @train_step) into the Program's
 // StepInfo, which amp-exec's host loop reads; a Program describes one step.
+// Kernels carry every attribute their graph op has a default for, so the
+// runtime need not restate ODS's defaults.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/ProgramWriter.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
 #include "runtime/Program.h"
+#include "runtime/program.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -52,7 +57,7 @@ std::string roundTrip(const std::string &source, rt::ProgramInfo &out) {
   return s.isOk() ? "" : s.message();
 }
 
-TEST(ProgramWriterStepInfo, CopiesTheStepsFacts) {
+TEST(ProgramWriterStates, CopiesTheStepsFacts) {
   rt::ProgramInfo p;
   // The runtime checks every name against the function's bindings.
   std::string src = std::string("func.func @train_step() attributes "
@@ -81,7 +86,7 @@ TEST(ProgramWriterStepInfo, CopiesTheStepsFacts) {
   EXPECT_EQ(s.accumulate, 4);
 }
 
-TEST(ProgramWriterStepInfo, NoStepInAnInferenceProgram) {
+TEST(ProgramWriterStates, NoStepInAnInferenceProgram) {
   rt::ProgramInfo p;
   ASSERT_EQ(roundTrip("func.func @forward() attributes {rt.arena_size = 0 : "
                       "i64} { return }",
@@ -90,13 +95,54 @@ TEST(ProgramWriterStepInfo, NoStepInAnInferenceProgram) {
   EXPECT_FALSE(p.step);
 }
 
-TEST(ProgramWriterStepInfo, RefusesTwoSteps) {
+TEST(ProgramWriterStates, RefusesTwoSteps) {
   rt::ProgramInfo p;
   std::string f = std::string("attributes {rt.arena_size = 0 : i64, ") + kInfo +
                   "} { return }\n";
   EXPECT_EQ(roundTrip("func.func @a() " + f + "func.func @b() " + f, p),
             "carries graph.step_info as @a does; a Program describes one "
             "training step");
+}
+
+/// Lowers `source` (graph form) and writes it; the Program's first
+/// function.
+rt::proto::Function lowerAndWrite(const std::string &source) {
+  mlir::DialectRegistry registry;
+  registry
+      .insert<mlir::func::FuncDialect, graph::GraphDialect, rtir::RtDialect>();
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &ctx);
+  EXPECT_TRUE(module);
+  mlir::PassManager pm(&ctx);
+  buildLoweringPipeline(pm, {});
+  std::string bytes;
+  rt::proto::Program program;
+  EXPECT_TRUE(module && mlir::succeeded(pm.run(*module)) &&
+              mlir::succeeded(writeProgram(*module, bytes)) &&
+              program.ParseFromString(bytes) && program.functions_size() == 1);
+  return program.functions_size() ? program.functions(0)
+                                  : rt::proto::Function();
+}
+
+TEST(ProgramWriterStates, EveryDefaultedAttribute) {
+  // leaky_relu's alpha and gelu's approximate are left to their defaults
+  // in the IR; fused, each is a step of one kernel.
+  rt::proto::Function f = lowerAndWrite(R"(
+    func.func @forward(%x: tensor<4xf32> {graph.name = "x"})
+        -> (tensor<4xf32> {graph.name = "y"}) {
+      %0 = graph.leaky_relu %x : tensor<4xf32>
+      %1 = graph.gelu %0 : tensor<4xf32>
+      return %1 : tensor<4xf32>
+    })");
+  ASSERT_EQ(f.kernels_size(), 1);
+  const rt::proto::Kernel &k = f.kernels(0);
+  ASSERT_EQ(k.steps_size(), 2);
+  ASSERT_EQ(k.steps(0).op(), "leaky_relu");
+  ASSERT_TRUE(k.steps(0).attrs().count("alpha"));
+  EXPECT_EQ(k.steps(0).attrs().at("alpha").f(), 0.01);
+  ASSERT_EQ(k.steps(1).op(), "gelu");
+  ASSERT_TRUE(k.steps(1).attrs().count("approximate"));
+  EXPECT_EQ(k.steps(1).attrs().at("approximate").s(), "none");
 }
 
 } // namespace
