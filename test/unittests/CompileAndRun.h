@@ -1,7 +1,7 @@
 //===- CompileAndRun.h - graph IR compiled and run on the CPU runtime -----===//
 //
 // Owned by the unit tests that compile hand-written graph functions with the
-// real passes and run them: parse, run the caller's passes, write and load
+// real passes and run them: parse, run the caller's passes, write (and load)
 // the Program; and open a one-thread Session on one of its functions.
 //
 //===----------------------------------------------------------------------===//
@@ -31,12 +31,13 @@
 namespace ampc::unittest {
 
 /// `mlir` parsed with the func, graph, amp and rt dialects (and what
-/// `extendRegistry` adds), run through the passes `addPasses` adds, written
-/// as a Program and loaded. A failure is a test failure with the
-/// diagnostics, and gives an empty Program.
-inline rt::ProgramInfo compileProgram(
+/// `extendRegistry` adds), run through the passes `addPasses` adds and
+/// written as Program bytes into `bytes`. Returns the diagnostics, one per
+/// line ("parse: " first when `mlir` did not parse); "" when the Program was
+/// written.
+inline std::string writeProgramBytes(
     const std::string &mlir,
-    llvm::function_ref<void(mlir::PassManager &)> addPasses,
+    llvm::function_ref<void(mlir::PassManager &)> addPasses, std::string &bytes,
     llvm::function_ref<void(mlir::DialectRegistry &)> extendRegistry =
         nullptr) {
   mlir::DialectRegistry registry;
@@ -47,22 +48,34 @@ inline rt::ProgramInfo compileProgram(
   mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
   std::string error;
   mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    error += d.str() + "\n";
+    error += (error.empty() ? "" : "\n") + d.str();
     return mlir::success();
   });
-  rt::ProgramInfo program;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(mlir, &ctx);
-  if (!module) {
-    ADD_FAILURE() << "parse: " << error;
-    return program;
-  }
+  if (!module)
+    return "parse: " + error;
   mlir::PassManager pm(&ctx);
   addPasses(pm);
-  std::string bytes;
   if (mlir::failed(pm.run(*module)) ||
-      mlir::failed(writeProgram(*module, bytes))) {
-    ADD_FAILURE() << "compile: " << error;
+      mlir::failed(writeProgram(*module, bytes)))
+    return error.empty() ? "failed without a diagnostic" : error;
+  return "";
+}
+
+/// writeProgramBytes, then the Program loaded. A failure is a test failure
+/// with the diagnostics, and gives an empty Program.
+inline rt::ProgramInfo compileProgram(
+    const std::string &mlir,
+    llvm::function_ref<void(mlir::PassManager &)> addPasses,
+    llvm::function_ref<void(mlir::DialectRegistry &)> extendRegistry =
+        nullptr) {
+  rt::ProgramInfo program;
+  std::string bytes;
+  if (std::string error =
+          writeProgramBytes(mlir, addPasses, bytes, extendRegistry);
+      !error.empty()) {
+    ADD_FAILURE() << error;
     return program;
   }
   rt::Status s = rt::parseProgram(bytes, "test", program);

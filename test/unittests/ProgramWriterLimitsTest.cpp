@@ -7,17 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileAndRun.h"
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/ProgramWriter.h"
-#include "dialects/Graph/GraphOps.h"
-#include "dialects/Rt/RtOps.h"
-#include "runtime/Program.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -30,26 +21,14 @@ namespace {
 /// Lowers `source` (with `lower`) and writes it; returns the diagnostics,
 /// "" when the Program was written.
 std::string writeErrors(const std::string &source, bool lower) {
-  mlir::DialectRegistry registry;
-  registry
-      .insert<mlir::func::FuncDialect, graph::GraphDialect, rtir::RtDialect>();
-  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
-  std::string error;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    error += d.str();
-    return mlir::success();
-  });
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &ctx);
-  if (!module)
-    return "parse: " + error;
-  mlir::PassManager pm(&ctx);
-  if (lower)
-    buildLoweringPipeline(pm, {});
   std::string bytes;
-  if (mlir::failed(pm.run(*module)) ||
-      mlir::failed(writeProgram(*module, bytes)))
-    return error;
-  return "";
+  return unittest::writeProgramBytes(
+      source,
+      [&](mlir::PassManager &pm) {
+        if (lower)
+          buildLoweringPipeline(pm, {});
+      },
+      bytes);
 }
 
 } // namespace

@@ -8,18 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileAndRun.h"
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/ProgramWriter.h"
-#include "dialects/Graph/GraphOps.h"
-#include "dialects/Rt/RtOps.h"
-#include "runtime/Program.h"
 #include "runtime/program.pb.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -38,20 +29,10 @@ constexpr const char *kInfo =
 /// Writes `source` (rt form) and reads the bytes back; returns the
 /// diagnostics, "" when both succeeded.
 std::string roundTrip(const std::string &source, rt::ProgramInfo &out) {
-  mlir::DialectRegistry registry;
-  registry
-      .insert<mlir::func::FuncDialect, graph::GraphDialect, rtir::RtDialect>();
-  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
-  std::string error;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    error += d.str();
-    return mlir::success();
-  });
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &ctx);
-  if (!module)
-    return "parse: " + error;
   std::string bytes;
-  if (mlir::failed(writeProgram(*module, bytes)))
+  std::string error = unittest::writeProgramBytes(
+      source, [](mlir::PassManager &) {}, bytes);
+  if (!error.empty())
     return error;
   rt::Status s = rt::parseProgram(bytes, "test", out);
   return s.isOk() ? "" : s.message();
@@ -107,19 +88,14 @@ TEST(ProgramWriterStates, RefusesTwoSteps) {
 /// Lowers `source` (graph form) and writes it; the Program's first
 /// function.
 rt::proto::Function lowerAndWrite(const std::string &source) {
-  mlir::DialectRegistry registry;
-  registry
-      .insert<mlir::func::FuncDialect, graph::GraphDialect, rtir::RtDialect>();
-  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &ctx);
-  EXPECT_TRUE(module);
-  mlir::PassManager pm(&ctx);
-  buildLoweringPipeline(pm, {});
   std::string bytes;
+  EXPECT_EQ(unittest::writeProgramBytes(
+                source,
+                [](mlir::PassManager &pm) { buildLoweringPipeline(pm, {}); },
+                bytes),
+            "");
   rt::proto::Program program;
-  EXPECT_TRUE(module && mlir::succeeded(pm.run(*module)) &&
-              mlir::succeeded(writeProgram(*module, bytes)) &&
-              program.ParseFromString(bytes) && program.functions_size() == 1);
+  EXPECT_TRUE(program.ParseFromString(bytes) && program.functions_size() == 1);
   return program.functions_size() ? program.functions(0)
                                   : rt::proto::Function();
 }
