@@ -75,13 +75,6 @@ inline const EpilogueInfo *findEpilogue(std::string_view name) {
   return nullptr;
 }
 
-inline const EpilogueInfo &epilogueInfo(Epilogue kind) {
-  for (const EpilogueInfo &e : kEpilogues)
-    if (e.kind == kind)
-      return e;
-  return kEpilogues[0]; // unreachable: every kind has a row
-}
-
 // The epilogue that fuses graph op `op` in `role`; null when none does.
 inline const EpilogueInfo *findEpilogue(std::string_view op,
                                         EpilogueRole role) {

@@ -55,7 +55,8 @@ struct DnnlMatmulShape {
 class DnnlMatmul {
 public:
   // m, n, k >= 1. Fails (with oneDNN's reason) only on a shape oneDNN
-  // cannot describe; callers then keep their OpenBLAS path.
+  // cannot describe; the matmul and gemm kernels pass that on, so the
+  // Session is not made (only convolutions fall back to OpenBLAS).
   static Status create(const DnnlMatmulShape &shape,
                        std::unique_ptr<DnnlMatmul> &out);
   ~DnnlMatmul();

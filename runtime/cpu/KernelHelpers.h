@@ -55,6 +55,14 @@ inline bool endsWithSkip(const OpCall &call) {
          call.inputs.back().rank() == 0;
 }
 
+// What a loss-scaled gradient is multiplied by: 1 / scale rounded to f32
+// first (PyTorch's GradScaler). check_finite and the updates that unscale
+// as they read share it, so a gradient passes the check exactly when its
+// unscaled value is what the update sees.
+inline float unscaleFactor(const TensorView &scale) {
+  return 1.0f / static_cast<float>(elementAsDouble(scale, 0));
+}
+
 // `required` inputs must all be present; up to `total` may be listed.
 inline Status checkArity(const OpCall &call, size_t required, size_t total,
                          size_t outputs) {

@@ -56,7 +56,8 @@ Status checkFinite(const OpCall &call) {
 constexpr int64_t kBlock = 256;
 
 // Whether any of elements [off, off + len) of g, or of g * inv, is not
-// finite.
+// finite. Testing g * inv alone says both: a non-finite g stays non-finite
+// times any inv (inf * 0 is NaN).
 template <typename T>
 bool nonFiniteRun(const TensorView &g, int64_t off, int64_t len, T inv) {
   alignas(64) T in[kBlock];
@@ -66,7 +67,7 @@ bool nonFiniteRun(const TensorView &g, int64_t off, int64_t len, T inv) {
     int64_t m = std::min(kBlock, off + len - b);
     loadC(g, b, m, in);
     for (int64_t i = 0; i < m; ++i)
-      bad |= !(std::fabs(in[i]) <= big) | !(std::fabs(in[i] * inv) <= big);
+      bad |= !(std::fabs(in[i] * inv) <= big);
   }
   return bad != 0;
 }
@@ -79,8 +80,7 @@ Status runCheckFinite(const OpCall &call, CpuContext &ctx) {
     *foundInf = 0;
     return Status::ok();
   }
-  const float inv =
-      1.0f / static_cast<float>(elementAsDouble(call.inputs[n], 0));
+  const float inv = unscaleFactor(call.inputs[n]);
   // Every gradient cut into chunks, so that one large tensor and many
   // small ones spread over the threads alike.
   constexpr int64_t kChunk = 16384;

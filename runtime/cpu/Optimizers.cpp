@@ -147,13 +147,11 @@ void forEachBlock(const OpCall &call, size_t first, const CpuContext &ctx,
   int64_t n = call.inputs[first].numElements();
   int64_t blocks = (n + kBlock - 1) / kBlock;
   // The loss_scale after skip: the gradient (input first + 1) is read
-  // unscaled, by the f32 reciprocal check_finite also uses.
+  // unscaled (unscaleFactor).
   const size_t scaleAt = first + NIn + 1;
   const bool scaled = hasInput(call, scaleAt);
-  const T inv = scaled
-                    ? static_cast<T>(1.0f / static_cast<float>(elementAsDouble(
-                                                call.inputs[scaleAt], 0)))
-                    : T(1);
+  const T inv =
+      scaled ? static_cast<T>(unscaleFactor(call.inputs[scaleAt])) : T(1);
   parallelFor(ctx, blocks, 64, [&](int64_t b, int64_t e) {
     alignas(64) T in[NIn][kBlock];
     alignas(64) T out[NOut][kBlock];

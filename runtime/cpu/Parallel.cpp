@@ -81,8 +81,7 @@ ThreadPool::ThreadPool(unsigned threads, StartFn start) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, &old);
-#pragma omp parallel num_threads(size_)
-  {}
+  GOMP_parallel([](void *) {}, nullptr, static_cast<unsigned>(size_), 0);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 

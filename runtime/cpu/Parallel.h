@@ -21,7 +21,7 @@ namespace ampc::rt::cpu {
 // primitives also run on (Dnnl.h), so that the kernels' own loops and the
 // contractions share one set of threads instead of two pools competing for
 // the same cores (one spinning while the other works). OpenBLAS runs on the
-// calling thread only (see CpuSession.cpp).
+// calling thread only (Blas.h).
 class ThreadPool {
 public:
   // More threads than any machine runs at once: a larger count is a mistake
