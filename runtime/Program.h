@@ -66,7 +66,7 @@ struct FunctionInfo {
 };
 
 // What a host loop needs to know about a training step (program.proto's
-// StepInfo): the compiler reads it from the graph before lowering.
+// StepInfo): the compiler states it (amp-describe-step).
 struct StepInfo {
   std::string function = "train_step";
   std::string loss;

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/ProgramWriter.h"
-#include "compiler/Target/StepInfo.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Rt/RtOps.h"
@@ -447,6 +446,33 @@ std::optional<rt::DType> runtimeDType(Type t) {
   if (t.isInteger(1))
     return rt::DType::I1;
   return std::nullopt;
+}
+
+/// The step information `f` carries (graph.step_info, which the graph
+/// dialect verified when it was parsed or set), or none.
+static std::optional<rt::StepInfo> readStepInfo(func::FuncOp f) {
+  auto d = f->getAttrOfType<DictionaryAttr>(graph::kStepInfoAttr);
+  if (!d)
+    return std::nullopt;
+  namespace key = graph::step_info;
+  rt::StepInfo info;
+  info.function = f.getSymName().str();
+  info.loss = d.getAs<StringAttr>(key::kLoss).getValue().str();
+  info.checksOverflow = d.getAs<BoolAttr>(key::kChecksOverflow).getValue();
+  info.staticScale =
+      d.getAs<FloatAttr>(key::kStaticScale).getValue().convertToDouble();
+  for (NamedAttribute e : d.getAs<DictionaryAttr>(key::kClasses))
+    info.classes[e.getName().str()] = cast<IntegerAttr>(e.getValue()).getInt();
+  for (NamedAttribute e : d.getAs<DictionaryAttr>(key::kIgnoreIndex))
+    info.ignoreIndex[e.getName().str()] =
+        cast<IntegerAttr>(e.getValue()).getInt();
+  for (Attribute w : d.getAs<ArrayAttr>(key::kWeights))
+    info.weights.insert(cast<StringAttr>(w).getValue().str());
+  for (NamedAttribute e : d.getAs<DictionaryAttr>(key::kWorkingCopies))
+    info.workingCopies[e.getName().str()] =
+        cast<StringAttr>(e.getValue()).getValue().str();
+  info.accumulate = d.getAs<IntegerAttr>(key::kAccumulate).getInt();
+  return info;
 }
 
 LogicalResult writeProgram(ModuleOp module, std::string &bytes,

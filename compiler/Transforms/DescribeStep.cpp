@@ -51,7 +51,7 @@ DictionaryAttr describe(func::FuncOp f) {
   bool checksOverflow = false;
   for (unsigned i = 0; i < f.getNumResults(); ++i)
     if (auto n = f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr))
-      checksOverflow |= n.getValue() == "found_inf";
+      checksOverflow |= n.getValue() == kFoundInfName;
   // A static scale is the constant the check and the updates divide by.
   double staticScale = 1;
   f.walk([&](amp::CheckFiniteOp check) {
@@ -88,13 +88,13 @@ DictionaryAttr describe(func::FuncOp f) {
         !f.getArgAttr(i, graph::kStateAttr))
       if (auto n = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr))
         weights.insert(n.getValue().str());
-  // amp-auto-cast's O2 working copy of weight w is the state `w.working`.
+  // The O2 working copy of weight w is the state `w.working`.
   SmallVector<NamedAttribute> workingCopies;
   for (unsigned i = 0; i < f.getNumArguments(); ++i)
     if (f.getArgAttr(i, graph::kStateAttr))
       if (auto n = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr)) {
         StringRef name = n.getValue();
-        if (name.consume_back(".working") && weights.count(name.str()))
+        if (name.consume_back(kWorkingCopySuffix) && weights.count(name.str()))
           workingCopies.push_back(b.getNamedAttr(name, n));
       }
   SmallVector<Attribute> weightNames;

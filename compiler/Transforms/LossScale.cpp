@@ -30,7 +30,6 @@ namespace {
 constexpr llvm::StringLiteral kScaleName = "loss_scale";
 constexpr llvm::StringLiteral kGoodName = "loss_scale.good_steps";
 constexpr llvm::StringLiteral kBadName = "loss_scale.bad_steps";
-constexpr llvm::StringLiteral kFoundInfName = "found_inf";
 
 std::string num(double v) {
   char text[32];

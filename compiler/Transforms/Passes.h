@@ -24,6 +24,10 @@ inline constexpr llvm::StringLiteral kStepName = "ampc.step";
 inline constexpr llvm::StringLiteral kMicroStepName = "ampc.micro_step";
 /// The suffix of a parameter's accumulated gradient (`<p>.grad_sum`).
 inline constexpr llvm::StringLiteral kGradSumSuffix = ".grad_sum";
+/// The suffix of a weight's O2 working copy state (`<w>.working`).
+inline constexpr llvm::StringLiteral kWorkingCopySuffix = ".working";
+/// The result amp-loss-scale adds: whether a gradient overflowed.
+inline constexpr llvm::StringLiteral kFoundInfName = "found_inf";
 
 } // namespace ampc
 

@@ -14,6 +14,7 @@
 #include "compiler/Transforms/StepState.h"
 
 #include "compiler/Transforms/ConvertElements.h"
+#include "compiler/Transforms/Passes.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 
@@ -48,7 +49,7 @@ LogicalResult makeWorkingCopiesState(func::FuncOp step) {
     auto pname = step.getArgAttrOfType<StringAttr>(p, graph::kNameAttr);
     std::string name =
         (pname ? pname.getValue().str() : "argument " + std::to_string(p)) +
-        ".working";
+        kWorkingCopySuffix.str();
     auto type = cast<RankedTensorType>(c.getType());
     auto init = step.getArgAttrOfType<ElementsAttr>(p, graph::kInitAttr);
     FailureOr<ElementsAttr> rounded = failure();

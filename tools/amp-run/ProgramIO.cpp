@@ -52,7 +52,8 @@ int writeProgramFile(mlir::ModuleOp module, const std::string &path,
 
 mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
                                  const std::string &modelPath,
-                                 rt::FunctionInfo &out, uint64_t *hash) {
+                                 rt::FunctionInfo &out, uint64_t *hash,
+                                 std::optional<rt::StepInfo> *step) {
   std::string bytes;
   if (mlir::failed(writeProgram(module, bytes)))
     return mlir::failure();
@@ -61,6 +62,8 @@ mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
   rt::ProgramInfo program;
   if (rt::Status s = rt::parseProgram(bytes, modelPath, program); !s)
     return fail(s.message()), mlir::failure();
+  if (step)
+    *step = std::move(program.step);
   for (rt::FunctionInfo &f : program.functions)
     if (f.name == name) {
       out = std::move(f);

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ampc::tools {
@@ -30,12 +31,14 @@ int writeProgramFile(mlir::ModuleOp module, const std::string &path,
 
 /// Serializes `module` (lowered to rt) and parses function `name` back into
 /// `out`; `hash`, when given, gets the FNV-1a (64 bits) of the Program's
-/// bytes. `modelPath` prefixes the runtime's messages. Returns failure after
+/// bytes, and `step` the Program's StepInfo (none in an inference Program).
+/// `modelPath` prefixes the runtime's messages. Returns failure after
 /// printing the error.
 mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
                                  const std::string &modelPath,
                                  rt::FunctionInfo &out,
-                                 uint64_t *hash = nullptr);
+                                 uint64_t *hash = nullptr,
+                                 std::optional<rt::StepInfo> *step = nullptr);
 
 } // namespace ampc::tools
 

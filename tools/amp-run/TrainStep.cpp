@@ -4,7 +4,6 @@
 
 #include "tools/amp-run/ProgramIO.h"
 
-#include "compiler/Target/StepInfo.h"
 #include "dialects/Graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,20 +35,20 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
   buildLoweringPipeline(pm, o.lowering);
   if (failed(pm.run(*module)))
     return failure();
-  // amp-describe-step stated the step's facts on it; lowering keeps them.
-  auto step = module->lookupSymbol<func::FuncOp>("train_step");
-  std::optional<StepInfo> info = step ? readStepInfo(step) : std::nullopt;
-  if (!info)
-    return fail(modelPath + ": the compiled @train_step has no " +
-                graph::kStepInfoAttr);
-  out.info = std::move(*info);
   FailureOr<ArenaBytes> arena = measureArena(*module, "train_step");
   if (failed(arena))
     return fail(modelPath + ": the lowered @train_step has no planned arena");
   out.trainArena = *arena;
+  // The step's facts (amp-describe-step's graph.step_info) as the Program
+  // carries them, read as amp-exec reads them.
+  std::optional<StepInfo> info;
   if (failed(loadFunction(*module, "train_step", modelPath, out.train,
-                          &out.programHash)))
+                          &out.programHash, &info)))
     return failure();
+  if (!info)
+    return fail(modelPath + ": the compiled @train_step has no " +
+                graph::kStepInfoAttr);
+  out.info = std::move(*info);
   module = nullptr; // its weights are in out.train now
 
   if (!evalModule)

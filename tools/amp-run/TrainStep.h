@@ -3,8 +3,8 @@
 // amp-run compiles one imported model up to twice (the run's precision and,
 // for the memory figures and --compare-fp32, f32), each into a train_step and
 // a forward function that evaluates the test split with the same precision.
-// What the host loop needs to know about the step is read from the graph
-// before it is lowered.
+// What the host loop needs to know about the step comes with it, as the
+// Program's StepInfo (amp-describe-step's graph.step_info).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_TOOLS_AMPRUN_TRAINSTEP_H
