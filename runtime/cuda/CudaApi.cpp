@@ -192,14 +192,18 @@ Status loadCudnn(const CudaApi *&out) {
   return Status::ok();
 }
 
-Status cuError(const CudaApi &api, CUresult r, const char *call) {
-  const char *name = nullptr, *text = nullptr;
+std::string cuErrorName(const CudaApi &api, CUresult r) {
+  const char *name = nullptr;
   if (api.cuGetErrorName)
     api.cuGetErrorName(r, &name);
+  return name ? name : "CUresult " + std::to_string(int(r));
+}
+
+Status cuError(const CudaApi &api, CUresult r, const char *call) {
+  const char *text = nullptr;
   if (api.cuGetErrorString)
     api.cuGetErrorString(r, &text);
-  std::string m = std::string(call) + " failed: " +
-                  (name ? name : "CUresult " + std::to_string(int(r)));
+  std::string m = std::string(call) + " failed: " + cuErrorName(api, r);
   if (text)
     m += std::string(" (") + text + ")";
   return Status::error(m);

@@ -64,6 +64,8 @@ Status openCudaLibrary(const std::vector<const char *> &names, void *&handle,
 
 // "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
 Status cuError(const CudaApi &api, CUresult r, const char *call);
+// The driver's name of `r` ("CUDA_ERROR_INVALID_VALUE"), or "CUresult N".
+std::string cuErrorName(const CudaApi &api, CUresult r);
 Status cublasError(cublasStatus_t r, const char *call);
 Status cudnnError(const CudaApi &api, cudnnStatus_t r, const char *call);
 

@@ -33,12 +33,7 @@ GraphEnv graphEnv() {
 
 // "cuGraphInstantiate (CUDA_ERROR_INVALID_VALUE)".
 std::string describeCall(const CudaApi &api, const char *call, CUresult r) {
-  const char *name = nullptr;
-  if (api.cuGetErrorName)
-    api.cuGetErrorName(r, &name);
-  return std::string(call) + " (" +
-         (name ? std::string(name) : "CUresult " + std::to_string(int(r))) +
-         ")";
+  return std::string(call) + " (" + cuErrorName(api, r) + ")";
 }
 
 } // namespace

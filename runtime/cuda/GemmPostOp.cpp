@@ -101,9 +101,8 @@ Status preparePostOp(const cpu::OpCall &call, const EpilogueInfo &e,
   };
   // The op's own attributes: the gemm's are none of its business.
   Attrs attrs;
-  for (const auto &[key, v] : call.attrs->all())
-    if (key == "approximate")
-      attrs.setString(key, v.s);
+  if (const AttrValue *v = call.attrs->find("approximate"))
+    attrs.setString("approximate", v->s);
   cpu::OpCall post;
   post.op = e.op;
   post.attrs = &attrs;
