@@ -3,11 +3,16 @@
 # has them, ampc-cuda-unittests and ampc-gemm-peak) to carry to a Linux
 # machine without our packages (the GPU machine: Ubuntu 24.04, glibc 2.39,
 # no protobuf, OpenBLAS or GoogleTest): libstdc++, libgcc, protobuf, zlib
-# and OpenBLAS (with the Fortran runtime it needs) are linked in statically,
-# so the binaries need only glibc (<= 2.36, this machine's) and, at run
-# time, the CUDA driver, cuBLASLt and cuDNN the CUDA backend loads itself.
-# Prints each binary's ldd and the newest GLIBC_ symbol version it needs,
-# and packs them into OUT_DIR.tar.xz (a few MiB: what to carry).
+# and OpenBLAS (with the Fortran runtime it needs) are linked in statically.
+# Debian has no static oneDNN: libdnnl.so.2, with the libOpenCL.so.1 it
+# needs (CARRIED below), is copied into OUT_DIR beside the binaries, which
+# then run with LD_LIBRARY_PATH=OUT_DIR and need besides only glibc (<= 2.36,
+# this machine's), libgomp, libstdc++ and libgcc_s (GCC's runtime, which a
+# machine with nvcc has, newer: not carried, so as not to shadow it for
+# other programs) and, at run time, the CUDA driver, cuBLASLt and cuDNN the
+# CUDA backend loads itself. Prints each binary's ldd and the
+# newest GLIBC_ symbol version it needs, and packs them with the carried
+# libraries into OUT_DIR.tar.xz (what to carry).
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -54,21 +59,37 @@ for t in ampc-cuda-unittests ampc-gemm-peak; do
 done
 ninja -C "$build" "${targets[@]}"
 
+# Shared libraries without a static archive here, carried beside the
+# binaries (resolved where this machine's loader finds them).
+CARRIED=(libdnnl.so.2 libOpenCL.so.1)
 mkdir -p "$out"
+carried=()
+for t in "${targets[@]}"; do
+  for lib in "${CARRIED[@]}"; do
+    path=$(ldd "$build/bin/$t" | awk -v l="$lib" '$1 == l { print $3 }')
+    if [ -n "$path" ] && [ ! -f "$out/$lib" ]; then
+      cp -L "$path" "$out/$lib"
+      carried+=("$lib")
+    fi
+  done
+done
 status=0
 for t in "${targets[@]}"; do
   cp "$build/bin/$t" "$out/$t"
   echo "== $out/$t"
-  ldd "$out/$t" || true
+  LD_LIBRARY_PATH=$out ldd "$out/$t" || true
   newest=$(objdump -T "$out/$t" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
   echo "newest glibc symbol: $newest"
   if [ "$(printf '%s\n' "$newest" GLIBC_2.36 | sort -V | tail -1)" != GLIBC_2.36 ]; then
     echo "build-portable.sh: $t needs $newest, newer than GLIBC_2.36" >&2
     status=1
   fi
-  # Only glibc's own libraries may remain (a list of what is allowed, so a
-  # new dependency cannot slip through).
-  if ldd "$out/$t" | grep -Ev '^\s*(linux-vdso\.so|/lib64/ld-linux|(libc|libm|libdl|libpthread|librt)\.so)' | grep -q .; then
+  # Only glibc's own libraries, GCC's runtime and what is carried may
+  # remain (a list of what is allowed, so a new dependency
+  # cannot slip through).
+  if LD_LIBRARY_PATH=$out ldd "$out/$t" |
+      grep -Ev '^\s*(linux-vdso\.so|/lib64/ld-linux|(libc|libm|libdl|libpthread|librt|libgomp|libstdc\+\+|libgcc_s)\.so)' |
+      grep -v "=> $out/" | grep -q .; then
     echo "build-portable.sh: $t still links a shared library the GPU" \
          "machine lacks (see ldd above)" >&2
     status=1
@@ -76,6 +97,6 @@ for t in "${targets[@]}"; do
 done
 # The binaries embed every kernel's fatbin (tens of MiB each); compressed
 # they fit the 64 MiB that can be carried to the GPU machine.
-tar -C "$out" -cJf "$out.tar.xz" "${targets[@]}"
+tar -C "$out" -cJf "$out.tar.xz" "${targets[@]}" "${carried[@]}"
 du -b "$out"/* "$out.tar.xz"
 exit $status

@@ -103,15 +103,21 @@ work=$(mktemp -d /tmp/ampc-first-run.XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
 
 # The binaries: packed for the GPU machine, links for the dry run.
-if [ -f "$carry/bin.tar.gz" ]; then
+if [ -f "$carry/bin.tar.xz" ]; then
   mkdir -p "$work/bin"
-  tar -C "$work/bin" -xzf "$carry/bin.tar.gz" ||
-    { echo "bench/gpu/first-run.sh: unpacking $carry/bin.tar.gz failed" >&2; exit 1; }
+  # Python's tarfile reads xz without the xz tool, which the GPU machine
+  # need not have.
+  "$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$carry/bin.tar.xz" "$work/bin" ||
+    { echo "bench/gpu/first-run.sh: unpacking $carry/bin.tar.xz failed" >&2; exit 1; }
   bin=$work/bin
+  # oneDNN and its OpenCL loader travel beside the binaries
+  # (scripts/build-portable.sh).
+  export LD_LIBRARY_PATH=$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 elif [ -d "$carry/bin" ]; then
   bin=$(cd "$carry/bin" && pwd)
 else
-  echo "bench/gpu/first-run.sh: neither $carry/bin.tar.gz nor $carry/bin exists: run bench/gpu/prepare.sh first" >&2
+  echo "bench/gpu/first-run.sh: neither $carry/bin.tar.xz nor $carry/bin exists: run bench/gpu/prepare.sh first" >&2
   exit 1
 fi
 programs=$carry/programs/bench

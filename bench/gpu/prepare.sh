@@ -2,7 +2,7 @@
 # bench/gpu/prepare.sh: everything bench/gpu/first-run.sh needs on the GPU
 # machine, built HERE (no GPU needed), into ROOT/carry (default ROOT:
 # build-gpubench), the one folder the device call carries:
-#   carry/bin.tar.gz        amp-exec, ampc-cuda-unittests, ampc-gemm-peak,
+#   carry/bin.tar.xz        amp-exec, ampc-cuda-unittests, ampc-gemm-peak,
 #                           stripped and compressed (each links OpenBLAS and
 #                           the CUDA fatbins statically: about 80 MB as they
 #                           are, 22 MB packed); first-run.sh unpacks them
@@ -124,7 +124,14 @@ if [ $dry = 1 ]; then
 else
   stage=$(mktemp -d)
   for t in "${TOOLS[@]}"; do strip -o "$stage/$t" "$root/bin/$t"; done
-  tar -C "$stage" -czf "$root/carry/bin.tar.gz" "${TOOLS[@]}"
+  # The shared libraries build-portable.sh carries (oneDNN and its OpenCL
+  # loader); first-run.sh puts them on LD_LIBRARY_PATH.
+  libs=()
+  for f in "$root"/bin/*.so.*; do
+    [ -f "$f" ] && cp "$f" "$stage/" && libs+=("$(basename "$f")")
+  done
+  # xz: oneDNN alone is 11 MB gzipped, 7 MB in xz.
+  tar -C "$stage" -cJf "$root/carry/bin.tar.xz" "${TOOLS[@]}" "${libs[@]}"
   rm -rf "$stage"
 fi
 
