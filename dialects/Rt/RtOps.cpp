@@ -104,7 +104,7 @@ static LogicalResult verifyEpilogue(KernelOp k, StringRef name) {
   Operation *gemm = ops[0], *post = ops[1];
   unsigned n = gemm->getNumOperands();
   for (auto [i, v] : llvm::enumerate(gemm->getOperands()))
-    if (v != body.getArgument(i))
+    if (i >= body.getNumArguments() || v != body.getArgument(i))
       return k.emitOpError("with epilogue '")
              << name << "': the gemm must take the leading inputs in order";
   if (n == 3 && !e->takesBias())

@@ -158,3 +158,17 @@ func.func @epilogue_gemm_operands(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) {
   }
   return
 }
+
+// -----
+
+// A gemm with c over a body of two arguments: c cannot be a third input.
+func.func @epilogue_gemm_more_operands_than_inputs(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) {
+  // expected-error @+1 {{'rt.kernel' op with epilogue 'relu': the gemm must take the leading inputs in order}}
+  %k = rt.kernel "gemm"(%x, %y) at [0] {epilogue = "relu"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>):
+    %0 = graph.gemm %a, %b, %b : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %1 = graph.relu %0 : tensor<2x2xf32>
+    rt.yield %1 : tensor<2x2xf32>
+  }
+  return
+}
