@@ -8,6 +8,7 @@
 #include "runtime/Program.h"
 
 #include "runtime/ByteSize.h"
+#include "runtime/ops/Check.h"
 #include "runtime/program.pb.h"
 
 #include <cmath>
@@ -269,7 +270,7 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
       info.outputs.push_back(id);
     }
     for (const pb::Step &s : k.steps()) {
-      cpu::FusedStep step;
+      ops::FusedStep step;
       step.op = s.op();
       step.operands.assign(s.operands().begin(), s.operands().end());
       std::string sw = what + " step " + std::to_string(info.steps.size());
@@ -358,7 +359,8 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
   for (size_t k = 0; k < fn.kernels.size(); ++k) {
     const KernelInfo &kern = fn.kernels[k];
     const int64_t ki = static_cast<int64_t>(k);
-    bool elementwise = cpu::isElementwiseKernel(kern.kind);
+    const ops::Aliasing aliasing = ops::aliasingOf(kern.kind);
+    const bool elementwise = aliasing == ops::Aliasing::Elementwise;
     for (size_t j = 0; j < kern.outputs.size(); ++j) {
       const int out = kern.outputs[j];
       for (size_t v = 0; v < nv; ++v) {
@@ -379,9 +381,10 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
         bool inPlace = readHere && !live && elementwise &&
                        kern.outputs.size() == 1 && x.offset == y.offset &&
                        x.dtype == y.dtype && x.shape == y.shape;
-        bool overParam =
-            isParam[v] && updateOf[v] == out && !live && x.offset == y.offset &&
-            (!readHere || elementwise || cpu::isInPlaceUpdateKernel(kern.kind));
+        bool overParam = isParam[v] && updateOf[v] == out && !live &&
+                         x.offset == y.offset &&
+                         (!readHere || elementwise ||
+                          aliasing == ops::Aliasing::InPlaceUpdate);
         if (overParam)
           continue;
         if (isParam[v] || !inPlace)

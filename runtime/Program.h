@@ -12,7 +12,7 @@
 
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
-#include "runtime/cpu/CpuKernels.h"
+#include "runtime/ops/OpCall.h"
 
 #include <cstdint>
 #include <map>
@@ -44,7 +44,7 @@ struct KernelInfo {
   Attrs attrs;
   std::vector<int> inputs; // -1: absent optional
   std::vector<int> outputs;
-  std::vector<cpu::FusedStep> steps;
+  std::vector<ops::FusedStep> steps;
   std::string location;
   std::string describe(size_t index) const; // "kernel 3 (gemm at 'fc1')"
 };

@@ -8,7 +8,8 @@
 
 #include "runtime/CpuSession.h"
 #include "runtime/HostMemory.h"
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/TypedIO.h"
+#include "runtime/ops/Check.h"
 #if AMPC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"
 #endif
@@ -50,8 +51,8 @@ NonFiniteCount countNonFinite(const TensorView &t) {
   if (!isFloat(t.dtype))
     return {};
   if (t.dtype == DType::F64)
-    return countChunks<double>(t, cpu::loadF64);
-  return countChunks<float>(t, cpu::loadF32);
+    return countChunks<double>(t, loadF64);
+  return countChunks<float>(t, loadF32);
 }
 
 bool overlaps(const TensorView &a, const TensorView &b) {
@@ -206,7 +207,7 @@ Status Session::planUpdateCopies(std::vector<UpdateCopy> &copies,
 Status Session::buildCalls() {
   for (size_t k = 0; k < fn_.kernels.size(); ++k) {
     const KernelInfo &kern = fn_.kernels[k];
-    cpu::OpCall call;
+    ops::OpCall call;
     call.op = kern.kind;
     call.attrs = &kern.attrs;
     call.steps = &kern.steps;
@@ -216,7 +217,7 @@ Status Session::buildCalls() {
     }
     for (int id : kern.outputs)
       call.outputs.push_back(view(id));
-    AMPC_RETURN_IF_ERROR(cpu::checkKernel(call).withContext(
+    AMPC_RETURN_IF_ERROR(ops::checkKernel(call).withContext(
         "function '" + fn_.name + "': " + kern.describe(k)));
     calls_.push_back(std::move(call));
   }
@@ -224,7 +225,7 @@ Status Session::buildCalls() {
 }
 
 bool Session::inputsNonFinite(size_t k, bool overwritten) const {
-  const cpu::OpCall &call = calls_[k];
+  const ops::OpCall &call = calls_[k];
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     if (!call.present[i])
       continue;
@@ -242,7 +243,7 @@ bool Session::inputsNonFinite(size_t k, bool overwritten) const {
 }
 
 void Session::probeOutputs(size_t k, bool inputsBad) {
-  const cpu::OpCall &call = calls_[k];
+  const ops::OpCall &call = calls_[k];
   for (size_t o = 0; o < call.outputs.size(); ++o) {
     const TensorView &out = call.outputs[o];
     TensorView host;

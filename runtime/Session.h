@@ -161,7 +161,7 @@ protected:
   }
 
   FunctionInfo fn_;
-  std::vector<cpu::OpCall> calls_; // one per kernel, in order
+  std::vector<ops::OpCall> calls_; // one per kernel, in order
   std::vector<bool> inputSet_;
   uint64_t runs_ = 0;
   bool probe_ = false;

@@ -17,7 +17,10 @@
 #include "runtime/cpu/Blas.h"
 #include "runtime/cpu/DnnlKernels.h"
 #include "runtime/cpu/GemmPostOp.h"
-#include "runtime/cpu/WindowGeometry.h"
+#include "runtime/cpu/Im2Col.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/ContractionPlan.h"
+#include "runtime/ops/EpilogueChecks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -66,55 +69,6 @@ struct ContractionPrepared final : PreparedKernel {
 // matmul
 //===----------------------------------------------------------------------===//
 
-struct MatmulPlan {
-  Shape out;
-  int64_t m = 0, k = 0, n = 0, batch = 1;
-  Shape batchShape, aBatch, bBatch; // aligned to batchShape's rank
-};
-
-Status planMatmul(const Shape &a, const Shape &b, MatmulPlan &p) {
-  if (a.empty() || b.empty())
-    return Status::error("operands must have rank >= 1, got lhs " +
-                         shapeStr(a) + " and rhs " + shapeStr(b));
-  Shape pa = a, pb = b;
-  bool aVec = pa.size() == 1, bVec = pb.size() == 1;
-  if (aVec)
-    pa.insert(pa.begin(), 1);
-  if (bVec)
-    pb.push_back(1);
-  p.m = pa[pa.size() - 2];
-  p.k = pa.back();
-  p.n = pb.back();
-  if (pb[pb.size() - 2] != p.k)
-    return Status::error("contracting dimensions differ: lhs " + shapeStr(a) +
-                         " has " + std::to_string(p.k) + ", rhs " +
-                         shapeStr(b) + " has " +
-                         std::to_string(pb[pb.size() - 2]));
-  size_t ra = pa.size() - 2, rb = pb.size() - 2, r = std::max(ra, rb);
-  p.batchShape.assign(r, 1);
-  p.aBatch.assign(r, 1);
-  p.bBatch.assign(r, 1);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t da = i < r - ra ? 1 : pa[i - (r - ra)];
-    int64_t db = i < r - rb ? 1 : pb[i - (r - rb)];
-    if (da != db && da != 1 && db != 1)
-      return Status::error(
-          "batch dimensions of lhs " + shapeStr(a) + " and rhs " + shapeStr(b) +
-          " do not broadcast (dimension " + std::to_string(i) + ": " +
-          std::to_string(da) + " vs " + std::to_string(db) + ")");
-    p.aBatch[i] = da;
-    p.bBatch[i] = db;
-    p.batchShape[i] = da == 1 ? db : da;
-  }
-  p.batch = product(p.batchShape, 0, r);
-  p.out = p.batchShape;
-  if (!aVec)
-    p.out.push_back(p.m);
-  if (!bVec)
-    p.out.push_back(p.n);
-  return Status::ok();
-}
-
 // Offset (in matrices) of batch `idx`'s operand with batch dims `dims`.
 int64_t batchOffset(const Shape &full, const Shape &dims, int64_t idx) {
   int64_t off = 0, stride = 1;
@@ -126,16 +80,6 @@ int64_t batchOffset(const Shape &full, const Shape &dims, int64_t idx) {
     stride *= dims[i];
   }
   return off;
-}
-
-Status checkMatmul(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
-  const TensorView &a = call.inputs[0], &b = call.inputs[1];
-  AMPC_RETURN_IF_ERROR(checkNumeric(a, "lhs"));
-  AMPC_RETURN_IF_ERROR(checkSameDType(b, "rhs", a.dtype, "lhs"));
-  MatmulPlan p;
-  AMPC_RETURN_IF_ERROR(planMatmul(a.shape, b.shape, p));
-  return checkOutput(call, 0, "output", p.out, a.dtype);
 }
 
 template <typename T>
@@ -270,63 +214,6 @@ Status runMatmul(const OpCall &call, CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 // gemm
 //===----------------------------------------------------------------------===//
-
-struct GemmAttrs {
-  double alpha = 1, beta = 1;
-  bool transA = false, transB = false;
-};
-
-Status readGemmAttrs(const Attrs &attrs, GemmAttrs &g) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 1.0, g.alpha));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", 1.0, g.beta));
-  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_a", false, g.transA));
-  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_b", false, g.transB));
-  return Status::ok();
-}
-
-Status checkGemm(const OpCall &call) {
-  const EpilogueInfo *epi = nullptr;
-  if (call.attrs)
-    AMPC_RETURN_IF_ERROR(readEpilogue(*call.attrs, epi));
-  // With an epilogue, c keeps its slot (-1 when absent) before the
-  // epilogue's input.
-  size_t inputs = 3 + (epi && epi->hasExtraInput() ? 1 : 0);
-  size_t outputs = 1 + (epi && epi->hasExtraOutput() ? 1 : 0);
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, inputs, outputs));
-  if (epi && call.inputs.size() != inputs)
-    return Status::error("with epilogue '" + std::string(epi->name) +
-                         "' expects " + std::to_string(inputs) +
-                         " inputs (c absent or not), got " +
-                         std::to_string(call.inputs.size()));
-  GemmAttrs g;
-  AMPC_RETURN_IF_ERROR(readGemmAttrs(*call.attrs, g));
-  const TensorView &a = call.inputs[0], &b = call.inputs[1];
-  AMPC_RETURN_IF_ERROR(checkNumeric(a, "a"));
-  AMPC_RETURN_IF_ERROR(checkSameDType(b, "b", a.dtype, "a"));
-  if (a.rank() != 2 || b.rank() != 2)
-    return Status::error("a and b must be 2-D, got " + shapeStr(a.shape) +
-                         " and " + shapeStr(b.shape));
-  int64_t m = g.transA ? a.shape[1] : a.shape[0];
-  int64_t k1 = g.transA ? a.shape[0] : a.shape[1];
-  int64_t k2 = g.transB ? b.shape[1] : b.shape[0];
-  int64_t n = g.transB ? b.shape[0] : b.shape[1];
-  if (k1 != k2)
-    return Status::error("contracting dimensions differ: a " +
-                         shapeStr(a.shape) + (g.transA ? " (transposed)" : "") +
-                         " has " + std::to_string(k1) + ", b " +
-                         shapeStr(b.shape) + (g.transB ? " (transposed)" : "") +
-                         " has " + std::to_string(k2));
-  Shape out{m, n};
-  if (hasInput(call, 2)) {
-    const TensorView &c = call.inputs[2];
-    AMPC_RETURN_IF_ERROR(checkSameDType(c, "c", a.dtype, "a"));
-    if (!broadcastsTo(c.shape, out))
-      return Status::error("c of shape " + shapeStr(c.shape) +
-                           " does not broadcast to " + shapeStr(out));
-  }
-  AMPC_RETURN_IF_ERROR(checkOutput(call, 0, "output", out, a.dtype));
-  return epi ? checkEpilogue(call, *epi, m, n, g.transA) : Status::ok();
-}
 
 // Index into a c broadcast to [m, n] (c has rank <= 2).
 struct BroadcastC {
@@ -472,7 +359,7 @@ Status runGemm(const OpCall &call, CpuContext &ctx) {
   GemmAttrs g;
   AMPC_RETURN_IF_ERROR(readGemmAttrs(*call.attrs, g));
   const EpilogueInfo *epi;
-  AMPC_RETURN_IF_ERROR(readEpilogue(*call.attrs, epi));
+  AMPC_RETURN_IF_ERROR(ops::readEpilogue(*call.attrs, epi));
   DType t = call.inputs[0].dtype;
   std::shared_ptr<const PreparedKernel> local;
   const ContractionPrepared *prep = nullptr;
@@ -481,7 +368,7 @@ Status runGemm(const OpCall &call, CpuContext &ctx) {
   if (prep)
     return runGemmDnnl(call, g, epi, *prep->matmul, ctx);
   if (isInt(t))
-    runGemmInt(call, g); // checkGemm refuses an epilogue here
+    runGemmInt(call, g); // ops::checkGemm refuses an epilogue here
   else if (t == DType::F64)
     runGemmFloat<double>(call, g, epi, ctx);
   else
@@ -492,24 +379,6 @@ Status runGemm(const OpCall &call, CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 // conv2d
 //===----------------------------------------------------------------------===//
-
-Status checkConv(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
-  const TensorView &x = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  AMPC_RETURN_IF_ERROR(
-      checkSameDType(call.inputs[1], "filter", x.dtype, "input"));
-  ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planConv(*call.attrs, x.shape, call.inputs[1].shape, p));
-  if (hasInput(call, 2)) {
-    const TensorView &bias = call.inputs[2];
-    AMPC_RETURN_IF_ERROR(checkSameDType(bias, "bias", x.dtype, "input"));
-    if (bias.shape != Shape{p.o})
-      return Status::error("bias must have shape [" + std::to_string(p.o) +
-                           "], got " + shapeStr(bias.shape));
-  }
-  return checkOutput(call, 0, "output", Shape{p.n, p.o, p.oh, p.ow}, x.dtype);
-}
 
 template <typename T>
 void runConvT(const OpCall &call, const ConvPlan &p, const CpuContext &ctx) {
@@ -577,9 +446,9 @@ Status runConv(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addContractionKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"matmul", checkMatmul, runMatmul, prepareMatmul});
-  out.push_back({"gemm", checkGemm, runGemm, prepareGemm});
-  out.push_back({"conv2d", checkConv, runConv, prepareConv});
+  out.push_back({"matmul", runMatmul, prepareMatmul});
+  out.push_back({"gemm", runGemm, prepareGemm});
+  out.push_back({"conv2d", runConv, prepareConv});
   addPoolingKernels(out);
 }
 

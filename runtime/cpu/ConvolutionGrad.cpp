@@ -10,7 +10,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Blas.h"
 #include "runtime/cpu/DnnlKernels.h"
-#include "runtime/cpu/WindowGeometry.h"
+#include "runtime/cpu/Im2Col.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/ContractionPlan.h"
 
 namespace ampc::rt::cpu {
 namespace {
@@ -23,54 +25,9 @@ constexpr int64_t kMaxBatchSlices = 8;
 // Upper bound on the partial gradients' elements, all slices together.
 constexpr int64_t kMaxPartialElements = int64_t(1) << 24;
 
-// The forward output shape the plan gives must be grad's shape.
-Status checkGradShape(const TensorView &grad, const ConvPlan &p,
-                      const std::string &what) {
-  Shape fwd{p.n, p.o, p.oh, p.ow};
-  if (grad.shape != fwd)
-    return Status::error("grad has shape " + shapeStr(grad.shape) +
-                         " but conv2d of " + what + " gives " + shapeStr(fwd));
-  return Status::ok();
-}
-
-// `other` is the filter (backward data) or the input (backward filter).
-Status checkOperands(const OpCall &call, const char *other) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
-  const TensorView &g = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
-  AMPC_RETURN_IF_ERROR(checkSameDType(call.inputs[1], other, g.dtype, "grad"));
-  const TensorView &out = call.outputs[0];
-  return checkSameDType(out, "output", g.dtype, "grad");
-}
-
-Status planBackwardData(const OpCall &call, ConvPlan &p) {
-  const Shape &out = call.outputs[0].shape;
-  if (out.size() != 4)
-    return Status::error("output (the conv2d input's gradient) must be 4-D "
-                         "NCHW, got " +
-                         shapeStr(out));
-  return planConv(*call.attrs, out, call.inputs[1].shape, p);
-}
-
-Status planBackwardFilter(const OpCall &call, ConvPlan &p) {
-  const Shape &out = call.outputs[0].shape;
-  if (out.size() != 4)
-    return Status::error("output (the filter's gradient) must be 4-D OIHW, "
-                         "got " +
-                         shapeStr(out));
-  return planConv(*call.attrs, call.inputs[1].shape, out, p);
-}
-
 //===----------------------------------------------------------------------===//
 // conv2d_backward_data
 //===----------------------------------------------------------------------===//
-
-Status checkBackwardData(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkOperands(call, "filter"));
-  ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
-  return checkGradShape(call.inputs[0], p, "the output shape and the filter");
-}
 
 template <typename T>
 void runBackwardDataT(const OpCall &call, const ConvPlan &p,
@@ -109,14 +66,14 @@ void runBackwardDataT(const OpCall &call, const ConvPlan &p,
 Status prepareBackwardData(const OpCall &call,
                            std::shared_ptr<const PreparedKernel> &out) {
   ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
+  AMPC_RETURN_IF_ERROR(planConvBackwardData(call, p));
   return prepareConvPass(p, DnnlConvPass::BackwardData, call.inputs[0].dtype,
                          false, out);
 }
 
 Status runBackwardData(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planBackwardData(call, p));
+  AMPC_RETURN_IF_ERROR(planConvBackwardData(call, p));
   bool ran = false;
   AMPC_RETURN_IF_ERROR(
       runConvPassIfPrepared(call, prepareBackwardData, ctx, ran));
@@ -132,13 +89,6 @@ Status runBackwardData(const OpCall &call, CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 // conv2d_backward_filter
 //===----------------------------------------------------------------------===//
-
-Status checkBackwardFilter(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkOperands(call, "input"));
-  ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
-  return checkGradShape(call.inputs[0], p, "the input and the output shape");
-}
 
 template <typename T>
 void runBackwardFilterT(const OpCall &call, const ConvPlan &p,
@@ -201,14 +151,14 @@ void runBackwardFilterT(const OpCall &call, const ConvPlan &p,
 Status prepareBackwardFilter(const OpCall &call,
                              std::shared_ptr<const PreparedKernel> &out) {
   ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
+  AMPC_RETURN_IF_ERROR(planConvBackwardFilter(call, p));
   return prepareConvPass(p, DnnlConvPass::BackwardFilter, call.inputs[0].dtype,
                          false, out);
 }
 
 Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
-  AMPC_RETURN_IF_ERROR(planBackwardFilter(call, p));
+  AMPC_RETURN_IF_ERROR(planConvBackwardFilter(call, p));
   bool ran = false;
   AMPC_RETURN_IF_ERROR(
       runConvPassIfPrepared(call, prepareBackwardFilter, ctx, ran));
@@ -224,10 +174,9 @@ Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addConvolutionGradKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"conv2d_backward_data", checkBackwardData, runBackwardData,
-                 prepareBackwardData});
-  out.push_back({"conv2d_backward_filter", checkBackwardFilter,
-                 runBackwardFilter, prepareBackwardFilter});
+  out.push_back({"conv2d_backward_data", runBackwardData, prepareBackwardData});
+  out.push_back(
+      {"conv2d_backward_filter", runBackwardFilter, prepareBackwardFilter});
 }
 
 } // namespace ampc::rt::cpu

@@ -37,39 +37,7 @@ const KernelEntry *find(const std::string &op) {
   return findByName(table(), op);
 }
 
-// The compiler's graph.accumulate: the type a low-precision contraction or
-// reduction accumulates in. Every kernel here computes f16/bf16 in f32
-// (TypedIO.h), so f32 is the only value this backend can honour; anything
-// else is refused at load time rather than silently run in f32.
-Status checkAccumulate(const Attrs &attrs) {
-  const AttrValue *a = attrs.find("graph.accumulate");
-  if (!a)
-    return Status::ok();
-  if (a->kind != AttrValue::Kind::String || a->s != "f32")
-    return Status::error("graph.accumulate is " +
-                         (a->kind == AttrValue::Kind::String
-                              ? "'" + a->s + "'"
-                              : std::string("not a type name")) +
-                         ", but the CPU backend accumulates in f32 only");
-  return Status::ok();
-}
-
 } // namespace
-
-Status checkKernel(const OpCall &call) {
-  const KernelEntry *e = find(call.op);
-  if (!e)
-    return Status::error("the CPU backend has no kernel for op '" + call.op +
-                         "'");
-  if (call.present.size() != call.inputs.size())
-    return Status::error("op '" + call.op + "': input presence list has " +
-                         std::to_string(call.present.size()) + " entries for " +
-                         std::to_string(call.inputs.size()) + " inputs");
-  Status s = checkAccumulate(*call.attrs);
-  if (s)
-    s = e->check(call);
-  return s.withContext("op '" + call.op + "'");
-}
 
 Status prepareKernel(OpCall &call) {
   const KernelEntry *e = find(call.op);
@@ -86,11 +54,6 @@ Status runKernel(const OpCall &call, CpuContext &ctx) {
   if (Status s = e->run(call, ctx); !s)
     return s.withContext("op '" + call.op + "'");
   return Status::ok();
-}
-
-bool isInPlaceUpdateKernel(const std::string &op) {
-  return op == "sgd_update" || op == "momentum_update" || op == "adam_update" ||
-         op == "adagrad_update";
 }
 
 std::vector<std::string> kernelNames() { return namesOf(table()); }

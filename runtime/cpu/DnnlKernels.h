@@ -11,7 +11,7 @@
 
 #include "runtime/cpu/Dnnl.h"
 #include "runtime/cpu/KernelHelpers.h"
-#include "runtime/cpu/WindowGeometry.h"
+#include "runtime/ops/WindowGeometry.h"
 
 namespace ampc::rt::cpu::kh {
 

@@ -15,10 +15,11 @@
 // they hold: the GEMM epilogues.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/TypedIO.h"
 #include "runtime/cpu/Activation.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/ops/ElementwisePlan.h"
 
 #include <algorithm>
 #include <atomic>
@@ -30,120 +31,7 @@
 namespace ampc::rt::cpu {
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Op table and type rules
-//===----------------------------------------------------------------------===//
-
-enum class OpKind {
-  Relu,
-  Tanh,
-  Sigmoid,
-  Erf,
-  Exp,
-  Log,
-  Sqrt,
-  Reciprocal,
-  Neg,
-  Abs,
-  Gelu,
-  LeakyRelu,
-  Clip,
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Pow,
-  Where,
-  Cast,
-  ReluGrad,
-  AbsGrad,
-  LeakyReluGrad,
-  GeluGrad,
-  ClipGrad
-};
-
-// How an op's operand and result dtypes relate.
-// Grad: (grad, input) -> d loss / d input, all one float dtype.
-enum class Sig {
-  FloatUnary,
-  NumUnary,
-  NumBinary,
-  FloatBinary,
-  Where,
-  Cast,
-  Grad
-};
-
-struct OpInfo {
-  const char *name;
-  OpKind kind;
-  Sig sig;
-};
-
-constexpr OpInfo kOps[] = {
-    {"relu", OpKind::Relu, Sig::FloatUnary},
-    {"tanh", OpKind::Tanh, Sig::FloatUnary},
-    {"sigmoid", OpKind::Sigmoid, Sig::FloatUnary},
-    {"erf", OpKind::Erf, Sig::FloatUnary},
-    {"exp", OpKind::Exp, Sig::FloatUnary},
-    {"log", OpKind::Log, Sig::FloatUnary},
-    {"sqrt", OpKind::Sqrt, Sig::FloatUnary},
-    {"reciprocal", OpKind::Reciprocal, Sig::FloatUnary},
-    {"neg", OpKind::Neg, Sig::NumUnary},
-    {"abs", OpKind::Abs, Sig::NumUnary},
-    {"gelu", OpKind::Gelu, Sig::FloatUnary},
-    {"leaky_relu", OpKind::LeakyRelu, Sig::FloatUnary},
-    {"clip", OpKind::Clip, Sig::NumUnary},
-    {"add", OpKind::Add, Sig::NumBinary},
-    {"sub", OpKind::Sub, Sig::NumBinary},
-    {"mul", OpKind::Mul, Sig::NumBinary},
-    {"div", OpKind::Div, Sig::NumBinary},
-    {"pow", OpKind::Pow, Sig::FloatBinary},
-    {"where", OpKind::Where, Sig::Where},
-    {"cast", OpKind::Cast, Sig::Cast},
-    {"relu_grad", OpKind::ReluGrad, Sig::Grad},
-    {"abs_grad", OpKind::AbsGrad, Sig::Grad},
-    {"leaky_relu_grad", OpKind::LeakyReluGrad, Sig::Grad},
-    {"gelu_grad", OpKind::GeluGrad, Sig::Grad},
-    {"clip_grad", OpKind::ClipGrad, Sig::Grad},
-};
-
-const OpInfo *findOp(std::string_view name) {
-  for (const OpInfo &o : kOps)
-    if (name == o.name)
-      return &o;
-  return nullptr;
-}
-
-int arity(Sig s) {
-  switch (s) {
-  case Sig::NumBinary:
-  case Sig::FloatBinary:
-  case Sig::Grad:
-    return 2;
-  case Sig::Where:
-    return 3;
-  default:
-    return 1;
-  }
-}
-
-const char *operandName(Sig s, int k) {
-  static const char *binary[] = {"lhs", "rhs"};
-  static const char *where[] = {"condition", "x", "y"};
-  static const char *grad[] = {"grad", "input"};
-  switch (s) {
-  case Sig::Grad:
-    return grad[k];
-  case Sig::NumBinary:
-  case Sig::FloatBinary:
-    return binary[k];
-  case Sig::Where:
-    return where[k];
-  default:
-    return "input";
-  }
-}
+using namespace ops::ew;
 
 // The compute domain of a dtype: what its values are held in while a chunk
 // is being computed.
@@ -159,240 +47,6 @@ Dom domOf(DType t) {
   default:
     return Dom::I;
   }
-}
-
-std::string dt(DType t) { return std::string(name(t)); }
-
-Status checkTypes(const OpInfo &op, const std::vector<DType> &in, DType out) {
-  auto mismatch = [&](const char *what, DType got, DType want) {
-    return Status::error(std::string(what) + " has dtype " + dt(got) + " but " +
-                         dt(want) + " was expected");
-  };
-  switch (op.sig) {
-  case Sig::FloatUnary:
-  case Sig::NumUnary:
-    if (op.sig == Sig::FloatUnary ? !isFloat(in[0]) : in[0] == DType::I1)
-      return Status::error(std::string("input has dtype ") + dt(in[0]) +
-                           ", which the op does not accept (" +
-                           (op.sig == Sig::FloatUnary ? "float types only"
-                                                      : "numeric types only") +
-                           ")");
-    if (out != in[0])
-      return mismatch("output", out, in[0]);
-    return Status::ok();
-  case Sig::NumBinary:
-  case Sig::FloatBinary:
-  case Sig::Grad: {
-    bool floatOnly = op.sig != Sig::NumBinary;
-    for (int k = 0; k < 2; ++k)
-      if (floatOnly ? !isFloat(in[k]) : in[k] == DType::I1)
-        return Status::error(
-            std::string(operandName(op.sig, k)) + " has dtype " + dt(in[k]) +
-            ", which the op does not accept (" +
-            (floatOnly ? "float types only" : "numeric types only") + ")");
-    if (in[1] != in[0])
-      return Status::error(std::string(operandName(op.sig, 0)) + " has dtype " +
-                           dt(in[0]) + " but " + operandName(op.sig, 1) +
-                           " has " + dt(in[1]));
-    if (out != in[0])
-      return mismatch("output", out, in[0]);
-    return Status::ok();
-  }
-  case Sig::Where:
-    if (in[0] != DType::I1)
-      return mismatch("condition", in[0], DType::I1);
-    if (in[2] != in[1])
-      return Status::error("x has dtype " + dt(in[1]) + " but y has " +
-                           dt(in[2]));
-    if (out != in[1])
-      return mismatch("output", out, in[1]);
-    return Status::ok();
-  case Sig::Cast:
-    return Status::ok();
-  }
-  return Status::ok();
-}
-
-// Attribute values a step needs at run time, parsed once per call.
-struct StepParams {
-  bool geluTanh = false;
-  double alpha = 0.01;
-  bool hasMin = false, hasMax = false;
-  double min = 0, max = 0;
-};
-
-Status floatAttr(const Attrs &attrs, const char *key, bool &has, double &v) {
-  const AttrValue *a = attrs.find(key);
-  has = a != nullptr;
-  if (!a)
-    return Status::ok();
-  if (a->kind != AttrValue::Kind::Float)
-    return Status::error(std::string("attribute '") + key +
-                         "' must be a float");
-  v = a->f;
-  return Status::ok();
-}
-
-Status parseAttrs(const OpInfo &op, const Attrs &attrs, StepParams &p) {
-  switch (op.kind) {
-  case OpKind::Gelu:
-  case OpKind::GeluGrad: {
-    const AttrValue *a = attrs.find("approximate");
-    if (!a)
-      return Status::ok(); // TableGen default "none"
-    if (a->kind != AttrValue::Kind::String)
-      return Status::error("attribute 'approximate' must be a string");
-    if (a->s != "none" && a->s != "tanh")
-      return Status::error("attribute 'approximate' must be \"none\" or "
-                           "\"tanh\", got \"" +
-                           a->s + "\"");
-    p.geluTanh = a->s == "tanh";
-    return Status::ok();
-  }
-  case OpKind::LeakyRelu:
-  case OpKind::LeakyReluGrad: {
-    bool has;
-    return floatAttr(attrs, "alpha", has, p.alpha);
-  }
-  case OpKind::Clip:
-  case OpKind::ClipGrad: {
-    AMPC_RETURN_IF_ERROR(floatAttr(attrs, "min", p.hasMin, p.min));
-    AMPC_RETURN_IF_ERROR(floatAttr(attrs, "max", p.hasMax, p.max));
-    if ((p.hasMin && std::isnan(p.min)) || (p.hasMax && std::isnan(p.max)))
-      return Status::error("clip bounds must not be NaN");
-    if (p.hasMin && p.hasMax && p.min > p.max)
-      return Status::error("attribute 'min' (" + std::to_string(p.min) +
-                           ") is greater than 'max' (" + std::to_string(p.max) +
-                           ")");
-    return Status::ok();
-  }
-  default:
-    return Status::ok();
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Plans
-//===----------------------------------------------------------------------===//
-
-struct PlanStep {
-  const OpInfo *op = nullptr;
-  StepParams params;
-  std::vector<int> operands; // >= 0: kernel input; < 0: step -k-1
-  DType dtype = DType::F32;
-};
-
-struct Plan {
-  std::vector<PlanStep> steps;
-};
-
-// Validates one step against the dtypes and shapes of what it reads.
-// `stepIndex` < 0 for a standalone op. Operand shapes and dtypes of earlier
-// steps are the output shape and the step dtype.
-Status checkStep(const OpCall &call, const std::string &opName,
-                 const Attrs &attrs, const std::vector<int> &operands,
-                 DType dtype, int stepIndex, const Plan &plan, PlanStep &out) {
-  const OpInfo *op = findOp(opName);
-  if (!op)
-    return Status::error("'" + opName + "' is not an elementwise op");
-  int n = arity(op->sig);
-  if (static_cast<int>(operands.size()) != n)
-    return Status::error("takes " + std::to_string(n) + " operand" +
-                         (n == 1 ? "" : "s") + ", got " +
-                         std::to_string(operands.size()));
-  const Shape &outShape = call.outputs[0].shape;
-  std::vector<DType> types;
-  Shape computed;
-  for (int k = 0; k < n; ++k) {
-    int ref = operands[k];
-    DType t;
-    Shape s;
-    if (ref >= 0) {
-      if (ref >= static_cast<int>(call.inputs.size()))
-        return Status::error(std::string(operandName(op->sig, k)) +
-                             " refers to kernel input " + std::to_string(ref) +
-                             " but there are " +
-                             std::to_string(call.inputs.size()) + " inputs");
-      if (!call.present[ref])
-        return Status::error(std::string(operandName(op->sig, k)) +
-                             " refers to kernel input " + std::to_string(ref) +
-                             ", which is absent");
-      t = call.inputs[ref].dtype;
-      s = call.inputs[ref].shape;
-    } else {
-      int src = -ref - 1;
-      if (stepIndex < 0 || src >= stepIndex)
-        return Status::error(std::string(operandName(op->sig, k)) +
-                             " refers to step " + std::to_string(src) +
-                             ", which is not computed before this step");
-      t = plan.steps[src].dtype;
-      s = outShape;
-    }
-    types.push_back(t);
-    if (k == 0) {
-      computed = s;
-    } else if (!broadcastShapes(computed, s, computed)) {
-      std::string names;
-      for (int j = 0; j <= k; ++j)
-        names += std::string(j ? ", " : "") + operandName(op->sig, j);
-      return Status::error("operand shapes do not broadcast (" + names + "; " +
-                           operandName(op->sig, k) + " has shape " + str(s) +
-                           ")");
-    }
-  }
-  AMPC_RETURN_IF_ERROR(checkTypes(*op, types, dtype));
-  if (computed != outShape)
-    return Status::error(
-        stepIndex < 0 ? "output 0 has shape " + str(outShape) +
-                            " but the op computes " + str(computed)
-                      : "computes shape " + str(computed) +
-                            " but every step must have the output shape " +
-                            str(outShape));
-  out.op = op;
-  out.operands = operands;
-  out.dtype = dtype;
-  return parseAttrs(*op, attrs, out.params);
-}
-
-Status buildPlan(const OpCall &call, Plan &plan) {
-  if (call.outputs.size() != 1)
-    return Status::error("expects 1 output, got " +
-                         std::to_string(call.outputs.size()));
-  if (call.op != "fused") {
-    const OpInfo *op = findOp(call.op);
-    int n = op ? arity(op->sig) : 0;
-    if (op && static_cast<int>(call.inputs.size()) != n)
-      return Status::error("expects " + std::to_string(n) + " input" +
-                           (n == 1 ? "" : "s") + ", got " +
-                           std::to_string(call.inputs.size()));
-    std::vector<int> operands;
-    for (int k = 0; k < n; ++k)
-      operands.push_back(k);
-    plan.steps.emplace_back();
-    return checkStep(call, call.op, *call.attrs, operands,
-                     call.outputs[0].dtype, -1, plan, plan.steps.back());
-  }
-  if (!call.steps || call.steps->empty())
-    return Status::error("has no steps");
-  const Shape &outShape = call.outputs[0].shape;
-  for (size_t k = 0; k < call.inputs.size(); ++k)
-    if (call.present[k] && !broadcastsTo(call.inputs[k].shape, outShape))
-      return Status::error("input " + std::to_string(k) + " of shape " +
-                           str(call.inputs[k].shape) +
-                           " does not broadcast to the output shape " +
-                           str(outShape));
-  const std::vector<FusedStep> &steps = *call.steps;
-  plan.steps.resize(steps.size());
-  for (size_t s = 0; s < steps.size(); ++s)
-    AMPC_RETURN_IF_ERROR(checkStep(call, steps[s].op, steps[s].attrs,
-                                   steps[s].operands, steps[s].dtype,
-                                   static_cast<int>(s), plan, plan.steps[s])
-                             .withContext("step " + std::to_string(s) + " ('" +
-                                          steps[s].op + "')"));
-  if (steps.back().dtype != call.outputs[0].dtype)
-    return Status::error("the last step has dtype " + dt(steps.back().dtype) +
-                         " but output 0 has " + dt(call.outputs[0].dtype));
-  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
@@ -413,66 +67,51 @@ inline int64_t wrapMul(int64_t a, int64_t b) {
                               static_cast<uint64_t>(b));
 }
 
-// A bound of clip for an integer dtype: the nearest value of the dtype
-// inside [min, max], so an integer result never leaves the bounds.
-int64_t intBound(double v, bool lower, DType t) {
-  double lo = t == DType::I32 ? -2147483648.0 : -9223372036854775808.0;
-  double hi = t == DType::I32 ? 2147483647.0 : 9223372036854775807.0;
-  v = lower ? std::ceil(v) : std::floor(v);
-  if (v <= lo)
-    return t == DType::I32 ? std::numeric_limits<int32_t>::min()
-                           : std::numeric_limits<int64_t>::min();
-  if (v >= hi)
-    return t == DType::I32 ? std::numeric_limits<int32_t>::max()
-                           : std::numeric_limits<int64_t>::max();
-  return static_cast<int64_t>(v);
-}
-
 template <typename T>
-void floatUnary(OpKind k, const StepParams &p, const T *x, T *y, int64_t n) {
+void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
   switch (k) {
-  case OpKind::Relu:
+  case Kind::Relu:
     // NaN propagates; -0 and negatives give +0.
     for (int64_t i = 0; i < n; ++i)
       y[i] = (x[i] > T(0) || x[i] != x[i]) ? x[i] : T(0);
     return;
-  case OpKind::Tanh:
+  case Kind::Tanh:
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::tanh(x[i]);
     return;
-  case OpKind::Sigmoid:
+  case Kind::Sigmoid:
     for (int64_t i = 0; i < n; ++i)
       y[i] = T(1) / (T(1) + std::exp(-x[i]));
     return;
-  case OpKind::Erf:
+  case Kind::Erf:
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::erf(x[i]);
     return;
-  case OpKind::Exp:
+  case Kind::Exp:
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::exp(x[i]);
     return;
-  case OpKind::Log:
+  case Kind::Log:
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::log(x[i]);
     return;
-  case OpKind::Sqrt:
+  case Kind::Sqrt:
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::sqrt(x[i]);
     return;
-  case OpKind::Reciprocal:
+  case Kind::Reciprocal:
     for (int64_t i = 0; i < n; ++i)
       y[i] = T(1) / x[i];
     return;
-  case OpKind::Neg:
+  case Kind::Neg:
     for (int64_t i = 0; i < n; ++i)
       y[i] = -x[i];
     return;
-  case OpKind::Abs:
+  case Kind::Abs:
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::fabs(x[i]);
     return;
-  case OpKind::Gelu:
+  case Kind::Gelu:
     if (p.geluTanh) {
       // PyTorch / ONNX: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
       const T c = T(0.7978845608028654), a = T(0.044715);
@@ -486,13 +125,13 @@ void floatUnary(OpKind k, const StepParams &p, const T *x, T *y, int64_t n) {
         y[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * r));
     }
     return;
-  case OpKind::LeakyRelu: {
+  case Kind::LeakyRelu: {
     const T a = static_cast<T>(p.alpha);
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i] >= T(0) ? x[i] : a * x[i];
     return;
   }
-  case OpKind::Clip: {
+  case Kind::Clip: {
     // NaN passes through (like torch.clamp); an absent bound is infinite.
     const T lo =
         p.hasMin ? static_cast<T>(p.min) : -std::numeric_limits<T>::infinity();
@@ -509,18 +148,18 @@ void floatUnary(OpKind k, const StepParams &p, const T *x, T *y, int64_t n) {
   }
 }
 
-void intUnary(OpKind k, const StepParams &p, DType t, const int64_t *x,
-              int64_t *y, int64_t n) {
+void intUnary(Kind k, const Params &p, DType t, const int64_t *x, int64_t *y,
+              int64_t n) {
   switch (k) {
-  case OpKind::Neg:
+  case Kind::Neg:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapSub(0, x[i]);
     return;
-  case OpKind::Abs:
+  case Kind::Abs:
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i] < 0 ? wrapSub(0, x[i]) : x[i];
     return;
-  case OpKind::Clip: {
+  case Kind::Clip: {
     const int64_t lo = p.hasMin ? intBound(p.min, true, t)
                                 : std::numeric_limits<int64_t>::min();
     const int64_t hi = p.hasMax ? intBound(p.max, false, t)
@@ -535,25 +174,25 @@ void intUnary(OpKind k, const StepParams &p, DType t, const int64_t *x,
 }
 
 template <typename T>
-void floatBinary(OpKind k, const T *a, const T *b, T *y, int64_t n) {
+void floatBinary(Kind k, const T *a, const T *b, T *y, int64_t n) {
   switch (k) {
-  case OpKind::Add:
+  case Kind::Add:
     for (int64_t i = 0; i < n; ++i)
       y[i] = a[i] + b[i];
     return;
-  case OpKind::Sub:
+  case Kind::Sub:
     for (int64_t i = 0; i < n; ++i)
       y[i] = a[i] - b[i];
     return;
-  case OpKind::Mul:
+  case Kind::Mul:
     for (int64_t i = 0; i < n; ++i)
       y[i] = a[i] * b[i];
     return;
-  case OpKind::Div:
+  case Kind::Div:
     for (int64_t i = 0; i < n; ++i)
       y[i] = a[i] / b[i];
     return;
-  case OpKind::Pow:
+  case Kind::Pow:
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::pow(a[i], b[i]);
     return;
@@ -567,27 +206,27 @@ void floatBinary(OpKind k, const T *a, const T *b, T *y, int64_t n) {
 // cut-off region does not leak through (PyTorch's rule); bounds compare in
 // T, as the forward compares them.
 template <typename T>
-void floatGrad(OpKind k, const StepParams &p, const T *g, const T *x, T *y,
+void floatGrad(Kind k, const Params &p, const T *g, const T *x, T *y,
                int64_t n) {
   switch (k) {
-  case OpKind::ReluGrad:
+  case Kind::ReluGrad:
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i] > T(0) ? g[i] : T(0);
     return;
-  case OpKind::AbsGrad:
+  case Kind::AbsGrad:
     // grad * sign(input): sign is +-1, 0 at +-0 and NaN at NaN.
     for (int64_t i = 0; i < n; ++i) {
       T sg = x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : x[i] * T(0);
       y[i] = g[i] * sg;
     }
     return;
-  case OpKind::LeakyReluGrad: {
+  case Kind::LeakyReluGrad: {
     const T a = static_cast<T>(p.alpha);
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i] > T(0) ? g[i] : a * g[i];
     return;
   }
-  case OpKind::GeluGrad:
+  case Kind::GeluGrad:
     if (p.geluTanh) {
       // d/dx 0.5 x (1 + tanh(u)), u = c (x + a x^3):
       // 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) c (1 + 3 a x^2).
@@ -610,7 +249,7 @@ void floatGrad(OpKind k, const StepParams &p, const T *g, const T *x, T *y,
       }
     }
     return;
-  case OpKind::ClipGrad: {
+  case Kind::ClipGrad: {
     const T lo = static_cast<T>(p.min), hi = static_cast<T>(p.max);
     const bool hasLo = p.hasMin, hasHi = p.hasMax;
     for (int64_t i = 0; i < n; ++i) {
@@ -625,22 +264,22 @@ void floatGrad(OpKind k, const StepParams &p, const T *g, const T *x, T *y,
 }
 
 // Returns false on an integer division by zero.
-bool intBinary(OpKind k, const int64_t *a, const int64_t *b, int64_t *y,
+bool intBinary(Kind k, const int64_t *a, const int64_t *b, int64_t *y,
                int64_t n) {
   switch (k) {
-  case OpKind::Add:
+  case Kind::Add:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapAdd(a[i], b[i]);
     return true;
-  case OpKind::Sub:
+  case Kind::Sub:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapSub(a[i], b[i]);
     return true;
-  case OpKind::Mul:
+  case Kind::Mul:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapMul(a[i], b[i]);
     return true;
-  case OpKind::Div:
+  case Kind::Div:
     for (int64_t i = 0; i < n; ++i) {
       if (b[i] == 0)
         return false;
@@ -883,7 +522,7 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
         }
         void *res = bufOf(numIn + s);
         const Dom d = domOf(st.dtype);
-        const OpKind k = st.op->kind;
+        const Kind k = st.op->kind;
         switch (st.op->sig) {
         case Sig::FloatUnary:
         case Sig::NumUnary:
@@ -980,11 +619,6 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
   return Status::ok();
 }
 
-Status checkElementwise(const OpCall &call) {
-  Plan plan;
-  return buildPlan(call, plan);
-}
-
 Status runElementwise(const OpCall &call, CpuContext &ctx) {
   Plan plan;
   AMPC_RETURN_IF_ERROR(buildPlan(call, plan));
@@ -993,23 +627,11 @@ Status runElementwise(const OpCall &call, CpuContext &ctx) {
 
 } // namespace
 
-bool isElementwiseKernel(const std::string &op) {
-  if (op == "fused")
-    return true;
-  for (const OpInfo &o : kOps)
-    if (op == o.name)
-      return true;
-  return false;
-}
-
 Status Activation::make(const std::string &op, const Attrs &attrs,
                         Activation &out) {
-  const OpInfo *info = findOp(op);
-  if (!info || (info->sig != Sig::FloatUnary && info->sig != Sig::Grad))
-    return Status::error("'" + op +
-                         "' is not a float activation or activation gradient");
-  StepParams p;
-  AMPC_RETURN_IF_ERROR(parseAttrs(*info, attrs, p));
+  const OpInfo *info;
+  Params p;
+  AMPC_RETURN_IF_ERROR(readActivation(op, attrs, info, p));
   out.kind_ = static_cast<int>(info->kind);
   out.gradient_ = info->sig == Sig::Grad;
   out.geluTanh_ = p.geluTanh;
@@ -1023,14 +645,14 @@ Status Activation::make(const std::string &op, const Attrs &attrs,
 
 template <typename T>
 void Activation::apply(const T *x, T *y, int64_t n) const {
-  StepParams p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
-  floatUnary(static_cast<OpKind>(kind_), p, x, y, n);
+  Params p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
+  floatUnary(static_cast<Kind>(kind_), p, x, y, n);
 }
 
 template <typename T>
 void Activation::apply(const T *g, const T *x, T *y, int64_t n) const {
-  StepParams p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
-  floatGrad(static_cast<OpKind>(kind_), p, g, x, y, n);
+  Params p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
+  floatGrad(static_cast<Kind>(kind_), p, g, x, y, n);
 }
 
 template void Activation::apply(const float *, float *, int64_t) const;
@@ -1041,9 +663,9 @@ template void Activation::apply(const double *, const double *, double *,
                                 int64_t) const;
 
 void addElementwiseKernels(std::vector<KernelEntry> &out) {
-  for (const OpInfo &o : kOps)
-    out.push_back({o.name, checkElementwise, runElementwise});
-  out.push_back({"fused", checkElementwise, runElementwise});
+  for (const OpInfo &o : allOps())
+    out.push_back({o.name, runElementwise});
+  out.push_back({"fused", runElementwise});
 }
 
 } // namespace ampc::rt::cpu

@@ -18,71 +18,6 @@ namespace ampc::rt::cpu {
 
 using namespace kh;
 
-Status readEpilogue(const Attrs &attrs, const EpilogueInfo *&out) {
-  out = nullptr;
-  const AttrValue *a;
-  AMPC_RETURN_IF_ERROR(attrOfKind(attrs, "epilogue", AttrValue::Kind::String,
-                                  /*required=*/false, a));
-  if (!a)
-    return Status::ok();
-  out = findEpilogue(a->s);
-  if (!out)
-    return Status::error("attribute 'epilogue' is '" + a->s +
-                         "', which is none of " + epilogueNames());
-  return Status::ok();
-}
-
-Status checkEpilogue(const OpCall &call, const EpilogueInfo &e, int64_t m,
-                     int64_t n, bool transA) {
-  const std::string what = "epilogue '" + std::string(e.name) + "'";
-  const TensorView &a = call.inputs[0];
-  if (!isFloat(a.dtype))
-    return Status::error(what + " needs float operands, got " +
-                         std::string(name(a.dtype)));
-  if (hasInput(call, 2) && !e.takesBias())
-    return Status::error(what + " adds no c, but c is present");
-  Shape mn{m, n};
-  if (e.hasExtraInput()) {
-    const std::string in3 = "input 3 (the forward value " + what + " reads)";
-    if (!hasInput(call, 3))
-      return Status::error(in3 + " is absent");
-    AMPC_RETURN_IF_ERROR(checkSameDType(call.inputs[3], in3, a.dtype, "a"));
-    if (call.inputs[3].shape != mn)
-      return Status::error(in3 + " has shape " +
-                           shapeStr(call.inputs[3].shape) +
-                           " but the gemm's output is " + shapeStr(mn));
-  }
-  switch (e.role) {
-  case EpilogueRole::ActivationAux:
-    AMPC_RETURN_IF_ERROR(
-        checkOutput(call, 1, "output 1 (the pre-activation)", mn, a.dtype));
-    break;
-  case EpilogueRole::BiasGradient: {
-    // Summing a's rows is a reduction over the GEMM's k only when a is
-    // transposed (dW = dY^T X): the form cuBLASLt's BGRAD epilogues have.
-    if (!transA)
-      return Status::error(what + " sums a over axis 0, which is the "
-                                  "contracted dim only with trans_a");
-    const TensorView &db = call.outputs[1];
-    if (db.shape != Shape{1, m} && db.shape != Shape{m})
-      return Status::error("output 1 (the column sums of a) has shape " +
-                           shapeStr(db.shape) + " but " + what + " computes " +
-                           shapeStr(Shape{1, m}) + " (or " +
-                           shapeStr(Shape{m}) + ")");
-    if (db.dtype != a.dtype)
-      return Status::error("output 1 (the column sums of a) has element "
-                           "type " +
-                           std::string(name(db.dtype)) + " but a has " +
-                           std::string(name(a.dtype)));
-    return Status::ok();
-  }
-  default:
-    break;
-  }
-  Activation act;
-  return Activation::make(e.op, *call.attrs, act).withContext(what);
-}
-
 namespace {
 
 // reduce_sum over axis 0 of the [rows, cols] matrix a, as Reduction.cpp
@@ -129,7 +64,7 @@ void storeGemmResult(const OpCall &call, const EpilogueInfo *e, T *C,
     return;
   }
   Activation act;
-  (void)Activation::make(e->op, *call.attrs, act); // checkEpilogue passed
+  (void)Activation::make(e->op, *call.attrs, act); // ops::checkEpilogue passed
   const TensorView *aux =
       e->role == EpilogueRole::ActivationAux ? &call.outputs[1] : nullptr;
   const TensorView *x = e->hasExtraInput() ? &call.inputs[3] : nullptr;

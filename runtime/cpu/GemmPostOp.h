@@ -1,9 +1,10 @@
 //===- GemmPostOp.h - a gemm kernel's epilogue on the CPU -------*- C++ -*-===//
 //
 // The epilogues of runtime/GemmEpilogue.h for cpu/Contraction.cpp's gemm:
-// checking a call's extra input and output, and storing the GEMM's result
-// with the post-op applied to each chunk of the compute-type (f32, or f64)
-// values just before they are rounded to the stored dtype.
+// storing the GEMM's result with the post-op applied to each chunk of the
+// compute-type (f32, or f64) values just before they are rounded to the
+// stored dtype. Reading and checking a call's epilogue is
+// ops/EpilogueChecks.h's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_GEMMPOSTOP_H
@@ -13,15 +14,6 @@
 #include "runtime/cpu/CpuKernels.h"
 
 namespace ampc::rt::cpu {
-
-// The epilogue the call's `epilogue` attribute names; null when it has none.
-Status readEpilogue(const Attrs &attrs, const EpilogueInfo *&out);
-
-// Checks what `e` adds to a gemm call whose output is [m, n]: float
-// operands, no c unless it adds a bias, its input (index 3) and output
-// (index 1), and the attributes of the op it applies.
-Status checkEpilogue(const OpCall &call, const EpilogueInfo &e, int64_t m,
-                     int64_t n, bool transA);
 
 // Writes the call's outputs from C, the GEMM's [m, n] result in compute type
 // T (float or double), which it may overwrite: the result with `e`'s post-op

@@ -1,27 +1,28 @@
-//===- KernelHelpers.h - checks and compute buffers for CPU kernels -------===//
+//===- KernelHelpers.h - compute buffers and shared loops of CPU kernels --===//
 //
-// Shared by the CPU kernels and their gradients: validating a call without
-// data (arity, dtypes, attributes, shapes) with messages that name the
-// operand or attribute; moving whole tensors or runs of elements between
-// their stored dtype and the compute type (float for f16/bf16/f32, double
-// for f64) so each stored value is rounded exactly once; and the loops that
-// a forward kernel and its gradient must do alike (lane sums, softmax
-// columns, numpy broadcast indices, gather's index resolution).
+// Shared by the CPU kernels and their gradients: moving whole tensors or
+// runs of elements between their stored dtype and the compute type (float
+// for f16/bf16/f32, double for f64) so each stored value is rounded exactly
+// once, and the loops that a forward kernel and its gradient must do alike
+// (lane sums, softmax columns, gather's index resolution). The
+// backend-neutral checks and readers they use are runtime/ops's; `kh`
+// brings them in by name.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_KERNELHELPERS_H
 #define AMPC_RUNTIME_CPU_KERNELHELPERS_H
 
+#include "runtime/TypedIO.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/ops/AttrReaders.h"
+#include "runtime/ops/CallChecks.h"
+#include "runtime/ops/Shapes.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -35,24 +36,12 @@ void addLossKernels(std::vector<KernelEntry> &out);
 
 namespace kh {
 
-inline std::string shapeStr(const Shape &s) { return rt::str(s); }
-
-// An optional input is there when the call lists it and flags it present.
-inline bool hasInput(const OpCall &call, size_t i) {
-  return i < call.inputs.size() && i < call.present.size() && call.present[i];
-}
+using namespace ops;
 
 // skip, when the call has it, is the flag of a step whose gradients are not
 // to be used (an earlier overflow, or an accumulation step).
 inline bool skipped(const OpCall &call, size_t index) {
   return hasInput(call, index) && elementAsInt(call.inputs[index], 0) != 0;
-}
-
-// Whether a variadic op's last input is its optional skip: an i1 scalar,
-// which none of the float operands before it can be (check_finite).
-inline bool endsWithSkip(const OpCall &call) {
-  return !call.inputs.empty() && call.inputs.back().dtype == DType::I1 &&
-         call.inputs.back().rank() == 0;
 }
 
 // What a loss-scaled gradient is multiplied by: 1 / scale rounded to f32
@@ -61,176 +50,6 @@ inline bool endsWithSkip(const OpCall &call) {
 // unscaled value is what the update sees.
 inline float unscaleFactor(const TensorView &scale) {
   return 1.0f / static_cast<float>(elementAsDouble(scale, 0));
-}
-
-// `required` inputs must all be present; up to `total` may be listed.
-inline Status checkArity(const OpCall &call, size_t required, size_t total,
-                         size_t outputs) {
-  if (call.inputs.size() < required || call.inputs.size() > total)
-    return Status::error(
-        "expects " +
-        (required == total
-             ? std::to_string(required)
-             : std::to_string(required) + " to " + std::to_string(total)) +
-        " inputs, got " + std::to_string(call.inputs.size()));
-  for (size_t i = 0; i < required; ++i)
-    if (!call.present[i])
-      return Status::error("input " + std::to_string(i) +
-                           " is required but marked absent");
-  if (call.outputs.size() != outputs)
-    return Status::error("expects " + std::to_string(outputs) +
-                         " outputs, got " +
-                         std::to_string(call.outputs.size()));
-  if (!call.attrs)
-    return Status::error("has no attribute list");
-  return Status::ok();
-}
-
-inline Status checkFloat(const TensorView &t, const std::string &what) {
-  if (!isFloat(t.dtype))
-    return Status::error(what + " must be f32, f16, bf16 or f64, got " +
-                         std::string(name(t.dtype)));
-  return Status::ok();
-}
-inline Status checkNumeric(const TensorView &t, const std::string &what) {
-  if (!isFloat(t.dtype) && !isInt(t.dtype))
-    return Status::error(what + " must be a float or i64/i32 tensor, got " +
-                         std::string(name(t.dtype)));
-  return Status::ok();
-}
-inline Status checkIntTensor(const TensorView &t, const std::string &what) {
-  if (!isInt(t.dtype))
-    return Status::error(what + " must be i64 or i32, got " +
-                         std::string(name(t.dtype)));
-  return Status::ok();
-}
-inline Status checkSameDType(const TensorView &t, const std::string &what,
-                             DType expected, const std::string &whatExpected) {
-  if (t.dtype != expected)
-    return Status::error(what + " has element type " +
-                         std::string(name(t.dtype)) + " but " + whatExpected +
-                         " has " + std::string(name(expected)));
-  return Status::ok();
-}
-inline Status checkShape(const TensorView &t, const std::string &what,
-                         const Shape &expected) {
-  if (t.shape != expected)
-    return Status::error(what + " has shape " + shapeStr(t.shape) +
-                         " but the op computes " + shapeStr(expected));
-  return Status::ok();
-}
-inline Status checkOutput(const OpCall &call, size_t i, const std::string &what,
-                          const Shape &shape, DType dtype) {
-  const TensorView &o = call.outputs[i];
-  if (o.dtype != dtype)
-    return Status::error(what + " has element type " +
-                         std::string(name(o.dtype)) + " but the op computes " +
-                         std::string(name(dtype)));
-  return checkShape(o, what, shape);
-}
-inline Status checkScalarOf(const TensorView &t, const std::string &what,
-                            DType d) {
-  if (t.dtype != d || t.rank() != 0)
-    return Status::error(what + " must be a scalar (rank 0) " +
-                         std::string(name(d)) + " tensor, got " + t.typeStr());
-  return Status::ok();
-}
-
-// The 'axis' attribute of softmax, layer_norm and their gradients names a
-// dimension of the input.
-inline Status checkAxis(int64_t axis, int64_t rank) {
-  if (axis < 0 || axis >= rank)
-    return Status::error("attribute 'axis' " + std::to_string(axis) +
-                         " is out of range [0, " + std::to_string(rank) + ")");
-  return Status::ok();
-}
-
-inline const char *kindName(AttrValue::Kind k) {
-  switch (k) {
-  case AttrValue::Kind::Int:
-    return "an integer";
-  case AttrValue::Kind::Float:
-    return "a float";
-  case AttrValue::Kind::String:
-    return "a string";
-  case AttrValue::Kind::Ints:
-    return "an integer list";
-  }
-  return "?";
-}
-
-inline Status attrOfKind(const Attrs &attrs, const std::string &key,
-                         AttrValue::Kind kind, bool required,
-                         const AttrValue *&out) {
-  out = attrs.find(key);
-  if (!out) {
-    if (required)
-      return Status::error("attribute '" + key + "' is missing");
-    return Status::ok();
-  }
-  if (out->kind != kind)
-    return Status::error("attribute '" + key + "' must be " + kindName(kind) +
-                         ", got " + kindName(out->kind));
-  return Status::ok();
-}
-
-// A missing attribute takes `dflt`; without a default it is an error.
-inline Status getInt(const Attrs &attrs, const std::string &key,
-                     std::optional<int64_t> dflt, int64_t &out) {
-  const AttrValue *a;
-  AMPC_RETURN_IF_ERROR(
-      attrOfKind(attrs, key, AttrValue::Kind::Int, !dflt.has_value(), a));
-  out = a ? a->i : *dflt;
-  return Status::ok();
-}
-inline Status getBool(const Attrs &attrs, const std::string &key, bool dflt,
-                      bool &out) {
-  int64_t v;
-  AMPC_RETURN_IF_ERROR(getInt(attrs, key, dflt ? 1 : 0, v));
-  if (v != 0 && v != 1)
-    return Status::error("attribute '" + key + "' must be 0 or 1, got " +
-                         std::to_string(v));
-  out = v == 1;
-  return Status::ok();
-}
-inline Status getFloat(const Attrs &attrs, const std::string &key,
-                       std::optional<double> dflt, double &out) {
-  const AttrValue *a;
-  AMPC_RETURN_IF_ERROR(
-      attrOfKind(attrs, key, AttrValue::Kind::Float, !dflt.has_value(), a));
-  out = a ? a->f : *dflt;
-  return Status::ok();
-}
-inline Status getString(const Attrs &attrs, const std::string &key,
-                        std::optional<std::string> dflt, std::string &out) {
-  const AttrValue *a;
-  AMPC_RETURN_IF_ERROR(
-      attrOfKind(attrs, key, AttrValue::Kind::String, !dflt.has_value(), a));
-  out = a ? a->s : *dflt;
-  return Status::ok();
-}
-inline Status getInts(const Attrs &attrs, const std::string &key,
-                      std::vector<int64_t> &out) {
-  const AttrValue *a;
-  AMPC_RETURN_IF_ERROR(
-      attrOfKind(attrs, key, AttrValue::Kind::Ints, /*required=*/true, a));
-  out = a->ints;
-  return Status::ok();
-}
-
-// A float attribute's value as messages print it.
-inline std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", v);
-  return text;
-}
-
-// Counts and intervals given as attributes.
-inline Status checkAtLeastOne(const char *name, int64_t v) {
-  if (v < 1)
-    return Status::error("attribute '" + std::string(name) +
-                         "' must be >= 1, got " + std::to_string(v));
-  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
@@ -300,40 +119,6 @@ void storeFromCompute(const T *buf, const TensorView &t,
       storeC(buf + off, std::min(kConvertChunk, n - off), t, off);
     }
   });
-}
-
-inline int64_t product(const Shape &s, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end && i < s.size(); ++i)
-    n *= s[i];
-  return n;
-}
-
-// For each element of `to` (row-major), the element of a tensor of shape
-// `from` that numpy broadcasting (right-aligned) reads.
-inline std::vector<int64_t> broadcastIndex(const Shape &from, const Shape &to) {
-  int64_t total = numElements(to);
-  std::vector<int64_t> out(static_cast<size_t>(total));
-  size_t off = to.size() - from.size();
-  std::vector<int64_t> strides(to.size(), 0), idx(to.size(), 0);
-  int64_t s = 1;
-  for (size_t i = to.size(); i-- > off;) {
-    int64_t d = from[i - off];
-    strides[i] = d == 1 ? 0 : s;
-    s *= d;
-  }
-  for (int64_t flat = 0; flat < total; ++flat) {
-    int64_t si = 0;
-    for (size_t i = 0; i < to.size(); ++i)
-      si += idx[i] * strides[i];
-    out[flat] = si;
-    for (size_t i = to.size(); i-- > 0;) {
-      if (++idx[i] < to[i])
-        break;
-      idx[i] = 0;
-    }
-  }
-  return out;
 }
 
 // `t` broadcast to `to`, flattened, in compute type T.
@@ -489,36 +274,6 @@ inline Status resolveGatherIndices(const TensorView &indices, int64_t axis,
           " of size " + std::to_string(dim));
     rows[j] = v < 0 ? v + dim : v;
   }
-  return Status::ok();
-}
-
-// The window attributes conv2d and the pooling ops share: 2 strides and
-// dilations >= 1, 4 pads [top, left, bottom, right] >= 0.
-inline Status checkWindow(const std::vector<int64_t> &strides,
-                          const std::vector<int64_t> &pads,
-                          const std::vector<int64_t> &dilations) {
-  if (strides.size() != 2)
-    return Status::error("attribute 'strides' must have 2 entries, got " +
-                         std::to_string(strides.size()));
-  if (pads.size() != 4)
-    return Status::error("attribute 'pads' must have 4 entries [top, left, "
-                         "bottom, right], got " +
-                         std::to_string(pads.size()));
-  if (dilations.size() != 2)
-    return Status::error("attribute 'dilations' must have 2 entries, got " +
-                         std::to_string(dilations.size()));
-  for (int64_t s : strides)
-    if (s < 1)
-      return Status::error("attribute 'strides' must be >= 1, got " +
-                           shapeStr(strides));
-  for (int64_t d : dilations)
-    if (d < 1)
-      return Status::error("attribute 'dilations' must be >= 1, got " +
-                           shapeStr(dilations));
-  for (int64_t p : pads)
-    if (p < 0)
-      return Status::error("attribute 'pads' must be >= 0, got " +
-                           shapeStr(pads));
   return Status::ok();
 }
 

@@ -9,8 +9,9 @@
 // outside [0, C) that is not ignore_index is an error naming it.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/LossRules.h"
-#include "runtime/cpu/ReducePlan.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/LossRules.h"
+#include "runtime/ops/ReducePlan.h"
 
 #include <cmath>
 
@@ -21,20 +22,6 @@ using namespace kh;
 //===----------------------------------------------------------------------===//
 // softmax_grad / log_softmax_grad
 //===----------------------------------------------------------------------===//
-
-Status checkSoftmaxGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
-  const TensorView &g = call.inputs[0], &y = call.inputs[1];
-  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
-  AMPC_RETURN_IF_ERROR(checkSameDType(y, "output", g.dtype, "grad"));
-  if (y.shape != g.shape)
-    return Status::error("output has shape " + shapeStr(y.shape) +
-                         " but grad has " + shapeStr(g.shape));
-  int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  AMPC_RETURN_IF_ERROR(checkAxis(axis, g.rank()));
-  return checkOutput(call, 0, "input_grad", g.shape, g.dtype);
-}
 
 // softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g).
 template <typename T>
@@ -112,46 +99,6 @@ template <bool Log> Status runSoftmaxGrad(const OpCall &call, CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 // softmax_cross_entropy_grad / nll_loss_grad
 //===----------------------------------------------------------------------===//
-
-// `x` is the [N, C, d...] tensor the gradient is taken with respect to;
-// labels are input `labelsAt`, optional class weights the one after it,
-// and grad (input 0) has the forward loss's shape.
-Status checkLossGradOperands(const OpCall &call, const LossAttrs &la,
-                             const TensorView &x, const char *xName,
-                             size_t labelsAt, const char *tName,
-                             const char *wName) {
-  Shape perSample;
-  AMPC_RETURN_IF_ERROR(
-      checkLossOperands(call, x, xName, labelsAt, tName, wName, perSample));
-  const TensorView &g = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkSameDType(g, "grad", x.dtype, xName));
-  Shape loss = la.reduction == "none" ? perSample : Shape{};
-  if (g.shape != loss)
-    return Status::error("grad has shape " + shapeStr(g.shape) +
-                         " but the loss (reduction \"" + la.reduction +
-                         "\") has " + shapeStr(loss));
-  return Status::ok();
-}
-
-// (grad, log_prob, labels, weights?) -> d scores.
-Status checkSCEGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 4, 1));
-  LossAttrs la;
-  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
-  const TensorView &lp = call.inputs[1];
-  AMPC_RETURN_IF_ERROR(
-      checkLossGradOperands(call, la, lp, "log_prob", 2, "labels", "weights"));
-  return checkOutput(call, 0, "output", lp.shape, lp.dtype);
-}
-
-// (grad, target, weight?) -> d input; the output view gives [N, C, d...].
-Status checkNllGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));
-  LossAttrs la;
-  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
-  return checkLossGradOperands(call, la, call.outputs[0], "output", 1, "target",
-                               "weight");
-}
 
 template <typename T>
 Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
@@ -266,31 +213,6 @@ Status runLossGrad(const OpCall &call, CpuContext &ctx) {
 // reduce_max_grad
 //===----------------------------------------------------------------------===//
 
-// (grad, input, output_value) -> d input: each group's grad shared evenly by
-// the elements equal to its maximum (NaN counts as equal to a NaN maximum,
-// the element the forward propagated).
-Status checkReduceMaxGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 3, 1));
-  const TensorView &g = call.inputs[0], &x = call.inputs[1],
-                   &m = call.inputs[2];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  AMPC_RETURN_IF_ERROR(checkSameDType(g, "grad", x.dtype, "input"));
-  AMPC_RETURN_IF_ERROR(checkSameDType(m, "output_value", x.dtype, "input"));
-  std::vector<int64_t> axes;
-  bool keep = true;
-  AMPC_RETURN_IF_ERROR(readReduceAttrs(*call.attrs, x.rank(), axes, keep));
-  Shape reduced = reducedShape(x.shape, axes, keep);
-  if (g.shape != reduced)
-    return Status::error("grad has shape " + shapeStr(g.shape) +
-                         " but reduce_max of the input gives " +
-                         shapeStr(reduced));
-  if (m.shape != reduced)
-    return Status::error("output_value has shape " + shapeStr(m.shape) +
-                         " but reduce_max of the input gives " +
-                         shapeStr(reduced));
-  return checkOutput(call, 0, "output", x.shape, x.dtype);
-}
-
 template <typename T> inline bool isMax(T v, T m) {
   return v == m || (m != m && v != v);
 }
@@ -375,12 +297,11 @@ Status runReduceMaxGrad(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addLossGradKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"softmax_grad", checkSoftmaxGrad, runSoftmaxGrad<false>});
-  out.push_back({"log_softmax_grad", checkSoftmaxGrad, runSoftmaxGrad<true>});
-  out.push_back(
-      {"softmax_cross_entropy_grad", checkSCEGrad, runLossGrad<true>});
-  out.push_back({"nll_loss_grad", checkNllGrad, runLossGrad<false>});
-  out.push_back({"reduce_max_grad", checkReduceMaxGrad, runReduceMaxGrad});
+  out.push_back({"softmax_grad", runSoftmaxGrad<false>});
+  out.push_back({"log_softmax_grad", runSoftmaxGrad<true>});
+  out.push_back({"softmax_cross_entropy_grad", runLossGrad<true>});
+  out.push_back({"nll_loss_grad", runLossGrad<false>});
+  out.push_back({"reduce_max_grad", runReduceMaxGrad});
 }
 
 } // namespace ampc::rt::cpu

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/OptimizerRules.h"
 
 #include <atomic>
 
@@ -27,31 +28,6 @@ using namespace kh;
 // once unscaled (a scale below 1) counts. Nothing else is written. With
 // skip nonzero, found_inf is 0 and nothing is read. skip is told from a
 // gradient by its type (endsWithSkip).
-
-Status checkFinite(const OpCall &call) {
-  if (!call.attrs)
-    return Status::error("has no attribute list");
-  if (call.outputs.size() != 1)
-    return Status::error("expects 1 output (found_inf), got " +
-                         std::to_string(call.outputs.size()));
-  if (call.inputs.size() < 2)
-    return Status::error("expects the gradients, then scale, then an "
-                         "optional skip, got " +
-                         std::to_string(call.inputs.size()) + " inputs");
-  for (size_t i = 0; i < call.inputs.size(); ++i)
-    if (!call.present[i])
-      return Status::error("input " + std::to_string(i) +
-                           " is required but marked absent");
-  const size_t n = call.inputs.size() - (endsWithSkip(call) ? 2 : 1);
-  if (n == 0)
-    return Status::error("has no gradient to check");
-  for (size_t i = 0; i < n; ++i)
-    AMPC_RETURN_IF_ERROR(
-        checkFloat(call.inputs[i], "gradient " + std::to_string(i)));
-  AMPC_RETURN_IF_ERROR(checkScalarOf(
-      call.inputs[n], "scale (input " + std::to_string(n) + ")", DType::F32));
-  return checkScalarOf(call.outputs[0], "found_inf (output 0)", DType::I1);
-}
 
 constexpr int64_t kBlock = 256;
 
@@ -127,52 +103,6 @@ Status runCheckFinite(const OpCall &call, CpuContext &ctx) {
 // products are formed in double from the f32 scale and rounded to f32, as
 // PyTorch does.
 
-struct ScaleAttrs {
-  double growth = 0, backoff = 0, minScale = 0, maxScale = 0;
-  int64_t growthInterval = 0, decrEveryN = 0;
-};
-
-Status readScaleAttrs(const Attrs &attrs, ScaleAttrs &a) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "growth", std::nullopt, a.growth));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "backoff", std::nullopt, a.backoff));
-  AMPC_RETURN_IF_ERROR(
-      getInt(attrs, "growth_interval", std::nullopt, a.growthInterval));
-  AMPC_RETURN_IF_ERROR(
-      getInt(attrs, "decr_every_n", std::nullopt, a.decrEveryN));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "min_scale", std::nullopt, a.minScale));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "max_scale", std::nullopt, a.maxScale));
-  if (!(a.growth >= 1))
-    return Status::error("attribute 'growth' must be >= 1, got " +
-                         num(a.growth));
-  if (!(a.backoff > 0 && a.backoff <= 1))
-    return Status::error("attribute 'backoff' must be in (0, 1], got " +
-                         num(a.backoff));
-  AMPC_RETURN_IF_ERROR(checkAtLeastOne("growth_interval", a.growthInterval));
-  AMPC_RETURN_IF_ERROR(checkAtLeastOne("decr_every_n", a.decrEveryN));
-  if (!(a.minScale > 0 && std::isfinite(a.minScale)))
-    return Status::error("attribute 'min_scale' must be finite and > 0, got " +
-                         num(a.minScale));
-  if (!(a.maxScale >= a.minScale))
-    return Status::error("attribute 'max_scale' (" + num(a.maxScale) +
-                         ") must be >= min_scale (" + num(a.minScale) + ")");
-  return Status::ok();
-}
-
-Status checkUpdateScale(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 4, 4, 3));
-  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[0], "scale", DType::F32));
-  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[1], "good_steps", DType::I64));
-  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[2], "bad_steps", DType::I64));
-  AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs[3], "found_inf", DType::I1));
-  AMPC_RETURN_IF_ERROR(checkScalarOf(call.outputs[0], "new_scale", DType::F32));
-  AMPC_RETURN_IF_ERROR(
-      checkScalarOf(call.outputs[1], "new_good_steps", DType::I64));
-  AMPC_RETURN_IF_ERROR(
-      checkScalarOf(call.outputs[2], "new_bad_steps", DType::I64));
-  ScaleAttrs a;
-  return readScaleAttrs(*call.attrs, a);
-}
-
 Status runUpdateScale(const OpCall &call, CpuContext &) {
   ScaleAttrs a;
   AMPC_RETURN_IF_ERROR(readScaleAttrs(*call.attrs, a));
@@ -207,8 +137,8 @@ Status runUpdateScale(const OpCall &call, CpuContext &) {
 } // namespace
 
 void addLossScalingKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"check_finite", checkFinite, runCheckFinite});
-  out.push_back({"update_scale", checkUpdateScale, runUpdateScale});
+  out.push_back({"check_finite", runCheckFinite});
+  out.push_back({"update_scale", runUpdateScale});
 }
 
 } // namespace ampc::rt::cpu

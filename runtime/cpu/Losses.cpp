@@ -9,7 +9,8 @@
 // the label and C.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/LossRules.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/LossRules.h"
 
 #include <atomic>
 #include <limits>
@@ -17,28 +18,6 @@
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-// softmax_cross_entropy: (scores, labels, weights?) -> (loss, log_prob);
-// nll_loss: (input, target, weight?) -> (loss).
-Status checkLoss(const OpCall &call, bool softmax) {
-  const char *xName = softmax ? "scores" : "input";
-  const char *tName = softmax ? "labels" : "target";
-  const char *wName = softmax ? "weights" : "weight";
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, softmax ? 2 : 1));
-  LossAttrs la;
-  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
-  const TensorView &x = call.inputs[0];
-  Shape perSample;
-  AMPC_RETURN_IF_ERROR(
-      checkLossOperands(call, x, xName, 1, tName, wName, perSample));
-  AMPC_RETURN_IF_ERROR(checkOutput(
-      call, 0, "loss", la.reduction == "none" ? perSample : Shape{}, x.dtype));
-  if (softmax)
-    AMPC_RETURN_IF_ERROR(checkOutput(call, 1, "log_prob", x.shape, x.dtype));
-  return Status::ok();
-}
-Status checkSCE(const OpCall &call) { return checkLoss(call, true); }
-Status checkNll(const OpCall &call) { return checkLoss(call, false); }
 
 template <typename T>
 Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
@@ -131,8 +110,8 @@ template <bool Softmax> Status runLoss(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addLossKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"softmax_cross_entropy", checkSCE, runLoss<true>});
-  out.push_back({"nll_loss", checkNll, runLoss<false>});
+  out.push_back({"softmax_cross_entropy", runLoss<true>});
+  out.push_back({"nll_loss", runLoss<false>});
 }
 
 } // namespace ampc::rt::cpu

@@ -18,57 +18,6 @@ namespace {
 
 constexpr int64_t kGrainBytes = 64 * 1024;
 
-std::string dt(DType t) { return std::string(name(t)); }
-
-Status expectCounts(const OpCall &call, size_t inputs, size_t outputs) {
-  if (call.inputs.size() != inputs)
-    return Status::error("expects " + std::to_string(inputs) + " input" +
-                         (inputs == 1 ? "" : "s") + ", got " +
-                         std::to_string(call.inputs.size()));
-  if (call.outputs.size() != outputs)
-    return Status::error("expects " + std::to_string(outputs) + " output" +
-                         (outputs == 1 ? "" : "s") + ", got " +
-                         std::to_string(call.outputs.size()));
-  for (size_t k = 0; k < inputs; ++k)
-    if (!call.present[k])
-      return Status::error("input " + std::to_string(k) + " is absent");
-  return Status::ok();
-}
-
-Status expectOutput(const OpCall &call, size_t k, DType dtype,
-                    const Shape &shape) {
-  const TensorView &o = call.outputs[k];
-  if (o.dtype != dtype)
-    return Status::error("output " + std::to_string(k) + " has dtype " +
-                         dt(o.dtype) + " but the op computes " + dt(dtype));
-  if (o.shape != shape)
-    return Status::error("output " + std::to_string(k) + " has shape " +
-                         str(o.shape) + " but the op computes " + str(shape));
-  return Status::ok();
-}
-
-Status intAttr(const Attrs &attrs, const char *key, int64_t &v) {
-  const AttrValue *a = attrs.find(key);
-  if (!a)
-    return Status::error(std::string("attribute '") + key + "' is missing");
-  if (a->kind != AttrValue::Kind::Int)
-    return Status::error(std::string("attribute '") + key +
-                         "' must be an integer");
-  v = a->i;
-  return Status::ok();
-}
-
-Status intsAttr(const Attrs &attrs, const char *key, std::vector<int64_t> &v) {
-  const AttrValue *a = attrs.find(key);
-  if (!a)
-    return Status::error(std::string("attribute '") + key + "' is missing");
-  if (a->kind != AttrValue::Kind::Ints)
-    return Status::error(std::string("attribute '") + key +
-                         "' must be a list of integers");
-  v = a->ints;
-  return Status::ok();
-}
-
 std::vector<int64_t> contiguousStrides(const Shape &s) {
   std::vector<int64_t> st(s.size());
   int64_t acc = 1;
@@ -166,23 +115,6 @@ void parallelMemcpy(void *dst, const void *src, int64_t bytes,
 // broadcast_to
 //===----------------------------------------------------------------------===//
 
-Status checkBroadcastTo(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
-  const TensorView &in = call.inputs[0], &out = call.outputs[0];
-  if (out.dtype != in.dtype)
-    return Status::error("output 0 has dtype " + dt(out.dtype) +
-                         " but the input has " + dt(in.dtype));
-  bool ok = in.shape.size() <= out.shape.size();
-  size_t off = out.shape.size() - std::min(out.shape.size(), in.shape.size());
-  for (size_t i = 0; ok && i < in.shape.size(); ++i)
-    ok = in.shape[i] == 1 || in.shape[i] == out.shape[off + i];
-  if (!ok)
-    return Status::error("input of shape " + str(in.shape) +
-                         " does not broadcast to the output shape " +
-                         str(out.shape));
-  return Status::ok();
-}
-
 Status runBroadcastTo(const OpCall &call, CpuContext &ctx) {
   const TensorView &in = call.inputs[0], &out = call.outputs[0];
   size_t r = out.shape.size(), off = r - in.shape.size();
@@ -198,28 +130,6 @@ Status runBroadcastTo(const OpCall &call, CpuContext &ctx) {
 // transpose
 //===----------------------------------------------------------------------===//
 
-Status checkTranspose(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
-  const TensorView &in = call.inputs[0];
-  std::vector<int64_t> perm;
-  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "perm", perm));
-  if (perm.size() != in.shape.size())
-    return Status::error("attribute 'perm' " + str(perm) + " has " +
-                         std::to_string(perm.size()) + " entries for a rank-" +
-                         std::to_string(in.shape.size()) + " input");
-  std::vector<bool> seen(perm.size(), false);
-  Shape shape;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
-      return Status::error("attribute 'perm' " + str(perm) +
-                           " is not a permutation of [0, " +
-                           std::to_string(perm.size()) + ")");
-    seen[p] = true;
-    shape.push_back(in.shape[p]);
-  }
-  return expectOutput(call, 0, in.dtype, shape);
-}
-
 Status runTranspose(const OpCall &call, CpuContext &ctx) {
   const TensorView &in = call.inputs[0], &out = call.outputs[0];
   std::vector<int64_t> perm = call.attrs->getInts("perm");
@@ -234,39 +144,6 @@ Status runTranspose(const OpCall &call, CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 // concat
 //===----------------------------------------------------------------------===//
-
-Status checkConcat(const OpCall &call) {
-  if (call.inputs.empty())
-    return Status::error("needs at least one input");
-  AMPC_RETURN_IF_ERROR(expectCounts(call, call.inputs.size(), 1));
-  int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "axis", axis));
-  const TensorView &first = call.inputs[0];
-  if (axis < 0 || axis >= first.rank())
-    return Status::error("attribute 'axis' " + std::to_string(axis) +
-                         " is out of range for rank " +
-                         std::to_string(first.rank()));
-  Shape shape = first.shape;
-  for (size_t k = 1; k < call.inputs.size(); ++k) {
-    const TensorView &in = call.inputs[k];
-    if (in.dtype != first.dtype)
-      return Status::error("input " + std::to_string(k) + " has dtype " +
-                           dt(in.dtype) + " but input 0 has " +
-                           dt(first.dtype));
-    if (in.rank() != first.rank())
-      return Status::error("input " + std::to_string(k) + " " + str(in.shape) +
-                           " has a different rank from input 0 " +
-                           str(first.shape));
-    for (int64_t i = 0; i < in.rank(); ++i)
-      if (i != axis && in.shape[i] != first.shape[i])
-        return Status::error("input " + std::to_string(k) + " " +
-                             str(in.shape) + " differs from input 0 " +
-                             str(first.shape) + " in dimension " +
-                             std::to_string(i) + " (not the axis)");
-    shape[axis] += in.shape[axis];
-  }
-  return expectOutput(call, 0, first.dtype, shape);
-}
 
 Status runConcat(const OpCall &call, CpuContext &ctx) {
   const TensorView &out = call.outputs[0];
@@ -298,36 +175,6 @@ Status runConcat(const OpCall &call, CpuContext &ctx) {
 // slice
 //===----------------------------------------------------------------------===//
 
-Status checkSlice(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
-  const TensorView &in = call.inputs[0];
-  std::vector<int64_t> starts, ends, steps;
-  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "starts", starts));
-  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "ends", ends));
-  AMPC_RETURN_IF_ERROR(intsAttr(*call.attrs, "steps", steps));
-  size_t r = in.shape.size();
-  if (starts.size() != r || ends.size() != r || steps.size() != r)
-    return Status::error(
-        "attributes 'starts', 'ends' and 'steps' need one "
-        "entry per dimension of " +
-        str(in.shape) + ", got " + std::to_string(starts.size()) + ", " +
-        std::to_string(ends.size()) + " and " + std::to_string(steps.size()));
-  Shape shape;
-  for (size_t i = 0; i < r; ++i) {
-    int64_t d = in.shape[i], s = starts[i], e = ends[i], st = steps[i];
-    bool ok = st > 0 ? (0 <= s && s <= e && e <= d)
-                     : (st < 0 && -1 <= e && e <= s && s <= d - 1);
-    if (!ok)
-      return Status::error("slice of dimension " + std::to_string(i) +
-                           " (size " + std::to_string(d) + ") has start " +
-                           std::to_string(s) + ", end " + std::to_string(e) +
-                           ", step " + std::to_string(st) +
-                           ", which are not normalized");
-    shape.push_back(st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st);
-  }
-  return expectOutput(call, 0, in.dtype, shape);
-}
-
 Status runSlice(const OpCall &call, CpuContext &ctx) {
   const TensorView &in = call.inputs[0], &out = call.outputs[0];
   std::vector<int64_t> starts = call.attrs->getInts("starts");
@@ -349,24 +196,6 @@ Status runSlice(const OpCall &call, CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 // gather
 //===----------------------------------------------------------------------===//
-
-Status checkGather(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(expectCounts(call, 2, 1));
-  const TensorView &data = call.inputs[0], &idx = call.inputs[1];
-  if (!isInt(idx.dtype))
-    return Status::error("indices have dtype " + dt(idx.dtype) +
-                         " but must be i64 or i32");
-  int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "axis", axis));
-  if (axis < 0 || axis >= data.rank())
-    return Status::error("attribute 'axis' " + std::to_string(axis) +
-                         " is out of range for data of rank " +
-                         std::to_string(data.rank()));
-  Shape shape(data.shape.begin(), data.shape.begin() + axis);
-  shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
-  shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
-  return expectOutput(call, 0, data.dtype, shape);
-}
 
 Status runGather(const OpCall &call, CpuContext &ctx) {
   const TensorView &data = call.inputs[0], &idx = call.inputs[1];
@@ -427,30 +256,6 @@ inline bool dropoutKeep(uint64_t stream, int64_t i, double ratio) {
   return static_cast<double>(z >> 11) * 0x1.0p-53 >= ratio;
 }
 
-Status checkDropout(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 2));
-  const TensorView &in = call.inputs[0];
-  if (!isFloat(in.dtype))
-    return Status::error("input has dtype " + dt(in.dtype) +
-                         " but must be a float type");
-  const AttrValue *ratio = call.attrs->find("ratio");
-  if (!ratio)
-    return Status::error("attribute 'ratio' is missing");
-  if (ratio->kind != AttrValue::Kind::Float)
-    return Status::error("attribute 'ratio' must be a float");
-  if (!(ratio->f >= 0 && ratio->f <= 1))
-    return Status::error("attribute 'ratio' must be in [0, 1], got " +
-                         std::to_string(ratio->f));
-  int64_t training, seed;
-  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "training", training));
-  if (training != 0 && training != 1)
-    return Status::error("attribute 'training' must be 0 or 1, got " +
-                         std::to_string(training));
-  AMPC_RETURN_IF_ERROR(intAttr(*call.attrs, "seed", seed));
-  AMPC_RETURN_IF_ERROR(expectOutput(call, 0, in.dtype, in.shape));
-  return expectOutput(call, 1, DType::I1, in.shape);
-}
-
 Status runDropout(const OpCall &call, CpuContext &ctx) {
   const TensorView &in = call.inputs[0];
   const TensorView &out = call.outputs[0], &mask = call.outputs[1];
@@ -497,20 +302,6 @@ Status runDropout(const OpCall &call, CpuContext &ctx) {
 // copy
 //===----------------------------------------------------------------------===//
 
-Status checkCopy(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(expectCounts(call, 1, 1));
-  const TensorView &in = call.inputs[0], &out = call.outputs[0];
-  if (out.dtype != in.dtype)
-    return Status::error("output 0 has dtype " + dt(out.dtype) +
-                         " but the input has " + dt(in.dtype));
-  if (out.numElements() != in.numElements())
-    return Status::error("output 0 " + str(out.shape) + " has " +
-                         std::to_string(out.numElements()) +
-                         " elements but the input " + str(in.shape) + " has " +
-                         std::to_string(in.numElements()));
-  return Status::ok();
-}
-
 Status runCopy(const OpCall &call, CpuContext &ctx) {
   parallelMemcpy(call.outputs[0].data, call.inputs[0].data,
                  call.inputs[0].byteSize(), ctx);
@@ -520,13 +311,13 @@ Status runCopy(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addMovementKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"broadcast_to", checkBroadcastTo, runBroadcastTo});
-  out.push_back({"transpose", checkTranspose, runTranspose});
-  out.push_back({"concat", checkConcat, runConcat});
-  out.push_back({"slice", checkSlice, runSlice});
-  out.push_back({"gather", checkGather, runGather});
-  out.push_back({"dropout", checkDropout, runDropout});
-  out.push_back({"copy", checkCopy, runCopy});
+  out.push_back({"broadcast_to", runBroadcastTo});
+  out.push_back({"transpose", runTranspose});
+  out.push_back({"concat", runConcat});
+  out.push_back({"slice", runSlice});
+  out.push_back({"gather", runGather});
+  out.push_back({"dropout", runDropout});
+  out.push_back({"copy", runCopy});
 }
 
 } // namespace ampc::rt::cpu

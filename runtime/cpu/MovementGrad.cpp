@@ -1,10 +1,11 @@
 //===- MovementGrad.cpp - slice_grad and gather_grad on the CPU -----------===//
 //
-// The adjoints of Movement.cpp's slice and gather. Their shapes are checked
-// by running the forward kernel's own check on the result's shape, so the
-// two cannot drift apart. slice_grad only moves bytes (zeros, then grad at
-// the sliced positions); gather_grad adds, in f32 (f64 for f64) with each
-// stored value rounded once, repeated indices in index order.
+// The adjoints of Movement.cpp's slice and gather. Their checks
+// (runtime/ops/MovementChecks.cpp) run the forward op's own check on the
+// result's shape, so the two cannot drift apart. slice_grad only moves
+// bytes (zeros, then grad at the sliced positions); gather_grad adds, in
+// f32 (f64 for f64) with each stored value rounded once, repeated indices
+// in index order.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
@@ -14,31 +15,6 @@
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-// The forward op `forward`, applied to `inputs` (the result standing in for
-// the forward input), must accept them and give grad's shape.
-Status checkForward(const OpCall &call, const char *forward,
-                    std::vector<TensorView> inputs) {
-  OpCall fwd;
-  fwd.op = forward;
-  fwd.attrs = call.attrs;
-  fwd.inputs = std::move(inputs);
-  fwd.present.assign(fwd.inputs.size(), true);
-  fwd.outputs = {call.inputs[0]};
-  Status s = checkKernel(fwd);
-  if (!s)
-    return Status::error("grad of shape " + shapeStr(call.inputs[0].shape) +
-                         " does not match " + forward +
-                         " of the output shape (" + s.message() + ")");
-  return Status::ok();
-}
-
-Status checkGradAndOutput(const OpCall &call, size_t inputs) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, inputs, inputs, 1));
-  const TensorView &g = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
-  return checkSameDType(call.outputs[0], "output", g.dtype, "grad");
-}
 
 void zeroBytes(const TensorView &t, const CpuContext &ctx) {
   int64_t bytes = t.numElements() * static_cast<int64_t>(sizeOf(t.dtype));
@@ -50,11 +26,6 @@ void zeroBytes(const TensorView &t, const CpuContext &ctx) {
 //===----------------------------------------------------------------------===//
 // slice_grad
 //===----------------------------------------------------------------------===//
-
-Status checkSliceGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkGradAndOutput(call, 1));
-  return checkForward(call, "slice", {call.outputs[0]});
-}
 
 // dst[offset + k * stride] = src[k] for k < n, elements of E.
 template <typename E>
@@ -115,12 +86,6 @@ Status runSliceGrad(const OpCall &call, CpuContext &ctx) {
 // gather_grad
 //===----------------------------------------------------------------------===//
 
-Status checkGatherGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkGradAndOutput(call, 2));
-  AMPC_RETURN_IF_ERROR(checkIntTensor(call.inputs[1], "indices"));
-  return checkForward(call, "gather", {call.outputs[0], call.inputs[1]});
-}
-
 // Columns of a row added per task: long enough to vectorize, short enough
 // that an axis-0 gather (one outer row) still splits across threads.
 constexpr int64_t kColumnBlock = 1024;
@@ -179,8 +144,8 @@ Status runGatherGrad(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addMovementGradKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"slice_grad", checkSliceGrad, runSliceGrad});
-  out.push_back({"gather_grad", checkGatherGrad, runGatherGrad});
+  out.push_back({"slice_grad", runSliceGrad});
+  out.push_back({"gather_grad", runGatherGrad});
 }
 
 } // namespace ampc::rt::cpu

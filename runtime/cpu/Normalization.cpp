@@ -26,60 +26,6 @@ template <typename T> double sqDevD(const T *x, int64_t n, double mean) {
 // batch_norm_inference / batch_norm_training
 //===----------------------------------------------------------------------===//
 
-Status checkBatchNorm(const OpCall &call, bool training) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, training ? 5 : 1));
-  double eps = 0, momentum = 0;
-  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
-  if (!(eps >= 0))
-    return Status::error("attribute 'epsilon' must be >= 0, got " +
-                         std::to_string(eps));
-  if (training) {
-    AMPC_RETURN_IF_ERROR(
-        getFloat(*call.attrs, "momentum", std::nullopt, momentum));
-    if (!(momentum >= 0 && momentum <= 1))
-      return Status::error("attribute 'momentum' must be in [0, 1], got " +
-                           std::to_string(momentum));
-  }
-  const TensorView &x = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  if (x.rank() < 2)
-    return Status::error("input must be [N, C, ...] of rank >= 2, got " +
-                         shapeStr(x.shape));
-  int64_t c = x.shape[1];
-  static const char *inferNames[] = {"scale", "bias", "mean", "var"};
-  static const char *trainNames[] = {"scale", "bias", "running_mean",
-                                     "running_var"};
-  const char *const *names = training ? trainNames : inferNames;
-  AMPC_RETURN_IF_ERROR(checkFloat(call.inputs[1], "scale"));
-  for (int i = 1; i < 5; ++i) {
-    const TensorView &v = call.inputs[i];
-    AMPC_RETURN_IF_ERROR(
-        checkSameDType(v, names[i - 1], call.inputs[1].dtype, "scale"));
-    if (v.shape != Shape{c})
-      return Status::error(std::string(names[i - 1]) + " must have shape [" +
-                           std::to_string(c) + "], got " + shapeStr(v.shape));
-  }
-  AMPC_RETURN_IF_ERROR(checkOutput(call, 0, "output", x.shape, x.dtype));
-  if (!training)
-    return Status::ok();
-  int64_t count = x.numElements() / std::max<int64_t>(c, 1);
-  if (count < 1)
-    return Status::error("input " + shapeStr(x.shape) +
-                         " has no values per channel to take statistics of");
-  static const char *outNames[] = {"new_running_mean", "new_running_var",
-                                   "batch_mean", "batch_inv_std"};
-  for (int i = 1; i < 5; ++i)
-    AMPC_RETURN_IF_ERROR(
-        checkOutput(call, i, outNames[i - 1], Shape{c}, call.inputs[3].dtype));
-  return Status::ok();
-}
-Status checkBNInference(const OpCall &call) {
-  return checkBatchNorm(call, false);
-}
-Status checkBNTraining(const OpCall &call) {
-  return checkBatchNorm(call, true);
-}
-
 // Visits x[n, c0:c1, :] for every n as one contiguous block, for channel
 // ranges split across threads and into blocks of bounded size.
 template <typename Fn>
@@ -187,41 +133,6 @@ Status runBNTraining(const OpCall &call, CpuContext &ctx) {
 // layer_norm
 //===----------------------------------------------------------------------===//
 
-Status checkLayerNorm(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 3));
-  int64_t axis = 0;
-  double eps = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
-  if (!(eps >= 0))
-    return Status::error("attribute 'epsilon' must be >= 0, got " +
-                         std::to_string(eps));
-  const TensorView &x = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  AMPC_RETURN_IF_ERROR(checkAxis(axis, x.rank()));
-  Shape normalized(x.shape.begin() + axis, x.shape.end());
-  const TensorView &scale = call.inputs[1];
-  AMPC_RETURN_IF_ERROR(checkFloat(scale, "scale"));
-  if (!broadcastsTo(scale.shape, normalized))
-    return Status::error("scale " + shapeStr(scale.shape) +
-                         " does not broadcast to the normalized shape " +
-                         shapeStr(normalized));
-  if (hasInput(call, 2)) {
-    const TensorView &bias = call.inputs[2];
-    AMPC_RETURN_IF_ERROR(checkSameDType(bias, "bias", scale.dtype, "scale"));
-    if (!broadcastsTo(bias.shape, normalized))
-      return Status::error("bias " + shapeStr(bias.shape) +
-                           " does not broadcast to the normalized shape " +
-                           shapeStr(normalized));
-  }
-  AMPC_RETURN_IF_ERROR(checkOutput(call, 0, "output", x.shape, x.dtype));
-  Shape stat = x.shape;
-  std::fill(stat.begin() + axis, stat.end(), 1);
-  DType statType = x.dtype == DType::F64 ? DType::F64 : DType::F32;
-  AMPC_RETURN_IF_ERROR(checkOutput(call, 1, "mean", stat, statType));
-  return checkOutput(call, 2, "inv_std_dev", stat, statType);
-}
-
 template <typename T>
 void runLayerNormT(const OpCall &call, const CpuContext &ctx) {
   const TensorView &x = call.inputs[0], &out = call.outputs[0];
@@ -268,9 +179,9 @@ Status runLayerNorm(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addNormalizationKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"batch_norm_inference", checkBNInference, runBNInference});
-  out.push_back({"batch_norm_training", checkBNTraining, runBNTraining});
-  out.push_back({"layer_norm", checkLayerNorm, runLayerNorm});
+  out.push_back({"batch_norm_inference", runBNInference});
+  out.push_back({"batch_norm_training", runBNTraining});
+  out.push_back({"layer_norm", runLayerNorm});
 }
 
 } // namespace ampc::rt::cpu

@@ -8,7 +8,8 @@
 // ceil-mode window that runs past the end padding counts only up to it.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/WindowGeometry.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/WindowGeometry.h"
 
 #include <cmath>
 #include <limits>
@@ -16,17 +17,6 @@
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-Status checkPool(const OpCall &call, bool isMax) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
-  const TensorView &x = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  PoolPlan p;
-  AMPC_RETURN_IF_ERROR(planPool(*call.attrs, x.shape, isMax, p));
-  return checkOutput(call, 0, "output", Shape{p.n, p.c, p.oh, p.ow}, x.dtype);
-}
-Status checkMaxPool(const OpCall &call) { return checkPool(call, true); }
-Status checkAvgPool(const OpCall &call) { return checkPool(call, false); }
 
 template <typename T> void maxPlane(const PoolPlan &p, const T *x, T *y) {
   for (int64_t oy = 0; oy < p.oh; ++oy)
@@ -83,18 +73,6 @@ Status runAvgPool(const OpCall &call, CpuContext &ctx) {
   return runPool(call, ctx, false);
 }
 
-Status checkGlobalAvgPool(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
-  const TensorView &x = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  if (x.rank() < 3)
-    return Status::error("input must be [N, C, spatial...] of rank >= 3, got " +
-                         shapeStr(x.shape));
-  Shape out = x.shape;
-  std::fill(out.begin() + 2, out.end(), 1);
-  return checkOutput(call, 0, "output", out, x.dtype);
-}
-
 template <typename T>
 void runGlobalAvgPoolT(const OpCall &call, const CpuContext &ctx) {
   const TensorView &x = call.inputs[0], &out = call.outputs[0];
@@ -121,9 +99,9 @@ Status runGlobalAvgPool(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addPoolingKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"max_pool2d", checkMaxPool, runMaxPool});
-  out.push_back({"avg_pool2d", checkAvgPool, runAvgPool});
-  out.push_back({"global_avg_pool", checkGlobalAvgPool, runGlobalAvgPool});
+  out.push_back({"max_pool2d", runMaxPool});
+  out.push_back({"avg_pool2d", runAvgPool});
+  out.push_back({"global_avg_pool", runGlobalAvgPool});
 }
 
 } // namespace ampc::rt::cpu

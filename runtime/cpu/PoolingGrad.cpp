@@ -7,20 +7,12 @@
 // task, in f32 (f64 for f64), each stored value rounded once.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/WindowGeometry.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/WindowGeometry.h"
 
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-Status checkGradShape(const TensorView &grad, const PoolPlan &p,
-                      const char *forward, const char *of) {
-  Shape fwd{p.n, p.c, p.oh, p.ow};
-  if (grad.shape != fwd)
-    return Status::error("grad has shape " + shapeStr(grad.shape) + " but " +
-                         forward + " of " + of + " gives " + shapeStr(fwd));
-  return Status::ok();
-}
 
 // Runs `plane(p, g, x, dx)` over every (image, channel) plane with the plane
 // of grad, of the input (when `input` is not null) and of the zeroed result.
@@ -49,17 +41,6 @@ void forEachPlane(const OpCall &call, const PoolPlan &p,
 //===----------------------------------------------------------------------===//
 // max_pool2d_grad
 //===----------------------------------------------------------------------===//
-
-Status checkMaxPoolGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 2, 2, 1));
-  const TensorView &g = call.inputs[0], &x = call.inputs[1];
-  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
-  AMPC_RETURN_IF_ERROR(checkSameDType(x, "input", g.dtype, "grad"));
-  PoolPlan p;
-  AMPC_RETURN_IF_ERROR(planPool(*call.attrs, x.shape, /*isMax=*/true, p));
-  AMPC_RETURN_IF_ERROR(checkGradShape(g, p, "max_pool2d", "the input"));
-  return checkOutput(call, 0, "output", x.shape, g.dtype);
-}
 
 template <typename T>
 void runMaxPoolGradT(const OpCall &call, const PoolPlan &p,
@@ -90,26 +71,6 @@ Status runMaxPoolGrad(const OpCall &call, CpuContext &ctx) {
 // avg_pool2d_grad
 //===----------------------------------------------------------------------===//
 
-Status planAvgPoolGrad(const OpCall &call, PoolPlan &p) {
-  const Shape &out = call.outputs[0].shape;
-  if (out.size() != 4)
-    return Status::error("output (the pooled input's gradient) must be 4-D "
-                         "NCHW, got " +
-                         shapeStr(out));
-  return planPool(*call.attrs, out, /*isMax=*/false, p);
-}
-
-Status checkAvgPoolGrad(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
-  const TensorView &g = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(g, "grad"));
-  AMPC_RETURN_IF_ERROR(
-      checkSameDType(call.outputs[0], "output", g.dtype, "grad"));
-  PoolPlan p;
-  AMPC_RETURN_IF_ERROR(planAvgPoolGrad(call, p));
-  return checkGradShape(g, p, "avg_pool2d", "the output shape");
-}
-
 template <typename T>
 void runAvgPoolGradT(const OpCall &call, const PoolPlan &p,
                      const CpuContext &ctx) {
@@ -127,7 +88,7 @@ void runAvgPoolGradT(const OpCall &call, const PoolPlan &p,
 
 Status runAvgPoolGrad(const OpCall &call, CpuContext &ctx) {
   PoolPlan p;
-  AMPC_RETURN_IF_ERROR(planAvgPoolGrad(call, p));
+  AMPC_RETURN_IF_ERROR(planAvgPoolGrad(*call.attrs, call.outputs[0].shape, p));
   if (call.inputs[0].dtype == DType::F64)
     runAvgPoolGradT<double>(call, p, ctx);
   else
@@ -138,8 +99,8 @@ Status runAvgPoolGrad(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addPoolingGradKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"max_pool2d_grad", checkMaxPoolGrad, runMaxPoolGrad});
-  out.push_back({"avg_pool2d_grad", checkAvgPoolGrad, runAvgPoolGrad});
+  out.push_back({"max_pool2d_grad", runMaxPoolGrad});
+  out.push_back({"avg_pool2d_grad", runAvgPoolGrad});
 }
 
 } // namespace ampc::rt::cpu

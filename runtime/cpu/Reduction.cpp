@@ -9,7 +9,8 @@
 // (Losses.cpp) join the table from here.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/ReducePlan.h"
+#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/ReducePlan.h"
 
 #include <cmath>
 #include <limits>
@@ -19,17 +20,6 @@ namespace {
 using namespace kh;
 
 enum class RKind { Sum, Mean, Max };
-
-Status checkReduce(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
-  const TensorView &x = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkNumeric(x, "input"));
-  std::vector<int64_t> axes;
-  bool keep;
-  AMPC_RETURN_IF_ERROR(readReduceAttrs(*call.attrs, x.rank(), axes, keep));
-  return checkOutput(call, 0, "output", reducedShape(x.shape, axes, keep),
-                     x.dtype);
-}
 
 // Compute traits: T is float, double or int64_t.
 template <typename T>
@@ -201,16 +191,6 @@ template <RKind K> Status runReduce(const OpCall &call, CpuContext &ctx) {
 // softmax / log_softmax
 //===----------------------------------------------------------------------===//
 
-Status checkSoftmax(const OpCall &call) {
-  AMPC_RETURN_IF_ERROR(checkArity(call, 1, 1, 1));
-  const TensorView &x = call.inputs[0];
-  AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
-  int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  AMPC_RETURN_IF_ERROR(checkAxis(axis, x.rank()));
-  return checkOutput(call, 0, "output", x.shape, x.dtype);
-}
-
 template <typename T>
 void runSoftmaxT(const OpCall &call, bool log, const CpuContext &ctx) {
   const TensorView &x = call.inputs[0], &out = call.outputs[0];
@@ -247,11 +227,11 @@ template <bool Log> Status runSoftmax(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addReductionKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"reduce_sum", checkReduce, runReduce<RKind::Sum>});
-  out.push_back({"reduce_mean", checkReduce, runReduce<RKind::Mean>});
-  out.push_back({"reduce_max", checkReduce, runReduce<RKind::Max>});
-  out.push_back({"softmax", checkSoftmax, runSoftmax<false>});
-  out.push_back({"log_softmax", checkSoftmax, runSoftmax<true>});
+  out.push_back({"reduce_sum", runReduce<RKind::Sum>});
+  out.push_back({"reduce_mean", runReduce<RKind::Mean>});
+  out.push_back({"reduce_max", runReduce<RKind::Max>});
+  out.push_back({"softmax", runSoftmax<false>});
+  out.push_back({"log_softmax", runSoftmax<true>});
   addLossKernels(out);
 }
 

@@ -1,8 +1,8 @@
 //===- Registry.h - how kernel families join the CPU backend --------------===//
 //
 // Each family file (Elementwise.cpp, Movement.cpp, Contraction.cpp,
-// Normalization.cpp, Reduction.cpp) appends its entries; CpuKernels.cpp
-// dispatches by name.
+// Normalization.cpp, Reduction.cpp, ...) appends its entries; CpuKernels.cpp
+// dispatches by name. What a call must be is runtime/ops's (Check.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_REGISTRY_H
@@ -14,9 +14,9 @@
 
 namespace ampc::rt::cpu {
 
+// A call reaches run (and prepare) only after ops::checkKernel passed it.
 struct KernelEntry {
   const char *name;
-  Status (*check)(const OpCall &);
   Status (*run)(const OpCall &, CpuContext &);
   // Optional: what run needs built once (CpuKernels.h's prepareKernel).
   Status (*prepare)(const OpCall &,

@@ -10,9 +10,10 @@
 // used.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudnnFamily.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/ops/AttrReaders.h"
+#include "runtime/ops/Shapes.h"
 
 #include <algorithm>
 
@@ -39,7 +40,7 @@ Layout layoutOf(const TensorView &x, const CudaDevice &device) {
   Layout l;
   l.n = x.shape[0];
   l.c = x.shape[1];
-  l.inner = cpu::kh::product(x.shape, 2, x.shape.size());
+  l.inner = ops::product(x.shape, 2, x.shape.size());
   l.total = x.numElements();
   int64_t m = l.n * l.inner;
   l.count = static_cast<double>(m);
@@ -88,20 +89,20 @@ Status computeFunction(CudaDevice &device, const std::string &op, CudaKernel k,
 
 class BatchNormKernel final : public PreparedKernel {
 public:
-  static Status prepare(const std::vector<const cpu::OpCall *> &calls,
+  static Status prepare(const std::vector<const ops::OpCall *> &calls,
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out, bool training) {
-    const cpu::OpCall &call = *calls.front();
+    const ops::OpCall &call = *calls.front();
     auto k = std::make_unique<BatchNormKernel>();
     k->training_ = training;
     k->in_ = call.inputs;
     k->out_ = call.outputs;
     AMPC_RETURN_IF_ERROR(
-        cpu::kh::getFloat(*call.attrs, "epsilon", std::nullopt, k->eps_)
+        ops::getFloat(*call.attrs, "epsilon", std::nullopt, k->eps_)
             .withContext(call.op));
     if (training)
       AMPC_RETURN_IF_ERROR(
-          cpu::kh::getFloat(*call.attrs, "momentum", std::nullopt, k->momentum_)
+          ops::getFloat(*call.attrs, "momentum", std::nullopt, k->momentum_)
               .withContext(call.op));
     const TensorView &x = call.inputs[0];
     k->l_ = layoutOf(x, ctx.device);
@@ -200,12 +201,12 @@ private:
   LaunchDims perChannel_, elementwise_;
 };
 
-Status prepareTraining(const std::vector<const cpu::OpCall *> &calls,
+Status prepareTraining(const std::vector<const ops::OpCall *> &calls,
                        PrepareContext &ctx,
                        std::unique_ptr<PreparedKernel> &out) {
   return BatchNormKernel::prepare(calls, ctx, out, true);
 }
-Status prepareInference(const std::vector<const cpu::OpCall *> &calls,
+Status prepareInference(const std::vector<const ops::OpCall *> &calls,
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out) {
   return BatchNormKernel::prepare(calls, ctx, out, false);
@@ -219,10 +220,10 @@ Status prepareInference(const std::vector<const cpu::OpCall *> &calls,
 // scale_grad, bias_grad).
 class BatchNormGradKernel final : public PreparedKernel {
 public:
-  static Status prepare(const std::vector<const cpu::OpCall *> &calls,
+  static Status prepare(const std::vector<const ops::OpCall *> &calls,
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out) {
-    const cpu::OpCall &call = *calls.front();
+    const ops::OpCall &call = *calls.front();
     auto k = std::make_unique<BatchNormGradKernel>();
     k->in_ = call.inputs;
     k->out_ = call.outputs;

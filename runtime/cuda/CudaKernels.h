@@ -1,7 +1,7 @@
 //===- CudaKernels.h - the CUDA backend's kernels -------------------------===//
 //
 // The same ops as the CPU backend (cpu::kernelNames()), taking the same
-// cpu::OpCall whose TensorView::data are device addresses. A call is
+// ops::OpCall whose TensorView::data are device addresses. A call is
 // checked by cpu::checkKernel and then prepared once, when the session is
 // created: descriptors built, algorithms chosen, kernels looked up, tables
 // uploaded. A prepared kernel only launches on the stream, so a whole step
@@ -12,8 +12,8 @@
 #ifndef AMPC_RUNTIME_CUDA_CUDAKERNELS_H
 #define AMPC_RUNTIME_CUDA_CUDAKERNELS_H
 
-#include "runtime/cpu/CpuKernels.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/ops/OpCall.h"
 
 #include <memory>
 #include <string>
@@ -58,12 +58,11 @@ struct KernelEntry {
   // Prepares `calls`: one call, or for a `groupable` op several calls of
   // it that follow each other in the step and that canGroup accepted (one
   // launch for all: the multi-tensor optimizer updates). Every call passed
-  // cpu::checkKernel already.
-  Status (*prepare)(const std::vector<const cpu::OpCall *> &calls,
+  // ops::checkKernel already.
+  Status (*prepare)(const std::vector<const ops::OpCall *> &calls,
                     PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out);
   // May `next` join a group that starts with `first`? Null: never.
-  bool (*canGroup)(const cpu::OpCall &first, const cpu::OpCall &next) =
-      nullptr;
+  bool (*canGroup)(const ops::OpCall &first, const ops::OpCall &next) = nullptr;
 };
 
 // Family registration (one file each under runtime/cuda/).

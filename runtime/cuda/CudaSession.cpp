@@ -181,7 +181,7 @@ Status CudaSession::prepareKernels(const SessionOptions &options) {
       return Status::error(where + fn_.kernels[k].describe(k) +
                            ": the CUDA backend has no kernel for op '" +
                            calls_[k].op + "'");
-    std::vector<const cpu::OpCall *> group{&calls_[k]};
+    std::vector<const ops::OpCall *> group{&calls_[k]};
     while (e->canGroup && k + group.size() < calls_.size() &&
            calls_[k + group.size()].op == calls_[k].op &&
            e->canGroup(calls_[k], calls_[k + group.size()]))

@@ -23,10 +23,10 @@
 // at most one unit in the last place apart.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
-#include "runtime/cpu/WindowGeometry.h"
 #include "runtime/cuda/CudnnFamily.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/ops/AttrReaders.h"
+#include "runtime/ops/WindowGeometry.h"
 
 #include <climits>
 
@@ -121,7 +121,7 @@ public:
       (void)api_->cudnnDestroyConvolutionDescriptor(convDesc_);
   }
 
-  static Status prepare(const std::vector<const cpu::OpCall *> &calls,
+  static Status prepare(const std::vector<const ops::OpCall *> &calls,
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out, ConvKind kind) {
     auto k = std::make_unique<ConvKernel>();
@@ -135,8 +135,8 @@ public:
 private:
   enum class Mode { Nothing, Zero, Cudnn };
 
-  Status init(const cpu::OpCall &call, PrepareContext &ctx, ConvKind kind);
-  Status buildDescriptors(const cpu::kh::ConvPlan &p, int64_t padBottom,
+  Status init(const ops::OpCall &call, PrepareContext &ctx, ConvKind kind);
+  Status buildDescriptors(const ops::ConvPlan &p, int64_t padBottom,
                           int64_t padRight, PrepareContext &ctx);
   Status chooseAlgorithm();
   Status addBias();
@@ -171,18 +171,18 @@ private:
   double oneD_ = 1.0, zeroD_ = 0.0;
 };
 
-Status ConvKernel::init(const cpu::OpCall &call, PrepareContext &ctx,
+Status ConvKernel::init(const ops::OpCall &call, PrepareContext &ctx,
                         ConvKind kind) {
   kind_ = kind;
   op_ = opName(kind);
   api_ = &ctx.device.api();
-  cpu::kh::ConvPlan p;
+  ops::ConvPlan p;
   switch (kind) {
   case ConvKind::Forward:
     image_ = call.inputs[0];
     filter_ = call.inputs[1];
     response_ = call.outputs[0];
-    hasBias_ = cpu::kh::hasInput(call, 2);
+    hasBias_ = ops::hasInput(call, 2);
     if (hasBias_)
       bias_ = call.inputs[2];
     break;
@@ -198,7 +198,7 @@ Status ConvKernel::init(const cpu::OpCall &call, PrepareContext &ctx,
     break;
   }
   AMPC_RETURN_IF_ERROR(
-      cpu::kh::planConv(*call.attrs, image_.shape, filter_.shape, p)
+      ops::planConv(*call.attrs, image_.shape, filter_.shape, p)
           .withContext(op_));
   dtype_ = call.inputs[0].dtype;
   AMPC_RETURN_IF_ERROR(cudnnTypes(dtype_, op_, dataType_, computeType_));
@@ -218,7 +218,7 @@ Status ConvKernel::init(const cpu::OpCall &call, PrepareContext &ctx,
   mode_ = emptyOperand ? Mode::Zero : Mode::Cudnn;
   std::vector<int64_t> pads;
   AMPC_RETURN_IF_ERROR(
-      cpu::kh::getInts(*call.attrs, "pads", pads).withContext(op_));
+      ops::getInts(*call.attrs, "pads", pads).withContext(op_));
   return buildDescriptors(p, pads[2], pads[3], ctx);
 }
 
@@ -229,9 +229,8 @@ int64_t symmetricOutput(int64_t in, int64_t pad, int64_t span, int64_t stride) {
   return padded < span ? 0 : (padded - span) / stride + 1;
 }
 
-Status ConvKernel::buildDescriptors(const cpu::kh::ConvPlan &p,
-                                    int64_t padBottom, int64_t padRight,
-                                    PrepareContext &ctx) {
+Status ConvKernel::buildDescriptors(const ops::ConvPlan &p, int64_t padBottom,
+                                    int64_t padRight, PrepareContext &ctx) {
   const CudaApi &api = *api_;
   int n, c, o, cg, kh, kw, oh, ow;
   AMPC_RETURN_IF_ERROR(toInt(p.n, op_, "batch size", n));
@@ -486,7 +485,7 @@ Status ConvKernel::launch(const LaunchContext &ctx) {
 }
 
 template <ConvKind K>
-Status prepareConv(const std::vector<const cpu::OpCall *> &calls,
+Status prepareConv(const std::vector<const ops::OpCall *> &calls,
                    PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   return ConvKernel::prepare(calls, ctx, out, K);
 }

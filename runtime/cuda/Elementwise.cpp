@@ -1,7 +1,8 @@
 //===- Elementwise.cpp - elementwise ops and fused chains on the GPU -----===//
 //
-// The ops of runtime/cpu/Elementwise.cpp with the same meaning. Every call,
-// a standalone op or a "fused" chain, becomes one step table
+// The ops of runtime/ops/Elementwise.def, from the plan ops::ew::buildPlan
+// makes of a call (as the CPU's loops run it). Every call, a standalone op
+// or a "fused" chain, becomes one step table
 // (kernels/ElementwiseProgram.h) built and uploaded at prepare time: step
 // op codes and attributes, operands (kernel inputs or slots of earlier
 // results, assigned by liveness so long chains stay in a few slots), and
@@ -15,11 +16,10 @@
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/kernels/ElementwiseProgram.h"
+#include "runtime/ops/ElementwisePlan.h"
 
-#include <cmath>
 #include <cstring>
 #include <limits>
-#include <string_view>
 
 namespace ampc::rt::cuda {
 namespace {
@@ -29,47 +29,6 @@ using namespace ampc_cuda;
 static_assert(sizeof(EwHeader) % 8 == 0 && sizeof(EwInput) % 8 == 0 &&
                   sizeof(EwStep) % 8 == 0,
               "the kernel copies the table in 8-byte words");
-
-struct OpInfo {
-  const char *name;
-  EwOp op;
-  int arity;
-};
-
-constexpr OpInfo kOps[] = {
-    {"relu", kEwRelu, 1},
-    {"tanh", kEwTanh, 1},
-    {"sigmoid", kEwSigmoid, 1},
-    {"erf", kEwErf, 1},
-    {"exp", kEwExp, 1},
-    {"log", kEwLog, 1},
-    {"sqrt", kEwSqrt, 1},
-    {"reciprocal", kEwReciprocal, 1},
-    {"neg", kEwNeg, 1},
-    {"abs", kEwAbs, 1},
-    {"gelu", kEwGelu, 1},
-    {"leaky_relu", kEwLeakyRelu, 1},
-    {"clip", kEwClip, 1},
-    {"add", kEwAdd, 2},
-    {"sub", kEwSub, 2},
-    {"mul", kEwMul, 2},
-    {"div", kEwDiv, 2},
-    {"pow", kEwPow, 2},
-    {"where", kEwWhere, 3},
-    {"cast", kEwCast, 1},
-    {"relu_grad", kEwReluGrad, 2},
-    {"abs_grad", kEwAbsGrad, 2},
-    {"leaky_relu_grad", kEwLeakyReluGrad, 2},
-    {"gelu_grad", kEwGeluGrad, 2},
-    {"clip_grad", kEwClipGrad, 2},
-};
-
-const OpInfo *findOp(std::string_view name) {
-  for (const OpInfo &o : kOps)
-    if (name == o.name)
-      return &o;
-  return nullptr;
-}
 
 EwDom domOf(DType t) {
   switch (t) {
@@ -84,59 +43,30 @@ EwDom domOf(DType t) {
   }
 }
 
-// The CPU's intBound: a clip bound of an integer dtype, the nearest value
-// of the dtype inside [min, max].
-int64_t intBound(double v, bool lower, DType t) {
-  double lo = t == DType::I32 ? -2147483648.0 : -9223372036854775808.0;
-  double hi = t == DType::I32 ? 2147483647.0 : 9223372036854775807.0;
-  v = lower ? std::ceil(v) : std::floor(v);
-  if (v <= lo)
-    return t == DType::I32 ? std::numeric_limits<int32_t>::min()
-                           : std::numeric_limits<int64_t>::min();
-  if (v >= hi)
-    return t == DType::I32 ? std::numeric_limits<int32_t>::max()
-                           : std::numeric_limits<int64_t>::max();
-  return static_cast<int64_t>(v);
-}
-
-// Attributes as the CPU reads them (cpu::checkKernel validated them), into
-// a zero-initialized step.
-void setAttrs(const Attrs &attrs, EwStep &st) {
-  st.alpha = 0.01;
+// A step's attributes, as ops::ew::parseAttrs read them, into a
+// zero-initialized step.
+void setParams(const ops::ew::Params &p, EwStep &st) {
+  st.alpha = p.alpha;
   st.imin = std::numeric_limits<int64_t>::min();
   st.imax = std::numeric_limits<int64_t>::max();
-  if (const AttrValue *a = attrs.find("approximate"))
-    st.geluTanh = a->s == "tanh";
-  if (const AttrValue *a = attrs.find("alpha"))
-    st.alpha = a->f;
-  if (const AttrValue *a = attrs.find("min")) {
-    st.hasMin = 1;
-    st.min = a->f;
-  }
-  if (const AttrValue *a = attrs.find("max")) {
-    st.hasMax = 1;
-    st.max = a->f;
-  }
+  st.geluTanh = p.geluTanh;
+  st.hasMin = p.hasMin;
+  st.min = p.min;
+  st.hasMax = p.hasMax;
+  st.max = p.max;
   DType t = static_cast<DType>(st.dtype);
   if (st.op == kEwClip && domOf(t) == kDomI) {
     if (st.hasMin)
-      st.imin = intBound(st.min, true, t);
+      st.imin = ops::ew::intBound(st.min, true, t);
     if (st.hasMax)
-      st.imax = intBound(st.max, false, t);
+      st.imax = ops::ew::intBound(st.max, false, t);
   }
 }
 
-// One step before slots are assigned: operands as in cpu::FusedStep.
-struct Pending {
-  const OpInfo *info;
-  const Attrs *attrs;
-  std::vector<int> operands;
-  DType dtype;
-};
-
 // Turns the steps into EwSteps, giving each result a slot that is free
 // again after the last step reading it.
-Status assignSlots(const cpu::OpCall &call, const std::vector<Pending> &ps,
+Status assignSlots(const ops::OpCall &call,
+                   const std::vector<ops::ew::PlanStep> &ps,
                    std::vector<EwStep> &steps, int &resultSlot) {
   const int n = static_cast<int>(ps.size());
   std::vector<int> lastUse(n, -1), slotOf(n, -1);
@@ -148,10 +78,10 @@ Status assignSlots(const cpu::OpCall &call, const std::vector<Pending> &ps,
   std::vector<bool> busy(kEwMaxSlots, false);
   steps.assign(n, EwStep{});
   for (int s = 0; s < n; ++s) {
-    const Pending &p = ps[s];
+    const ops::ew::PlanStep &p = ps[s];
     EwStep &st = steps[s];
-    st.op = p.info->op;
-    st.arity = p.info->arity;
+    st.op = static_cast<EwOp>(p.op->kind);
+    st.arity = ops::ew::arity(p.op->sig);
     st.dtype = static_cast<int32_t>(p.dtype);
     st.dom = domOf(p.dtype);
     for (int j = 0; j < st.arity; ++j) {
@@ -162,7 +92,7 @@ Status assignSlots(const cpu::OpCall &call, const std::vector<Pending> &ps,
       int ref = p.operands[0];
       st.srcDom = domOf(ref >= 0 ? call.inputs[ref].dtype : ps[-ref - 1].dtype);
     }
-    setAttrs(*p.attrs, st);
+    setParams(p.params, st);
     // Operands are read before the result is written: their slots may be
     // reused by it.
     for (int ref : p.operands)
@@ -172,7 +102,7 @@ Status assignSlots(const cpu::OpCall &call, const std::vector<Pending> &ps,
     while (slot < kEwMaxSlots && busy[slot])
       ++slot;
     if (slot == kEwMaxSlots)
-      return Status::error("step " + std::to_string(s) + " ('" + p.info->name +
+      return Status::error("step " + std::to_string(s) + " ('" + p.op->name +
                            "') needs more than " + std::to_string(kEwMaxSlots) +
                            " earlier results alive at once, the most the "
                            "CUDA elementwise kernel holds");
@@ -220,39 +150,20 @@ public:
   size_t deviceBytes() const override { return table.size(); }
 };
 
-Status buildProgram(const cpu::OpCall &call, std::vector<EwStep> &steps,
+Status buildProgram(const ops::OpCall &call, std::vector<EwStep> &steps,
                     int &resultSlot) {
-  const DType outType = call.outputs[0].dtype;
-  std::vector<Pending> ps;
-  if (call.op != "fused") {
-    const OpInfo *info = findOp(call.op);
-    if (!info)
-      return Status::error("not an elementwise op");
-    Pending p{info, call.attrs, {}, outType};
-    for (int k = 0; k < info->arity; ++k)
-      p.operands.push_back(k);
-    ps.push_back(std::move(p));
-  } else {
-    for (const cpu::FusedStep &fs : *call.steps) {
-      const OpInfo *info = findOp(fs.op);
-      if (!info)
-        return Status::error("step op '" + fs.op +
-                             "' is not an elementwise op");
-      ps.push_back({info, &fs.attrs, fs.operands, fs.dtype});
-    }
-  }
-  if (ps.empty())
-    return Status::error("has no steps");
-  return assignSlots(call, ps, steps, resultSlot);
+  ops::ew::Plan plan;
+  AMPC_RETURN_IF_ERROR(ops::ew::buildPlan(call, plan));
+  return assignSlots(call, plan.steps, steps, resultSlot);
 }
 
-Status prepareElementwise(const std::vector<const cpu::OpCall *> &calls,
+Status prepareElementwise(const std::vector<const ops::OpCall *> &calls,
                           PrepareContext &ctx,
                           std::unique_ptr<PreparedKernel> &out) {
   if (calls.size() != 1)
     return Status::error("elementwise kernels are not grouped, got " +
                          std::to_string(calls.size()) + " calls");
-  const cpu::OpCall &call = *calls[0];
+  const ops::OpCall &call = *calls[0];
   auto fail = [&](const Status &s) {
     return s.withContext("CUDA elementwise kernel '" + call.op + "'");
   };
@@ -372,7 +283,7 @@ Status prepareElementwise(const std::vector<const cpu::OpCall *> &calls,
 } // namespace
 
 void addElementwiseKernels(std::vector<KernelEntry> &out) {
-  for (const OpInfo &o : kOps)
+  for (const ops::ew::OpInfo &o : ops::ew::allOps())
     out.push_back({o.name, prepareElementwise});
   out.push_back({"fused", prepareElementwise});
 }

@@ -5,7 +5,7 @@
 // numpy's (1-D promotion, broadcast batch dims). f16/bf16 run on Tensor
 // Cores with f32 accumulation and one rounding of the output, which is what
 // the CPU backend computes up to summation order (graph.accumulate, when
-// the compiler sets it, is f32: cpu::checkKernel refuses anything else); f32
+// the compiler sets it, is f32: ops::checkKernel refuses anything else); f32
 // uses TF32 only when the session allows it; f64 runs in f64. Integer
 // contractions have no cuBLASLt path and are refused at prepare time.
 //
@@ -27,12 +27,11 @@
 // layout, epilogue, alignment), so identical layers ask once.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/GemmPostOp.h"
-#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/GemmPostOp.h"
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/ops/EpilogueChecks.h"
 
 #include <algorithm>
 #include <climits>
@@ -43,7 +42,7 @@
 namespace ampc::rt::cuda {
 namespace {
 
-using cpu::OpCall;
+using ops::OpCall;
 
 // What an algorithm may use; NVIDIA's recommendation for Hopper.
 constexpr size_t kMaxWorkspaceBytes = size_t(32) << 20;
@@ -404,7 +403,7 @@ class GemmKernel final : public PreparedKernel {
 public:
   Status prepare(const OpCall &call, PrepareContext &ctx) {
     const EpilogueInfo *epi;
-    AMPC_RETURN_IF_ERROR(cpu::readEpilogue(*call.attrs, epi));
+    AMPC_RETURN_IF_ERROR(ops::readEpilogue(*call.attrs, epi));
     bool found = false;
     if (!epi) {
       AMPC_RETURN_IF_ERROR(
@@ -453,8 +452,7 @@ private:
     bool transB = call.attrs->getInt("trans_b", 0) != 0;
     int64_t m = dest.shape[0], n = dest.shape[1];
     int64_t k = transA ? a.shape[0] : a.shape[1];
-    const TensorView *c =
-        cpu::kh::hasInput(call, 2) ? &call.inputs[2] : nullptr;
+    const TensorView *c = ops::hasInput(call, 2) ? &call.inputs[2] : nullptr;
     found = false;
     mode_ = Mode::Empty;
     mm_.reset();

@@ -28,12 +28,12 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/GemmPostOp.h"
 
-#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/ops/Check.h"
 
 namespace ampc::rt::cuda {
 
-bool ltEpilogueFor(const cpu::OpCall &call, const EpilogueInfo &e,
+bool ltEpilogueFor(const ops::OpCall &call, const EpilogueInfo &e,
                    LtEpilogue &out) {
   const TensorView &a = call.inputs[0], &d = call.outputs[0];
   if (a.dtype == DType::F64 || d.numElements() == 0)
@@ -42,7 +42,7 @@ bool ltEpilogueFor(const cpu::OpCall &call, const EpilogueInfo &e,
   const bool tanh = call.attrs->getString("approximate", "none") == "tanh";
   // c can only be the BIAS vector: one value per row of D, added with
   // beta 1 (the compiler fuses nothing else; see GemmEpilogues.cpp).
-  const TensorView *c = cpu::kh::hasInput(call, 2) ? &call.inputs[2] : nullptr;
+  const TensorView *c = ops::hasInput(call, 2) ? &call.inputs[2] : nullptr;
   if (c && (call.attrs->getFloat("beta", 1.0) != 1.0 || c->numElements() != n ||
             (c->rank() == 2 && c->shape[0] != 1)))
     return false;
@@ -81,9 +81,9 @@ namespace {
 
 // Prepares `call` with this backend's kernel of that name, after the CPU
 // check every call passes.
-Status prepareCall(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareCall(const ops::OpCall &call, PrepareContext &ctx,
                    std::unique_ptr<PreparedKernel> &out) {
-  AMPC_RETURN_IF_ERROR(cpu::checkKernel(call));
+  AMPC_RETURN_IF_ERROR(ops::checkKernel(call));
   const KernelEntry *k = findKernel(call.op);
   if (!k)
     return Status::error("no CUDA kernel '" + call.op + "'");
@@ -92,7 +92,7 @@ Status prepareCall(const cpu::OpCall &call, PrepareContext &ctx,
 
 } // namespace
 
-Status preparePostOp(const cpu::OpCall &call, const EpilogueInfo &e,
+Status preparePostOp(const ops::OpCall &call, const EpilogueInfo &e,
                      PrepareContext &ctx,
                      std::unique_ptr<PreparedKernel> &out) {
   auto fail = [&](const Status &s) {
@@ -103,7 +103,7 @@ Status preparePostOp(const cpu::OpCall &call, const EpilogueInfo &e,
   Attrs attrs;
   if (const AttrValue *v = call.attrs->find("approximate"))
     attrs.setString("approximate", v->s);
-  cpu::OpCall post;
+  ops::OpCall post;
   post.op = e.op;
   post.attrs = &attrs;
   const TensorView &d = call.outputs[0];

@@ -30,14 +30,14 @@ struct LtEpilogue {
 // cuBLASLt's form of `e` for this gemm call (D = op(b)^T op(a)^T, column
 // major: see Gemm.cpp), or false where cuBLASLt has none and the kernel
 // falls back to preparePostOp.
-bool ltEpilogueFor(const cpu::OpCall &call, const EpilogueInfo &e,
+bool ltEpilogueFor(const ops::OpCall &call, const EpilogueInfo &e,
                    LtEpilogue &out);
 
 // ampc's own kernel for `e`, launched after a plain GEMM has written its
 // result: into the output, or for gelu_aux into output 1 (the pre-activation
 // the activation then reads). It computes what the unfused kernels compute:
 // the activation reads the rounded GEMM result.
-Status preparePostOp(const cpu::OpCall &call, const EpilogueInfo &e,
+Status preparePostOp(const ops::OpCall &call, const EpilogueInfo &e,
                      PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out);
 
 } // namespace ampc::rt::cuda

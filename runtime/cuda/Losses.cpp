@@ -11,9 +11,9 @@
 // at prepare time.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/LossRules.h"
 #include "runtime/cuda/RowLaunch.h"
 #include "runtime/cuda/kernels/LossArgs.h"
+#include "runtime/ops/LossRules.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -38,9 +38,9 @@ Status lookup(CudaDevice &device, CudaKernel k, KernelVariant variant,
 // Viewed as [outer, len, inner] around `axis`.
 void splitAt(const Shape &s, int64_t axis, int64_t &outer, int64_t &len,
              int64_t &inner) {
-  outer = cpu::kh::product(s, 0, axis);
+  outer = ops::product(s, 0, axis);
   len = s[axis];
-  inner = cpu::kh::product(s, axis + 1, s.size());
+  inner = ops::product(s, axis + 1, s.size());
 }
 
 // Softmax over [outer, len, inner]: a row kernel when inner == 1, else a
@@ -69,13 +69,13 @@ Status planSoftmax(CudaDevice &device, bool grad, DType t, const Shape &shape,
                 {name(t)}, p.l);
 }
 
-LossArgs lossArgs(const cpu::OpCall &call, const cpu::kh::LossAttrs &la,
+LossArgs lossArgs(const ops::OpCall &call, const ops::LossAttrs &la,
                   size_t labelsAt, const TensorView &x) {
   LossArgs a{};
   const TensorView &labels = call.inputs[labelsAt];
   a.labels = labels.data;
   a.labelType = code(labels.dtype);
-  if (cpu::kh::hasInput(call, labelsAt + 1)) {
+  if (ops::hasInput(call, labelsAt + 1)) {
     a.weights = call.inputs[labelsAt + 1].data;
     a.weightType = code(call.inputs[labelsAt + 1].dtype);
   }
@@ -86,7 +86,7 @@ LossArgs lossArgs(const cpu::OpCall &call, const cpu::kh::LossAttrs &la,
   return a;
 }
 
-int reductionOf(const cpu::kh::LossAttrs &la) {
+int reductionOf(const ops::LossAttrs &la) {
   return la.reduction == "none" ? kNone : la.reduction == "sum" ? kSum : kMean;
 }
 
@@ -97,7 +97,7 @@ int reductionOf(const cpu::kh::LossAttrs &la) {
 class SoftmaxKernel : public PreparedKernel {
 public:
   SoftmaxKernel(bool grad, bool log) : grad_(grad), log_(log ? 1 : 0) {}
-  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
+  Status prepare(const ops::OpCall &call, PrepareContext &ctx) {
     const TensorView &x = call.inputs[0];
     AMPC_RETURN_IF_ERROR(rows::checkDType(call.op, "input", x.dtype));
     in0_ = x.data;
@@ -152,9 +152,9 @@ private:
 class LossKernel : public PreparedKernel {
 public:
   explicit LossKernel(bool softmax) : softmax_(softmax) {}
-  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
-    cpu::kh::LossAttrs attrs;
-    AMPC_RETURN_IF_ERROR(cpu::kh::readLossAttrs(*call.attrs, attrs));
+  Status prepare(const ops::OpCall &call, PrepareContext &ctx) {
+    ops::LossAttrs attrs;
+    AMPC_RETURN_IF_ERROR(ops::readLossAttrs(*call.attrs, attrs));
     const TensorView &x = call.inputs[0], &loss = call.outputs[0];
     AMPC_RETURN_IF_ERROR(
         rows::checkDType(call.op, softmax_ ? "scores" : "input", x.dtype));
@@ -173,7 +173,7 @@ public:
     outType_ = code(loss.dtype);
     x_ = x.data;
     xType_ = code(x.dtype);
-    d_ = cpu::kh::product(x.shape, 2, x.shape.size());
+    d_ = ops::product(x.shape, 2, x.shape.size());
     if (la_.samples == 0)
       return Status::ok();
     if (softmax_) {
@@ -234,9 +234,9 @@ private:
 class LossGradKernel : public PreparedKernel {
 public:
   explicit LossGradKernel(bool softmax) : softmax_(softmax) {}
-  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
-    cpu::kh::LossAttrs attrs;
-    AMPC_RETURN_IF_ERROR(cpu::kh::readLossAttrs(*call.attrs, attrs));
+  Status prepare(const ops::OpCall &call, PrepareContext &ctx) {
+    ops::LossAttrs attrs;
+    AMPC_RETURN_IF_ERROR(ops::readLossAttrs(*call.attrs, attrs));
     const TensorView &out = call.outputs[0];
     AMPC_RETURN_IF_ERROR(rows::checkDType(call.op, "output", out.dtype));
     const size_t labelsAt = softmax_ ? 2 : 1;
@@ -245,7 +245,7 @@ public:
     grad_ = call.inputs[0].data;
     lp_ = softmax_ ? call.inputs[1].data : nullptr;
     out_ = out.data;
-    d_ = cpu::kh::product(out.shape, 2, out.shape.size());
+    d_ = ops::product(out.shape, 2, out.shape.size());
     count_ = out.numElements();
     if (count_ == 0)
       return Status::ok();
@@ -291,7 +291,7 @@ private:
 
 // A K built from `Args` (its variant) and prepared from the call.
 template <typename K, bool... Args>
-Status prepareWith(const std::vector<const cpu::OpCall *> &calls,
+Status prepareWith(const std::vector<const ops::OpCall *> &calls,
                    PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   auto k = std::make_unique<K>(Args...);
   AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx));

@@ -8,11 +8,11 @@
 // access (up to 16 bytes) every stride and address allows.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/StepList.h"
 #include "runtime/cuda/kernels/CopyArgs.h"
+#include "runtime/ops/Shapes.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,7 +20,7 @@
 namespace ampc::rt::cuda {
 namespace {
 
-using cpu::kh::product;
+using ops::product;
 
 using namespace ampc_cuda;
 
@@ -184,7 +184,7 @@ Status addCopy(CudaDevice &device, const CopyDesc &c, const std::string &op,
 // The byte movers
 //===----------------------------------------------------------------------===//
 
-Status prepareCopyOp(const cpu::OpCall &call, PrepareContext &, StepList &out) {
+Status prepareCopyOp(const ops::OpCall &call, PrepareContext &, StepList &out) {
   const TensorView &in = call.inputs[0], &o = call.outputs[0];
   if (in.byteSize() > 0 && in.data != o.data)
     out.memcpy(devicePtr(o), devicePtr(in), in.byteSize());
@@ -201,7 +201,7 @@ CopyDesc denseOutput(const TensorView &in, const TensorView &out) {
   return c;
 }
 
-Status prepareBroadcastTo(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareBroadcastTo(const ops::OpCall &call, PrepareContext &ctx,
                           StepList &out) {
   const TensorView &in = call.inputs[0], &o = call.outputs[0];
   CopyDesc c = denseOutput(in, o);
@@ -213,7 +213,7 @@ Status prepareBroadcastTo(const cpu::OpCall &call, PrepareContext &ctx,
   return addCopy(ctx.device, c, call.op, out);
 }
 
-Status prepareTranspose(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareTranspose(const ops::OpCall &call, PrepareContext &ctx,
                         StepList &out) {
   const TensorView &in = call.inputs[0], &o = call.outputs[0];
   std::vector<int64_t> perm = call.attrs->getInts("perm");
@@ -226,7 +226,7 @@ Status prepareTranspose(const cpu::OpCall &call, PrepareContext &ctx,
 
 // The strides and offset, in a dense tensor of shape `full`, of the elements
 // a slice with the call's 'starts' and 'steps' takes.
-void slicedView(const cpu::OpCall &call, const Shape &full,
+void slicedView(const ops::OpCall &call, const Shape &full,
                 std::vector<int64_t> &strides, int64_t &offset) {
   std::vector<int64_t> starts = call.attrs->getInts("starts");
   std::vector<int64_t> steps = call.attrs->getInts("steps");
@@ -237,7 +237,7 @@ void slicedView(const cpu::OpCall &call, const Shape &full,
   }
 }
 
-Status prepareSlice(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareSlice(const ops::OpCall &call, PrepareContext &ctx,
                     StepList &out) {
   const TensorView &in = call.inputs[0], &o = call.outputs[0];
   CopyDesc c = denseOutput(in, o);
@@ -246,7 +246,7 @@ Status prepareSlice(const cpu::OpCall &call, PrepareContext &ctx,
 }
 
 // Zeros, then grad at the sliced positions (which are distinct).
-Status prepareSliceGrad(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareSliceGrad(const ops::OpCall &call, PrepareContext &ctx,
                         StepList &out) {
   const TensorView &g = call.inputs[0], &o = call.outputs[0];
   if (o.byteSize() == 0)
@@ -263,7 +263,7 @@ Status prepareSliceGrad(const cpu::OpCall &call, PrepareContext &ctx,
 }
 
 // One copy per input, into its columns of every output row.
-Status prepareConcat(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareConcat(const ops::OpCall &call, PrepareContext &ctx,
                      StepList &out) {
   const TensorView &o = call.outputs[0];
   const size_t axis = static_cast<size_t>(call.attrs->getInt("axis"));
@@ -293,7 +293,7 @@ Status prepareConcat(const cpu::OpCall &call, PrepareContext &ctx,
 // gather / gather_grad
 //===----------------------------------------------------------------------===//
 
-Status prepareGather(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareGather(const ops::OpCall &call, PrepareContext &ctx,
                      StepList &out) {
   const TensorView &data = call.inputs[0], &idx = call.inputs[1];
   const TensorView &o = call.outputs[0];
@@ -330,7 +330,7 @@ Status prepareGather(const cpu::OpCall &call, PrepareContext &ctx,
 
 // Buckets the index positions by row in the workspace (counts, offsets,
 // cursor, bucketed, sorted), then sums each row's bucket in index order.
-Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareGatherGrad(const ops::OpCall &call, PrepareContext &ctx,
                          StepList &out) {
   const TensorView &g = call.inputs[0], &idx = call.inputs[1];
   const TensorView &o = call.outputs[0];
@@ -412,7 +412,7 @@ Status prepareGatherGrad(const cpu::OpCall &call, PrepareContext &ctx,
 // dropout
 //===----------------------------------------------------------------------===//
 
-Status prepareDropout(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareDropout(const ops::OpCall &call, PrepareContext &ctx,
                       StepList &out) {
   const TensorView &in = call.inputs[0];
   const TensorView &o = call.outputs[0], &mask = call.outputs[1];

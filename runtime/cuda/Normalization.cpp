@@ -9,9 +9,9 @@
 // index table uploaded at prepare time. f64 is refused at prepare time.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/RowLaunch.h"
 #include "runtime/cuda/kernels/LayerNormArgs.h"
+#include "runtime/ops/Shapes.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -29,7 +29,7 @@ Status indexTable(CudaDevice &device, const TensorView &t,
                   DeviceBuffer &buf) {
   if (t.numElements() == numElements(normalized))
     return Status::ok();
-  std::vector<int64_t> src = cpu::kh::broadcastIndex(t.shape, normalized);
+  std::vector<int64_t> src = ops::broadcastIndex(t.shape, normalized);
   std::vector<int32_t> idx(src.begin(), src.end());
   return buf.upload(device, idx.data(), idx.size() * sizeof(int32_t), what);
 }
@@ -38,7 +38,7 @@ const int32_t *tablePtr(const DeviceBuffer &b) {
   return reinterpret_cast<const int32_t *>(b.get());
 }
 
-Status checkInputs(const cpu::OpCall &call, size_t xAt) {
+Status checkInputs(const ops::OpCall &call, size_t xAt) {
   AMPC_RETURN_IF_ERROR(
       rows::checkDType(call.op, "input", call.inputs[xAt].dtype));
   AMPC_RETURN_IF_ERROR(
@@ -52,12 +52,12 @@ Status checkInputs(const cpu::OpCall &call, size_t xAt) {
 
 class LayerNormKernel : public PreparedKernel {
 public:
-  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
+  Status prepare(const ops::OpCall &call, PrepareContext &ctx) {
     AMPC_RETURN_IF_ERROR(checkInputs(call, 0));
     const TensorView &x = call.inputs[0], &scale = call.inputs[1];
     int64_t axis = call.attrs->getInt("axis");
     Shape normalized(x.shape.begin() + axis, x.shape.end());
-    rows_ = cpu::kh::product(x.shape, 0, axis);
+    rows_ = ops::product(x.shape, 0, axis);
     d_ = numElements(normalized);
     eps_ = call.attrs->getFloat("epsilon");
     AMPC_RETURN_IF_ERROR(indexTable(ctx.device, scale, normalized,
@@ -66,7 +66,7 @@ public:
     p_.scale = scale.data;
     p_.scaleType = code(scale.dtype);
     p_.scaleIdx = tablePtr(scaleIdx_);
-    if (cpu::kh::hasInput(call, 2)) {
+    if (ops::hasInput(call, 2)) {
       const TensorView &bias = call.inputs[2];
       AMPC_RETURN_IF_ERROR(indexTable(ctx.device, bias, normalized,
                                       "layer_norm bias index", biasIdx_));
@@ -116,12 +116,12 @@ private:
 // thread per scale element adds them up in order.
 class LayerNormGradKernel : public PreparedKernel {
 public:
-  Status prepare(const cpu::OpCall &call, PrepareContext &ctx) {
+  Status prepare(const ops::OpCall &call, PrepareContext &ctx) {
     AMPC_RETURN_IF_ERROR(checkInputs(call, 1));
     const TensorView &x = call.inputs[1], &scale = call.inputs[2];
     int64_t axis = call.attrs->getInt("axis");
     Shape normalized(x.shape.begin() + axis, x.shape.end());
-    rows_ = cpu::kh::product(x.shape, 0, axis);
+    rows_ = ops::product(x.shape, 0, axis);
     d_ = numElements(normalized);
     targets_ = scale.numElements();
     AMPC_RETURN_IF_ERROR(indexTable(ctx.device, scale, normalized,
@@ -144,8 +144,7 @@ public:
     if (targets_ != d_) {
       // Which normalized elements each scale element was broadcast to, in
       // ascending order (the CPU adds them in that order).
-      std::vector<int64_t> src =
-          cpu::kh::broadcastIndex(scale.shape, normalized);
+      std::vector<int64_t> src = ops::broadcastIndex(scale.shape, normalized);
       std::vector<int32_t> off(size_t(targets_) + 1, 0), ks(src.size());
       for (int64_t s : src)
         ++off[size_t(s) + 1];
@@ -222,7 +221,7 @@ private:
 };
 
 template <typename K>
-Status prepareWith(const std::vector<const cpu::OpCall *> &calls,
+Status prepareWith(const std::vector<const ops::OpCall *> &calls,
                    PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   auto k = std::make_unique<K>();
   AMPC_RETURN_IF_ERROR(k->prepare(*calls[0], ctx));

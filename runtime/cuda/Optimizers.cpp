@@ -11,11 +11,11 @@
 // on the device: launch() only enqueues.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/kernels/OptimizerTables.h"
+#include "runtime/ops/OptimizerRules.h"
 
 #include <cmath>
 #include <cstring>
@@ -23,7 +23,7 @@
 namespace ampc::rt::cuda {
 namespace {
 using namespace ampc_cuda;
-using cpu::OpCall;
+using ops::OpCall;
 
 bool aligned16(const TensorView &t) { return devicePtr(t) % 16 == 0; }
 
@@ -73,57 +73,49 @@ bool sameAttrs(const Attrs &a, const Attrs &b) {
 // The updates
 //===----------------------------------------------------------------------===//
 
-// Operand layout of each update, as the CPU kernel counts it: kInputs
-// inputs before the optional skip and loss_scale, param at kFirst (lr is input 0, step
-// input 1 when kFirst is 2), kOut outputs before the optional working copy.
-struct UpdateShape {
-  size_t kInputs, kFirst, kOut;
-};
-
+// Each update's operand layout (ops::UpdateLayout) and attributes, read by
+// runtime/ops/OptimizerRules.h as the check and the CPU kernel read them,
+// into the kernel's parameter table.
 template <typename P> struct UpdateOp;
 
 template <> struct UpdateOp<SgdParams> {
-  static constexpr UpdateShape kShape{3, 1, 1};
+  static constexpr ops::UpdateLayout kLayout = ops::kSgdLayout;
   static constexpr CudaKernel kKernel = CudaKernel::SgdUpdate;
   static Status read(const Attrs &attrs, SgdParams &p) {
-    return cpu::kh::getFloat(attrs, "weight_decay", 0.0, p.weightDecay);
+    ops::SgdAttrs a;
+    AMPC_RETURN_IF_ERROR(ops::readSgdAttrs(attrs, a));
+    p.weightDecay = a.weightDecay;
+    return Status::ok();
   }
 };
 
 template <> struct UpdateOp<MomentumParams> {
-  static constexpr UpdateShape kShape{5, 2, 2};
+  static constexpr ops::UpdateLayout kLayout = ops::kMomentumLayout;
   static constexpr CudaKernel kKernel = CudaKernel::MomentumUpdate;
   static Status read(const Attrs &attrs, MomentumParams &p) {
-    using namespace cpu::kh;
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", std::nullopt, p.alpha));
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", std::nullopt, p.beta));
-    AMPC_RETURN_IF_ERROR(
-        getFloat(attrs, "norm_coefficient", 0.0, p.normCoefficient));
-    std::string mode;
-    AMPC_RETURN_IF_ERROR(
-        getString(attrs, "mode", std::string("standard"), mode));
-    p.nesterov = mode == "nesterov";
+    ops::MomentumAttrs a;
+    AMPC_RETURN_IF_ERROR(ops::readMomentumAttrs(attrs, a));
+    p.alpha = a.alpha;
+    p.beta = a.beta;
+    p.normCoefficient = a.normCoefficient;
+    p.nesterov = a.nesterov;
     return Status::ok();
   }
 };
 
 template <> struct UpdateOp<AdamParams> {
-  static constexpr UpdateShape kShape{6, 2, 3};
+  static constexpr ops::UpdateLayout kLayout = ops::kAdamLayout;
   static constexpr CudaKernel kKernel = CudaKernel::AdamUpdate;
   static Status read(const Attrs &attrs, AdamParams &p) {
-    using namespace cpu::kh;
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 0.9, p.alpha));
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", 0.999, p.beta));
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-8, p.epsilon));
-    AMPC_RETURN_IF_ERROR(
-        getFloat(attrs, "norm_coefficient", 0.0, p.normCoefficient));
-    AMPC_RETURN_IF_ERROR(
-        getFloat(attrs, "norm_coefficient_post", 0.0, p.normCoefficientPost));
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "weight_decay", 0.0, p.weightDecay));
-    std::string mode;
-    AMPC_RETURN_IF_ERROR(
-        getString(attrs, "mode", std::string("pytorch"), mode));
-    p.pytorch = mode == "pytorch";
+    ops::AdamAttrs a;
+    AMPC_RETURN_IF_ERROR(ops::readAdamAttrs(attrs, a));
+    p.alpha = a.alpha;
+    p.beta = a.beta;
+    p.epsilon = a.epsilon;
+    p.normCoefficient = a.normCoefficient;
+    p.normCoefficientPost = a.normCoefficientPost;
+    p.weightDecay = a.weightDecay;
+    p.pytorch = a.pytorch;
     // Formed in double and rounded by the kernel, as the CPU does.
     p.oneMinusAlpha = 1 - p.alpha;
     p.oneMinusBeta = 1 - p.beta;
@@ -132,33 +124,35 @@ template <> struct UpdateOp<AdamParams> {
 };
 
 template <> struct UpdateOp<AdagradParams> {
-  static constexpr UpdateShape kShape{5, 2, 2};
+  static constexpr ops::UpdateLayout kLayout = ops::kAdagradLayout;
   static constexpr CudaKernel kKernel = CudaKernel::AdagradUpdate;
   static Status read(const Attrs &attrs, AdagradParams &p) {
-    using namespace cpu::kh;
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "decay_factor", 0.0, p.decayFactor));
-    AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-6, p.epsilon));
-    return getFloat(attrs, "norm_coefficient", 0.0, p.normCoefficient);
+    ops::AdagradAttrs a;
+    AMPC_RETURN_IF_ERROR(ops::readAdagradAttrs(attrs, a));
+    p.decayFactor = a.decayFactor;
+    p.epsilon = a.epsilon;
+    p.normCoefficient = a.normCoefficient;
+    return Status::ok();
   }
 };
 
 // The dtype of an update's working copy, or -1 without one.
-int workingCopyDtype(const OpCall &call, const UpdateShape &s) {
-  return call.outputs.size() > s.kOut
-             ? static_cast<int>(call.outputs[s.kOut].dtype)
+int workingCopyDtype(const OpCall &call, const ops::UpdateLayout &s) {
+  return call.outputs.size() > s.outputs
+             ? static_cast<int>(call.outputs[s.outputs].dtype)
              : -1;
 }
 
 template <typename P>
 bool canGroupUpdate(const OpCall &first, const OpCall &next) {
-  constexpr UpdateShape s = UpdateOp<P>::kShape;
+  constexpr ops::UpdateLayout s = UpdateOp<P>::kLayout;
   if (next.op != first.op || next.inputs.size() != first.inputs.size() ||
       next.outputs.size() != first.outputs.size() ||
       next.present != first.present || !sameAttrs(*first.attrs, *next.attrs))
     return false;
   // Each call keeps its own lr, step and skip (a ScalarSet); one kernel
   // takes one param dtype and one working-copy dtype.
-  return next.inputs[s.kFirst].dtype == first.inputs[s.kFirst].dtype &&
+  return next.inputs[s.first].dtype == first.inputs[s.first].dtype &&
          workingCopyDtype(next, s) == workingCopyDtype(first, s);
 }
 
@@ -167,9 +161,9 @@ struct CallTensors {
   std::vector<const TensorView *> reads, writes;
 };
 
-CallTensors tensorsOf(const OpCall &call, const UpdateShape &s) {
+CallTensors tensorsOf(const OpCall &call, const ops::UpdateLayout &s) {
   CallTensors t;
-  for (size_t i = s.kFirst; i < s.kInputs; ++i)
+  for (size_t i = s.first; i < s.inputs; ++i)
     t.reads.push_back(&call.inputs[i]);
   for (const TensorView &o : call.outputs)
     t.writes.push_back(&o);
@@ -196,17 +190,17 @@ bool independent(const CallTensors &a, const CallTensors &b) {
 
 // The index of `call`'s lr, step, skip and loss_scale in `sets`, added if
 // new.
-int32_t scalarSetOf(const OpCall &call, const UpdateShape &s,
+int32_t scalarSetOf(const OpCall &call, const ops::UpdateLayout &s,
                     std::vector<ScalarSet> &sets) {
   ScalarSet set{};
   set.lr = devicePtr(call.inputs[0]);
   set.lrDtype = static_cast<int32_t>(call.inputs[0].dtype);
-  if (s.kFirst == 2)
+  if (s.first == 2)
     set.step = devicePtr(call.inputs[1]);
-  if (cpu::kh::hasInput(call, s.kInputs))
-    set.skip = devicePtr(call.inputs[s.kInputs]);
-  if (cpu::kh::hasInput(call, s.kInputs + 1))
-    set.lossScale = devicePtr(call.inputs[s.kInputs + 1]);
+  if (ops::hasInput(call, s.inputs))
+    set.skip = devicePtr(call.inputs[s.inputs]);
+  if (ops::hasInput(call, s.inputs + 1))
+    set.lossScale = devicePtr(call.inputs[s.inputs + 1]);
   for (size_t i = 0; i < sets.size(); ++i)
     if (sets[i].lr == set.lr && sets[i].step == set.step &&
         sets[i].skip == set.skip && sets[i].lossScale == set.lossScale &&
@@ -249,13 +243,13 @@ template <typename P>
 Status prepareUpdate(const std::vector<const OpCall *> &calls,
                      PrepareContext &ctx,
                      std::unique_ptr<PreparedKernel> &out) {
-  constexpr UpdateShape s = UpdateOp<P>::kShape;
+  constexpr ops::UpdateLayout s = UpdateOp<P>::kLayout;
   const OpCall &first = *calls.front();
   auto k = std::make_unique<PreparedUpdate<P>>();
   AMPC_RETURN_IF_ERROR(UpdateOp<P>::read(*first.attrs, k->params));
   AMPC_RETURN_IF_ERROR(kernelFunction(
       ctx.device, UpdateOp<P>::kKernel,
-      {dtypeSuffix(first.inputs[s.kFirst].dtype)}, k->fn, &k->name));
+      {dtypeSuffix(first.inputs[s.first].dtype)}, k->fn, &k->name));
   k->wcDtype = workingCopyDtype(first, s);
 
   // A call that touches what an earlier call of the current segment
@@ -274,7 +268,7 @@ Status prepareUpdate(const std::vector<const OpCall *> &calls,
     inSegment.clear();
   };
   for (const OpCall *call : calls) {
-    const int64_t n = call->inputs[s.kFirst].numElements();
+    const int64_t n = call->inputs[s.first].numElements();
     if (n == 0)
       continue;
     CallTensors t = tensorsOf(*call, s);
@@ -285,23 +279,23 @@ Status prepareUpdate(const std::vector<const OpCall *> &calls,
       }
     UpdateEntry e{};
     bool vec = true;
-    for (size_t i = 0; i < s.kInputs - s.kFirst; ++i) {
-      e.in[i] = devicePtr(call->inputs[s.kFirst + i]);
-      vec &= aligned16(call->inputs[s.kFirst + i]);
+    for (size_t i = 0; i < s.inputs - s.first; ++i) {
+      e.in[i] = devicePtr(call->inputs[s.first + i]);
+      vec &= aligned16(call->inputs[s.first + i]);
     }
-    for (size_t i = 0; i < s.kOut; ++i) {
+    for (size_t i = 0; i < s.outputs; ++i) {
       e.out[i] = devicePtr(call->outputs[i]);
       vec &= aligned16(call->outputs[i]);
     }
-    if (call->outputs.size() > s.kOut) {
-      e.workingCopy = devicePtr(call->outputs[s.kOut]);
-      vec &= aligned16(call->outputs[s.kOut]);
+    if (call->outputs.size() > s.outputs) {
+      e.workingCopy = devicePtr(call->outputs[s.outputs]);
+      vec &= aligned16(call->outputs[s.outputs]);
     }
     e.n = n;
     e.firstChunk = seg.chunks;
     e.vec = vec;
     e.scalars = scalarSetOf(*call, s, sets);
-    e.gradDtype = static_cast<int32_t>(call->inputs[s.kFirst + 1].dtype);
+    e.gradDtype = static_cast<int32_t>(call->inputs[s.first + 1].dtype);
     seg.chunks += chunksOf(n);
     ++seg.count;
     entries.push_back(e);
@@ -346,20 +340,17 @@ public:
 Status prepareSchedule(const std::vector<const OpCall *> &calls,
                        PrepareContext &ctx,
                        std::unique_ptr<PreparedKernel> &out) {
-  using namespace cpu::kh;
   const OpCall &call = *calls.front();
   auto k = std::make_unique<PreparedSchedule>();
   ScheduleParams &p = k->params;
-  std::string kind;
-  AMPC_RETURN_IF_ERROR(
-      getFloat(*call.attrs, "base_lr", std::nullopt, p.baseLr));
-  AMPC_RETURN_IF_ERROR(
-      getString(*call.attrs, "kind", std::string("constant"), kind));
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "step_size", 1, p.stepSize));
-  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "gamma", 0.1, p.gamma));
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "total_steps", 1, p.totalSteps));
-  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "min_lr", 0.0, p.minLr));
-  p.kind = kind == "step" ? 1 : kind == "cosine" ? 2 : 0;
+  ops::ScheduleAttrs a;
+  AMPC_RETURN_IF_ERROR(ops::readScheduleAttrs(*call.attrs, a));
+  p.baseLr = a.baseLr;
+  p.gamma = a.gamma;
+  p.minLr = a.minLr;
+  p.stepSize = a.stepSize;
+  p.totalSteps = a.totalSteps;
+  p.kind = a.kind == "step" ? 1 : a.kind == "cosine" ? 2 : 0;
   AMPC_RETURN_IF_ERROR(
       kernelFunction(ctx.device, CudaKernel::LrSchedule, {}, k->fn));
   k->step = devicePtr(call.inputs[0]);
@@ -396,12 +387,12 @@ public:
   size_t deviceBytes() const override { return table.size(); }
 };
 
-// The inputs are the gradients, scale, then skip (cpu::kh::endsWithSkip).
+// The inputs are the gradients, scale, then skip (ops::endsWithSkip).
 Status prepareCheckFinite(const std::vector<const OpCall *> &calls,
                           PrepareContext &ctx,
                           std::unique_ptr<PreparedKernel> &out) {
   const OpCall &call = *calls.front();
-  const bool hasSkip = cpu::kh::endsWithSkip(call);
+  const bool hasSkip = ops::endsWithSkip(call);
   const size_t n = call.inputs.size() - (hasSkip ? 2 : 1);
   auto k = std::make_unique<PreparedCheckFinite>();
   AMPC_RETURN_IF_ERROR(
@@ -456,18 +447,17 @@ public:
 Status prepareUpdateScale(const std::vector<const OpCall *> &calls,
                           PrepareContext &ctx,
                           std::unique_ptr<PreparedKernel> &out) {
-  using namespace cpu::kh;
   const OpCall &call = *calls.front();
   auto k = std::make_unique<PreparedUpdateScale>();
   ScaleParams &p = k->params;
-  const Attrs &a = *call.attrs;
-  AMPC_RETURN_IF_ERROR(getFloat(a, "growth", std::nullopt, p.growth));
-  AMPC_RETURN_IF_ERROR(getFloat(a, "backoff", std::nullopt, p.backoff));
-  AMPC_RETURN_IF_ERROR(
-      getInt(a, "growth_interval", std::nullopt, p.growthInterval));
-  AMPC_RETURN_IF_ERROR(getInt(a, "decr_every_n", std::nullopt, p.decrEveryN));
-  AMPC_RETURN_IF_ERROR(getFloat(a, "min_scale", std::nullopt, p.minScale));
-  AMPC_RETURN_IF_ERROR(getFloat(a, "max_scale", std::nullopt, p.maxScale));
+  ops::ScaleAttrs a;
+  AMPC_RETURN_IF_ERROR(ops::readScaleAttrs(*call.attrs, a));
+  p.growth = a.growth;
+  p.backoff = a.backoff;
+  p.minScale = a.minScale;
+  p.maxScale = a.maxScale;
+  p.growthInterval = a.growthInterval;
+  p.decrEveryN = a.decrEveryN;
   AMPC_RETURN_IF_ERROR(
       kernelFunction(ctx.device, CudaKernel::UpdateScale, {}, k->fn));
   for (size_t i = 0; i < 4; ++i)

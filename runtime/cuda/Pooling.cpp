@@ -1,21 +1,21 @@
 //===- Pooling.cpp - max/avg pooling, their gradients, global average -----===//
 //
-// Host side of kernels/Pooling.cu. The geometry comes from the CPU
-// backend's planPool (WindowGeometry.h), so output sizes, ceil mode and the
+// Host side of kernels/Pooling.cu. The geometry comes from ops::planPool
+// (runtime/ops/WindowGeometry.h), so output sizes, ceil mode and the
 // average divisor are decided by the same code on both backends; the
 // kernels repeat its per-window rules on the device. cuDNN pooling is not
 // used: see kernels/Pooling.cu for the semantics it lacks.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/WindowGeometry.h"
 #include "runtime/cuda/CudnnFamily.h"
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/kernels/PoolArgs.h"
+#include "runtime/ops/WindowGeometry.h"
 
 namespace ampc::rt::cuda {
 namespace {
 
-ampc_cuda::PoolArgs toArgs(const cpu::kh::PoolPlan &p) {
+ampc_cuda::PoolArgs toArgs(const ops::PoolPlan &p) {
   return ampc_cuda::PoolArgs{p.n,
                              p.c,
                              p.h,
@@ -42,10 +42,10 @@ class PoolKernel final : public PreparedKernel {
 public:
   enum Kind { MaxFwd, AvgFwd, MaxGrad, AvgGrad };
 
-  static Status prepare(const std::vector<const cpu::OpCall *> &calls,
+  static Status prepare(const std::vector<const ops::OpCall *> &calls,
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out, Kind kind) {
-    const cpu::OpCall &call = *calls.front();
+    const ops::OpCall &call = *calls.front();
     auto k = std::make_unique<PoolKernel>();
     k->kind_ = kind;
     k->out_ = call.outputs[0];
@@ -56,9 +56,9 @@ public:
     const Shape &pooled = kind == MaxGrad   ? call.inputs[1].shape
                           : kind == AvgGrad ? call.outputs[0].shape
                                             : call.inputs[0].shape;
-    cpu::kh::PoolPlan plan;
-    AMPC_RETURN_IF_ERROR(cpu::kh::planPool(*call.attrs, pooled, isMax, plan)
-                             .withContext(call.op));
+    ops::PoolPlan plan;
+    AMPC_RETURN_IF_ERROR(
+        ops::planPool(*call.attrs, pooled, isMax, plan).withContext(call.op));
     k->args_ = toArgs(plan);
     if (kind == MaxGrad)
       k->in1_ = call.inputs[1];
@@ -95,7 +95,7 @@ private:
 };
 
 template <PoolKernel::Kind K>
-Status preparePool(const std::vector<const cpu::OpCall *> &calls,
+Status preparePool(const std::vector<const ops::OpCall *> &calls,
                    PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   return PoolKernel::prepare(calls, ctx, out, K);
 }
@@ -103,16 +103,16 @@ Status preparePool(const std::vector<const cpu::OpCall *> &calls,
 // global_avg_pool: one warp per (image, channel) plane.
 class GlobalAvgPoolKernel final : public PreparedKernel {
 public:
-  static Status prepare(const std::vector<const cpu::OpCall *> &calls,
+  static Status prepare(const std::vector<const ops::OpCall *> &calls,
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out) {
-    const cpu::OpCall &call = *calls.front();
+    const ops::OpCall &call = *calls.front();
     auto k = std::make_unique<GlobalAvgPoolKernel>();
     k->x_ = call.inputs[0];
     k->y_ = call.outputs[0];
     const Shape &s = k->x_.shape;
     k->planes_ = s[0] * s[1];
-    k->size_ = cpu::kh::product(s, 2, s.size());
+    k->size_ = ops::product(s, 2, s.size());
     AMPC_RETURN_IF_ERROR(typedFunction(
         ctx.device, call.op, CudaKernel::GlobalAvgPool, k->x_.dtype, k->fn_));
     // 8 warps a block, one plane each per pass.

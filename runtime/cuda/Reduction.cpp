@@ -3,17 +3,17 @@
 // The CPU kernels' semantics (runtime/cpu/Reduction.cpp, LossGrad.cpp):
 // 'axes' (normalized, non-negative) and 'keepdims', which only changes the
 // output's shape, not its row-major order. Dims are merged into kept and
-// reduced groups as runtime/cpu/ReducePlan.h does; kernels/Reduction.cu
+// reduced groups as runtime/ops/ReducePlan.h does; kernels/Reduction.cu
 // says how each layout is reduced. An empty input gives every output the
 // reduction of nothing: 0 for sums, NaN (0/0) or 0 (ints) for means, -inf
 // or int64 min (converted to the dtype) for max.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cpu/ReducePlan.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/StepList.h"
 #include "runtime/cuda/kernels/ReduceArgs.h"
+#include "runtime/ops/ReducePlan.h"
 
 #include <algorithm>
 
@@ -31,7 +31,7 @@ Status planReduction(const std::string &op, const Shape &shape,
   a.count = 1;
   a.outN = 1;
   for (size_t i = 0; i < shape.size(); ++i)
-    (cpu::kh::isReducedAxis(axes, i) ? a.count : a.outN) *= shape[i];
+    (ops::isReducedAxis(axes, i) ? a.count : a.outN) *= shape[i];
   a.len = 1;
   a.splits = 1;
   a.chunk = std::max<int64_t>(1, a.count);
@@ -41,7 +41,7 @@ Status planReduction(const std::string &op, const Shape &shape,
   std::vector<int64_t> dims;
   std::vector<bool> red;
   for (size_t i = 0; i < shape.size(); ++i) {
-    bool r = cpu::kh::isReducedAxis(axes, i);
+    bool r = ops::isReducedAxis(axes, i);
     if (shape[i] == 1)
       continue;
     if (!dims.empty() && red.back() == r) {
@@ -87,7 +87,7 @@ size_t accBytes(DType t) {
 }
 
 template <int K>
-Status prepareReduce(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareReduce(const ops::OpCall &call, PrepareContext &ctx,
                      StepList &out) {
   const TensorView &x = call.inputs[0], &o = call.outputs[0];
   ReduceArgs a;
@@ -139,7 +139,7 @@ Status prepareReduce(const cpu::OpCall &call, PrepareContext &ctx,
 }
 
 // (grad, input, output_value) -> d input.
-Status prepareReduceMaxGrad(const cpu::OpCall &call, PrepareContext &ctx,
+Status prepareReduceMaxGrad(const ops::OpCall &call, PrepareContext &ctx,
                             StepList &out) {
   const TensorView &g = call.inputs[0], &x = call.inputs[1],
                    &m = call.inputs[2], &dx = call.outputs[0];

@@ -134,12 +134,12 @@ private:
   std::vector<Step> steps_;
 };
 
-using PrepareFn = Status (*)(const cpu::OpCall &, PrepareContext &, StepList &);
+using PrepareFn = Status (*)(const ops::OpCall &, PrepareContext &, StepList &);
 
 // A KernelEntry::prepare for ops that are never grouped, from a function
 // that fills a StepList.
 template <PrepareFn F>
-Status prepareOne(const std::vector<const cpu::OpCall *> &calls,
+Status prepareOne(const std::vector<const ops::OpCall *> &calls,
                   PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   if (calls.size() != 1)
     return Status::error(calls.empty()

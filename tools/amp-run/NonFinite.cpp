@@ -2,7 +2,7 @@
 
 #include "tools/amp-run/NonFinite.h"
 
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/TypedIO.h"
 #include "tools/amp-run/Format.h"
 
 #include <algorithm>
@@ -55,7 +55,7 @@ rt::Status checkFinite(const rt::TensorView &t, bool samples,
   double firstValue = 0;
   for (int64_t i = 0; i < n; i += kChunk) {
     int64_t m = std::min(kChunk, n - i);
-    rt::cpu::loadF64(t, i, m, buf);
+    rt::loadF64(t, i, m, buf);
     for (int64_t j = 0; j < m; ++j) {
       if (std::isfinite(buf[j]))
         continue;
@@ -85,7 +85,7 @@ rt::Status checkFinite(const rt::TensorView &t, bool samples,
   }
   std::string is = "is " + what(firstValue);
   if (before && before->numElements() == n) {
-    double original = rt::cpu::elementAsDouble(*before, first);
+    double original = rt::elementAsDouble(*before, first);
     if (std::isfinite(original))
       is = "is " + nineDigits(original) + ", which is beyond the range of " +
            std::string(rt::name(t.dtype)) + " (largest finite value " +

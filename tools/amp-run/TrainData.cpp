@@ -2,7 +2,7 @@
 
 #include "tools/amp-run/TrainData.h"
 
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/TypedIO.h"
 #include "runtime/io/Npy.h"
 #include "tools/amp-run/NonFinite.h"
 
@@ -443,8 +443,8 @@ Status BatchSource::checkLabels(const std::string &input, int64_t classes,
     for (int64_t e = 0; e < perSample; ++e) {
       int64_t i = s * perSample + e;
       int64_t v = column.lut.empty()
-                      ? rt::cpu::elementAsInt(direct, i)
-                      : rt::cpu::elementAsInt(values, column.bytes[size_t(i)]);
+                      ? rt::elementAsInt(direct, i)
+                      : rt::elementAsInt(values, column.bytes[size_t(i)]);
       if ((v >= 0 && v < classes) || v == ignoreIndex)
         continue;
       if (firstSample < 0) {
@@ -583,12 +583,12 @@ void BatchSource::fillSynthetic(int64_t batch, size_t input,
       float r = std::sqrt(-2.0f * std::log(rng.openUniform()));
       float theta = kTwoPi * rng.uniform();
       float pair[2] = {r * std::cos(theta), r * std::sin(theta)};
-      rt::cpu::storeF32(pair, std::min<int64_t>(2, n - i), view, i);
+      rt::storeF32(pair, std::min<int64_t>(2, n - i), view, i);
     }
   } else if (spec.classes > 0) {
     for (int64_t i = 0; i < n; ++i) {
       int64_t label = int64_t(rng.below(uint64_t(spec.classes)));
-      rt::cpu::storeI64(&label, 1, view, i);
+      rt::storeI64(&label, 1, view, i);
     }
   } else {
     std::memset(t.bytes.data(), 0, t.bytes.size());

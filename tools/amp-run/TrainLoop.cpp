@@ -2,7 +2,7 @@
 
 #include "tools/amp-run/TrainLoop.h"
 
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/TypedIO.h"
 #include "tools/amp-run/CheckNumerics.h"
 #include "tools/amp-run/Format.h"
 #include "tools/amp-run/Metrics.h"
@@ -68,7 +68,7 @@ int TrainLoop::fail(const std::string &msg) {
 double TrainLoop::currentScale() const {
   rt::TensorView v;
   if (step_.checksOverflow && train_.param(kScaleParam, v))
-    return rt::cpu::elementAsDouble(v, 0);
+    return rt::elementAsDouble(v, 0);
   return step_.staticScale;
 }
 
@@ -307,7 +307,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
         double mx = -INFINITY;
         int64_t arg = -1;
         for (int64_t c = 0; c < classes; ++c) {
-          double x = rt::cpu::elementAsDouble(v, r * classes + c);
+          double x = rt::elementAsDouble(v, r * classes + c);
           if (x > mx) {
             mx = x;
             arg = c;
@@ -315,12 +315,12 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
         }
         double sum = 0;
         for (int64_t c = 0; c < classes; ++c)
-          sum += std::exp(rt::cpu::elementAsDouble(v, r * classes + c) - mx);
+          sum += std::exp(rt::elementAsDouble(v, r * classes + c) - mx);
         int64_t label = labelAt(labels, r);
         if (label < 0 || label >= classes)
           continue; // an ignored label: in neither loss nor accuracy
-        lossSum += mx + std::log(sum) -
-                   rt::cpu::elementAsDouble(v, r * classes + label);
+        lossSum +=
+            mx + std::log(sum) - rt::elementAsDouble(v, r * classes + label);
         ++lossSamples;
         correct += arg == label;
       }
@@ -328,7 +328,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
       rt::TensorView v;
       if (rt::Status s = eval_->output(step_.loss, v); !s)
         return s;
-      lossSum += rt::cpu::elementAsDouble(v, 0) * valid;
+      lossSum += rt::elementAsDouble(v, 0) * valid;
       lossSamples += valid;
     }
   }
@@ -475,13 +475,13 @@ int TrainLoop::run() {
     rt::TensorView lv;
     if (rt::Status st = train_.output(step_.loss, lv); !st)
       return fail(st.message());
-    double loss = rt::cpu::elementAsDouble(lv, 0);
+    double loss = rt::elementAsDouble(lv, 0);
     bool overflow = false;
     if (step_.checksOverflow) {
       rt::TensorView fv;
       if (rt::Status st = train_.output(kFoundInf, fv); !st)
         return fail(st.message());
-      overflow = rt::cpu::elementAsDouble(fv, 0) != 0;
+      overflow = rt::elementAsDouble(fv, 0) != 0;
     }
     auto end = Clock::now();
     double ms = seconds(runStart, end) * 1e3;

@@ -104,7 +104,7 @@ __device__ __forceinline__ void storeValue(void *p, int dtype, int64_t i,
 }
 
 //===----------------------------------------------------------------------===//
-// Conversions (runtime/cpu/TypedIO.cpp's storeFrom then loadAs)
+// Conversions (runtime/TypedIO.cpp's storeFrom then loadAs)
 //===----------------------------------------------------------------------===//
 
 // Float to int truncates toward zero, saturates, and takes NaN to 0.

@@ -19,33 +19,10 @@ constexpr int kEwMaxSlots = 16; // step results alive at once
 constexpr int kEwMaxVecInputs = 8;
 constexpr int kEwVec = 8; // elements per thread on the vectorized path
 
-// Step op codes (the CPU's OpKind order).
+// Step op codes: ops::ew::Kind's values (runtime/ops/Elementwise.def).
 enum EwOp : int32_t {
-  kEwRelu,
-  kEwTanh,
-  kEwSigmoid,
-  kEwErf,
-  kEwExp,
-  kEwLog,
-  kEwSqrt,
-  kEwReciprocal,
-  kEwNeg,
-  kEwAbs,
-  kEwGelu,
-  kEwLeakyRelu,
-  kEwClip,
-  kEwAdd,
-  kEwSub,
-  kEwMul,
-  kEwDiv,
-  kEwPow,
-  kEwWhere,
-  kEwCast,
-  kEwReluGrad,
-  kEwAbsGrad,
-  kEwLeakyReluGrad,
-  kEwGeluGrad,
-  kEwClipGrad
+#define AMPC_EW(name, kind, sig) kEw##kind,
+#include "runtime/ops/Elementwise.def"
 };
 
 // Where a value is held while computing: f32 registers for f32/f16/bf16,

@@ -1,7 +1,7 @@
 //===- Reduction.cu - reduce_sum/mean/max and reduce_max_grad -------------===//
 //
 // Device side of runtime/cuda/Reduction.cpp. The host merges the input's
-// dims into kept and reduced groups (as runtime/cpu/ReducePlan.h does).
+// dims into kept and reduced groups (as runtime/ops/ReducePlan.h does).
 // When the last dim is reduced, a warp reduces each output's contiguous
 // rows ("row" kernel); when it is kept, a thread per output walks its
 // column, neighbouring threads reading neighbouring elements ("column"

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GradCheckUtil.h"
+#include "runtime/ops/Check.h"
 
 #include <algorithm>
 #include <functional>
@@ -167,8 +168,8 @@ TEST(ActivationGradKernels, LowPrecisionMatchesF64OnTheSameValues) {
   }
 }
 
-cpu::FusedStep step(const char *op, std::vector<int> operands, DType t) {
-  cpu::FusedStep s;
+ops::FusedStep step(const char *op, std::vector<int> operands, DType t) {
+  ops::FusedStep s;
   s.op = op;
   s.operands = std::move(operands);
   s.dtype = t;
@@ -208,7 +209,7 @@ TEST(ActivationGradKernels, FusedChainEqualsStepByStepBitForBit) {
         ASSERT_TRUE(st.isOk()) << c->op << ": " << st.message();
       }
 
-      std::vector<cpu::FusedStep> steps = {
+      std::vector<ops::FusedStep> steps = {
           step("relu_grad", {0, 1}, DType::F16),
           step("leaky_relu_grad", {-1, 1}, DType::F16),
           step("cast", {-2}, DType::F32),
@@ -224,9 +225,9 @@ TEST(ActivationGradKernels, FusedChainEqualsStepByStepBitForBit) {
       steps[4].attrs.setFloat("max", 2);
       Buf got(DType::BF16, s);
       Call fused{"fused", {}, {&g, &x, &x32, &xb}, {&got}};
-      cpu::OpCall call = fused.make(true);
+      ops::OpCall call = fused.make(true);
       call.steps = &steps;
-      Status st = cpu::checkKernel(call);
+      Status st = ops::checkKernel(call);
       ASSERT_TRUE(st.isOk()) << st.message();
       cpu::CpuContext ctx{p};
       st = cpu::runKernel(call, ctx);
@@ -243,12 +244,12 @@ TEST(ActivationGradKernels, FusedReluGradInPlace) {
   Buf x = randomBuf(DType::F32, s, 8, -3, 3);
   Buf want(DType::F32, s);
   ASSERT_TRUE(Call({"relu_grad", {}, {&g, &x}, {&want}}).run().isOk());
-  std::vector<cpu::FusedStep> steps = {step("relu_grad", {0, 1}, DType::F32)};
+  std::vector<ops::FusedStep> steps = {step("relu_grad", {0, 1}, DType::F32)};
   Call fused{"fused", {}, {&g, &x}, {&g}};
-  cpu::OpCall call = fused.make(true);
+  ops::OpCall call = fused.make(true);
   call.steps = &steps;
   cpu::CpuContext ctx{&testPool()};
-  ASSERT_TRUE(cpu::checkKernel(call).isOk());
+  ASSERT_TRUE(ops::checkKernel(call).isOk());
   ASSERT_TRUE(cpu::runKernel(call, ctx).isOk());
   EXPECT_TRUE(sameBits(g, want));
 }
@@ -257,7 +258,7 @@ TEST(ActivationGradKernels, RegisteredAsElementwise) {
   std::vector<std::string> names = cpu::kernelNames();
   for (const char *op :
        {"relu_grad", "abs_grad", "leaky_relu_grad", "gelu_grad", "clip_grad"}) {
-    EXPECT_TRUE(cpu::isElementwiseKernel(op)) << op;
+    EXPECT_TRUE(ops::aliasingOf(op) == ops::Aliasing::Elementwise) << op;
     EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op;
   }
 }
@@ -296,11 +297,11 @@ TEST(ActivationGradKernels, CheckErrors) {
     expectError(c.check(), "attribute 'alpha' must be a float");
   }
   {
-    std::vector<cpu::FusedStep> steps = {step("relu_grad", {0, 1}, DType::F32)};
+    std::vector<ops::FusedStep> steps = {step("relu_grad", {0, 1}, DType::F32)};
     Call f{"fused", {}, {&g32, &x16}, {&out}};
-    cpu::OpCall call = f.make(false);
+    ops::OpCall call = f.make(false);
     call.steps = &steps;
-    expectError(cpu::checkKernel(call),
+    expectError(ops::checkKernel(call),
                 "step 0 ('relu_grad'): grad has dtype f32 but input has f16");
   }
 }

@@ -428,15 +428,15 @@ void runUnfusedChain(Tensor &x, Tensor &b, Tensor &c, Tensor &cond, Tensor &out,
   ASSERT_TRUE(Call("sub", {&s6, &s0}, {&out}).run(pool));
 }
 
-std::vector<cpu::FusedStep> chainSteps() {
+std::vector<ops::FusedStep> chainSteps() {
   auto step = [](const char *op, std::vector<int> operands, DType t) {
-    cpu::FusedStep s;
+    ops::FusedStep s;
     s.op = op;
     s.operands = std::move(operands);
     s.dtype = t;
     return s;
   };
-  std::vector<cpu::FusedStep> steps = {
+  std::vector<ops::FusedStep> steps = {
       step("add", {0, 1}, DType::F16),       // s0 = x + b
       step("cast", {-1}, DType::F32),        // s1
       step("mul", {-2, 2}, DType::F32),      // s2 = s1 * c
@@ -485,7 +485,7 @@ TEST(ElementwiseKernels, FusedInPlaceUpdate) {
                         w.get(i) - static_cast<float>(
                                        0.125f * static_cast<float>(g.get(i)))));
     Call f("fused", {&w, &g, &lr}, {&w});
-    cpu::FusedStep s0, s1, s2;
+    ops::FusedStep s0, s1, s2;
     s0.op = "cast";
     s0.operands = {1};
     s1.op = "mul";
@@ -500,7 +500,7 @@ TEST(ElementwiseKernels, FusedInPlaceUpdate) {
   // In place on an f16 tensor.
   Tensor h = makeTensor(DType::F16, {1000}, {1.5, -2.25, 3});
   Call f("fused", {&h}, {&h});
-  cpu::FusedStep s;
+  ops::FusedStep s;
   s.op = "neg";
   s.operands = {0};
   s.dtype = DType::F16;
@@ -516,7 +516,7 @@ TEST(ElementwiseKernels, FusedIntegerChainAndDivisionByZero) {
   Tensor d = makeTensor(DType::I32, {3}, {2, 4, 0});
   Tensor o(DType::I32, {4, 3});
   Call f("fused", {&a, &d}, {&o});
-  cpu::FusedStep s0, s1;
+  ops::FusedStep s0, s1;
   s0.op = "abs";
   s0.operands = {0};
   s0.dtype = DType::I32;
@@ -625,8 +625,8 @@ TEST(ElementwiseKernels, CheckErrors) {
   }
 }
 
-cpu::FusedStep mk(const char *op, std::vector<int> operands, DType t) {
-  cpu::FusedStep s;
+ops::FusedStep mk(const char *op, std::vector<int> operands, DType t) {
+  ops::FusedStep s;
   s.op = op;
   s.operands = std::move(operands);
   s.dtype = t;
@@ -690,7 +690,7 @@ TEST(ElementwiseKernels, FusedCheckErrors) {
   }
   {
     Call c("fused", {&f23}, {&f23});
-    cpu::FusedStep s = mk("leaky_relu", {0}, DType::F32);
+    ops::FusedStep s = mk("leaky_relu", {0}, DType::F32);
     s.attrs.setString("alpha", "x");
     c.steps = {s};
     expectCheckError(c, "step 0 ('leaky_relu'): attribute 'alpha' must be");

@@ -12,6 +12,7 @@
 #include "ElementValue.h"
 #include "runtime/Half.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/ops/Check.h"
 
 #include <cmath>
 #include <cstring>
@@ -122,9 +123,9 @@ inline int64_t broadcastSource(const std::vector<int64_t> &outIdx,
 }
 
 struct Call {
-  cpu::OpCall call;
+  ops::OpCall call;
   Attrs attrs;
-  std::vector<cpu::FusedStep> steps;
+  std::vector<ops::FusedStep> steps;
 
   Call(std::string op, std::vector<Tensor *> ins, std::vector<Tensor *> outs) {
     call.op = std::move(op);
@@ -139,7 +140,7 @@ struct Call {
   Status check() {
     call.attrs = &attrs;
     call.steps = steps.empty() ? nullptr : &steps;
-    return cpu::checkKernel(call);
+    return ops::checkKernel(call);
   }
   Status run(cpu::ThreadPool *pool = nullptr) {
     Status s = check();

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NumericKernelTestUtil.h"
+#include "runtime/ops/Check.h"
 
 #include <cfloat>
 #include <optional>
@@ -175,12 +176,12 @@ TEST(CheckFinite, SkipGivesZeroAndReadsNothing) {
             0);
   {
     Call c = finiteCall({&g1, &g2}, scale, found, &skip);
-    cpu::OpCall call = c.make(true);
+    ops::OpCall call = c.make(true);
     call.inputs[0].data = nullptr;
     call.inputs[1].data = nullptr;
     call.inputs[2].data = nullptr;
     found.bytes()[0] = 7;
-    ASSERT_TRUE(cpu::checkKernel(call));
+    ASSERT_TRUE(ops::checkKernel(call));
     cpu::CpuContext ctx{&testPool()};
     ASSERT_TRUE(cpu::runKernel(call, ctx));
     EXPECT_EQ(found.bytes()[0], 0);

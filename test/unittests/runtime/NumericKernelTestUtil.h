@@ -15,6 +15,7 @@
 #include "runtime/Half.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/Parallel.h"
+#include "runtime/ops/Check.h"
 
 #include <gtest/gtest.h>
 
@@ -89,8 +90,8 @@ struct Call {
   std::vector<Buf *> ins;
   std::vector<Buf *> outs;
 
-  cpu::OpCall make(bool withData) const {
-    cpu::OpCall c;
+  ops::OpCall make(bool withData) const {
+    ops::OpCall c;
     c.op = op;
     c.attrs = &attrs;
     for (Buf *b : ins) {
@@ -101,7 +102,7 @@ struct Call {
       c.outputs.push_back(b->view(withData));
     return c;
   }
-  Status check() const { return cpu::checkKernel(make(false)); }
+  Status check() const { return ops::checkKernel(make(false)); }
   // Checks (as the Program loader does), then runs.
   Status run(cpu::ThreadPool *pool = nullptr) const {
     Status s = check();

@@ -271,7 +271,7 @@ TEST(Program, SessionAcceptsOnlyF32Accumulation) {
   EXPECT_TRUE(s.isOk()) << s.message();
   s = withAccumulate([](pb::Attr &a) { a.set_s("f16"); });
   EXPECT_NE(s.message().find("kernel 1 (gemm at 'fc'): op 'gemm': "
-                             "graph.accumulate is 'f16', but the CPU backend "
+                             "graph.accumulate is 'f16', but the runtime "
                              "accumulates in f32 only"),
             std::string::npos)
       << s.message();

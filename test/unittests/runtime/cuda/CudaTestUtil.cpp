@@ -1,8 +1,9 @@
 //===- CudaTestUtil.cpp - running one op on the CPU and on CUDA -----------===//
 #include "CudaTestUtil.h"
 
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/TypedIO.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/ops/Check.h"
 
 #include <cmath>
 #include <cstring>
@@ -56,7 +57,7 @@ HostTensor HostTensor::fromValues(DType dtype, Shape shape,
   EXPECT_EQ(static_cast<int64_t>(values.size()), t.numElements())
       << "fromValues: " << values.size() << " values for " << str(t.shape);
   if (static_cast<int64_t>(values.size()) == t.numElements() && !values.empty())
-    cpu::storeF64(values.data(), t.numElements(), t.view(), 0);
+    storeF64(values.data(), t.numElements(), t.view(), 0);
   return t;
 }
 
@@ -81,9 +82,7 @@ HostTensor HostTensor::random(DType dtype, Shape shape, uint64_t seed,
   return fromValues(dtype, std::move(shape), v);
 }
 
-double HostTensor::at(int64_t i) const {
-  return cpu::elementAsDouble(view(), i);
-}
+double HostTensor::at(int64_t i) const { return elementAsDouble(view(), i); }
 
 namespace {
 
@@ -113,8 +112,8 @@ Layout layOut(const OpCase &c) {
   return l;
 }
 
-cpu::OpCall makeCall(const OpCase &c, const Layout &l, uint8_t *base) {
-  cpu::OpCall call;
+ops::OpCall makeCall(const OpCase &c, const Layout &l, uint8_t *base) {
+  ops::OpCall call;
   call.op = c.op;
   call.attrs = &c.attrs;
   call.steps = &c.steps;
@@ -149,8 +148,8 @@ Status runCpu(const OpCase &c, std::vector<HostTensor> &outputs) {
     if (c.inputs[i].present && !c.inputs[i].bytes.empty())
       std::memcpy(mem.data() + l.inOffset[i], c.inputs[i].bytes.data(),
                   c.inputs[i].bytes.size());
-  cpu::OpCall call = makeCall(c, l, mem.data());
-  AMPC_RETURN_IF_ERROR(cpu::checkKernel(call));
+  ops::OpCall call = makeCall(c, l, mem.data());
+  AMPC_RETURN_IF_ERROR(ops::checkKernel(call));
   cpu::CpuContext ctx;
   AMPC_RETURN_IF_ERROR(cpu::runKernel(call, ctx));
   outputs.clear();
@@ -175,7 +174,7 @@ Status runCuda(CudaDevice &device, const std::vector<OpCase> &group,
                          group[0].op + "'");
   std::vector<Layout> layouts;
   std::vector<DeviceBuffer> memory(group.size());
-  std::vector<cpu::OpCall> calls;
+  std::vector<ops::OpCall> calls;
   for (size_t g = 0; g < group.size(); ++g) {
     const OpCase &c = group[g];
     layouts.push_back(layOut(c));
@@ -189,9 +188,9 @@ Status runCuda(CudaDevice &device, const std::vector<OpCase> &group,
                                    c.inputs[i].bytes.size()));
     calls.push_back(
         makeCall(c, layouts[g], reinterpret_cast<uint8_t *>(memory[g].get())));
-    AMPC_RETURN_IF_ERROR(cpu::checkKernel(calls.back()));
+    AMPC_RETURN_IF_ERROR(ops::checkKernel(calls.back()));
   }
-  std::vector<const cpu::OpCall *> ptrs;
+  std::vector<const ops::OpCall *> ptrs;
   for (size_t g = 0; g < calls.size(); ++g) {
     if (g > 0 && (!entry->canGroup || !entry->canGroup(calls[0], calls[g])))
       return Status::error("op '" + group[0].op +

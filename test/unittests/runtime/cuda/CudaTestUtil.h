@@ -91,7 +91,7 @@ struct HostTensor {
 struct OpCase {
   std::string op;
   Attrs attrs;
-  std::vector<cpu::FusedStep> steps; // "fused" only
+  std::vector<ops::FusedStep> steps; // "fused" only
   std::vector<HostTensor> inputs;
   std::vector<HostTensor> outputs; // dtype and shape; the bytes are ignored
   uint64_t rngCounter = 0;         // dropout: the step number

@@ -300,8 +300,8 @@ TEST(CudaElementwise, CastLargeIntegersRoundOnceToHalf) {
   }
 }
 
-cpu::FusedStep step(const std::string &op, std::vector<int> operands, DType t) {
-  cpu::FusedStep s;
+ops::FusedStep step(const std::string &op, std::vector<int> operands, DType t) {
+  ops::FusedStep s;
   s.op = op;
   s.operands = std::move(operands);
   s.dtype = t;

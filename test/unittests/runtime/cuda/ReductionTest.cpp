@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
-#include "runtime/cpu/ReducePlan.h"
+#include "runtime/ops/ReducePlan.h"
 
 #include <cmath>
 #include <limits>
@@ -30,7 +30,7 @@ OpCase reduceCase(const std::string &op, const HostTensor &x,
   c.attrs.setInt("keepdims", keep);
   c.inputs = {x};
   c.outputs = {
-      HostTensor::empty(x.dtype, cpu::kh::reducedShape(x.shape, axes, keep))};
+      HostTensor::empty(x.dtype, ops::reducedShape(x.shape, axes, keep))};
   return c;
 }
 

@@ -1,5 +1,5 @@
 //===- TypedIO.cpp - dtype conversion loops -------------------------------===//
-#include "runtime/cpu/TypedIO.h"
+#include "runtime/TypedIO.h"
 
 #include "runtime/Half.h"
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-namespace ampc::rt::cpu {
+namespace ampc::rt {
 namespace {
 
 template <typename T> const T *at(const TensorView &t, int64_t offset) {
@@ -212,4 +212,4 @@ int64_t elementAsInt(const TensorView &t, int64_t index) {
   return v;
 }
 
-} // namespace ampc::rt::cpu
+} // namespace ampc::rt

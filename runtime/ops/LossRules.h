@@ -6,12 +6,16 @@
 // label outside [0, C) that is not ignore_index with the same message.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_RUNTIME_CPU_LOSSRULES_H
-#define AMPC_RUNTIME_CPU_LOSSRULES_H
+#ifndef AMPC_RUNTIME_OPS_LOSSRULES_H
+#define AMPC_RUNTIME_OPS_LOSSRULES_H
 
-#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/AttrReaders.h"
+#include "runtime/ops/CallChecks.h"
 
-namespace ampc::rt::cpu::kh {
+#include <optional>
+#include <string>
+
+namespace ampc::rt::ops {
 
 struct LossAttrs {
   std::string reduction = "mean";
@@ -77,6 +81,6 @@ inline Status labelOutOfRange(int64_t label, int64_t index, int64_t classes,
            : std::string()));
 }
 
-} // namespace ampc::rt::cpu::kh
+} // namespace ampc::rt::ops
 
-#endif // AMPC_RUNTIME_CPU_LOSSRULES_H
+#endif // AMPC_RUNTIME_OPS_LOSSRULES_H

@@ -8,12 +8,17 @@
 // one column across rows (the last dim kept).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_RUNTIME_CPU_REDUCEPLAN_H
-#define AMPC_RUNTIME_CPU_REDUCEPLAN_H
+#ifndef AMPC_RUNTIME_OPS_REDUCEPLAN_H
+#define AMPC_RUNTIME_OPS_REDUCEPLAN_H
 
-#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/AttrReaders.h"
+#include "runtime/ops/CallChecks.h"
+#include "runtime/ops/Shapes.h"
 
-namespace ampc::rt::cpu::kh {
+#include <algorithm>
+#include <vector>
+
+namespace ampc::rt::ops {
 
 inline bool isReducedAxis(const std::vector<int64_t> &axes, size_t dim) {
   return std::find(axes.begin(), axes.end(), static_cast<int64_t>(dim)) !=
@@ -115,6 +120,6 @@ inline ReducePlan planReduce(const Shape &shape,
   return p;
 }
 
-} // namespace ampc::rt::cpu::kh
+} // namespace ampc::rt::ops
 
-#endif // AMPC_RUNTIME_CPU_REDUCEPLAN_H
+#endif // AMPC_RUNTIME_OPS_REDUCEPLAN_H

@@ -6,12 +6,12 @@
 // created), so every stored value is rounded exactly once.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_RUNTIME_CPU_TYPEDIO_H
-#define AMPC_RUNTIME_CPU_TYPEDIO_H
+#ifndef AMPC_RUNTIME_TYPEDIO_H
+#define AMPC_RUNTIME_TYPEDIO_H
 
 #include "runtime/Tensor.h"
 
-namespace ampc::rt::cpu {
+namespace ampc::rt {
 
 // Element `offset` .. offset+n of `t`, converted. Integers and bools convert
 // by value; float to int truncates toward zero (saturating NaN to 0).
@@ -27,6 +27,6 @@ void storeI64(const int64_t *in, int64_t n, const TensorView &t,
 double elementAsDouble(const TensorView &t, int64_t index);
 int64_t elementAsInt(const TensorView &t, int64_t index);
 
-} // namespace ampc::rt::cpu
+} // namespace ampc::rt
 
-#endif // AMPC_RUNTIME_CPU_TYPEDIO_H
+#endif // AMPC_RUNTIME_TYPEDIO_H

@@ -1,20 +1,23 @@
 //===- WindowGeometry.h - conv2d and pooling windows, forward and back ----===//
 //
 // Attribute checks, output sizes and per-window index ranges shared by the
-// conv2d and pooling kernels and their gradients, so that a gradient walks
-// exactly the windows (padding, ceil mode, divisor, argmax) its forward
-// kernel read. im2col lays one image's windows out as a GEMM operand;
-// col2im adds such a matrix back into an image.
+// conv2d and pooling kernels and their gradients on every backend, so that a
+// gradient walks exactly the windows (padding, ceil mode, divisor, argmax)
+// its forward kernel read.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_RUNTIME_CPU_WINDOWGEOMETRY_H
-#define AMPC_RUNTIME_CPU_WINDOWGEOMETRY_H
+#ifndef AMPC_RUNTIME_OPS_WINDOWGEOMETRY_H
+#define AMPC_RUNTIME_OPS_WINDOWGEOMETRY_H
 
-#include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/AttrReaders.h"
+#include "runtime/ops/CallChecks.h"
+#include "runtime/ops/Shapes.h"
 
-#include <cstring>
+#include <algorithm>
+#include <limits>
+#include <optional>
 
-namespace ampc::rt::cpu::kh {
+namespace ampc::rt::ops {
 
 //===----------------------------------------------------------------------===//
 // conv2d
@@ -26,12 +29,6 @@ struct ConvPlan {
   int64_t oh, ow, group; // output
   int64_t sh, sw, dh, dw, pt, pl;
 };
-
-// A 1x1 stride-1 unpadded convolution's im2col matrix is the input itself.
-inline bool isDirect(const ConvPlan &p) {
-  return p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 &&
-         p.pl == 0 && p.oh == p.h && p.ow == p.w;
-}
 
 // How far a window of `kernel` taps `dilation` apart can still move along
 // spatial dimension `dim` of an input of extent `in` padded by `padBegin`
@@ -94,74 +91,6 @@ inline Status planConv(const Attrs &at, const Shape &in, const Shape &f,
   p.ow = outHW[1];
   return Status::ok();
 }
-
-// Output columns [ow0, ow1) whose input column for kernel column j lies in
-// [0, w); the input column of output column ox is colOff + ox * sw.
-inline void convColumns(const ConvPlan &p, int64_t j, int64_t &colOff,
-                        int64_t &ow0, int64_t &ow1) {
-  colOff = j * p.dw - p.pl;
-  ow0 = colOff >= 0 ? 0 : (-colOff + p.sw - 1) / p.sw;
-  ow1 = p.w - 1 - colOff < 0 ? 0 : (p.w - 1 - colOff) / p.sw + 1;
-  ow1 = std::min(ow1, p.ow);
-  ow0 = std::min(ow0, ow1);
-}
-
-// Rows (ci, kh, kw) x columns (oh, ow) of one image's group, zeros for pads.
-template <typename T> void im2col(const ConvPlan &p, const T *x, T *col) {
-  int64_t cols = p.oh * p.ow;
-  for (int64_t ci = 0; ci < p.cg; ++ci)
-    for (int64_t i = 0; i < p.kh; ++i)
-      for (int64_t j = 0; j < p.kw; ++j) {
-        T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
-        const T *plane = x + ci * p.h * p.w;
-        int64_t colOff, ow0, ow1;
-        convColumns(p, j, colOff, ow0, ow1);
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          T *dst = row + oy * p.ow;
-          int64_t iy = oy * p.sh - p.pt + i * p.dh;
-          if (iy < 0 || iy >= p.h) {
-            std::fill(dst, dst + p.ow, T(0));
-            continue;
-          }
-          const T *src = plane + iy * p.w + colOff;
-          std::fill(dst, dst + ow0, T(0));
-          if (p.sw == 1)
-            std::memcpy(dst + ow0, src + ow0, (ow1 - ow0) * sizeof(T));
-          else
-            for (int64_t ox = ow0; ox < ow1; ++ox)
-              dst[ox] = src[ox * p.sw];
-          std::fill(dst + ow1, dst + p.ow, T(0));
-        }
-      }
-}
-
-// The adjoint of im2col: adds each column entry into the input element it
-// was read from (entries that were padding are dropped).
-template <typename T> void col2im(const ConvPlan &p, const T *col, T *x) {
-  int64_t cols = p.oh * p.ow;
-  for (int64_t ci = 0; ci < p.cg; ++ci)
-    for (int64_t i = 0; i < p.kh; ++i)
-      for (int64_t j = 0; j < p.kw; ++j) {
-        const T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
-        T *plane = x + ci * p.h * p.w;
-        int64_t colOff, ow0, ow1;
-        convColumns(p, j, colOff, ow0, ow1);
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          int64_t iy = oy * p.sh - p.pt + i * p.dh;
-          if (iy < 0 || iy >= p.h)
-            continue;
-          const T *src = row + oy * p.ow;
-          T *dst = plane + iy * p.w + colOff;
-          for (int64_t ox = ow0; ox < ow1; ++ox)
-            dst[ox * p.sw] += src[ox];
-        }
-      }
-}
-
-//===----------------------------------------------------------------------===//
-// Pooling
-//===----------------------------------------------------------------------===//
-
 struct PoolPlan {
   int64_t n, c, h, w;
   int64_t kh, kw, sh, sw, dh = 1, dw = 1;
@@ -247,6 +176,17 @@ inline AvgWindow avgWindow(const PoolPlan &p, int64_t oy, int64_t ox) {
   return a;
 }
 
+// avg_pool2d_grad has no forward input: its windows are planned over its
+// output, the pooled input's gradient.
+inline Status planAvgPoolGrad(const Attrs &attrs, const Shape &out,
+                              PoolPlan &p) {
+  if (out.size() != 4)
+    return Status::error("output (the pooled input's gradient) must be 4-D "
+                         "NCHW, got " +
+                         shapeStr(out));
+  return planPool(attrs, out, /*isMax=*/false, p);
+}
+
 // Offset in the plane `x` of the element max pooling takes for window
 // (oy, ox): the first maximum in row-major window order, or the last NaN
 // (NaN propagates). Padding never wins; -1 for a window of padding only
@@ -274,6 +214,6 @@ int64_t maxIndex(const PoolPlan &p, const T *x, int64_t oy, int64_t ox) {
   return best;
 }
 
-} // namespace ampc::rt::cpu::kh
+} // namespace ampc::rt::ops
 
-#endif // AMPC_RUNTIME_CPU_WINDOWGEOMETRY_H
+#endif // AMPC_RUNTIME_OPS_WINDOWGEOMETRY_H

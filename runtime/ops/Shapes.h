@@ -1,0 +1,56 @@
+//===- Shapes.h - shape arithmetic the ops share --------------------------===//
+//
+// Products of dimensions and numpy broadcasting, as the checks, the
+// geometry plans and both backends compute them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_OPS_SHAPES_H
+#define AMPC_RUNTIME_OPS_SHAPES_H
+
+#include "runtime/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ampc::rt::ops {
+
+inline std::string shapeStr(const Shape &s) { return rt::str(s); }
+
+inline int64_t product(const Shape &s, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end && i < s.size(); ++i)
+    n *= s[i];
+  return n;
+}
+
+// For each element of `to` (row-major), the element of a tensor of shape
+// `from` that numpy broadcasting (right-aligned) reads.
+inline std::vector<int64_t> broadcastIndex(const Shape &from, const Shape &to) {
+  int64_t total = numElements(to);
+  std::vector<int64_t> out(static_cast<size_t>(total));
+  size_t off = to.size() - from.size();
+  std::vector<int64_t> strides(to.size(), 0), idx(to.size(), 0);
+  int64_t s = 1;
+  for (size_t i = to.size(); i-- > off;) {
+    int64_t d = from[i - off];
+    strides[i] = d == 1 ? 0 : s;
+    s *= d;
+  }
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t si = 0;
+    for (size_t i = 0; i < to.size(); ++i)
+      si += idx[i] * strides[i];
+    out[flat] = si;
+    for (size_t i = to.size(); i-- > 0;) {
+      if (++idx[i] < to[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+  return out;
+}
+
+} // namespace ampc::rt::ops
+
+#endif // AMPC_RUNTIME_OPS_SHAPES_H
