@@ -20,6 +20,7 @@
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/ops/ElementwisePlan.h"
+#include "runtime/ops/ScalarMath.h"
 
 #include <algorithm>
 #include <atomic>
@@ -32,6 +33,7 @@ namespace ampc::rt::cpu {
 namespace {
 
 using namespace ops::ew;
+namespace math = ops::math;
 
 // The compute domain of a dtype: what its values are held in while a chunk
 // is being computed.
@@ -71,9 +73,8 @@ template <typename T>
 void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
   switch (k) {
   case Kind::Relu:
-    // NaN propagates; -0 and negatives give +0.
     for (int64_t i = 0; i < n; ++i)
-      y[i] = (x[i] > T(0) || x[i] != x[i]) ? x[i] : T(0);
+      y[i] = math::relu(x[i]);
     return;
   case Kind::Tanh:
     for (int64_t i = 0; i < n; ++i)
@@ -81,7 +82,7 @@ void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
     return;
   case Kind::Sigmoid:
     for (int64_t i = 0; i < n; ++i)
-      y[i] = T(1) / (T(1) + std::exp(-x[i]));
+      y[i] = math::sigmoid(x[i]);
     return;
   case Kind::Erf:
     for (int64_t i = 0; i < n; ++i)
@@ -101,7 +102,7 @@ void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
     return;
   case Kind::Reciprocal:
     for (int64_t i = 0; i < n; ++i)
-      y[i] = T(1) / x[i];
+      y[i] = math::reciprocal(x[i]);
     return;
   case Kind::Neg:
     for (int64_t i = 0; i < n; ++i)
@@ -112,35 +113,26 @@ void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
       y[i] = std::fabs(x[i]);
     return;
   case Kind::Gelu:
-    if (p.geluTanh) {
-      // PyTorch / ONNX: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-      const T c = T(0.7978845608028654), a = T(0.044715);
-      for (int64_t i = 0; i < n; ++i) {
-        T v = x[i];
-        y[i] = T(0.5) * v * (T(1) + std::tanh(c * (v + a * v * v * v)));
-      }
-    } else {
-      const T r = T(0.7071067811865476);
+    if (p.geluTanh)
       for (int64_t i = 0; i < n; ++i)
-        y[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * r));
-    }
+        y[i] = math::geluTanh(x[i]);
+    else
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = math::geluErf(x[i]);
     return;
   case Kind::LeakyRelu: {
     const T a = static_cast<T>(p.alpha);
     for (int64_t i = 0; i < n; ++i)
-      y[i] = x[i] >= T(0) ? x[i] : a * x[i];
+      y[i] = math::leakyRelu(x[i], a);
     return;
   }
   case Kind::Clip: {
-    // NaN passes through (like torch.clamp); an absent bound is infinite.
     const T lo =
         p.hasMin ? static_cast<T>(p.min) : -std::numeric_limits<T>::infinity();
     const T hi =
         p.hasMax ? static_cast<T>(p.max) : std::numeric_limits<T>::infinity();
-    for (int64_t i = 0; i < n; ++i) {
-      T v = x[i] < lo ? lo : x[i];
-      y[i] = v > hi ? hi : v;
-    }
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = math::clip(x[i], lo, hi);
     return;
   }
   default:
@@ -201,61 +193,38 @@ void floatBinary(Kind k, const T *a, const T *b, T *y, int64_t n) {
   }
 }
 
-// (grad, input) -> d loss / d input. Where the derivative is piecewise the
-// gradient is selected, not multiplied by 0/1, so an inf or NaN grad in a
-// cut-off region does not leak through (PyTorch's rule); bounds compare in
-// T, as the forward compares them.
+// (grad, input) -> d loss / d input (ScalarMath.h).
 template <typename T>
 void floatGrad(Kind k, const Params &p, const T *g, const T *x, T *y,
                int64_t n) {
   switch (k) {
   case Kind::ReluGrad:
     for (int64_t i = 0; i < n; ++i)
-      y[i] = x[i] > T(0) ? g[i] : T(0);
+      y[i] = math::reluGrad(g[i], x[i]);
     return;
   case Kind::AbsGrad:
-    // grad * sign(input): sign is +-1, 0 at +-0 and NaN at NaN.
-    for (int64_t i = 0; i < n; ++i) {
-      T sg = x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : x[i] * T(0);
-      y[i] = g[i] * sg;
-    }
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = math::absGrad(g[i], x[i]);
     return;
   case Kind::LeakyReluGrad: {
     const T a = static_cast<T>(p.alpha);
     for (int64_t i = 0; i < n; ++i)
-      y[i] = x[i] > T(0) ? g[i] : a * g[i];
+      y[i] = math::leakyReluGrad(g[i], x[i], a);
     return;
   }
   case Kind::GeluGrad:
-    if (p.geluTanh) {
-      // d/dx 0.5 x (1 + tanh(u)), u = c (x + a x^3):
-      // 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) c (1 + 3 a x^2).
-      const T c = T(0.7978845608028654), a = T(0.044715);
-      for (int64_t i = 0; i < n; ++i) {
-        T v = x[i], v2 = v * v;
-        T t = std::tanh(c * (v + a * v2 * v));
-        T d = T(0.5) * (T(1) + t) +
-              T(0.5) * v * (T(1) - t * t) * c * (T(1) + T(3) * a * v2);
-        y[i] = g[i] * d;
-      }
-    } else {
-      // Phi(x) + x phi(x).
-      const T r = T(0.7071067811865476), invSqrt2Pi = T(0.3989422804014327);
-      for (int64_t i = 0; i < n; ++i) {
-        T v = x[i];
-        T cdf = T(0.5) * (T(1) + std::erf(v * r));
-        T pdf = std::exp(T(-0.5) * v * v) * invSqrt2Pi;
-        y[i] = g[i] * (cdf + v * pdf);
-      }
-    }
+    if (p.geluTanh)
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = math::geluTanhGrad(g[i], x[i]);
+    else
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = math::geluErfGrad(g[i], x[i]);
     return;
   case Kind::ClipGrad: {
     const T lo = static_cast<T>(p.min), hi = static_cast<T>(p.max);
     const bool hasLo = p.hasMin, hasHi = p.hasMax;
-    for (int64_t i = 0; i < n; ++i) {
-      bool keep = (!hasLo || x[i] >= lo) && (!hasHi || x[i] <= hi);
-      y[i] = keep ? g[i] : T(0);
-    }
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = math::clipGrad(g[i], x[i], hasLo, lo, hasHi, hi);
     return;
   }
   default:

@@ -12,9 +12,12 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
 #include "runtime/cuda/kernels/ElementwiseProgram.h"
+#include "runtime/ops/ScalarMath.h"
 
 namespace ampc_cuda {
 namespace {
+
+namespace math = ampc::rt::ops::math;
 
 //===----------------------------------------------------------------------===//
 // Values: 64 bits holding a float, a double or an int64 by domain
@@ -194,17 +197,18 @@ __device__ uint64_t convert(uint64_t v, int from, int to) {
 }
 
 //===----------------------------------------------------------------------===//
-// Step arithmetic (the CPU's floatUnary/floatBinary/floatGrad/int*)
+// Step arithmetic (the CPU's floatUnary/floatBinary/floatGrad/int*; the
+// composite float ops are runtime/ops/ScalarMath.h's)
 //===----------------------------------------------------------------------===//
 
 template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
   switch (st.op) {
-  case kEwRelu: // NaN propagates; -0 and negatives give +0
-    return (a > T(0) || a != a) ? a : T(0);
+  case kEwRelu:
+    return math::relu(a);
   case kEwTanh:
     return tanh(a);
   case kEwSigmoid:
-    return T(1) / (T(1) + exp(-a));
+    return math::sigmoid(a);
   case kEwErf:
     return erf(a);
   case kEwExp:
@@ -214,24 +218,19 @@ template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
   case kEwSqrt:
     return sqrt(a);
   case kEwReciprocal:
-    return T(1) / a;
+    return math::reciprocal(a);
   case kEwNeg:
     return -a;
   case kEwAbs:
     return fabs(a);
   case kEwGelu:
-    if (st.geluTanh) {
-      const T c = T(0.7978845608028654), k = T(0.044715);
-      return T(0.5) * a * (T(1) + tanh(c * (a + k * a * a * a)));
-    }
-    return T(0.5) * a * (T(1) + erf(a * T(0.7071067811865476)));
+    return st.geluTanh ? math::geluTanh(a) : math::geluErf(a);
   case kEwLeakyRelu:
-    return a >= T(0) ? a : static_cast<T>(st.alpha) * a;
+    return math::leakyRelu(a, static_cast<T>(st.alpha));
   case kEwClip: {
     const T lo = st.hasMin ? static_cast<T>(st.min) : -T(INFINITY);
     const T hi = st.hasMax ? static_cast<T>(st.max) : T(INFINITY);
-    T v = a < lo ? lo : a;
-    return v > hi ? hi : v;
+    return math::clip(a, lo, hi);
   }
   case kEwAdd:
     return a + b;
@@ -245,32 +244,16 @@ template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
     return pow(a, b);
   // Gradients: a is the incoming gradient, b the forward input.
   case kEwReluGrad:
-    return b > T(0) ? a : T(0);
-  case kEwAbsGrad: {
-    T sg = b > T(0) ? T(1) : b < T(0) ? T(-1) : b * T(0);
-    return a * sg;
-  }
+    return math::reluGrad(a, b);
+  case kEwAbsGrad:
+    return math::absGrad(a, b);
   case kEwLeakyReluGrad:
-    return b > T(0) ? a : static_cast<T>(st.alpha) * a;
+    return math::leakyReluGrad(a, b, static_cast<T>(st.alpha));
   case kEwGeluGrad:
-    if (st.geluTanh) {
-      const T c = T(0.7978845608028654), k = T(0.044715);
-      T v = b, v2 = v * v;
-      T t = tanh(c * (v + k * v2 * v));
-      T d = T(0.5) * (T(1) + t) +
-            T(0.5) * v * (T(1) - t * t) * c * (T(1) + T(3) * k * v2);
-      return a * d;
-    } else {
-      const T r = T(0.7071067811865476), invSqrt2Pi = T(0.3989422804014327);
-      T cdf = T(0.5) * (T(1) + erf(b * r));
-      T pdf = exp(T(-0.5) * b * b) * invSqrt2Pi;
-      return a * (cdf + b * pdf);
-    }
-  case kEwClipGrad: {
-    const T lo = static_cast<T>(st.min), hi = static_cast<T>(st.max);
-    bool keep = (!st.hasMin || b >= lo) && (!st.hasMax || b <= hi);
-    return keep ? a : T(0);
-  }
+    return st.geluTanh ? math::geluTanhGrad(a, b) : math::geluErfGrad(a, b);
+  case kEwClipGrad:
+    return math::clipGrad(a, b, st.hasMin != 0, static_cast<T>(st.min),
+                          st.hasMax != 0, static_cast<T>(st.max));
   default:
     return a;
   }
