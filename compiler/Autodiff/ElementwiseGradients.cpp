@@ -208,6 +208,7 @@ void attachElementwiseGradients(MLIRContext *ctx) {
   attach<ReluOp, reluGrad>(ctx);
   attach<AbsOp, kinkGrad<AbsGradOp>>(ctx);
   attach<LeakyReluOp, kinkGrad<LeakyReluGradOp>>(ctx);
+  attach<HardSigmoidOp, kinkGrad<HardSigmoidGradOp>>(ctx);
   attach<GeluOp, kinkGrad<GeluGradOp>>(ctx);
   attach<ClipOp, kinkGrad<ClipGradOp>>(ctx);
   attach<TanhOp, tanhGrad>(ctx);

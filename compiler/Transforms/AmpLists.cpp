@@ -47,6 +47,7 @@ constexpr Row kDefaults[] = {
     row<graph::WhereOp>(AmpCategory::Infer),
     row<graph::TanhOp>(AmpCategory::Infer),
     row<graph::SigmoidOp>(AmpCategory::Infer),
+    row<graph::HardSigmoidOp>(AmpCategory::Infer),
     row<graph::ErfOp>(AmpCategory::Infer),
     row<graph::GeluOp>(AmpCategory::Infer),
     row<graph::SqrtOp>(AmpCategory::Infer),

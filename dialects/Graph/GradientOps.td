@@ -42,6 +42,15 @@ def Graph_LeakyReluGradOp
                    DefaultValuedAttr<F64Attr, "0.01">:$alpha);
 }
 
+def Graph_HardSigmoidGradOp
+    : Graph_ActivationGradOp<"hard_sigmoid_grad",
+                             "alpha * grad where 0 < alpha * input + beta < 1, "
+                             "else 0"> {
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "0.2">:$alpha,
+                   DefaultValuedAttr<F64Attr, "0.5">:$beta);
+}
+
 def Graph_GeluGradOp
     : Graph_ActivationGradOp<"gelu_grad", "grad * d gelu(input) / d input"> {
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input,

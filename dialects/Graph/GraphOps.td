@@ -91,6 +91,17 @@ def Graph_LeakyReluOp : Graph_UnaryOp<"leaky_relu", "x >= 0 ? x : alpha * x"> {
                    DefaultValuedAttr<F64Attr, "0.01">:$alpha);
 }
 
+def Graph_HardSigmoidOp
+    : Graph_UnaryOp<"hard_sigmoid", "max(0, min(1, alpha * x + beta))"> {
+  let description = [{
+    ONNX HardSigmoid; PyTorch's nn.Hardsigmoid exports as alpha = 1/6,
+    beta = 0.5. NaN propagates.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "0.2">:$alpha,
+                   DefaultValuedAttr<F64Attr, "0.5">:$beta);
+}
+
 def Graph_ClipOp : Graph_UnaryOp<"clip", "min(max(x, min), max)"> {
   let description = [{ An absent bound does not clip on that side. }];
   let arguments = (ins Graph_NumericTensor:$input,

@@ -11,6 +11,7 @@
 
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
+#include "runtime/ops/ElementwisePlan.h"
 
 #include <cstdint>
 #include <string>
@@ -25,7 +26,7 @@ public:
   static Status make(const std::string &op, const Attrs &attrs,
                      Activation &out);
 
-  bool isGradient() const { return gradient_; }
+  bool isGradient() const { return op_->sig == ops::ew::Sig::Grad; }
 
   // y = op(x), or y = op(g, x) for a gradient; y may be x or g. T is float
   // or double.
@@ -34,11 +35,8 @@ public:
   void apply(const T *g, const T *x, T *y, int64_t n) const;
 
 private:
-  int kind_ = -1;
-  bool gradient_ = false;
-  // Elementwise.cpp's parsed attributes.
-  bool geluTanh_ = false, hasMin_ = false, hasMax_ = false;
-  double alpha_ = 0.01, min_ = 0, max_ = 0;
+  const ops::ew::OpInfo *op_ = nullptr;
+  ops::ew::Params params_;
 };
 
 } // namespace ampc::rt::cpu

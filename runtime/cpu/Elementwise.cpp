@@ -135,6 +135,12 @@ void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
       y[i] = math::clip(x[i], lo, hi);
     return;
   }
+  case Kind::HardSigmoid: {
+    const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = math::hardSigmoid(x[i], a, b);
+    return;
+  }
   default:
     return;
   }
@@ -225,6 +231,12 @@ void floatGrad(Kind k, const Params &p, const T *g, const T *x, T *y,
     const bool hasLo = p.hasMin, hasHi = p.hasMax;
     for (int64_t i = 0; i < n; ++i)
       y[i] = math::clipGrad(g[i], x[i], hasLo, lo, hasHi, hi);
+    return;
+  }
+  case Kind::HardSigmoidGrad: {
+    const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = math::hardSigmoidGrad(g[i], x[i], a, b);
     return;
   }
   default:
@@ -598,30 +610,17 @@ Status runElementwise(const OpCall &call, CpuContext &ctx) {
 
 Status Activation::make(const std::string &op, const Attrs &attrs,
                         Activation &out) {
-  const OpInfo *info;
-  Params p;
-  AMPC_RETURN_IF_ERROR(readActivation(op, attrs, info, p));
-  out.kind_ = static_cast<int>(info->kind);
-  out.gradient_ = info->sig == Sig::Grad;
-  out.geluTanh_ = p.geluTanh;
-  out.alpha_ = p.alpha;
-  out.hasMin_ = p.hasMin;
-  out.hasMax_ = p.hasMax;
-  out.min_ = p.min;
-  out.max_ = p.max;
-  return Status::ok();
+  return readActivation(op, attrs, out.op_, out.params_);
 }
 
 template <typename T>
 void Activation::apply(const T *x, T *y, int64_t n) const {
-  Params p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
-  floatUnary(static_cast<Kind>(kind_), p, x, y, n);
+  floatUnary(op_->kind, params_, x, y, n);
 }
 
 template <typename T>
 void Activation::apply(const T *g, const T *x, T *y, int64_t n) const {
-  Params p{geluTanh_, alpha_, hasMin_, hasMax_, min_, max_};
-  floatGrad(static_cast<Kind>(kind_), p, g, x, y, n);
+  floatGrad(op_->kind, params_, g, x, y, n);
 }
 
 template void Activation::apply(const float *, float *, int64_t) const;

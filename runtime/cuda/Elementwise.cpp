@@ -47,6 +47,7 @@ EwDom domOf(DType t) {
 // zero-initialized step.
 void setParams(const ops::ew::Params &p, EwStep &st) {
   st.alpha = p.alpha;
+  st.beta = p.beta;
   st.imin = std::numeric_limits<int64_t>::min();
   st.imax = std::numeric_limits<int64_t>::max();
   st.geluTanh = p.geluTanh;

@@ -141,6 +141,14 @@ Status parseAttrs(const OpInfo &op, const Attrs &attrs, Params &p) {
     bool has;
     return floatAttr(attrs, "alpha", has, p.alpha);
   }
+  case Kind::HardSigmoid:
+  case Kind::HardSigmoidGrad: {
+    p.alpha = 0.2; // TableGen's defaults
+    p.beta = 0.5;
+    bool has;
+    AMPC_RETURN_IF_ERROR(floatAttr(attrs, "alpha", has, p.alpha));
+    return floatAttr(attrs, "beta", has, p.beta);
+  }
   case Kind::Clip:
   case Kind::ClipGrad: {
     AMPC_RETURN_IF_ERROR(floatAttr(attrs, "min", p.hasMin, p.min));

@@ -57,13 +57,14 @@ const char *operandName(Sig s, int k);
 // Attribute values a step needs at run time, parsed once per call.
 struct Params {
   bool geluTanh = false;
-  double alpha = 0.01;
+  double alpha = 0.01; // leaky_relu's slope, hard_sigmoid's alpha
+  double beta = 0.5;   // hard_sigmoid's
   bool hasMin = false, hasMax = false;
   double min = 0, max = 0;
 };
 
 // Checks and reads `op`'s attributes (gelu's approximate, leaky_relu's
-// alpha, clip's bounds).
+// alpha, clip's bounds, hard_sigmoid's alpha and beta).
 Status parseAttrs(const OpInfo &op, const Attrs &attrs, Params &p);
 
 // `op` as an activation (a FloatUnary op) or an activation gradient (a Grad

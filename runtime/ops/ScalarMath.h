@@ -60,6 +60,13 @@ template <typename T> AMPC_HOST_DEVICE T clip(T x, T lo, T hi) {
   return v > hi ? hi : v;
 }
 
+// max(0, min(1, alpha x + beta)); NaN propagates.
+template <typename T> AMPC_HOST_DEVICE T hardSigmoid(T x, T alpha, T beta) {
+  T v = alpha * x + beta;
+  v = v < T(0) ? T(0) : v;
+  return v > T(1) ? T(1) : v;
+}
+
 //===----------------------------------------------------------------------===//
 // Gradients: (g, x) -> d loss / d x, g the incoming gradient and x the
 // forward input. Where the derivative is piecewise the gradient is
@@ -99,6 +106,14 @@ template <typename T> AMPC_HOST_DEVICE T geluErfGrad(T g, T x) {
   T cdf = T(0.5) * (T(1) + erf(x * r));
   T pdf = exp(T(-0.5) * x * x) * invSqrt2Pi;
   return g * (cdf + x * pdf);
+}
+
+// alpha g where the forward is on its slope (0 < alpha x + beta < 1), as
+// PyTorch's hardsigmoid_backward keeps grad / 6 for -3 < x < 3.
+template <typename T>
+AMPC_HOST_DEVICE T hardSigmoidGrad(T g, T x, T alpha, T beta) {
+  T v = alpha * x + beta;
+  return (v > T(0) && v < T(1)) ? alpha * g : T(0);
 }
 
 template <typename T>

@@ -143,6 +143,15 @@ TEST(GradientCheck, Clip) {
   checkUnary("clip min", "clip", "{min = 2.0e-01 : f64}", awayFrom({0.2}));
   checkUnary("clip max", "clip", "{max = -1.0e-01 : f64}", awayFrom({-0.1}));
 }
+TEST(GradientCheck, HardSigmoid) {
+  // The slope ends where alpha x + beta is 0 and 1: x = -beta / alpha and
+  // (1 - beta) / alpha.
+  checkUnary("hard_sigmoid", "hard_sigmoid",
+             "{alpha = 2.5e-01 : f64, beta = 4.0e-01 : f64}",
+             awayFrom({-1.6, 2.4}, -3, 3));
+  checkUnary("hard_sigmoid default", "hard_sigmoid", "",
+             awayFrom({-2.5, 2.5}, -3.5, 3.5));
+}
 TEST(GradientCheck, Tanh) { checkUnary("tanh", "tanh", "", uniformIn(-2, 2)); }
 TEST(GradientCheck, Sigmoid) {
   checkUnary("sigmoid", "sigmoid", "", uniformIn(-3, 3));

@@ -74,6 +74,15 @@ FailureOr<SmallVector<Value>> convertLeakyRelu(NodeBinder &n) {
       *x, {n.named("alpha", n.b.getF64FloatAttr(n.floatAttr("alpha", 0.01)))}));
 }
 
+FailureOr<SmallVector<Value>> convertHardSigmoid(NodeBinder &n) {
+  auto x = n.required(0, "X");
+  if (failed(x) || failed(n.requireFloat(*x, "input X")))
+    return failure();
+  return results(n.create1<graph::HardSigmoidOp>(
+      *x, {n.named("alpha", n.b.getF64FloatAttr(n.floatAttr("alpha", 0.2))),
+           n.named("beta", n.b.getF64FloatAttr(n.floatAttr("beta", 0.5)))}));
+}
+
 FailureOr<SmallVector<Value>> convertGelu(NodeBinder &n) {
   auto x = n.required(0, "X");
   if (failed(x) || failed(n.requireFloat(*x, "input X")))
@@ -193,6 +202,7 @@ void populateElementwiseHandlers(HandlerTable &t) {
   addHandler(t, "Neg", kMin, kMax, unaryNumeric<graph::NegOp>());
   addHandler(t, "Abs", kMin, kMax, unaryNumeric<graph::AbsOp>());
   addHandler(t, "LeakyRelu", kMin, kMax, convertLeakyRelu);
+  addHandler(t, "HardSigmoid", kMin, kMax, convertHardSigmoid);
   // Gelu entered the default domain at opset 20; exporters targeting older
   // opsets emit it in com.microsoft.
   addHandler(t, "Gelu", 20, 20, convertGelu);

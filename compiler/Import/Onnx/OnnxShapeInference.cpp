@@ -73,6 +73,7 @@ const llvm::StringMap<int> &audited() {
       {"::Flatten", 11},
       {"::Gather", 11},
       {"::Gemm", 11},
+      {"::HardSigmoid", 6},
       {"::GlobalAveragePool", 1},
       {"::Identity", 1},
       {"::LayerNormalization", 17},

@@ -232,6 +232,9 @@ template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
     const T hi = st.hasMax ? static_cast<T>(st.max) : T(INFINITY);
     return math::clip(a, lo, hi);
   }
+  case kEwHardSigmoid:
+    return math::hardSigmoid(a, static_cast<T>(st.alpha),
+                             static_cast<T>(st.beta));
   case kEwAdd:
     return a + b;
   case kEwSub:
@@ -254,6 +257,9 @@ template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
   case kEwClipGrad:
     return math::clipGrad(a, b, st.hasMin != 0, static_cast<T>(st.min),
                           st.hasMax != 0, static_cast<T>(st.max));
+  case kEwHardSigmoidGrad:
+    return math::hardSigmoidGrad(a, b, static_cast<T>(st.alpha),
+                                 static_cast<T>(st.beta));
   default:
     return a;
   }

@@ -66,7 +66,7 @@ struct EwStep {
   int32_t result; // slot written
   int32_t arity;  // operands read: 1, 2 or 3
   int32_t geluTanh, hasMin, hasMax;
-  double alpha, min, max; // float attributes as the CPU parses them
+  double alpha, beta, min, max; // float attributes as ops::ew parses them
   int64_t imin, imax;     // clip bounds of an integer step (intBound)
 };
 

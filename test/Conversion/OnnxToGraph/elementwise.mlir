@@ -118,3 +118,16 @@ func.func @forward(%x: tensor<8xf32> {onnx.name = "x"}) -> (!onnx.unknown, !onnx
   %1 = onnx.node "Gelu"(%x) {approximate = "tanh"} opset 20 : (tensor<8xf32>) -> !onnx.unknown
   return %0, %1 : !onnx.unknown, !onnx.unknown
 }
+
+// -----
+
+// HardSigmoid keeps its attributes; ONNX's defaults are the op's (alpha 0.2,
+// beta 0.5), which the printer leaves out.
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: graph.hard_sigmoid %arg0 {alpha = 0.16666666999999999 : f64, beta = 2.500000e-01 : f64} : tensor<4xf32>
+  %0 = onnx.node "HardSigmoid"(%x) {alpha = 0.16666667 : f32, beta = 0.25 : f32} opset 17 : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: graph.hard_sigmoid %arg0 : tensor<4xf32>
+  %1 = onnx.node "HardSigmoid"(%x) {} opset 17 : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -100,3 +100,10 @@ func.func @movement_grads(%gs: tensor<2x2x4xf64>, %gg: tensor<2x5x4xbf16>, %i: t
   %2 = graph.gather_grad %g0, %i0 {axis = 0 : i64} : (tensor<3xf32>, tensor<3xi64>) -> tensor<7xf32>
   return %0, %1, %2 : tensor<2x6x4xf64>, tensor<2x3x4xbf16>, tensor<7xf32>
 }
+
+// CHECK-LABEL: func @hard_sigmoid_grad
+func.func @hard_sigmoid_grad(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: graph.hard_sigmoid_grad %{{.*}}, %{{.*}} {alpha = 0.16666666666666666 : f64, beta = 2.500000e-01 : f64} : tensor<2x3xf32>
+  %0 = graph.hard_sigmoid_grad %g, %x {alpha = 0.16666666666666666 : f64, beta = 0.25 : f64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -102,3 +102,13 @@ func.func @constants() -> tensor<2xi64> {
   %0 = graph.constant dense<[3, 4]> : tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// CHECK-LABEL: func @hard_sigmoid
+func.func @hard_sigmoid(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: graph.hard_sigmoid %{{.*}} {alpha = 0.16666666666666666 : f64} : tensor<2x3xf32>
+  %0 = graph.hard_sigmoid %x {alpha = 0.16666666666666666 : f64, beta = 0.5 : f64} : tensor<2x3xf32>
+  // The defaults (alpha 0.2, beta 0.5) are not printed.
+  // CHECK: graph.hard_sigmoid %{{.*}} : tensor<2x3xf32>
+  %1 = graph.hard_sigmoid %x : tensor<2x3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}

@@ -1,10 +1,10 @@
 //===- ActivationGradKernelsTest.cpp - elementwise activation gradients ---===//
 //
-// relu_grad, abs_grad, leaky_relu_grad, gelu_grad (both forms) and
-// clip_grad: in f64 against central finite differences of the forward
-// kernels; in f32, f16 and bf16 against the f64 kernel on the same stored
-// values; inside fused chains bit for bit against the ops run one by one;
-// and the check() errors.
+// relu_grad, abs_grad, leaky_relu_grad, gelu_grad (both forms), clip_grad
+// and hard_sigmoid_grad: in f64 against central finite differences of the
+// forward kernels; in f32, f16 and bf16 against the f64 kernel on the same
+// stored values; inside fused chains bit for bit against the ops run one by
+// one; and the check() errors.
 //
 //===----------------------------------------------------------------------===//
 #include "GradCheckUtil.h"
@@ -59,6 +59,15 @@ std::vector<ActCase> cases() {
        [](Attrs &a) { a.setFloat("max", 0.25); },
        {0.25}},
       {"clip_unbounded", "clip", [](Attrs &) {}, {}},
+      // The slope ends where alpha x + beta is 0 and 1.
+      {"hard_sigmoid",
+       "hard_sigmoid",
+       [](Attrs &a) {
+         a.setFloat("alpha", 0.25);
+         a.setFloat("beta", 0.4);
+       },
+       {-1.6, 2.4}},
+      {"hard_sigmoid_default", "hard_sigmoid", [](Attrs &) {}, {-2.5, 2.5}},
   };
 }
 
@@ -127,6 +136,13 @@ TEST(ActivationGradKernels, HandCheckedValuesAtKinksAndBounds) {
          a.setFloat("max", 1);
        },
        {0, 4, 4, -2, 8, 0}},
+      // alpha x + beta is 0 at x = -2 and 1 at x = 2: both ends are cut off.
+      {"hard_sigmoid_grad",
+       [](Attrs &a) {
+         a.setFloat("alpha", 0.25);
+         a.setFloat("beta", 0.5);
+       },
+       {0, 1, 1, -0.5, 2, 0}},
       {"gelu_grad", [](Attrs &) {}, {}}, // checked below at 0: 0.5 * grad
   };
   for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
@@ -256,8 +272,8 @@ TEST(ActivationGradKernels, FusedReluGradInPlace) {
 
 TEST(ActivationGradKernels, RegisteredAsElementwise) {
   std::vector<std::string> names = cpu::kernelNames();
-  for (const char *op :
-       {"relu_grad", "abs_grad", "leaky_relu_grad", "gelu_grad", "clip_grad"}) {
+  for (const char *op : {"relu_grad", "abs_grad", "leaky_relu_grad",
+                         "gelu_grad", "clip_grad", "hard_sigmoid_grad"}) {
     EXPECT_TRUE(ops::aliasingOf(op) == ops::Aliasing::Elementwise) << op;
     EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op;
   }

@@ -86,6 +86,13 @@ TEST(ElementwiseKernels, FloatUnaryOpsMatchDoubleReference) {
        nullptr},
       {"leaky_relu", [](double x) { return x >= 0 ? x : 0.25 * x; }, -4, 4,
        [](Attrs &a) { a.setFloat("alpha", 0.25); }},
+      {"hard_sigmoid",
+       [](double x) { return std::min(std::max(0.2 * x + 0.5, 0.0), 1.0); }, -4,
+       4, nullptr},
+      // PyTorch's nn.Hardsigmoid: relu6(x + 3) / 6.
+      {"hard_sigmoid",
+       [](double x) { return std::min(std::max(x + 3, 0.0), 6.0) / 6; }, -4, 4,
+       [](Attrs &a) { a.setFloat("alpha", 1.0 / 6); }},
       {"clip", [](double x) { return std::min(std::max(x, -1.5), 2.25); }, -4,
        4,
        [](Attrs &a) {
