@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/DropoutRng.h"
 
 #include <algorithm>
 #include <atomic>
@@ -230,32 +231,6 @@ Status runGather(const OpCall &call, CpuContext &ctx) {
 // dropout
 //===----------------------------------------------------------------------===//
 
-// splitmix64's finalizer: a bijective 64-bit mix.
-inline uint64_t mix64(uint64_t z) {
-  z ^= z >> 30;
-  z *= 0xBF58476D1CE4E5B9ull;
-  z ^= z >> 27;
-  z *= 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return z;
-}
-
-constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
-
-// The stream of one (seed, step counter) pair. Element i of the mask draws
-// mix64(stream + (i + 1) * gamma) (splitmix64 jumped to position i), so the
-// mask depends only on (seed, counter, i), never on how work is split.
-inline uint64_t dropoutStream(int64_t seed, uint64_t counter) {
-  return mix64(mix64(static_cast<uint64_t>(seed)) ^
-               mix64(counter * kGamma + 0xD1B54A32D192ED03ull));
-}
-
-// u in [0, 1) from the top 53 bits; kept iff u >= ratio.
-inline bool dropoutKeep(uint64_t stream, int64_t i, double ratio) {
-  uint64_t z = mix64(stream + static_cast<uint64_t>(i + 1) * kGamma);
-  return static_cast<double>(z >> 11) * 0x1.0p-53 >= ratio;
-}
-
 Status runDropout(const OpCall &call, CpuContext &ctx) {
   const TensorView &in = call.inputs[0];
   const TensorView &out = call.outputs[0], &mask = call.outputs[1];
@@ -270,7 +245,7 @@ Status runDropout(const OpCall &call, CpuContext &ctx) {
     return Status::ok();
   }
   const uint64_t stream =
-      dropoutStream(call.attrs->getInt("seed"), call.rngCounter);
+      ops::dropoutStream(call.attrs->getInt("seed"), call.rngCounter);
   const double scale = ratio < 1 ? 1 / (1 - ratio) : 0;
   constexpr int64_t kChunk = 1024;
   parallelFor(ctx, (n + kChunk - 1) / kChunk, 16, [&](int64_t cb, int64_t ce) {
@@ -279,7 +254,7 @@ Status runDropout(const OpCall &call, CpuContext &ctx) {
     for (int64_t c = cb; c < ce; ++c) {
       const int64_t c0 = c * kChunk, len = std::min(kChunk, n - c0);
       for (int64_t i = 0; i < len; ++i)
-        m[c0 + i] = dropoutKeep(stream, c0 + i, ratio);
+        m[c0 + i] = ops::dropoutKeep(stream, c0 + i, ratio);
       // Dropped elements are +0 (not x * 0, which would keep NaN and -0).
       if (in.dtype == DType::F64) {
         loadF64(in, c0, len, dbuf);

@@ -12,10 +12,9 @@
 #ifndef AMPC_RUNTIME_OPS_SCALARMATH_H
 #define AMPC_RUNTIME_OPS_SCALARMATH_H
 
-#ifdef __CUDACC__
-#define AMPC_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define AMPC_HOST_DEVICE inline
+#include "runtime/ops/HostDevice.h"
+
+#ifndef __CUDACC__
 #include <cmath>
 #endif
 

@@ -14,6 +14,7 @@
 #include "runtime/cuda/kernels/Common.cuh"
 #include "runtime/cuda/kernels/CopyArgs.h"
 #include "runtime/cuda/kernels/KernelNames.def"
+#include "runtime/ops/DropoutRng.h"
 
 namespace ampc_cuda {
 
@@ -342,21 +343,10 @@ AMPC_GATHER_GRAD_SUM(bf16, __nv_bfloat16, float)
 AMPC_GATHER_GRAD_SUM(f64, double, double)
 
 //===----------------------------------------------------------------------===//
-// dropout (the CPU kernel's splitmix64 stream, bit for bit)
+// dropout (runtime/ops/DropoutRng.h: the CPU kernel's mask, bit for bit)
 //===----------------------------------------------------------------------===//
 
 namespace ampc_cuda {
-
-__device__ __forceinline__ uint64_t mix64(uint64_t z) {
-  z ^= z >> 30;
-  z *= 0xBF58476D1CE4E5B9ull;
-  z ^= z >> 27;
-  z *= 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return z;
-}
-
-constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
 
 template <typename T>
 __device__ __forceinline__ void
@@ -366,8 +356,7 @@ dropout(const T *__restrict__ in, T *__restrict__ out,
   const bool apply = training && ratio != 0;
   uint64_t stream = 0;
   if (apply)
-    stream = mix64(mix64(static_cast<uint64_t>(seed)) ^
-                   mix64(*stepCounter * kGamma + 0xD1B54A32D192ED03ull));
+    stream = ampc::rt::ops::dropoutStream(seed, *stepCounter);
   const double scale = ratio < 1 ? 1 / (1 - ratio) : 0;
   AMPC_GRID_STRIDE(i, n) {
     if (!apply) {
@@ -375,8 +364,7 @@ dropout(const T *__restrict__ in, T *__restrict__ out,
       mask[i] = 1;
       continue;
     }
-    uint64_t z = mix64(stream + static_cast<uint64_t>(i + 1) * kGamma);
-    bool keep = static_cast<double>(z >> 11) * 0x1.0p-53 >= ratio;
+    bool keep = ampc::rt::ops::dropoutKeep(stream, i, ratio);
     mask[i] = keep;
     // Dropped elements are +0 (not x * 0, which would keep NaN and -0).
     if constexpr (sizeof(T) == 8)
