@@ -209,6 +209,7 @@ void attachElementwiseGradients(MLIRContext *ctx) {
   attach<AbsOp, kinkGrad<AbsGradOp>>(ctx);
   attach<LeakyReluOp, kinkGrad<LeakyReluGradOp>>(ctx);
   attach<HardSigmoidOp, kinkGrad<HardSigmoidGradOp>>(ctx);
+  attach<HardSwishOp, kinkGrad<HardSwishGradOp>>(ctx);
   attach<GeluOp, kinkGrad<GeluGradOp>>(ctx);
   attach<ClipOp, kinkGrad<ClipGradOp>>(ctx);
   attach<TanhOp, tanhGrad>(ctx);

@@ -48,6 +48,7 @@ constexpr Row kDefaults[] = {
     row<graph::TanhOp>(AmpCategory::Infer),
     row<graph::SigmoidOp>(AmpCategory::Infer),
     row<graph::HardSigmoidOp>(AmpCategory::Infer),
+    row<graph::HardSwishOp>(AmpCategory::Infer),
     row<graph::ErfOp>(AmpCategory::Infer),
     row<graph::GeluOp>(AmpCategory::Infer),
     row<graph::SqrtOp>(AmpCategory::Infer),

@@ -51,6 +51,11 @@ def Graph_HardSigmoidGradOp
                    DefaultValuedAttr<F64Attr, "0.5">:$beta);
 }
 
+def Graph_HardSwishGradOp
+    : Graph_ActivationGradOp<"hard_swish_grad",
+                             "0 where input < -3, grad * (input / 3 + 0.5) "
+                             "where input <= 3, else grad">;
+
 def Graph_GeluGradOp
     : Graph_ActivationGradOp<"gelu_grad", "grad * d gelu(input) / d input"> {
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input,

@@ -102,6 +102,14 @@ def Graph_HardSigmoidOp
                    DefaultValuedAttr<F64Attr, "0.5">:$beta);
 }
 
+def Graph_HardSwishOp
+    : Graph_UnaryOp<"hard_swish", "x * min(max(x + 3, 0), 6) / 6"> {
+  let description = [{
+    ONNX HardSwish (x * hard_sigmoid(x) with alpha = 1/6, beta = 0.5),
+    computed as PyTorch's nn.Hardswish does. NaN propagates.
+  }];
+}
+
 def Graph_ClipOp : Graph_UnaryOp<"clip", "min(max(x, min), max)"> {
   let description = [{ An absent bound does not clip on that side. }];
   let arguments = (ins Graph_NumericTensor:$input,

@@ -135,6 +135,10 @@ void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
       y[i] = math::clip(x[i], lo, hi);
     return;
   }
+  case Kind::HardSwish:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = math::hardSwish(x[i]);
+    return;
   case Kind::HardSigmoid: {
     const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta);
     for (int64_t i = 0; i < n; ++i)
@@ -233,6 +237,10 @@ void floatGrad(Kind k, const Params &p, const T *g, const T *x, T *y,
       y[i] = math::clipGrad(g[i], x[i], hasLo, lo, hasHi, hi);
     return;
   }
+  case Kind::HardSwishGrad:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = math::hardSwishGrad(g[i], x[i]);
+    return;
   case Kind::HardSigmoidGrad: {
     const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta);
     for (int64_t i = 0; i < n; ++i)

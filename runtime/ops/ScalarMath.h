@@ -66,6 +66,16 @@ template <typename T> AMPC_HOST_DEVICE T hardSigmoid(T x, T alpha, T beta) {
   return v > T(1) ? T(1) : v;
 }
 
+// PyTorch's nn.Hardswish: x * min(max(x + 3, 0), 6) / 6 (ONNX HardSwish,
+// x * hard_sigmoid(x) with alpha = 1/6 and beta = 0.5, in PyTorch's
+// rounding); NaN propagates.
+template <typename T> AMPC_HOST_DEVICE T hardSwish(T x) {
+  T r = x + T(3);
+  r = r < T(0) ? T(0) : r;
+  r = r > T(6) ? T(6) : r;
+  return x * r / T(6);
+}
+
 //===----------------------------------------------------------------------===//
 // Gradients: (g, x) -> d loss / d x, g the incoming gradient and x the
 // forward input. Where the derivative is piecewise the gradient is
@@ -113,6 +123,13 @@ template <typename T>
 AMPC_HOST_DEVICE T hardSigmoidGrad(T g, T x, T alpha, T beta) {
   T v = alpha * x + beta;
   return (v > T(0) && v < T(1)) ? alpha * g : T(0);
+}
+
+// PyTorch's hardswish_backward: 0 below -3, grad * (x / 3 + 0.5) up to 3,
+// grad above (and at NaN).
+template <typename T> AMPC_HOST_DEVICE T hardSwishGrad(T g, T x) {
+  T slope = g * (x / T(3) + T(0.5));
+  return x < T(-3) ? T(0) : x <= T(3) ? slope : g;
 }
 
 template <typename T>

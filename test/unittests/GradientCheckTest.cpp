@@ -152,6 +152,9 @@ TEST(GradientCheck, HardSigmoid) {
   checkUnary("hard_sigmoid default", "hard_sigmoid", "",
              awayFrom({-2.5, 2.5}, -3.5, 3.5));
 }
+TEST(GradientCheck, HardSwish) {
+  checkUnary("hard_swish", "hard_swish", "", awayFrom({-3, 3}, -4.5, 4.5));
+}
 TEST(GradientCheck, Tanh) { checkUnary("tanh", "tanh", "", uniformIn(-2, 2)); }
 TEST(GradientCheck, Sigmoid) {
   checkUnary("sigmoid", "sigmoid", "", uniformIn(-3, 3));

@@ -203,6 +203,9 @@ void populateElementwiseHandlers(HandlerTable &t) {
   addHandler(t, "Abs", kMin, kMax, unaryNumeric<graph::AbsOp>());
   addHandler(t, "LeakyRelu", kMin, kMax, convertLeakyRelu);
   addHandler(t, "HardSigmoid", kMin, kMax, convertHardSigmoid);
+  // HardSwish entered the default domain at opset 14; PyTorch exports
+  // nn.Hardswish to older opsets as HardSigmoid and Mul.
+  addHandler(t, "HardSwish", 14, kMax, unaryFloat<graph::HardSwishOp>());
   // Gelu entered the default domain at opset 20; exporters targeting older
   // opsets emit it in com.microsoft.
   addHandler(t, "Gelu", 20, 20, convertGelu);

@@ -74,6 +74,7 @@ const llvm::StringMap<int> &audited() {
       {"::Gather", 11},
       {"::Gemm", 11},
       {"::HardSigmoid", 6},
+      {"::HardSwish", 14},
       {"::GlobalAveragePool", 1},
       {"::Identity", 1},
       {"::LayerNormalization", 17},

@@ -232,6 +232,8 @@ template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
     const T hi = st.hasMax ? static_cast<T>(st.max) : T(INFINITY);
     return math::clip(a, lo, hi);
   }
+  case kEwHardSwish:
+    return math::hardSwish(a);
   case kEwHardSigmoid:
     return math::hardSigmoid(a, static_cast<T>(st.alpha),
                              static_cast<T>(st.beta));
@@ -257,6 +259,8 @@ template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
   case kEwClipGrad:
     return math::clipGrad(a, b, st.hasMin != 0, static_cast<T>(st.min),
                           st.hasMax != 0, static_cast<T>(st.max));
+  case kEwHardSwishGrad:
+    return math::hardSwishGrad(a, b);
   case kEwHardSigmoidGrad:
     return math::hardSigmoidGrad(a, b, static_cast<T>(st.alpha),
                                  static_cast<T>(st.beta));

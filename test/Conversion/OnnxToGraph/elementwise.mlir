@@ -131,3 +131,13 @@ func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32>, tenso
   %1 = onnx.node "HardSigmoid"(%x) {} opset 17 : (tensor<4xf32>) -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// HardSwish is an opset-14 op.
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> tensor<4xf32> {
+  // CHECK: graph.hard_swish %arg0 : tensor<4xf32>
+  %0 = onnx.node "HardSwish"(%x) {} opset 14 : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

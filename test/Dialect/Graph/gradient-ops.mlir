@@ -107,3 +107,10 @@ func.func @hard_sigmoid_grad(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>) -> tensor
   %0 = graph.hard_sigmoid_grad %g, %x {alpha = 0.16666666666666666 : f64, beta = 0.25 : f64} : tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func @hard_swish_grad
+func.func @hard_swish_grad(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: graph.hard_swish_grad %{{.*}}, %{{.*}} : tensor<2x3xf32>
+  %0 = graph.hard_swish_grad %g, %x : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

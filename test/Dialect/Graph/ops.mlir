@@ -112,3 +112,10 @@ func.func @hard_sigmoid(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32
   %1 = graph.hard_sigmoid %x : tensor<2x3xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func @hard_swish
+func.func @hard_swish(%x: tensor<2x3xbf16>) -> tensor<2x3xbf16> {
+  // CHECK: graph.hard_swish %{{.*}} : tensor<2x3xbf16>
+  %0 = graph.hard_swish %x : tensor<2x3xbf16>
+  return %0 : tensor<2x3xbf16>
+}

@@ -1,10 +1,10 @@
 //===- ActivationGradKernelsTest.cpp - elementwise activation gradients ---===//
 //
-// relu_grad, abs_grad, leaky_relu_grad, gelu_grad (both forms), clip_grad
-// and hard_sigmoid_grad: in f64 against central finite differences of the
-// forward kernels; in f32, f16 and bf16 against the f64 kernel on the same
-// stored values; inside fused chains bit for bit against the ops run one by
-// one; and the check() errors.
+// relu_grad, abs_grad, leaky_relu_grad, gelu_grad (both forms), clip_grad,
+// hard_sigmoid_grad and hard_swish_grad: in f64 against central finite
+// differences of the forward kernels; in f32, f16 and bf16 against the f64
+// kernel on the same stored values; inside fused chains bit for bit against the
+// ops run one by one; and the check() errors.
 //
 //===----------------------------------------------------------------------===//
 #include "GradCheckUtil.h"
@@ -68,6 +68,7 @@ std::vector<ActCase> cases() {
        },
        {-1.6, 2.4}},
       {"hard_sigmoid_default", "hard_sigmoid", [](Attrs &) {}, {-2.5, 2.5}},
+      {"hard_swish", "hard_swish", [](Attrs &) {}, {-3, 3}},
   };
 }
 
@@ -160,6 +161,24 @@ TEST(ActivationGradKernels, HandCheckedValuesAtKinksAndBounds) {
       for (int i = 0; i < 6; ++i)
         EXPECT_EQ(out.get(i), e.want[i]) << "element " << i;
     }
+  }
+}
+
+// PyTorch's hardswish_backward: 0 below -3 (an inf grad too), grad * (x / 3
+// + 0.5) on [-3, 3], grad above 3 and at NaN. Exact in every dtype.
+TEST(ActivationGradKernels, HardSwishGradAtItsEnds) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> x = {-4, -3, -1.5, 0, 1.5, 3, 4, nan};
+  std::vector<double> g = {inf, 2, 4, 4, 4, 2, 8, 3};
+  std::vector<double> want = {0, -1, 0, 2, 4, 3, 8, 3};
+  for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(name(t));
+    Buf xb = makeBuf(t, {8}, x), gb = makeBuf(t, {8}, g), out(t, {8});
+    Status st = Call{"hard_swish_grad", {}, {&gb, &xb}, {&out}}.run();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    for (int i = 0; i < 8; ++i)
+      EXPECT_EQ(out.get(i), want[i]) << "element " << i;
   }
 }
 
@@ -272,8 +291,9 @@ TEST(ActivationGradKernels, FusedReluGradInPlace) {
 
 TEST(ActivationGradKernels, RegisteredAsElementwise) {
   std::vector<std::string> names = cpu::kernelNames();
-  for (const char *op : {"relu_grad", "abs_grad", "leaky_relu_grad",
-                         "gelu_grad", "clip_grad", "hard_sigmoid_grad"}) {
+  for (const char *op :
+       {"relu_grad", "abs_grad", "leaky_relu_grad", "gelu_grad", "clip_grad",
+        "hard_sigmoid_grad", "hard_swish_grad"}) {
     EXPECT_TRUE(ops::aliasingOf(op) == ops::Aliasing::Elementwise) << op;
     EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op;
   }

@@ -93,6 +93,9 @@ TEST(ElementwiseKernels, FloatUnaryOpsMatchDoubleReference) {
       {"hard_sigmoid",
        [](double x) { return std::min(std::max(x + 3, 0.0), 6.0) / 6; }, -4, 4,
        [](Attrs &a) { a.setFloat("alpha", 1.0 / 6); }},
+      {"hard_swish",
+       [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; }, -5,
+       5, nullptr},
       {"clip", [](double x) { return std::min(std::max(x, -1.5), 2.25); }, -4,
        4,
        [](Attrs &a) {

@@ -60,7 +60,7 @@ TEST(CudaElementwise, UnaryOpsEveryFloatDtype) {
       {"erf", -3, 3},  {"exp", -5, 5},          {"log", 0.01, 50},
       {"sqrt", 0, 50}, {"reciprocal", 0.25, 4}, {"neg", -3, 3},
       {"abs", -3, 3},  {"gelu", -4, 4},         {"leaky_relu", -3, 3},
-      {"clip", -3, 3}, {"hard_sigmoid", -4, 4}};
+      {"clip", -3, 3}, {"hard_sigmoid", -4, 4}, {"hard_swish", -5, 5}};
   for (const U &u : ops)
     for (DType t : kFloats)
       for (const Shape &s : kShapes) {
@@ -193,8 +193,9 @@ TEST(CudaElementwise, PowEdgeCases) {
 
 TEST(CudaElementwise, GradOps) {
   AMPC_SKIP_WITHOUT_GPU();
-  for (const char *op : {"relu_grad", "abs_grad", "leaky_relu_grad",
-                         "gelu_grad", "clip_grad", "hard_sigmoid_grad"})
+  for (const char *op :
+       {"relu_grad", "abs_grad", "leaky_relu_grad", "gelu_grad", "clip_grad",
+        "hard_sigmoid_grad", "hard_swish_grad"})
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64})
       for (const Shape &s : kShapes) {
         SCOPED_TRACE(caseLabel(op, t, s));
@@ -221,8 +222,9 @@ TEST(CudaElementwise, GradOpsKeepNonFiniteGradientsOutOfCutRegions) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> g = {inf, nan, -inf, 1, nan, inf};
   const std::vector<double> x = {-1, -2, 0, nan, 0.5, -0.0};
-  for (const char *op : {"relu_grad", "abs_grad", "leaky_relu_grad",
-                         "gelu_grad", "clip_grad", "hard_sigmoid_grad"}) {
+  for (const char *op :
+       {"relu_grad", "abs_grad", "leaky_relu_grad", "gelu_grad", "clip_grad",
+        "hard_sigmoid_grad", "hard_swish_grad"}) {
     SCOPED_TRACE(op);
     OpCase c;
     c.op = op;
