@@ -3,7 +3,8 @@
 // Drives the conversion of @forward: turns graph inputs and initializers
 // into named, static-shape arguments (integer initializers into constants),
 // converts each onnx.node with the handler registered for its op type and
-// opset, and checks each result against the type ONNX itself inferred.
+// opset, and checks each result against the type ONNX itself inferred. Op
+// types without a handler are all reported before anything is converted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace ampc {
@@ -40,6 +42,49 @@ const HandlerTable &handlers() {
   return table;
 }
 
+/// "domain::OpType", or "OpType" in the default domain: handlers()'s key.
+std::string handlerKey(ampc::onnx::NodeOp node) {
+  std::string key = node.getOpType().str();
+  StringRef domain = node.getDomain().value_or("");
+  if (!domain.empty() && domain != "ai.onnx")
+    key = domain.str() + "::" + key;
+  return key;
+}
+
+/// The handler of `node`'s op at its opset; null when there is none.
+const HandlerEntry *findHandler(ampc::onnx::NodeOp node) {
+  auto found = handlers().find(handlerKey(node));
+  if (found == handlers().end())
+    return nullptr;
+  const HandlerEntry *entry = nullptr;
+  for (const HandlerEntry &e : found->second)
+    if (node.getOpset() >= e.minOpset && node.getOpset() <= e.maxOpset)
+      entry = &e;
+  return entry;
+}
+
+/// The error for a node findHandler has no handler for: the op is unknown,
+/// or known at other opsets. `uses` nodes of the model share the problem.
+void diagnoseMissingHandler(ampc::onnx::NodeOp node, NodeBinder &binder,
+                            unsigned uses) {
+  StringRef domain = node.getDomain().value_or("");
+  auto found = handlers().find(handlerKey(node));
+  InFlightDiagnostic diag = binder.error();
+  if (found == handlers().end()) {
+    diag << "no conversion for ONNX op '" << node.getOpType() << "' in domain '"
+         << (domain.empty() ? "ai.onnx" : domain)
+         << "': ampc does not support this op";
+  } else {
+    diag << "opset " << node.getOpset()
+         << " is not supported for this op (ampc supports opsets";
+    for (const HandlerEntry &e : found->second)
+      diag << " " << e.minOpset << " to " << e.maxOpset;
+    diag << ")";
+  }
+  if (uses > 1)
+    diag << " (" << uses << " nodes; this is the first)";
+}
+
 bool isSupportedElement(Type t) {
   return t.isF32() || t.isF16() || t.isBF16() || t.isF64() ||
          t.isInteger(64) || t.isInteger(32) || t.isInteger(1);
@@ -57,11 +102,13 @@ struct ConvertOnnxToGraphPass
                        "imported ONNX model?)");
       return signalPassFailure();
     }
-    if (failed(convertArguments(func)) || failed(convertNodes(func)))
+    if (failed(checkHandlersExist(func)) || failed(convertArguments(func)) ||
+        failed(convertNodes(func)))
       return signalPassFailure();
     finishSignature(func);
   }
 
+  LogicalResult checkHandlersExist(func::FuncOp func);
   LogicalResult convertArguments(func::FuncOp func);
   LogicalResult convertNodes(func::FuncOp func);
   LogicalResult convertNode(ampc::onnx::NodeOp node, OpBuilder &b);
@@ -130,35 +177,50 @@ LogicalResult ConvertOnnxToGraphPass::convertArguments(func::FuncOp func) {
   return success();
 }
 
+/// Every op type (at its opset) the model uses that has no handler gets
+/// one error, at its first node, with the number of nodes using it: a user
+/// learns all that is missing from one run, not one op per attempt.
+LogicalResult ConvertOnnxToGraphPass::checkHandlersExist(func::FuncOp func) {
+  struct Missing {
+    ampc::onnx::NodeOp first;
+    unsigned uses = 0;
+  };
+  // In the order of the first node, keyed by op and opset.
+  SmallVector<Missing> missing;
+  llvm::StringMap<size_t> index;
+  func.walk([&](ampc::onnx::NodeOp node) {
+    if (findHandler(node))
+      return;
+    auto [it, added] = index.try_emplace(handlerKey(node) + "@" +
+                                             std::to_string(node.getOpset()),
+                                         missing.size());
+    if (added)
+      missing.push_back({node, 0});
+    ++missing[it->second].uses;
+  });
+  OpBuilder b(func.getContext());
+  for (Missing &m : missing) {
+    SmallVector<Value> inputs;
+    for (Value v : m.first.getInputs())
+      inputs.push_back(isa<NoneType>(v.getType()) ? Value() : v);
+    NodeBinder binder(m.first, b, inputs, trainingMode);
+    diagnoseMissingHandler(m.first, binder, m.uses);
+  }
+  return failure(!missing.empty());
+}
+
 LogicalResult ConvertOnnxToGraphPass::convertNode(ampc::onnx::NodeOp node,
                                                   OpBuilder &b) {
-  std::string key = node.getOpType().str();
-  StringRef domain = node.getDomain().value_or("");
-  if (!domain.empty() && domain != "ai.onnx")
-    key = domain.str() + "::" + key;
   SmallVector<Value> inputs;
   for (Value v : node.getInputs())
     inputs.push_back(isa<NoneType>(v.getType()) ? Value() : v);
   b.setInsertionPoint(node);
   NodeBinder binder(node, b, inputs, trainingMode);
 
-  auto found = handlers().find(key);
-  if (found == handlers().end())
-    return binder.error() << "no conversion for ONNX op '" << node.getOpType()
-                          << "' in domain '"
-                          << (domain.empty() ? "ai.onnx" : domain)
-                          << "': ampc does not support this op";
-  const HandlerEntry *entry = nullptr;
-  for (const HandlerEntry &e : found->second)
-    if (node.getOpset() >= e.minOpset && node.getOpset() <= e.maxOpset)
-      entry = &e;
+  const HandlerEntry *entry = findHandler(node);
   if (!entry) {
-    auto diag = binder.error() << "opset " << node.getOpset()
-                               << " is not supported for this op (ampc "
-                                  "supports opsets";
-    for (const HandlerEntry &e : found->second)
-      diag << " " << e.minOpset << " to " << e.maxOpset;
-    return diag << ")";
+    diagnoseMissingHandler(node, binder, 1);
+    return failure();
   }
   for (Value v : inputs)
     if (v && !isa<RankedTensorType>(v.getType()))

@@ -85,6 +85,11 @@ save("custom_domain", model(
     [helper.make_node("FancyOp", ["x"], ["y"], name="fancy",
                       domain="com.example")],
     [x23], [y23], domains=["com.example"]))
+# Several ops ampc lacks (ONNX defines them): every one is named at once.
+save_graph("unsupported_ops", [node("Sin", ["x"], ["s"], "sin0"),
+                               node("Sin", ["s"], ["t"], "sin1"),
+                               node("Softplus", ["t"], ["y"], "softplus0")],
+           [x23], [y23])
 save_graph("empty_op_type", [node("", ["x"], ["y"], "nothing")], [x23], [y23])
 save_graph("opset_future", [node("Relu", ["x"], ["y"], "relu")], [x23], [y23],
            opset=99)
