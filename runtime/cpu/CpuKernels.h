@@ -13,7 +13,6 @@
 #include "runtime/Tensor.h"
 #include "runtime/ops/OpCall.h"
 
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@ namespace ampc::rt::cpu {
 
 class ThreadPool;
 
-using ops::FusedStep;
 using ops::OpCall;
 using ops::PreparedKernel;
 

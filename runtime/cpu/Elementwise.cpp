@@ -27,7 +27,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <string_view>
 
 namespace ampc::rt::cpu {
 namespace {

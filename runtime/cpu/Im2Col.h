@@ -87,10 +87,6 @@ template <typename T> void col2im(const ConvPlan &p, const T *col, T *x) {
       }
 }
 
-//===----------------------------------------------------------------------===//
-// Pooling
-//===----------------------------------------------------------------------===//
-
 } // namespace ampc::rt::cpu::kh
 
 #endif // AMPC_RUNTIME_CPU_IM2COL_H

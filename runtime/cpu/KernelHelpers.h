@@ -17,7 +17,6 @@
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/ops/AttrReaders.h"
-#include "runtime/ops/CallChecks.h"
 #include "runtime/ops/Shapes.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 //===- CudaKernels.h - the CUDA backend's kernels -------------------------===//
 //
-// The same ops as the CPU backend (cpu::kernelNames()), taking the same
+// The kernel ops of runtime/ops (Ops.def, Elementwise.def), taking an
 // ops::OpCall whose TensorView::data are device addresses. A call is
-// checked by cpu::checkKernel and then prepared once, when the session is
+// checked by ops::checkKernel and then prepared once, when the session is
 // created: descriptors built, algorithms chosen, kernels looked up, tables
 // uploaded. A prepared kernel only launches on the stream, so a whole step
 // can be captured into a CUDA graph and replayed: launch() must not

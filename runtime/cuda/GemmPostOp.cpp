@@ -79,8 +79,8 @@ bool ltEpilogueFor(const ops::OpCall &call, const EpilogueInfo &e,
 
 namespace {
 
-// Prepares `call` with this backend's kernel of that name, after the CPU
-// check every call passes.
+// Prepares `call` with this backend's kernel of that name, after the check
+// every call passes (ops::checkKernel).
 Status prepareCall(const ops::OpCall &call, PrepareContext &ctx,
                    std::unique_ptr<PreparedKernel> &out) {
   AMPC_RETURN_IF_ERROR(ops::checkKernel(call));

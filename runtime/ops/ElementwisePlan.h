@@ -2,7 +2,7 @@
 //
 // The elementwise ops of Elementwise.def and "fused" chains of them, as
 // every backend reads a call: the type rules of each op, its attributes
-// parsed once, and the plan of steps (operands, dtypes) a kernel walks. A
+// parsed, and the plan of steps (operands, dtypes) a kernel walks. A
 // call passes the check exactly when its plan builds, and both backends run
 // from the plan, so they cannot read a call differently.
 //
@@ -54,7 +54,7 @@ const std::vector<OpInfo> &allOps();
 int arity(Sig s);
 const char *operandName(Sig s, int k);
 
-// Attribute values a step needs at run time, parsed once per call.
+// Attribute values a step needs at run time, parsed with its plan.
 struct Params {
   bool geluTanh = false;
   double alpha = 0.01; // leaky_relu's slope, hard_sigmoid's alpha

@@ -1,9 +1,10 @@
 //===- LossRules.h - what the losses and their gradients check alike ------===//
 //
-// softmax_cross_entropy and nll_loss (Losses.cpp) and their gradients
-// (LossGrad.cpp) read the same attributes, take an [N, C, d...] tensor with
-// [N, d...] integer labels and optional [C] class weights, and reject a
-// label outside [0, C) that is not ignore_index with the same message.
+// softmax_cross_entropy and nll_loss and their gradients, in their checks
+// (LossChecks.cpp) and in each backend's kernels, read the same attributes,
+// take an [N, C, d...] tensor with [N, d...] integer labels and optional
+// [C] class weights, and reject a label outside [0, C) that is not
+// ignore_index with the same message.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_OPS_LOSSRULES_H

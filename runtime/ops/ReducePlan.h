@@ -1,8 +1,9 @@
 //===- ReducePlan.h - the reduced and kept dimensions of a reduction ------===//
 //
 // The 'axes'/'keepdims' checks, the output shape and the dimension plan that
-// reduce_sum/mean/max (Reduction.cpp) and reduce_max_grad (LossGrad.cpp)
-// share, so the gradient walks exactly the groups its forward reduced. The
+// reduce_sum/mean/max and reduce_max_grad share (ReductionChecks.cpp and
+// the CPU kernels), so the gradient walks exactly the groups its forward
+// reduced. The
 // plan drops size-1 dims and merges adjacent dims of the same kind (reduced
 // or kept): a group is then whole contiguous rows (the last dim reduced) or
 // one column across rows (the last dim kept).
@@ -12,7 +13,6 @@
 #define AMPC_RUNTIME_OPS_REDUCEPLAN_H
 
 #include "runtime/ops/AttrReaders.h"
-#include "runtime/ops/CallChecks.h"
 #include "runtime/ops/Shapes.h"
 
 #include <algorithm>

@@ -91,6 +91,11 @@ inline Status planConv(const Attrs &at, const Shape &in, const Shape &f,
   p.ow = outHW[1];
   return Status::ok();
 }
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
 struct PoolPlan {
   int64_t n, c, h, w;
   int64_t kh, kw, sh, sw, dh = 1, dw = 1;

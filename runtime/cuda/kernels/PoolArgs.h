@@ -2,7 +2,7 @@
 //
 // Plain int64 fields only, so host code (Pooling.cpp) and device code
 // (kernels/Pooling.cu) lay the struct out identically; it is passed to the
-// kernels by value. The fields are those of cpu::kh::PoolPlan.
+// kernels by value. The fields are those of ops::PoolPlan.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CUDA_KERNELS_POOLARGS_H
