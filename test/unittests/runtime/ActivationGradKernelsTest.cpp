@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "GradCheckUtil.h"
 #include "runtime/ops/Check.h"
+#include "runtime/ops/ElementwisePlan.h"
 
 #include <algorithm>
 #include <functional>
@@ -137,7 +138,8 @@ TEST(ActivationGradKernels, HandCheckedValuesAtKinksAndBounds) {
          a.setFloat("max", 1);
        },
        {0, 4, 4, -2, 8, 0}},
-      // alpha x + beta is 0 at x = -2 and 1 at x = 2: both ends are cut off.
+      // alpha x + beta is 0 at x = -2, where the inf grad is cut off, and
+      // past 1 at x = 3 (HardSigmoidGradAtItsEnds checks 1 itself).
       {"hard_sigmoid_grad",
        [](Attrs &a) {
          a.setFloat("alpha", 0.25);
@@ -161,6 +163,27 @@ TEST(ActivationGradKernels, HandCheckedValuesAtKinksAndBounds) {
       for (int i = 0; i < 6; ++i)
         EXPECT_EQ(out.get(i), e.want[i]) << "element " << i;
     }
+  }
+}
+
+// alpha x + beta (alpha 0.25, beta 0.5) is 0 at x = -2 and 1 at x = 2:
+// both ends are cut off, an inf grad there included, and so is NaN.
+TEST(ActivationGradKernels, HardSigmoidGradAtItsEnds) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> x = {-3, -2, 0, 2, 3, nan};
+  std::vector<double> g = {inf, inf, 4, inf, 8, 3};
+  std::vector<double> want = {0, 0, 1, 0, 0, 0};
+  for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(name(t));
+    Buf xb = makeBuf(t, {6}, x), gb = makeBuf(t, {6}, g), out(t, {6});
+    Call c{"hard_sigmoid_grad", {}, {&gb, &xb}, {&out}};
+    c.attrs.setFloat("alpha", 0.25);
+    c.attrs.setFloat("beta", 0.5);
+    Status st = c.run();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(out.get(i), want[i]) << "element " << i;
   }
 }
 
@@ -287,6 +310,23 @@ TEST(ActivationGradKernels, FusedReluGradInPlace) {
   ASSERT_TRUE(ops::checkKernel(call).isOk());
   ASSERT_TRUE(cpu::runKernel(call, ctx).isOk());
   EXPECT_TRUE(sameBits(g, want));
+}
+
+// Every gradient op of runtime/ops/Elementwise.def is checked above through
+// a case of its forward op: a new one without a case fails here, so a
+// kernel case a backend lacks cannot go unnoticed.
+TEST(ActivationGradKernels, EveryGradientOpHasACase) {
+  const std::vector<ActCase> all = cases();
+  for (const ops::ew::OpInfo &op : ops::ew::allOps()) {
+    if (op.sig != ops::ew::Sig::Grad)
+      continue;
+    std::string name = op.name;
+    EXPECT_TRUE(std::any_of(all.begin(), all.end(),
+                            [&](const ActCase &c) {
+                              return std::string(c.forward) + "_grad" == name;
+                            }))
+        << name << " has no case in cases()";
+  }
 }
 
 TEST(ActivationGradKernels, RegisteredAsElementwise) {

@@ -8,6 +8,7 @@
 #include "KernelTestUtil.h"
 
 #include "runtime/cpu/Parallel.h"
+#include "runtime/ops/ElementwisePlan.h"
 
 #include <gtest/gtest.h>
 
@@ -64,8 +65,9 @@ double geluTanhRef(double x) {
          (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
-TEST(ElementwiseKernels, FloatUnaryOpsMatchDoubleReference) {
-  std::vector<UnaryCase> cases = {
+// One reference per float unary op (and one per attribute variant).
+std::vector<UnaryCase> unaryCases() {
+  return {
       {"relu", [](double x) { return x > 0 ? x : 0; }, -4, 4, nullptr},
       {"tanh", [](double x) { return std::tanh(x); }, -4, 4, nullptr},
       {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -8, 8,
@@ -103,6 +105,10 @@ TEST(ElementwiseKernels, FloatUnaryOpsMatchDoubleReference) {
          a.setFloat("max", 2.25);
        }},
   };
+}
+
+TEST(ElementwiseKernels, FloatUnaryOpsMatchDoubleReference) {
+  std::vector<UnaryCase> cases = unaryCases();
   for (const UnaryCase &c : cases) {
     for (DType t : kFloatTypes) {
       SCOPED_TRACE(std::string(c.op) + " " + std::string(name(t)));
@@ -122,6 +128,21 @@ TEST(ElementwiseKernels, FloatUnaryOpsMatchDoubleReference) {
         ASSERT_NEAR(got, want, tol) << "x=" << in.get(i) << " i=" << i;
       }
     }
+  }
+}
+
+// Every float unary op of runtime/ops/Elementwise.def has a reference
+// above: a new one without a case fails here, so a kernel case a backend
+// lacks cannot go unnoticed.
+TEST(ElementwiseKernels, EveryFloatUnaryOpHasAReference) {
+  const std::vector<UnaryCase> all = unaryCases();
+  for (const ops::ew::OpInfo &op : ops::ew::allOps()) {
+    if (op.sig != ops::ew::Sig::FloatUnary)
+      continue;
+    std::string name = op.name;
+    EXPECT_TRUE(std::any_of(all.begin(), all.end(),
+                            [&](const UnaryCase &c) { return c.op == name; }))
+        << name << " has no case in unaryCases()";
   }
 }
 

@@ -220,17 +220,18 @@ TEST(CudaElementwise, GradOpsKeepNonFiniteGradientsOutOfCutRegions) {
   AMPC_SKIP_WITHOUT_GPU();
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const std::vector<double> g = {inf, nan, -inf, 1, nan, inf};
-  const std::vector<double> x = {-1, -2, 0, nan, 0.5, -0.0};
+  // -4 and 4 lie in hard_sigmoid's and hard_swish's cut-off regions.
+  const std::vector<double> g = {inf, nan, -inf, 1, nan, inf, -inf, nan};
+  const std::vector<double> x = {-1, -2, 0, nan, 0.5, -0.0, -4, 4};
   for (const char *op :
        {"relu_grad", "abs_grad", "leaky_relu_grad", "gelu_grad", "clip_grad",
         "hard_sigmoid_grad", "hard_swish_grad"}) {
     SCOPED_TRACE(op);
     OpCase c;
     c.op = op;
-    c.inputs = {HostTensor::fromValues(DType::F32, {6}, g),
-                HostTensor::fromValues(DType::F32, {6}, x)};
-    c.outputs = {HostTensor::empty(DType::F32, {6})};
+    c.inputs = {HostTensor::fromValues(DType::F32, {8}, g),
+                HostTensor::fromValues(DType::F32, {8}, x)};
+    c.outputs = {HostTensor::empty(DType::F32, {8})};
     c.attrs.setFloat("min", 0);
     expectCudaMatchesCpu(c);
   }
