@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/MaxPoolPlane.h"
 #include "runtime/ops/WindowGeometry.h"
 
 #include <cmath>
@@ -17,14 +18,6 @@
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
-
-template <typename T> void maxPlane(const PoolPlan &p, const T *x, T *y) {
-  for (int64_t oy = 0; oy < p.oh; ++oy)
-    for (int64_t ox = 0; ox < p.ow; ++ox) {
-      int64_t at = maxIndex(p, x, oy, ox);
-      y[oy * p.ow + ox] = at < 0 ? -std::numeric_limits<T>::infinity() : x[at];
-    }
-}
 
 template <typename T> void avgPlane(const PoolPlan &p, const T *x, T *y) {
   for (int64_t oy = 0; oy < p.oh; ++oy)
@@ -46,10 +39,11 @@ void runPoolT(const OpCall &call, const PoolPlan &p, bool isMax,
   parallelFor(ctx, p.n * p.c, 4, [&](int64_t b, int64_t e) {
     std::vector<T> xin(static_cast<size_t>(inPlane)),
         yout(static_cast<size_t>(outPlane));
+    std::vector<int32_t> winner(isMax ? static_cast<size_t>(outPlane) : 0);
     for (int64_t plane = b; plane < e; ++plane) {
       loadC(x, plane * inPlane, inPlane, xin.data());
       if (isMax)
-        maxPlane(p, xin.data(), yout.data());
+        maxPoolPlane(p, xin.data(), yout.data(), winner.data());
       else
         avgPlane(p, xin.data(), yout.data());
       storeC(yout.data(), outPlane, out, plane * outPlane);
@@ -60,6 +54,8 @@ void runPoolT(const OpCall &call, const PoolPlan &p, bool isMax,
 Status runPool(const OpCall &call, CpuContext &ctx, bool isMax) {
   PoolPlan p;
   AMPC_RETURN_IF_ERROR(planPool(*call.attrs, call.inputs[0].shape, isMax, p));
+  if (isMax)
+    AMPC_RETURN_IF_ERROR(checkMaxPoolPlane(p));
   if (call.inputs[0].dtype == DType::F64)
     runPoolT<double>(call, p, isMax, ctx);
   else

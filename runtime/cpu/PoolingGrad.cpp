@@ -8,14 +8,23 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/MaxPoolPlane.h"
 #include "runtime/ops/WindowGeometry.h"
 
 namespace ampc::rt::cpu {
 namespace {
 using namespace kh;
 
-// Runs `plane(p, g, x, dx)` over every (image, channel) plane with the plane
-// of grad, of the input (when `input` is not null) and of the zeroed result.
+// Per-task scratch of a plane function: max pooling's window maxima and
+// winners.
+template <typename T> struct PlaneScratch {
+  std::vector<T> max;
+  std::vector<int32_t> winner;
+};
+
+// Runs `plane(g, x, dx, scratch)` over every (image, channel) plane with the
+// plane of grad, of the input (when `input` is not null) and of the zeroed
+// result.
 template <typename T, typename PlaneFn>
 void forEachPlane(const OpCall &call, const PoolPlan &p,
                   const TensorView *input, const CpuContext &ctx,
@@ -25,6 +34,7 @@ void forEachPlane(const OpCall &call, const PoolPlan &p,
   parallelFor(ctx, p.n * p.c, 4, [&](int64_t b, int64_t e) {
     std::vector<T> g(static_cast<size_t>(outPlane)),
         dx(static_cast<size_t>(inPlane)), x;
+    PlaneScratch<T> scratch;
     if (input)
       x.resize(static_cast<size_t>(inPlane));
     for (int64_t pl = b; pl < e; ++pl) {
@@ -32,7 +42,7 @@ void forEachPlane(const OpCall &call, const PoolPlan &p,
       if (input)
         loadC(*input, pl * inPlane, inPlane, x.data());
       std::fill(dx.begin(), dx.end(), T(0));
-      plane(g.data(), x.data(), dx.data());
+      plane(g.data(), x.data(), dx.data(), scratch);
       storeC(dx.data(), inPlane, out, pl * inPlane);
     }
   });
@@ -45,21 +55,24 @@ void forEachPlane(const OpCall &call, const PoolPlan &p,
 template <typename T>
 void runMaxPoolGradT(const OpCall &call, const PoolPlan &p,
                      const CpuContext &ctx) {
+  int64_t outPlane = p.oh * p.ow;
   forEachPlane<T>(call, p, &call.inputs[1], ctx,
-                  [&](const T *g, const T *x, T *dx) {
-                    for (int64_t oy = 0; oy < p.oh; ++oy)
-                      for (int64_t ox = 0; ox < p.ow; ++ox) {
-                        int64_t at = maxIndex(p, x, oy, ox);
-                        // A window of padding only reads no input.
-                        if (at >= 0)
-                          dx[at] += g[oy * p.ow + ox];
-                      }
+                  [&](const T *g, const T *x, T *dx, PlaneScratch<T> &s) {
+                    s.max.resize(static_cast<size_t>(outPlane));
+                    s.winner.resize(static_cast<size_t>(outPlane));
+                    const int32_t *winner = s.winner.data();
+                    maxPoolPlane(p, x, s.max.data(), s.winner.data());
+                    for (int64_t o = 0; o < outPlane; ++o)
+                      // A window of padding only reads no input.
+                      if (winner[o] >= 0)
+                        dx[winner[o]] += g[o];
                   });
 }
 
 Status runMaxPoolGrad(const OpCall &call, CpuContext &ctx) {
   PoolPlan p;
   AMPC_RETURN_IF_ERROR(planPool(*call.attrs, call.inputs[1].shape, true, p));
+  AMPC_RETURN_IF_ERROR(checkMaxPoolPlane(p));
   if (call.inputs[0].dtype == DType::F64)
     runMaxPoolGradT<double>(call, p, ctx);
   else
@@ -74,16 +87,17 @@ Status runMaxPoolGrad(const OpCall &call, CpuContext &ctx) {
 template <typename T>
 void runAvgPoolGradT(const OpCall &call, const PoolPlan &p,
                      const CpuContext &ctx) {
-  forEachPlane<T>(call, p, nullptr, ctx, [&](const T *g, const T *, T *dx) {
-    for (int64_t oy = 0; oy < p.oh; ++oy)
-      for (int64_t ox = 0; ox < p.ow; ++ox) {
-        AvgWindow a = avgWindow(p, oy, ox);
-        T share = g[oy * p.ow + ox] / static_cast<T>(a.count);
-        for (int64_t iy = a.y0; iy < a.y1; ++iy)
-          for (int64_t ix = a.x0; ix < a.x1; ++ix)
-            dx[iy * p.w + ix] += share;
-      }
-  });
+  forEachPlane<T>(call, p, nullptr, ctx,
+                  [&](const T *g, const T *, T *dx, PlaneScratch<T> &) {
+                    for (int64_t oy = 0; oy < p.oh; ++oy)
+                      for (int64_t ox = 0; ox < p.ow; ++ox) {
+                        AvgWindow a = avgWindow(p, oy, ox);
+                        T share = g[oy * p.ow + ox] / static_cast<T>(a.count);
+                        for (int64_t iy = a.y0; iy < a.y1; ++iy)
+                          for (int64_t ix = a.x0; ix < a.x1; ++ix)
+                            dx[iy * p.w + ix] += share;
+                      }
+                  });
 }
 
 Status runAvgPoolGrad(const OpCall &call, CpuContext &ctx) {

@@ -192,28 +192,36 @@ inline Status planAvgPoolGrad(const Attrs &attrs, const Shape &out,
   return planPool(attrs, out, /*isMax=*/false, p);
 }
 
+// The taps t in [lo, hi) of a window that starts at `base` and has `k` taps
+// `d` apart which land inside [0, size); lo >= hi when none does.
+inline void tapRange(int64_t base, int64_t k, int64_t d, int64_t size,
+                     int64_t &lo, int64_t &hi) {
+  lo = base >= 0 ? 0 : (-base + d - 1) / d;
+  hi = base >= size ? 0 : std::min(k, (size - 1 - base) / d + 1);
+}
+
 // Offset in the plane `x` of the element max pooling takes for window
 // (oy, ox): the first maximum in row-major window order, or the last NaN
 // (NaN propagates). Padding never wins; -1 for a window of padding only
 // (possible only with dilation), whose maximum is -inf.
 template <typename T>
 int64_t maxIndex(const PoolPlan &p, const T *x, int64_t oy, int64_t ox) {
-  int64_t best = -1;
-  T m = -std::numeric_limits<T>::infinity();
-  for (int64_t i = 0; i < p.kh; ++i) {
-    int64_t iy = oy * p.sh - p.pt + i * p.dh;
-    if (iy < 0 || iy >= p.h)
-      continue;
-    for (int64_t j = 0; j < p.kw; ++j) {
-      int64_t ix = ox * p.sw - p.pl + j * p.dw;
-      if (ix < 0 || ix >= p.w)
-        continue;
-      T v = x[iy * p.w + ix];
-      // Once m is NaN only another NaN passes, so NaN sticks.
-      if (best < 0 || v > m || v != v) {
-        m = v;
-        best = iy * p.w + ix;
-      }
+  int64_t by = oy * p.sh - p.pt, bx = ox * p.sw - p.pl, i0, i1, j0, j1;
+  tapRange(by, p.kh, p.dh, p.h, i0, i1);
+  tapRange(bx, p.kw, p.dw, p.w, j0, j1);
+  if (i0 >= i1 || j0 >= j1)
+    return -1;
+  int64_t best = (by + i0 * p.dh) * p.w + bx + j0 * p.dw;
+  T m = x[best];
+  // Once m is NaN only another NaN passes, so NaN sticks.
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t row = (by + i * p.dh) * p.w + bx;
+    for (int64_t j = j0; j < j1; ++j) {
+      int64_t at = row + j * p.dw;
+      T v = x[at];
+      bool take = (v > m) | (v != v);
+      m = take ? v : m;
+      best = take ? at : best;
     }
   }
   return best;
