@@ -398,6 +398,9 @@ TEST_P(ConvTest, MatchesDirectConvolution) {
       {2, 4, 6, 5, 4, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, true},
       // plain 3x3, larger, no bias
       {2, 8, 9, 11, 16, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false},
+      // strides, pads, dilations and groups with 4 input channels per
+      // group: bf16 multiplied natively where the CPU can
+      {2, 8, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2, true},
       // kernel covering the whole padded input
       {1, 1, 2, 2, 1, 4, 4, {3, 3}, {1, 1, 1, 1}, {1, 1}, 1, false},
   };

@@ -144,6 +144,10 @@ TEST_P(ConvGradDTypeTest, MatchesF64OnTheSameValues) {
       {2, 4, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2},
       {3, 3, 5, 5, 4, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
       {10, 2, 6, 5, 4, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      // 4 and more input channels per group: bf16 multiplied natively
+      // where the CPU can (kMinBf16ConvChannels), the cases above widen.
+      {2, 8, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2},
+      {3, 16, 5, 5, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
   };
   uint32_t seed = 100;
   for (const ConvCase &cc : cases) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Dnnl.h"
+#include "runtime/cpu/DnnlKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +24,9 @@ TEST(Dnnl, TakesEveryConvolutionGeometryOfTheKernelTests) {
       {3, 6, 4, 4, 9, 1, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0},
       {1, 2, 5, 5, 3, 1, 1, 1, 2, 2, 1, 1, 1, 1, 1, 1},
       {2, 4, 6, 5, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},
-      {16, 64, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+      {16, 64, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 8, 7, 6, 6, 3, 2, 2, 2, 1, 1, 2, 1, 0, 2, 1},
+      {3, 16, 5, 5, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
   for (const Geometry &g : cases)
     for (bool bf16 : {false, true})
       for (DnnlConvPass pass :
@@ -79,4 +82,25 @@ TEST(Dnnl, NativeBf16MatmulIsNotAReferenceLoop) {
     EXPECT_EQ(mm->implementation().find("ref"), std::string::npos)
         << mm->implementation();
   }
+}
+
+TEST(Dnnl, FewInputChannelsWidenBf16Convolutions) {
+  // kMinBf16ConvChannels: under 4 input channels per group a bf16
+  // convolution pass widens to f32 (faster there); from 4 on it reads bf16
+  // as stored where the CPU multiplies bf16.
+  for (int64_t c : {1, 3, 4, 8})
+    for (DnnlConvPass pass : {DnnlConvPass::Forward, DnnlConvPass::BackwardData,
+                              DnnlConvPass::BackwardFilter}) {
+      ampc::rt::ops::ConvPlan p{2, c, 6, 6, 4, c, 3, 3, 4,
+                                4, 1, 1, 1, 1, 1, 0, 0};
+      std::shared_ptr<const ampc::rt::ops::PreparedKernel> prepared;
+      ASSERT_TRUE(
+          kh::prepareConvPass(p, pass, ampc::rt::DType::BF16, false, prepared)
+              .isOk());
+      const auto *conv = static_cast<const kh::ConvPrepared *>(prepared.get());
+      ASSERT_NE(conv, nullptr);
+      ASSERT_NE(conv->conv, nullptr) << "oneDNN refused c=" << c;
+      EXPECT_EQ(conv->bf16, c >= 4 && nativeBf16Contractions())
+          << "c=" << c << ", pass " << static_cast<int>(pass);
+    }
 }
