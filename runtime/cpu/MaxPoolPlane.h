@@ -18,8 +18,10 @@
 #include "runtime/ops/WindowGeometry.h"
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace ampc::rt::cpu {
 
@@ -34,6 +36,21 @@ inline Status checkMaxPoolPlane(const ops::PoolPlan &p) {
 }
 
 namespace detail {
+// `take ? a : b` through a bit mask: the compiler turns a plain select on
+// float compares back into a branch in the loops' scalar remainders, and
+// which tap wins is data-dependent.
+template <typename T> inline T select(bool take, T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  static_assert(sizeof(T) == sizeof(Bits), "a 4- or 8-byte value");
+  Bits mask = Bits(0) - Bits(take), x, y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  Bits r = (x & mask) | (y & ~mask);
+  T out;
+  std::memcpy(&out, &r, sizeof out);
+  return out;
+}
+
 // One tap (i, j) over outputs [lo, hi) of a row: `xrow` is the tap's input
 // row and `first` the column of output lo's tap. Stride is a template
 // argument where it is 1 or 2 so that the loop vectorises.
@@ -45,32 +62,57 @@ void sweepTap(const T *xrow, int32_t rowOffset, int64_t first, int64_t sw,
     int64_t col = first + (ox - lo) * s;
     T v = xrow[col];
     bool take = (at[ox] < 0) | (v > m[ox]) | (v != v);
-    m[ox] = take ? v : m[ox];
-    at[ox] = take ? rowOffset + static_cast<int32_t>(col) : at[ox];
+    m[ox] = select(take, v, m[ox]);
+    at[ox] = select(take, rowOffset + static_cast<int32_t>(col), at[ox]);
   }
 }
 
-// Better still for LeNet's and most CNNs' pooling (2x2 windows, stride 2,
-// both rows inside): all four taps in one pass, in maxIndex's order.
-template <typename T>
-void sweep2x2Stride2(const T *row0, const T *row1, int32_t offset0,
-                     int32_t offset1, int64_t first, int64_t lo, int64_t hi,
-                     T *m, int32_t *at) {
+// Better still for the common windows (2x2 of stride 2, LeNet's and most
+// CNNs'; 3x3 of stride 1 or 2, ResNet's), undilated with every row inside:
+// all taps of a window in one pass, in maxIndex's order. `x` points at the
+// window row 0 of output lo's first tap, `offset` is its offset in the
+// plane.
+template <int64_t KH, int64_t KW, int64_t S, typename T>
+void sweepWindow(const T *x, int64_t w, int32_t offset, int64_t lo, int64_t hi,
+                 T *m, int32_t *at) {
   for (int64_t ox = lo; ox < hi; ++ox) {
-    int64_t col = first + (ox - lo) * 2;
-    T best = row0[col];
-    int32_t where = offset0 + static_cast<int32_t>(col);
-    auto tap = [&](T v, int32_t offset) {
-      bool take = (v > best) | (v != v);
-      best = take ? v : best;
-      where = take ? offset : where;
-    };
-    tap(row0[col + 1], offset0 + static_cast<int32_t>(col + 1));
-    tap(row1[col], offset1 + static_cast<int32_t>(col));
-    tap(row1[col + 1], offset1 + static_cast<int32_t>(col + 1));
+    const int64_t col = (ox - lo) * S;
+    T best = x[col];
+    int32_t where = offset + static_cast<int32_t>(col);
+    // Tap (0, 0) again changes nothing (a NaN takes its own place), and
+    // loops of a fixed count unroll into the vectorised body.
+#pragma GCC unroll 4
+    for (int64_t i = 0; i < KH; ++i)
+#pragma GCC unroll 4
+      for (int64_t j = 0; j < KW; ++j) {
+        const int64_t tap = i * w + col + j;
+        T v = x[tap];
+        bool take = (v > best) | (v != v);
+        best = select(take, v, best);
+        where = select(take, offset + static_cast<int32_t>(tap), where);
+      }
     m[ox] = best;
     at[ox] = where;
   }
+}
+
+// sweepWindow for plan `p` when it has a specialisation; false otherwise.
+template <typename T>
+bool sweepWholeWindows(const ops::PoolPlan &p, const T *x, int64_t by,
+                       int64_t lo, int64_t hi, T *m, int32_t *at) {
+  if (p.dh != 1 || p.dw != 1)
+    return false;
+  const T *first = x + by * p.w + lo * p.sw - p.pl;
+  auto offset = static_cast<int32_t>(by * p.w + lo * p.sw - p.pl);
+  if (p.kh == 2 && p.kw == 2 && p.sw == 2)
+    sweepWindow<2, 2, 2>(first, p.w, offset, lo, hi, m, at);
+  else if (p.kh == 3 && p.kw == 3 && p.sw == 2)
+    sweepWindow<3, 3, 2>(first, p.w, offset, lo, hi, m, at);
+  else if (p.kh == 3 && p.kw == 3 && p.sw == 1)
+    sweepWindow<3, 3, 1>(first, p.w, offset, lo, hi, m, at);
+  else
+    return false;
+  return true;
 }
 } // namespace detail
 
@@ -87,8 +129,6 @@ void maxPoolPlane(const ops::PoolPlan &p, const T *x, T *y, int32_t *at) {
                    : std::min(p.ow, (p.w - 1 - lastTap + p.pl) / p.sw + 1);
   lo = std::min(lo, p.ow);
   hi = std::max(hi, lo);
-  const bool twoByTwo =
-      p.kh == 2 && p.kw == 2 && p.sw == 2 && p.dh == 1 && p.dw == 1;
   for (int64_t oy = 0; oy < p.oh; ++oy) {
     T *m = y + oy * p.ow;
     int32_t *a = at + oy * p.ow;
@@ -98,11 +138,8 @@ void maxPoolPlane(const ops::PoolPlan &p, const T *x, T *y, int32_t *at) {
     }
     int64_t by = oy * p.sh - p.pt, i0, i1;
     ops::tapRange(by, p.kh, p.dh, p.h, i0, i1);
-    if (twoByTwo && i0 == 0 && i1 == 2) {
-      detail::sweep2x2Stride2(
-          x + by * p.w, x + (by + 1) * p.w, static_cast<int32_t>(by * p.w),
-          static_cast<int32_t>((by + 1) * p.w), lo * 2 - p.pl, lo, hi, m, a);
-    } else {
+    if (!(i0 == 0 && i1 == p.kh &&
+          detail::sweepWholeWindows(p, x, by, lo, hi, m, a))) {
       for (int64_t i = i0; i < i1; ++i) {
         int64_t iy = by + i * p.dh;
         const T *xrow = x + iy * p.w;

@@ -1,11 +1,11 @@
 //===- MaxPoolPlaneTest.cpp - the swept max-pooling plane vs maxIndex -----===//
 //
 // cpu::maxPoolPlane sweeps the inner windows with selects (2x2 windows of
-// stride 2 in one pass) and sends the edge windows to ops::maxIndex; both
-// must pick the element ops::maxIndex picks for every window, whatever the
-// window, stride (1 and 2 have their own vectorised loops), dilation,
-// padding and ceil mode, on values drawn from a small set so that ties, -inf
-// and NaN are common.
+// stride 2 and 3x3 of stride 1 and 2 in one pass) and sends the edge windows to
+// ops::maxIndex; both must pick the element ops::maxIndex picks for every
+// window, whatever the window, stride (1 and 2 have their own vectorised
+// loops), dilation, padding and ceil mode, on values drawn from a small set so
+// that ties, -inf and NaN are common.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/MaxPoolPlane.h"
@@ -41,7 +41,8 @@ template <typename T> void expectSameWinners(uint32_t seed) {
                     1,    2,  2, std::numeric_limits<T>::quiet_NaN()};
   std::mt19937 rng(seed);
   int cases = 0;
-  const std::pair<int64_t, int64_t> kernels[] = {{2, 2}, {2, 3}, {3, 2}};
+  const std::pair<int64_t, int64_t> kernels[] = {
+      {2, 2}, {2, 3}, {3, 2}, {3, 3}};
   for (auto [kh, kw] : kernels)
     for (int64_t s : {1, 2, 3})
       for (int64_t d : {1, 2})
@@ -74,7 +75,7 @@ template <typename T> void expectSameWinners(uint32_t seed) {
                 }
               ++cases;
             }
-  EXPECT_EQ(cases, 216);
+  EXPECT_EQ(cases, 288);
 }
 
 TEST(MaxPoolPlane, PicksWhatMaxIndexPicksF32) { expectSameWinners<float>(7); }
