@@ -85,7 +85,7 @@ int64_t batchOffset(const Shape &full, const Shape &dims, int64_t idx) {
 template <typename T>
 void runMatmulFloat(const OpCall &call, const MatmulPlan &p,
                     const CpuContext &ctx) {
-  std::vector<T> sa, sb, so;
+  Scratch<T> sa, sb, so;
   const T *A = computeView<T>(call.inputs[0], sa, ctx);
   const T *B = computeView<T>(call.inputs[1], sb, ctx);
   const TensorView &out = call.outputs[0];
@@ -150,7 +150,7 @@ Status runMatmulDnnl(const OpCall &call, const MatmulPlan &p,
                      const ContractionPrepared &prep, const CpuContext &ctx) {
   const DnnlMatmul &mm = *prep.matmul;
   const size_t elem = mm.shape().bf16 ? 2 : 4;
-  std::vector<float> sa, sb, so;
+  Scratch<float> sa, sb, so;
   const void *A = mm.shape().bf16 ? call.inputs[0].data
                                   : computeView<float>(call.inputs[0], sa, ctx);
   const void *B = mm.shape().bf16 ? call.inputs[1].data
@@ -240,7 +240,7 @@ bool preloadBetaC(const OpCall &call, const GemmAttrs &g, T *C,
     return false;
   int64_t m = call.outputs[0].shape[0], n = call.outputs[0].shape[1];
   const TensorView &c = call.inputs[2];
-  std::vector<T> sc;
+  Scratch<T> sc;
   const T *Cin = computeView<T>(c, sc, ctx);
   BroadcastC bc(c.shape);
   T bt = static_cast<T>(g.beta);
@@ -259,7 +259,7 @@ void runGemmFloat(const OpCall &call, const GemmAttrs &g,
                    &out = call.outputs[0];
   int64_t m = out.shape[0], n = out.shape[1];
   int64_t k = g.transA ? a.shape[0] : a.shape[1];
-  std::vector<T> sa, sb, so;
+  Scratch<T> sa, sb, so;
   const T *A = computeView<T>(a, sa, ctx);
   const T *B = computeView<T>(b, sb, ctx);
   T *C = computeOut<T>(out, so);
@@ -299,7 +299,7 @@ Status runGemmDnnl(const OpCall &call, const GemmAttrs &g,
   const TensorView &a = call.inputs[0], &b = call.inputs[1],
                    &out = call.outputs[0];
   const bool stored = mm.shape().bf16;
-  std::vector<float> sa, sb, so;
+  Scratch<float> sa, sb, so;
   const float *A = stored ? nullptr : computeView<float>(a, sa, ctx);
   const void *B = stored ? b.data : computeView<float>(b, sb, ctx);
   float *C = computeOut<float>(out, so);
@@ -382,7 +382,7 @@ Status runGemm(const OpCall &call, CpuContext &ctx) {
 
 template <typename T>
 void runConvT(const OpCall &call, const ConvPlan &p, const CpuContext &ctx) {
-  std::vector<T> sx, sf, sb, so;
+  Scratch<T> sx, sf, sb, so;
   const T *X = computeView<T>(call.inputs[0], sx, ctx);
   const T *F = computeView<T>(call.inputs[1], sf, ctx);
   const T *Bias =
@@ -393,7 +393,7 @@ void runConvT(const OpCall &call, const ConvPlan &p, const CpuContext &ctx) {
   bool direct = isDirect(p);
   int64_t tasks = p.n * p.group;
   parallelFor(ctx, tasks, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<T> col;
+    Scratch<T> col;
     if (!direct)
       col.resize(static_cast<size_t>(kdim * cols));
     for (int64_t t = t0; t < t1; ++t) {

@@ -32,7 +32,7 @@ constexpr int64_t kMaxPartialElements = int64_t(1) << 24;
 template <typename T>
 void runBackwardDataT(const OpCall &call, const ConvPlan &p,
                       const CpuContext &ctx) {
-  std::vector<T> sg, sf, so;
+  Scratch<T> sg, sf, so;
   const T *G = computeView<T>(call.inputs[0], sg, ctx);
   const T *F = computeView<T>(call.inputs[1], sf, ctx);
   const TensorView &out = call.outputs[0];
@@ -41,7 +41,7 @@ void runBackwardDataT(const OpCall &call, const ConvPlan &p,
   bool direct = isDirect(p);
   // Each (image, group) task writes its own channels of the result.
   parallelFor(ctx, p.n * p.group, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<T> col;
+    Scratch<T> col;
     if (!direct)
       col.resize(static_cast<size_t>(kdim * cols));
     for (int64_t t = t0; t < t1; ++t) {
@@ -93,7 +93,7 @@ Status runBackwardData(const OpCall &call, CpuContext &ctx) {
 template <typename T>
 void runBackwardFilterT(const OpCall &call, const ConvPlan &p,
                         const CpuContext &ctx) {
-  std::vector<T> sg, sx, so;
+  Scratch<T> sg, sx, so;
   const T *G = computeView<T>(call.inputs[0], sg, ctx);
   const T *X = computeView<T>(call.inputs[1], sx, ctx);
   const TensorView &out = call.outputs[0];
@@ -109,11 +109,11 @@ void runBackwardFilterT(const OpCall &call, const ConvPlan &p,
   slices = std::max<int64_t>(
       1,
       std::min(slices, kMaxPartialElements / std::max<int64_t>(filterSize, 1)));
-  std::vector<T> partials;
+  Scratch<T> partials;
   if (slices > 1)
     partials.resize(static_cast<size_t>(slices * filterSize));
   parallelFor(ctx, slices * p.group, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<T> col;
+    Scratch<T> col;
     if (!direct)
       col.resize(static_cast<size_t>(kdim * cols));
     for (int64_t t = t0; t < t1; ++t) {
@@ -139,9 +139,9 @@ void runBackwardFilterT(const OpCall &call, const ConvPlan &p,
   if (slices > 1)
     parallelFor(ctx, filterSize, 4096, [&](int64_t e0, int64_t e1) {
       for (int64_t e = e0; e < e1; ++e) {
-        T sum = partials[e];
+        T sum = partials.data()[e];
         for (int64_t s = 1; s < slices; ++s)
-          sum += partials[s * filterSize + e];
+          sum += partials.data()[s * filterSize + e];
         DW[e] = sum;
       }
     });

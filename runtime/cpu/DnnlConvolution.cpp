@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Dnnl.h"
 #include "runtime/cpu/DnnlEngine.h"
+#include "runtime/cpu/Scratch.h"
 
 #include <unordered_map>
 #include <vector>
@@ -154,13 +155,16 @@ Status DnnlConvolution::run(const void *in0, const void *in1, const void *bias,
     const void *slots[] = {in0, in1, bias, out};
     std::unordered_map<int, dnnl::memory> args;
     std::vector<std::pair<const Impl::Operand *, dnnl::memory>> results;
+    // The operands in oneDNN's layouts; kept between runs (Scratch.h).
+    Scratch<uint8_t> layouts[4];
     for (const Impl::Operand &o : impl_->operands) {
       dnnl::memory user(o.user, eng, const_cast<void *>(slots[o.slot]));
       if (!o.reordered) {
         args.emplace(o.arg, user);
         continue;
       }
-      dnnl::memory inside(o.inside, eng);
+      dnnl::memory inside(o.inside, eng,
+                          layouts[o.slot].resize(o.inside.get_size()));
       if (o.slot == 3)
         results.emplace_back(&o, user);
       else

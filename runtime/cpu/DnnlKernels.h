@@ -79,8 +79,8 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
 // output 0.
 inline Status runConvOnDnnl(const OpCall &call, const ConvPrepared &prep,
                             const CpuContext &ctx) {
-  std::vector<float> s0, s1, s2, so;
-  auto operand = [&](size_t i, std::vector<float> &storage) -> const void * {
+  Scratch<float> s0, s1, s2, so;
+  auto operand = [&](size_t i, Scratch<float> &storage) -> const void * {
     if (!hasInput(call, i))
       return nullptr;
     return prep.bf16 ? call.inputs[i].data

@@ -16,6 +16,7 @@
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
+#include "runtime/cpu/Scratch.h"
 #include "runtime/ops/AttrReaders.h"
 #include "runtime/ops/Shapes.h"
 
@@ -79,13 +80,12 @@ constexpr int64_t kConvertChunk = 16384;
 // The whole tensor in compute type T: its own memory when already stored as
 // T, else a converted copy in `storage`.
 template <typename T>
-const T *computeView(const TensorView &t, std::vector<T> &storage,
+const T *computeView(const TensorView &t, Scratch<T> &storage,
                      const CpuContext &ctx) {
   if (t.dtype == nativeDType<T>())
     return static_cast<const T *>(t.data);
   int64_t n = t.numElements();
-  storage.resize(static_cast<size_t>(n));
-  T *dst = storage.data();
+  T *dst = storage.resize(static_cast<size_t>(n));
   int64_t chunks = (n + kConvertChunk - 1) / kConvertChunk;
   parallelFor(ctx, chunks, 4, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
@@ -98,12 +98,10 @@ const T *computeView(const TensorView &t, std::vector<T> &storage,
 
 // Where to compute an output: in place when stored as T, else in `storage`
 // (finish with storeFromCompute, which rounds each value once).
-template <typename T>
-T *computeOut(const TensorView &t, std::vector<T> &storage) {
+template <typename T> T *computeOut(const TensorView &t, Scratch<T> &storage) {
   if (t.dtype == nativeDType<T>())
     return static_cast<T *>(t.data);
-  storage.resize(static_cast<size_t>(t.numElements()));
-  return storage.data();
+  return storage.resize(static_cast<size_t>(t.numElements()));
 }
 template <typename T>
 void storeFromCompute(const T *buf, const TensorView &t,

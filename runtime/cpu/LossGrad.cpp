@@ -222,7 +222,7 @@ void runReduceMaxGradT(const OpCall &call, const CpuContext &ctx) {
   const TensorView &x = call.inputs[1], &out = call.outputs[0];
   if (x.numElements() == 0)
     return;
-  std::vector<T> gStore, mStore;
+  Scratch<T> gStore, mStore;
   const T *gv = computeView<T>(call.inputs[0], gStore, ctx);
   const T *mv = computeView<T>(call.inputs[2], mStore, ctx);
   const ReducePlan p = planReduce(x.shape, call.attrs->getInts("axes"));

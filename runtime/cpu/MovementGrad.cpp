@@ -97,7 +97,7 @@ void runGatherGradT(const OpCall &call, int64_t axis,
   int64_t outer = product(out.shape, 0, axis), dim = out.shape[axis];
   int64_t inner = product(out.shape, axis + 1, out.shape.size());
   int64_t count = static_cast<int64_t>(rows.size());
-  std::vector<T> sg, so;
+  Scratch<T> sg, so;
   const T *G = computeView<T>(grad, sg, ctx);
   T *DX = computeOut<T>(out, so);
   int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
