@@ -40,19 +40,23 @@ Status preparedOf(const OpCall &call, PrepareFn prepare,
   return Status::ok();
 }
 
-// A bf16 convolution with fewer input channels per group than this (an
-// image-input layer: 1 or 3) widens to f32 even where oneDNN multiplies
-// bf16 natively: AMX pads the input channels to a tile, so there the bf16
-// passes are slower. LeNet-5's first layer (1 channel, batch 32, this
-// project's AVX512_BF16/AMX machine, ONEDNN_VERBOSE per-primitive times):
-// backward-filter 296 us in bf16 against 104 us in f32, forward 97 against
-// 93; its 6-channel second layer is faster in bf16 in every pass. ResNet-18
-// (3 channels in) measured the same either way. The values are the same
-// either way: widening bf16 is exact and both accumulate in f32.
-inline constexpr int64_t kMinBf16ConvChannels = 4;
+// A convolution with fewer input channels per group than this (an
+// image-input layer: 1 or 3) computes in f32, and its forward and
+// backward-data passes run on the im2col + OpenBLAS loops rather than on
+// oneDNN, which pads the channels to its vector or AMX tile there. Measured
+// with ampc-contraction-bench, one thread, this project's AVX512_BF16/AMX
+// machine (LeNet-5's 1-channel layer / a ResNet stem's 3-channel one):
+// f32 forward on im2col 0.14 / 0.67 ms against oneDNN's 0.17 / 0.83,
+// backward-data 0.16 / 0.68 against 1.76 / 2.00, backward-filter 0.16 /
+// 0.88 against 0.19 / 0.60 (so that pass stays on oneDNN); and oneDNN's
+// native bf16 was slower still (LeNet-5's backward-filter 296 us in bf16
+// against 104 us in f32). The values are the same up to summation order:
+// widening bf16 is exact and every path accumulates in f32.
+inline constexpr int64_t kFewConvChannels = 4;
 
 // A convolution pass on oneDNN; conv is null where oneDNN refused the
-// geometry (the im2col loops run it then; asked once, not every run).
+// geometry or kFewConvChannels sends it to the im2col loops (asked once,
+// not every run).
 struct ConvPrepared final : PreparedKernel {
   std::unique_ptr<DnnlConvolution> conv;
   bool bf16 = false;
@@ -63,10 +67,15 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
                               std::shared_ptr<const PreparedKernel> &out) {
   if (!onDnnl(t) || p.n == 0 || p.o == 0 || p.c == 0 || p.oh == 0 || p.ow == 0)
     return Status::ok();
-  bool bf16 = readsBf16(t) && p.c / p.group >= kMinBf16ConvChannels;
+  auto prep = std::make_shared<ConvPrepared>();
+  const bool fewChannels = p.c / p.group < kFewConvChannels;
+  if (fewChannels && pass != DnnlConvPass::BackwardFilter) {
+    out = std::move(prep); // no primitive: the im2col loops
+    return Status::ok();
+  }
+  bool bf16 = readsBf16(t) && !fewChannels;
   DnnlConvShape s{pass,    p.n,  p.c,  p.h,  p.w,  p.o,  p.kh, p.kw, p.oh, p.ow,
                   p.group, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, bias, bf16};
-  auto prep = std::make_shared<ConvPrepared>();
   prep->bf16 = s.bf16;
   if (!DnnlConvolution::create(s, prep->conv))
     prep->conv.reset();
