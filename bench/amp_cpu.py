@@ -31,9 +31,9 @@ largest over the smallest of ampc's round medians, less 1, per precision
 Before timing, each model's numbers are checked: both sides train
 --check-steps steps on one fixed batch (PyTorch's, written as .npy for
 `amp-run --data DIR`) from the same weights, and ampc's f32 losses must
-match PyTorch's f32 losses to 1e-3 relative, and each side's bf16 losses
-must stay within 5e-2 relative of its own f32 losses; a miss stops the
-script (nonzero exit) before any time is printed.
+match PyTorch's f32 losses to 1e-3, and each side's bf16 losses must stay
+within 5e-2 of its own f32 losses, both relative to the first loss; a miss
+stops the script (nonzero exit) before any time is printed.
 
 Printed per model and thread count: each side's f32 and bf16 step, each
 side's bf16/f32 ratio (below 1: AMP is faster), and PyTorch's time over
@@ -171,7 +171,11 @@ def ampc_step(args, path, threads, bf16, tmp):
 
 
 def max_rel(a, b):
-    return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
+    """The largest difference of losses `a` from `b`, over b's first loss:
+    a model trained on one batch drops its loss fast (ResNet-18: 2.4 to 0.07
+    in 5 steps), and the last steps' relative differences would measure
+    that drop more than the agreement."""
+    return max(abs(x - y) for x, y in zip(a, b)) / max(abs(b[0]), 1e-12)
 
 
 def check_losses(args, name, path, tmp):
@@ -273,8 +277,8 @@ def main():
             print("  ".join(v.rjust(w[i]) for i, v in enumerate(l)))
     print("bf16/f32 below 1: AMP is faster; torch/ampc above 1: ampc is "
           "faster; spread: slowest over fastest of the rounds' medians, "
-          "less 1; loss: the largest relative difference of ampc's f32 "
-          "losses from PyTorch's over the check's steps")
+          "less 1; loss: the largest difference of ampc's f32 losses from "
+          "PyTorch's over the check's steps, relative to the first loss")
 
 
 if __name__ == "__main__":
