@@ -5,7 +5,8 @@
 // ampc's own loops) by measurement. This prints that measurement: for the
 // shapes of the benchmark models (bench/amp_cpu.py), the median time of
 //   * GEMM: OpenBLAS sgemm against the oneDNN matmul the kernel runs, f32,
-//     and the kernel's bf16 matmul;
+//     the kernel's bf16 matmul, and the f32 gemm kernel with a bias without
+//     and with its relu epilogue;
 //   * each convolution pass through the CPU kernel: on a oneDNN primitive
 //     against its im2col + OpenBLAS loops, f32, and the kernel as the
 //     session prepares it (kFewConvChannels decides) in f32 and bf16;
@@ -129,8 +130,12 @@ void gemms(cpu::CpuContext &ctx) {
                            {"resnet18 fc", 16, 10, 512}};
   std::printf("\n## GEMM C[m,n] = A[m,k] B[k,n], ms\n\n");
   std::printf("| shape | m x n x k | OpenBLAS f32 | oneDNN f32 | oneDNN/"
-              "OpenBLAS | kernel bf16 |\n|---|---|---|---|---|---|\n");
-  Attrs none;
+              "OpenBLAS | kernel bf16 | gemm + bias f32 | gemm + bias + relu "
+              "f32 |\n|---|---|---|---|---|---|---|---|\n");
+  Attrs none, bias, biasRelu;
+  bias.setFloat("beta", 1);
+  biasRelu.setFloat("beta", 1);
+  biasRelu.setString("epilogue", "relu");
   for (const Shape3 &s : shapes) {
     Buf a(DType::F32, {s.m, s.k}, 1), b(DType::F32, {s.k, s.n}, 2),
         c(DType::F32, {s.m, s.n}, 3);
@@ -142,9 +147,16 @@ void gemms(cpu::CpuContext &ctx) {
     Buf a16(DType::BF16, {s.m, s.k}, 1), b16(DType::BF16, {s.k, s.n}, 2),
         c16(DType::BF16, {s.m, s.n}, 3);
     double bf16 = timeKernel("matmul", none, {&a16, &b16}, {&c16}, ctx, true);
-    std::printf("| %s | %lldx%lldx%lld | %.3f | %.3f | %.2f | %.3f |\n",
+    // The gemm kernel with a bias, without and with the relu epilogue that
+    // the CPU applies after oneDNN's GEMM (GemmPostOp.h): what that pass
+    // costs.
+    Buf v(DType::F32, {s.n}, 4);
+    double plain = timeKernel("gemm", bias, {&a, &b, &v}, {&c}, ctx, true);
+    double relu = timeKernel("gemm", biasRelu, {&a, &b, &v}, {&c}, ctx, true);
+    std::printf("| %s | %lldx%lldx%lld | %.3f | %.3f | %.2f | %.3f | %.3f | "
+                "%.3f |\n",
                 s.model, (long long)s.m, (long long)s.n, (long long)s.k, blas,
-                dnnl, dnnl / blas, bf16);
+                dnnl, dnnl / blas, bf16, plain, relu);
   }
 }
 
