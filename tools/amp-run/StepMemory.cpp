@@ -237,7 +237,11 @@ int64_t StepMemory::savedForBackwardBytes() const {
     for (Value in : cast<rtir::KernelOp>(k).getInputs()) {
       Value v = rootOf(in);
       auto def = v.getDefiningOp<rtir::KernelOp>();
-      if (def && forward.contains(def) && !castsParam(def))
+      // An input the backward pass reads (the f32 step's first weight
+      // gradient reads the batch) is kept for it as much as the f16 copy
+      // an AMP step reads there instead.
+      if ((def && forward.contains(def) && !castsParam(def)) ||
+          v.getDefiningOp<rtir::InputOp>())
         saved.insert(v);
     }
   int64_t total = 0;
