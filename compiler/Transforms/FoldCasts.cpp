@@ -83,6 +83,32 @@ void hoistToDefinition(Operation *op, Value v) {
   op->moveBefore(block, it);
 }
 
+/// Moves each cast of a parameter (inference's low copy of a weight, O1's
+/// per-step working copy) to right before its first user. Hoisted to the
+/// top of the function, every copy was live from the first kernel on, so
+/// the arena held all of them at once. (An O2 working copy's cast in a
+/// training step is replaced by state the update writes, wherever it is.)
+void sinkParameterCasts(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  SmallVector<amp::CastOp> casts;
+  for (auto c : block.getOps<amp::CastOp>()) {
+    auto arg = dyn_cast<BlockArgument>(c.getInput());
+    if (arg && arg.getOwner() == &block &&
+        func.getArgAttr(arg.getArgNumber(), graph::kInitAttr))
+      casts.push_back(c);
+  }
+  for (amp::CastOp c : casts) {
+    Operation *first = nullptr;
+    for (Operation *user : c->getUsers()) {
+      Operation *at = block.findAncestorOpInBlock(*user);
+      if (at && (!first || at->isBeforeInBlock(first)))
+        first = at;
+    }
+    if (first && first != c->getNextNode())
+      c->moveBefore(first);
+  }
+}
+
 class CastFolder {
 public:
   unsigned run(func::FuncOp func) {
@@ -93,6 +119,7 @@ public:
       visit(c);
     readGradientsAsMade(func);
     eraseDead(func);
+    sinkParameterCasts(func);
     return removed;
   }
 

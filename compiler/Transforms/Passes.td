@@ -182,7 +182,10 @@ def AmpFoldCastsPass : Pass<"amp-fold-casts", "mlir::ModuleOp"> {
       f16/bf16 gradient directly instead of its exact f32 cast (the gradient
       of a working copy's cast), so no f32 copy of the gradient is made;
     - a cast of a `graph.constant` becomes a converted constant;
-    - casts left without users are erased.
+    - casts left without users are erased;
+    - a cast of a parameter (a low copy of a weight for inference, O1's
+      per-step working copy) moves to right before its first user, so that
+      the copies are not all live from the top of the function.
     A round trip through a narrower type (f32 -> f16 -> f32) rounds, so it is
     kept.
   }];
