@@ -97,11 +97,19 @@ void sinkParameterCasts(func::FuncOp func) {
         func.getArgAttr(arg.getArgNumber(), graph::kInitAttr))
       casts.push_back(c);
   }
+  if (casts.empty())
+    return;
+  // Positions before any move (a move makes isBeforeInBlock renumber the
+  // block: quadratic in a model with thousands of parameters). Moving the
+  // casts keeps the order of everything else.
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : block)
+    position[&op] = position.size();
   for (amp::CastOp c : casts) {
     Operation *first = nullptr;
     for (Operation *user : c->getUsers()) {
       Operation *at = block.findAncestorOpInBlock(*user);
-      if (at && (!first || at->isBeforeInBlock(first)))
+      if (at && (!first || position.lookup(at) < position.lookup(first)))
         first = at;
     }
     if (first && first != c->getNextNode())
