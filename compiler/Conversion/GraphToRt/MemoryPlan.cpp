@@ -14,6 +14,12 @@
 // read element i of every input before writing element i of any output,
 // the rounded working copy of the new parameter included).
 //
+// The walk above fixes which values share bytes and when each piece of
+// bytes is live; the offsets it hands out as it goes (best fit) fragment
+// the arena when a large piece follows many small ones. The same pieces
+// are therefore also placed offline, largest first, each at the lowest
+// offset free over its whole life, and the smaller of the two arenas wins.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/GraphToRt/MemoryPlan.h"
@@ -26,8 +32,10 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
+#include <vector>
 
 using namespace mlir;
 
@@ -35,6 +43,8 @@ namespace ampc {
 namespace {
 
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+/// Above this many pieces placeBySize (quadratic) is not tried: about 0.3 s.
+constexpr size_t kMaxOfflinePieces = 16384;
 
 class Arena {
 public:
@@ -97,7 +107,6 @@ public:
 
   int64_t size() const { return top_; }
 
-private:
   /// `bytes` rounded up to the alignment, or -1 when that passes int64.
   static int64_t roundUp(int64_t bytes) {
     int64_t a = rtir::kArenaAlignment;
@@ -105,10 +114,58 @@ private:
       return -1;
     return std::max<int64_t>(a, (bytes + a - 1) / a * a);
   }
+
+private:
   bool reuse_;
   int64_t top_ = 0;
   std::map<int64_t, int64_t> free_; // offset -> size
 };
+
+/// A piece of the arena: its rounded size, the ops it is live over
+/// (inclusive), and its offset.
+struct Piece {
+  int64_t size, first, last, offset = 0;
+};
+
+/// Places `pieces` largest first (ties: the earlier first), each at the
+/// lowest offset where it overlaps no piece already placed that is live at
+/// the same time; returns the arena size, or -1 when it would pass int64.
+int64_t placeBySize(std::vector<Piece> &pieces) {
+  std::vector<size_t> order(pieces.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (pieces[a].size != pieces[b].size)
+      return pieces[a].size > pieces[b].size;
+    return pieces[a].first < pieces[b].first;
+  });
+  std::vector<size_t> placed; // by offset
+  int64_t top = 0;
+  for (size_t i : order) {
+    Piece &b = pieces[i];
+    int64_t at = 0;
+    for (size_t j : placed) {
+      const Piece &o = pieces[j];
+      if (o.last < b.first || b.last < o.first)
+        continue; // never live together
+      if (o.offset >= at && o.offset - at >= b.size)
+        break; // the gap before o fits
+      at = std::max(at, o.offset + o.size);
+    }
+    b.offset = at;
+    int64_t end;
+    if (llvm::AddOverflow(at, b.size, end))
+      return -1;
+    top = std::max(top, end);
+    placed.insert(llvm::upper_bound(placed, i,
+                                    [&](size_t x, size_t y) {
+                                      return pieces[x].offset <
+                                             pieces[y].offset;
+                                    }),
+                  i);
+  }
+  return top;
+}
 
 /// One result computed by elementwise ops only (fused or not).
 bool isElementwiseKernel(rtir::KernelOp kernel) {
@@ -180,38 +237,45 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
   }
 
   Arena arena(reuse);
-  DenseMap<Value, int64_t> offset;
+  DenseMap<Value, int64_t> offset; // as the walk places it
+  // Every value with bytes, and the piece they are in (values planned over
+  // one another share one).
+  DenseMap<Value, unsigned> pieceOf;
+  std::vector<Piece> pieces;
   auto bytes = [](Value v) {
     return rtir::byteSize(cast<ShapedType>(v.getType()));
   };
   // Every value's size fits int64 (checkValueSizes); their sum may not.
-  auto allocate = [&](Value v) -> FailureOr<int64_t> {
+  auto allocate = [&](Value v, int64_t at) -> LogicalResult {
     int64_t off = arena.allocate(bytes(v));
     if (off < 0)
       return func.emitError() << "function '" << func.getSymName()
                               << "' needs an arena of more bytes than int64 "
                                  "can count",
              failure();
-    return off;
-  };
-  // An input or a parameter: bytes of its own for its whole life.
-  auto place = [&](auto op) -> LogicalResult {
-    FailureOr<int64_t> off = allocate(op);
-    if (failed(off))
-      return failure();
-    offset[op] = *off;
-    op.setOffset(*off);
+    offset[v] = off;
+    pieceOf[v] = pieces.size();
+    pieces.push_back({Arena::roundUp(bytes(v)), at, kForever, off});
     return success();
   };
-  Builder b(func.getContext());
+  auto share = [&](Value v, Value owner) {
+    offset[v] = offset[owner];
+    pieceOf[v] = pieceOf[owner];
+  };
+  auto release = [&](Value v, int64_t at) {
+    arena.release(offset[v], bytes(v));
+    pieces[pieceOf[v]].last = at;
+  };
   for (Operation &op : block) {
     int64_t idx = index[&op];
-    if (auto in = dyn_cast<rtir::InputOp>(op)) {
-      if (failed(place(in)))
+    if (isa<rtir::InputOp, rtir::ParamOp>(op)) {
+      // An input or a parameter: bytes of its own for its whole life.
+      Value v = op.getResult(0);
+      if (failed(allocate(v, idx)))
         return failure();
-    } else if (auto param = dyn_cast<rtir::ParamOp>(op)) {
-      if (failed(place(param)))
-        return failure();
+      // One nobody reads.
+      if (lastUse[v] == idx)
+        release(v, idx);
     } else if (auto kernel = dyn_cast<rtir::KernelOp>(op)) {
       // An input (not a view, not a parameter) this kernel reads last, which
       // a result of type `t` may be written over.
@@ -228,7 +292,6 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
         if (it != kernel.getInputs().end())
           tied = *it;
       }
-      SmallVector<int64_t> offs;
       for (Value res : kernel.getResults()) {
         Value param = updates.lookup(res);
         auto it = param ? paramLastRead.find(param) : paramLastRead.end();
@@ -237,19 +300,13 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
             reuse && param && param.getType() == res.getType() &&
             (read < idx || (read == idx && updatesInPlace(kernel) &&
                             llvm::is_contained(kernel.getInputs(), param)));
-        if (overParam) {
-          offset[res] = offset[param];
-        } else if (tied) {
-          offset[res] = offset[tied];
-        } else {
-          FailureOr<int64_t> off = allocate(res);
-          if (failed(off))
-            return failure();
-          offset[res] = *off;
-        }
-        offs.push_back(offset[res]);
+        if (overParam)
+          share(res, param);
+        else if (tied)
+          share(res, tied);
+        else if (failed(allocate(res, idx)))
+          return failure();
       }
-      kernel.setOffsets(offs);
       llvm::SetVector<Value> dying;
       for (Value in : kernel.getInputs()) {
         Value r = rootOf(in);
@@ -257,20 +314,36 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
           dying.insert(r);
       }
       for (Value r : dying)
-        arena.release(offset[r], bytes(r));
+        release(r, idx);
       for (Value res : kernel.getResults())
         if (lastUse[res] == idx)
-          arena.release(offset[res], bytes(res));
-      continue;
-    } else {
-      continue;
+          release(res, idx);
     }
-    // An input or parameter nobody reads.
-    Value v = op.getResult(0);
-    if (lastUse[v] == idx)
-      arena.release(offset[v], bytes(v));
   }
-  func->setAttr(rtir::kArenaSizeAttr, b.getI64IntegerAttr(arena.size()));
+
+  // The same pieces placed offline; the smaller arena wins. Offline
+  // placement compares each piece with those placed before it, so a
+  // function of very many values keeps the walk's offsets.
+  int64_t size = arena.size();
+  if (reuse && pieces.size() <= kMaxOfflinePieces) {
+    std::vector<Piece> bySize = pieces;
+    int64_t sizeBySize = placeBySize(bySize);
+    if (sizeBySize >= 0 && sizeBySize < size) {
+      pieces = std::move(bySize);
+      size = sizeBySize;
+    }
+  }
+  auto offsetOf = [&](Value v) { return pieces[pieceOf.lookup(v)].offset; };
+  for (Operation &op : block) {
+    if (auto in = dyn_cast<rtir::InputOp>(op))
+      in.setOffset(offsetOf(in));
+    else if (auto param = dyn_cast<rtir::ParamOp>(op))
+      param.setOffset(offsetOf(param));
+    else if (auto kernel = dyn_cast<rtir::KernelOp>(op))
+      kernel.setOffsets(llvm::map_to_vector(kernel.getResults(), offsetOf));
+  }
+  Builder b(func.getContext());
+  func->setAttr(rtir::kArenaSizeAttr, b.getI64IntegerAttr(size));
   return success();
 }
 

@@ -135,3 +135,32 @@ func.func @multi_result(%x: tensor<2x8xf32> {graph.name = "x"})
       : (tensor<2x8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   return %y, %m : tensor<2x8xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// Placed as the walk goes (best fit: x 0, y 64, a 192, b 256, d 0), the
+// 256-byte concat finds only the 192 free bytes between d and b and goes on
+// top, for an arena of 640 bytes. The same pieces placed offline, largest
+// first at the lowest offset free over their whole life, need 512: the
+// concat takes the bytes of y, x and a, dead by then.
+// CHECK-LABEL: func.func @fragments()
+// CHECK-SAME: rt.arena_size = 512
+// CHECK: rt.input "x" at 128
+// CHECK: rt.input "y" at 0
+// CHECK: %[[A:.*]] = rt.kernel "softmax"(%{{.*}}) at [192]
+// CHECK: %[[B:.*]] = rt.kernel "softmax"(%{{.*}}) at [256]
+// CHECK: %[[D:.*]] = rt.kernel "softmax"(%[[A]]) at [384]
+// CHECK: rt.kernel "concat"(%[[B]], %[[D]], %[[D]]) at [0]
+// CHECK: rt.kernel "softmax"(%[[B]]) at [384]
+// NOREUSE-LABEL: func.func @fragments()
+// NOREUSE-SAME: rt.arena_size = 832
+func.func @fragments(%x: tensor<16xf32> {graph.name = "x"},
+                     %y: tensor<32xf32> {graph.name = "y"})
+    -> (tensor<64xf32> {graph.name = "c"}, tensor<32xf32> {graph.name = "e"}) {
+  %a = graph.softmax %x {axis = 0 : i64} : tensor<16xf32>
+  %b = graph.softmax %y {axis = 0 : i64} : tensor<32xf32>
+  %d = graph.softmax %a {axis = 0 : i64} : tensor<16xf32>
+  %c = graph.concat %b, %d, %d {axis = 0 : i64} : (tensor<32xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<64xf32>
+  %e = graph.softmax %b {axis = 0 : i64} : tensor<32xf32>
+  return %c, %e : tensor<64xf32>, tensor<32xf32>
+}
