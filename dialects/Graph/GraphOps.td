@@ -130,7 +130,10 @@ class Graph_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
   let hasFolder = 1;
 }
 
-def Graph_AddOp : Graph_BinaryOp<"add", "lhs + rhs", [Commutative]>;
+def Graph_AddOp : Graph_BinaryOp<"add", "lhs + rhs", [Commutative]> {
+  // matmul + bias vector is a gemm with the bias as C (GraphCanonicalize.cpp).
+  let hasCanonicalizer = 1;
+}
 def Graph_SubOp : Graph_BinaryOp<"sub", "lhs - rhs">;
 def Graph_MulOp : Graph_BinaryOp<"mul", "lhs * rhs", [Commutative]>;
 def Graph_DivOp : Graph_BinaryOp<"div", "lhs / rhs (integer division truncates)">;
@@ -196,6 +199,8 @@ def Graph_GemmOp
   let assemblyFormat = [{
     $a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)
   }];
+  // A transposed operand is read through trans_a/trans_b.
+  let hasCanonicalizer = 1;
 }
 
 def Graph_Conv2dOp
