@@ -40,8 +40,8 @@ Status preparedOf(const OpCall &call, PrepareFn prepare,
   return Status::ok();
 }
 
-// A convolution with fewer input channels per group than this (an
-// image-input layer: 1 or 3) computes in f32, and its forward and
+// A convolution with fewer input channels than this (an image-input
+// layer: 1 or 3) computes in f32, and its forward and
 // backward-data passes run on the im2col + OpenBLAS loops rather than on
 // oneDNN, which pads the channels to its vector or AMX tile there. Measured
 // with ampc-contraction-bench, one thread, this project's AVX512_BF16/AMX
@@ -68,7 +68,9 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
   if (!onDnnl(t) || p.n == 0 || p.o == 0 || p.c == 0 || p.oh == 0 || p.ow == 0)
     return Status::ok();
   auto prep = std::make_shared<ConvPrepared>();
-  const bool fewChannels = p.c / p.group < kFewConvChannels;
+  // Total input channels: a depthwise or grouped convolution (1 channel per
+  // group, MobileNet's) has oneDNN kernels of its own and stays there.
+  const bool fewChannels = p.c < kFewConvChannels;
   if (fewChannels && pass != DnnlConvPass::BackwardFilter) {
     out = std::move(prep); // no primitive: the im2col loops
     return Status::ok();

@@ -85,7 +85,7 @@ TEST(Dnnl, NativeBf16MatmulIsNotAReferenceLoop) {
 }
 
 TEST(Dnnl, FewInputChannelsComputeInF32) {
-  // kFewConvChannels: under 4 input channels per group the forward and
+  // kFewConvChannels: under 4 input channels the forward and
   // backward-data passes run on the im2col loops (no primitive) and the
   // backward-filter pass on oneDNN in f32; from 4 on every pass is a oneDNN
   // primitive reading bf16 as stored where the CPU multiplies bf16.
@@ -107,4 +107,19 @@ TEST(Dnnl, FewInputChannelsComputeInF32) {
       EXPECT_EQ(conv->bf16, !few && nativeBf16Contractions())
           << "c=" << c << ", pass " << static_cast<int>(pass);
     }
+  // A depthwise convolution (1 channel per group, 8 channels) is not an
+  // image-input layer: every pass stays a oneDNN primitive.
+  ampc::rt::ops::ConvPlan depthwise{2, 8, 6, 6, 8, 1, 3, 3, 4,
+                                    4, 8, 1, 1, 1, 1, 0, 0};
+  for (DnnlConvPass pass : {DnnlConvPass::Forward, DnnlConvPass::BackwardData,
+                            DnnlConvPass::BackwardFilter}) {
+    std::shared_ptr<const ampc::rt::ops::PreparedKernel> prepared;
+    ASSERT_TRUE(kh::prepareConvPass(depthwise, pass, ampc::rt::DType::BF16,
+                                    false, prepared)
+                    .isOk());
+    const auto *conv = static_cast<const kh::ConvPrepared *>(prepared.get());
+    ASSERT_NE(conv, nullptr);
+    EXPECT_NE(conv->conv, nullptr) << "pass " << static_cast<int>(pass);
+    EXPECT_EQ(conv->bf16, nativeBf16Contractions());
+  }
 }
