@@ -48,6 +48,12 @@ void *acquireScratch(size_t bytes, size_t &capacity) {
     capacity = b.capacity;
     return b.data;
   }
+  // None fits: the cached blocks are all smaller than this request, which
+  // the new block serves from now on, so they go (else a growing series of
+  // requests would keep every size it passed through).
+  for (const Block &b : free)
+    std::free(b.data);
+  free.clear();
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0)
     rounded = kAlignment;
@@ -59,7 +65,13 @@ void *acquireScratch(size_t bytes, size_t &capacity) {
 }
 
 void releaseScratch(void *block, size_t capacity) {
-  cache().free.push_back({block, capacity});
+  // Called from ~Scratch: a failure to grow the list frees the block
+  // instead of throwing.
+  try {
+    cache().free.push_back({block, capacity});
+  } catch (...) {
+    std::free(block);
+  }
 }
 
 size_t cachedScratchBytes() {

@@ -10,8 +10,9 @@
 //
 // Scratch<T> takes its block from a cache of the calling thread and gives
 // it back when it goes out of scope; nothing is zero-filled. The cache
-// keeps the blocks its thread has needed at once (at most the largest
-// kernel's temporaries) until the thread ends, as a caching allocator does.
+// keeps the blocks its thread has needed at once until the thread ends, as
+// a caching allocator does; a request no cached block fits replaces them
+// all, so the cache holds about the largest kernel's temporaries.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_SCRATCH_H

@@ -52,15 +52,25 @@ TEST(Scratch, TheSmallestCachedBlockThatFitsIsTaken) {
   });
 }
 
-TEST(Scratch, GrowingGivesTheSmallerBlockBack) {
+TEST(Scratch, ABlockNoneFitsReplacesTheSmallerOnes) {
   onFreshThread([] {
+    // A growing series of requests must not keep every size it passed
+    // through: the new block replaces the cached ones too small for it.
     Scratch<double> s;
-    double *a = s.resize(8);
-    double *b = s.resize(1 << 16);
-    EXPECT_NE(a, b);
+    s.resize(8);
+    s.resize(1 << 10);
+    double *big = s.resize(1 << 16);
     EXPECT_EQ(s.size(), size_t(1) << 16);
+    EXPECT_EQ(cachedScratchBytes(), 0u);
+    {
+      Scratch<double> small;
+      small.resize(4); // none cached: a block of its own
+    }
+    EXPECT_GT(cachedScratchBytes(), 0u);
+    EXPECT_LT(cachedScratchBytes(), size_t(1) << 10);
     Scratch<double> t;
-    EXPECT_EQ(t.resize(8), a);
+    EXPECT_NE(t.resize(1 << 12), big); // big is still in use by s
+    EXPECT_EQ(cachedScratchBytes(), 0u);
   });
 }
 
