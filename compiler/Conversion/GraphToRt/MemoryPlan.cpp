@@ -273,9 +273,10 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       Value v = op.getResult(0);
       if (failed(allocate(v, idx)))
         return failure();
-      // One nobody reads.
-      if (lastUse[v] == idx)
-        release(v, idx);
+      // Released only where a kernel reads it last: a parameter persists,
+      // and the session copies every input into the arena before the run,
+      // so an input nobody reads keeps its bytes too (were they shared, the
+      // copy would overwrite another input or a parameter).
     } else if (auto kernel = dyn_cast<rtir::KernelOp>(op)) {
       // An input (not a view, not a parameter) this kernel reads last, which
       // a result of type `t` may be written over.

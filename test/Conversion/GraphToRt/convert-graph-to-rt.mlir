@@ -164,3 +164,23 @@ func.func @fragments(%x: tensor<16xf32> {graph.name = "x"},
   %e = graph.softmax %b {axis = 0 : i64} : tensor<32xf32>
   return %c, %e : tensor<64xf32>, tensor<32xf32>
 }
+
+// -----
+
+// An input nobody reads still keeps its bytes: the session copies every
+// input into the arena before the run, so the input and the parameter
+// after it, and the kernels' results, must not share them.
+// CHECK-LABEL: func.func @unread_input()
+// CHECK: rt.input "unused" at 0 : tensor<16xf32>
+// CHECK: rt.input "x" at 64 : tensor<16xf32>
+// CHECK: rt.param "w" at 128 {init
+// CHECK: rt.kernel "mul"(%{{.*}}) at [64]
+// CHECK: rt.kernel "softmax"(%{{.*}}) at [192]
+func.func @unread_input(%unused: tensor<16xf32> {graph.name = "unused"},
+                        %x: tensor<16xf32> {graph.name = "x"},
+                        %w: tensor<16xf32> {graph.name = "w", graph.init = dense<1.0> : tensor<16xf32>})
+    -> (tensor<16xf32> {graph.name = "y"}) {
+  %0 = graph.mul %x, %w : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %1 = graph.softmax %0 {axis = 0 : i64} : tensor<16xf32>
+  return %1 : tensor<16xf32>
+}
