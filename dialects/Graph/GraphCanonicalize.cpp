@@ -59,6 +59,8 @@ private:
     Location loc = rewriter.getFusedLoc({mm.getLoc(), add.getLoc()});
     Type elem = out.getElementType();
     int64_t k = a.getShape().back();
+    if (k == 0)
+      return failure(); // an empty sum: nothing to gain, and rows unknown
     int64_t rows = a.getNumElements() / k;
     Value lhs = mm.getLhs(), c = bias;
     if (a.getRank() != 2)

@@ -102,6 +102,8 @@ bool sweepWholeWindows(const ops::PoolPlan &p, const T *x, int64_t by,
                        int64_t lo, int64_t hi, T *m, int32_t *at) {
   if (p.dh != 1 || p.dw != 1)
     return false;
+  if (lo >= hi)
+    return true; // no inner window (and `first` could point before x)
   const T *first = x + by * p.w + lo * p.sw - p.pl;
   auto offset = static_cast<int32_t>(by * p.w + lo * p.sw - p.pl);
   if (p.kh == 2 && p.kw == 2 && p.sw == 2)

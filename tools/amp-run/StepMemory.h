@@ -37,9 +37,10 @@ struct ArenaBytes {
   /// counted once.
   int64_t gradients = 0;
   /// The forward values the backward pass reads: results of forward kernels
-  /// (those the loss depends on) read by backward kernels (those a gradient
-  /// depends on that are not forward), inputs, parameters and working copies
-  /// aside; each value counted once.
+  /// (those the loss depends on) and inputs, read by backward kernels (those
+  /// a gradient depends on that are not forward), parameters and working
+  /// copies aside; each value counted once. An input counted here is also
+  /// in `inputs`, not in activations().
   int64_t savedForBackward = 0;
   int64_t workingCopies() const { return workingCopyState + workingCopyCasts; }
   /// Everything the step makes and drops again: the arena less what persists
