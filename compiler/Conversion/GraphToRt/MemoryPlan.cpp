@@ -237,9 +237,8 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
   }
 
   Arena arena(reuse);
-  DenseMap<Value, int64_t> offset; // as the walk places it
   // Every value with bytes, and the piece they are in (values planned over
-  // one another share one).
+  // one another share one); a piece's offset is the walk's until the end.
   DenseMap<Value, unsigned> pieceOf;
   std::vector<Piece> pieces;
   auto bytes = [](Value v) {
@@ -253,18 +252,15 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
                               << "' needs an arena of more bytes than int64 "
                                  "can count",
              failure();
-    offset[v] = off;
     pieceOf[v] = pieces.size();
     pieces.push_back({Arena::roundUp(bytes(v)), at, kForever, off});
     return success();
   };
-  auto share = [&](Value v, Value owner) {
-    offset[v] = offset[owner];
-    pieceOf[v] = pieceOf[owner];
-  };
+  auto share = [&](Value v, Value owner) { pieceOf[v] = pieceOf[owner]; };
   auto release = [&](Value v, int64_t at) {
-    arena.release(offset[v], bytes(v));
-    pieces[pieceOf[v]].last = at;
+    Piece &p = pieces[pieceOf[v]];
+    arena.release(p.offset, p.size);
+    p.last = at;
   };
   for (Operation &op : block) {
     int64_t idx = index[&op];
@@ -281,7 +277,7 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       // An input (not a view, not a parameter) this kernel reads last, which
       // a result of type `t` may be written over.
       auto overwritable = [&](Value in, Type t) {
-        return reuse && rootOf(in) == in && offset.count(in) &&
+        return reuse && rootOf(in) == in && pieceOf.count(in) &&
                lastUse[in] == idx && !isa<rtir::ParamOp>(in.getDefiningOp()) &&
                in.getType() == t;
       };
@@ -311,7 +307,7 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       llvm::SetVector<Value> dying;
       for (Value in : kernel.getInputs()) {
         Value r = rootOf(in);
-        if (offset.count(r) && lastUse[r] == idx && r != tied)
+        if (pieceOf.count(r) && lastUse[r] == idx && r != tied)
           dying.insert(r);
       }
       for (Value r : dying)
