@@ -23,6 +23,7 @@
 #include "runtime/cpu/Blas.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/Dnnl.h"
+#include "runtime/cpu/DnnlEngine.h"
 #include "runtime/cpu/DnnlKernels.h"
 #include "runtime/ops/Check.h"
 
@@ -226,6 +227,19 @@ dnnl::memory::data_type dnnlType(DType t) {
                           : dnnl::memory::data_type::f32;
 }
 
+// The pooling and batch-norm tables: a kernel pair of ampc against
+// oneDNN's primitives on the same tensors.
+void printVersusHeader(const char *title) {
+  std::printf("\n## %s, NCHW, ms\n\n", title);
+  std::printf("| layer | dtype | kernels | oneDNN | oneDNN/kernels |\n"
+              "|---|---|---|---|---|\n");
+}
+void printVersusRow(const char *layer, DType dt, double ours, double theirs,
+                    const char *impl) {
+  std::printf("| %s | %s | %.3f | %.3f (%s) | %.2f |\n", layer, dtypeName(dt),
+              ours, theirs, impl, theirs / ours);
+}
+
 void pooling(cpu::CpuContext &ctx) {
   struct Pool {
     const char *model;
@@ -234,11 +248,9 @@ void pooling(cpu::CpuContext &ctx) {
   const Pool pools[] = {{"lenet5 pool1 2x2/2", 32, 6, 28, 28, 2, 2, 0},
                         {"lenet5 pool2 2x2/2", 32, 16, 10, 10, 2, 2, 0},
                         {"resnet stem 3x3/2 pad 1", 16, 64, 32, 32, 3, 2, 1}};
-  std::printf("\n## Max pooling, forward + gradient, NCHW, ms\n\n");
-  std::printf("| layer | dtype | kernels | oneDNN | oneDNN/kernels |\n"
-              "|---|---|---|---|---|\n");
+  printVersusHeader("Max pooling, forward + gradient");
   using namespace dnnl;
-  engine eng(engine::kind::cpu, 0);
+  const engine &eng = cpu::dnnlEngine();
   stream strm(eng);
   for (const Pool &pl : pools)
     for (DType dt : {DType::F32, DType::BF16}) {
@@ -283,9 +295,7 @@ void pooling(cpu::CpuContext &ctx) {
                           {DNNL_ARG_WORKSPACE, ws}});
         strm.wait();
       });
-      std::printf("| %s | %s | %.3f | %.3f (%s) | %.2f |\n", pl.model,
-                  dtypeName(dt), ours, theirs, fwd.impl_info_str(),
-                  theirs / ours);
+      printVersusRow(pl.model, dt, ours, theirs, fwd.impl_info_str());
     }
 }
 
@@ -296,11 +306,9 @@ void batchNorms(cpu::CpuContext &ctx) {
   };
   const Norm norms[] = {{"resnet18 64 ch", 16, 64, 32, 32},
                         {"resnet18 256 ch", 16, 256, 8, 8}};
-  std::printf("\n## Batch norm, training forward + gradient, NCHW, ms\n\n");
-  std::printf("| layer | dtype | kernels | oneDNN | oneDNN/kernels |\n"
-              "|---|---|---|---|---|\n");
+  printVersusHeader("Batch norm, training forward + gradient");
   using namespace dnnl;
-  engine eng(engine::kind::cpu, 0);
+  const engine &eng = cpu::dnnlEngine();
   stream strm(eng);
   for (const Norm &nm : norms)
     for (DType dt : {DType::F32, DType::BF16}) {
@@ -360,9 +368,7 @@ void batchNorms(cpu::CpuContext &ctx) {
                           {DNNL_ARG_DIFF_SHIFT, mgb}});
         strm.wait();
       });
-      std::printf("| %s | %s | %.3f | %.3f (%s) | %.2f |\n", nm.model,
-                  dtypeName(dt), ours, theirs, fwd.impl_info_str(),
-                  theirs / ours);
+      printVersusRow(nm.model, dt, ours, theirs, fwd.impl_info_str());
     }
 }
 
