@@ -61,19 +61,14 @@ template <typename T> AMPC_HOST_DEVICE T clip(T x, T lo, T hi) {
 
 // max(0, min(1, alpha x + beta)); NaN propagates.
 template <typename T> AMPC_HOST_DEVICE T hardSigmoid(T x, T alpha, T beta) {
-  T v = alpha * x + beta;
-  v = v < T(0) ? T(0) : v;
-  return v > T(1) ? T(1) : v;
+  return clip(alpha * x + beta, T(0), T(1));
 }
 
 // PyTorch's nn.Hardswish: x * min(max(x + 3, 0), 6) / 6 (ONNX HardSwish,
 // x * hard_sigmoid(x) with alpha = 1/6 and beta = 0.5, in PyTorch's
 // rounding); NaN propagates.
 template <typename T> AMPC_HOST_DEVICE T hardSwish(T x) {
-  T r = x + T(3);
-  r = r < T(0) ? T(0) : r;
-  r = r > T(6) ? T(6) : r;
-  return x * r / T(6);
+  return x * clip(x + T(3), T(0), T(6)) / T(6);
 }
 
 //===----------------------------------------------------------------------===//
