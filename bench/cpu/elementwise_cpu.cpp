@@ -44,7 +44,7 @@ std::vector<float> inputs(int64_t n, uint32_t seed, float lo) {
 }
 
 uint64_t hashBits(const std::vector<float> &v) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull; // FNV-1a offset basis
   for (float x : v) {
     unsigned char bytes[sizeof x];
     std::memcpy(bytes, &x, sizeof x);
