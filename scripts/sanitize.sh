@@ -26,6 +26,7 @@ fi
 # Only what the job runs: the lit suite (amp-opt, amp-translate) stays with
 # the ordinary build, where it takes minutes rather than tens of them.
 ninja -C "$BUILD" -j "$JOBS" amp-run ampc-unittests ampc-runtime-unittests \
+  ampc-tooling-unittests \
   onnx-import-fuzzer program-load-fuzzer
 
 # Debian's MLIR libraries are not instrumented; LLVM's headers turn on

@@ -12,11 +12,11 @@
 #include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/io/TensorFile.h"
-#include "tools/amp-run/CheckNumerics.h"
-#include "tools/amp-run/Checkpoint.h"
-#include "tools/amp-run/FashionMnist.h"
-#include "tools/amp-run/TrainData.h"
-#include "tools/amp-run/TrainLoop.h"
+#include "runtime/tooling/CheckNumerics.h"
+#include "runtime/tooling/Checkpoint.h"
+#include "runtime/tooling/FashionMnist.h"
+#include "runtime/tooling/TrainData.h"
+#include "runtime/tooling/TrainLoop.h"
 
 #include <algorithm>
 #include <chrono>

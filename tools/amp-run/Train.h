@@ -4,7 +4,7 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "runtime/Session.h"
-#include "tools/amp-run/TrainData.h"
+#include "runtime/tooling/TrainData.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

@@ -41,7 +41,7 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
   out.trainArena = *arena;
   // The step's facts (amp-describe-step's graph.step_info) as the Program
   // carries them, read as amp-exec reads them.
-  std::optional<StepInfo> info;
+  std::optional<rt::StepInfo> info;
   if (failed(loadFunction(*module, "train_step", modelPath, out.train,
                           &out.programHash, &info)))
     return failure();

@@ -13,7 +13,6 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "runtime/Program.h"
 #include "tools/amp-run/AmpMemory.h"
-#include "tools/amp-run/StepInfo.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -32,7 +31,7 @@ struct StepCompileOptions {
 };
 
 struct CompiledStep {
-  StepInfo info;
+  rt::StepInfo info;
   rt::FunctionInfo train;               // train_step
   std::optional<rt::FunctionInfo> eval; // forward, when asked for
   ArenaBytes trainArena;                // the planned arena of train_step

@@ -1,5 +1,5 @@
 """Writes a damaged copy of an amp-run checkpoint (the format of
-tools/amp-run/Checkpoint.h) for checkpoints.test.
+runtime/tooling/Checkpoint.h) for checkpoints.test.
 
 usage: bad_checkpoint.py IN_DIR OUT_DIR DEFECT
 

@@ -1,4 +1,4 @@
-"""amp-run's checkpoint format, version 1, as tools/amp-run/Checkpoint.h
+"""amp-run's checkpoint format, version 1, as runtime/tooling/Checkpoint.h
 documents it, read and written independently of amp-run: resume_check.py
 and kill_loop.py compare checkpoints with it, and
 ../../BadInputs/Inputs/bad_checkpoint.py damages them with it.

@@ -7,7 +7,7 @@
 // land, decimation of long runs, ticks, and the errors.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/amp-run/Plot.h"
+#include "runtime/tooling/Plot.h"
 
 #include "TestFiles.h"
 

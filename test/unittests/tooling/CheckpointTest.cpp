@@ -8,7 +8,7 @@
 // the new one fails; and checkConfig's messages.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/amp-run/Checkpoint.h"
+#include "runtime/tooling/Checkpoint.h"
 
 #include "TestFiles.h"
 #include "runtime/Half.h"

@@ -8,7 +8,7 @@
 // of the normals.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/amp-run/TrainData.h"
+#include "runtime/tooling/TrainData.h"
 
 #include "TestFiles.h"
 #include "runtime/Half.h"

@@ -1,6 +1,6 @@
 //===- Progress.cpp - a training run's progress on the terminal -----------===//
 
-#include "tools/amp-run/Progress.h"
+#include "runtime/tooling/Progress.h"
 
 #include <cmath>
 #include <cstdio>

@@ -10,14 +10,14 @@
 // MLIR-free: it sees the compiled Program through rt::Session only.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_TRAINLOOP_H
-#define AMPC_TOOLS_AMPRUN_TRAINLOOP_H
+#ifndef AMPC_RUNTIME_TOOLING_TRAINLOOP_H
+#define AMPC_RUNTIME_TOOLING_TRAINLOOP_H
 
+#include "runtime/Program.h"
 #include "runtime/Session.h"
-#include "tools/amp-run/Checkpoint.h"
-#include "tools/amp-run/Progress.h"
-#include "tools/amp-run/StepInfo.h"
-#include "tools/amp-run/TrainData.h"
+#include "runtime/tooling/Checkpoint.h"
+#include "runtime/tooling/Progress.h"
+#include "runtime/tooling/TrainData.h"
 
 #include <cstdint>
 #include <map>
@@ -79,7 +79,7 @@ public:
 
   /// `eval` and `test` may be null (no evaluation). The sessions and
   /// sources must outlive the loop.
-  TrainLoop(rt::Session &train, rt::Session *eval, StepInfo step,
+  TrainLoop(rt::Session &train, rt::Session *eval, rt::StepInfo step,
             BatchSource &data, BatchSource *test, LoopOptions options);
 
   /// Continues from `ckpt` (read and config-checked by the caller): every
@@ -124,7 +124,7 @@ private:
 
   rt::Session &train_;
   rt::Session *eval_;
-  StepInfo step_;
+  rt::StepInfo step_;
   BatchSource &data_;
   BatchSource *test_;
   LoopOptions o_;
@@ -139,4 +139,4 @@ private:
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_TRAINLOOP_H
+#endif // AMPC_RUNTIME_TOOLING_TRAINLOOP_H

@@ -1,12 +1,12 @@
 //===- TrainLoop.cpp - the host loop of a training run --------------------===//
 
-#include "tools/amp-run/TrainLoop.h"
+#include "runtime/tooling/TrainLoop.h"
 
 #include "runtime/TypedIO.h"
-#include "tools/amp-run/CheckNumerics.h"
-#include "tools/amp-run/Format.h"
-#include "tools/amp-run/Metrics.h"
-#include "tools/amp-run/Signals.h"
+#include "runtime/tooling/CheckNumerics.h"
+#include "runtime/tooling/Format.h"
+#include "runtime/tooling/Metrics.h"
+#include "runtime/tooling/Signals.h"
 
 #include <algorithm>
 #include <chrono>
@@ -43,7 +43,7 @@ int64_t labelAt(const rt::HostTensor &t, int64_t i) {
 
 } // namespace
 
-TrainLoop::TrainLoop(rt::Session &train, rt::Session *eval, StepInfo step,
+TrainLoop::TrainLoop(rt::Session &train, rt::Session *eval, rt::StepInfo step,
                      BatchSource &data, BatchSource *test, LoopOptions options)
     : train_(train), eval_(eval), step_(std::move(step)), data_(data),
       test_(test), o_(std::move(options)) {

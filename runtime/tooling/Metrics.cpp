@@ -1,6 +1,6 @@
 //===- Metrics.cpp - per-step metrics written as CSV or JSON --------------===//
 
-#include "tools/amp-run/Metrics.h"
+#include "runtime/tooling/Metrics.h"
 
 #include <cerrno>
 #include <cmath>

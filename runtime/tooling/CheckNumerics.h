@@ -11,8 +11,8 @@
 // reach them), or one the check did not catch.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_CHECKNUMERICS_H
-#define AMPC_TOOLS_AMPRUN_CHECKNUMERICS_H
+#ifndef AMPC_RUNTIME_TOOLING_CHECKNUMERICS_H
+#define AMPC_RUNTIME_TOOLING_CHECKNUMERICS_H
 
 #include "runtime/Session.h"
 
@@ -73,4 +73,4 @@ private:
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_CHECKNUMERICS_H
+#endif // AMPC_RUNTIME_TOOLING_CHECKNUMERICS_H

@@ -9,8 +9,8 @@
 // stdout.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_PROGRESS_H
-#define AMPC_TOOLS_AMPRUN_PROGRESS_H
+#ifndef AMPC_RUNTIME_TOOLING_PROGRESS_H
+#define AMPC_RUNTIME_TOOLING_PROGRESS_H
 
 #include <chrono>
 #include <cstdint>
@@ -53,4 +53,4 @@ private:
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_PROGRESS_H
+#endif // AMPC_RUNTIME_TOOLING_PROGRESS_H

@@ -7,8 +7,8 @@
 // from a header.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_FASHIONMNIST_H
-#define AMPC_TOOLS_AMPRUN_FASHIONMNIST_H
+#ifndef AMPC_RUNTIME_TOOLING_FASHIONMNIST_H
+#define AMPC_RUNTIME_TOOLING_FASHIONMNIST_H
 
 #include "runtime/Status.h"
 
@@ -65,4 +65,4 @@ rt::Status readFashionMnist(const std::string &dir, Split split,
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_FASHIONMNIST_H
+#endif // AMPC_RUNTIME_TOOLING_FASHIONMNIST_H

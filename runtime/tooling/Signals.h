@@ -8,8 +8,8 @@
 // checkpoint writer makes that safe.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_SIGNALS_H
-#define AMPC_TOOLS_AMPRUN_SIGNALS_H
+#ifndef AMPC_RUNTIME_TOOLING_SIGNALS_H
+#define AMPC_RUNTIME_TOOLING_SIGNALS_H
 
 #include <csignal>
 #include <signal.h> // struct sigaction
@@ -40,4 +40,4 @@ const char *signalName(int sig);
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_SIGNALS_H
+#endif // AMPC_RUNTIME_TOOLING_SIGNALS_H

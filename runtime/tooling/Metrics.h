@@ -16,8 +16,8 @@
 // leaves PATH.tmp in place and PATH untouched.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_METRICS_H
-#define AMPC_TOOLS_AMPRUN_METRICS_H
+#ifndef AMPC_RUNTIME_TOOLING_METRICS_H
+#define AMPC_RUNTIME_TOOLING_METRICS_H
 
 #include "runtime/Status.h"
 
@@ -66,4 +66,4 @@ std::string formatNumber(double v);
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_METRICS_H
+#endif // AMPC_RUNTIME_TOOLING_METRICS_H

@@ -40,8 +40,8 @@
 // left before anything is allocated for it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_CHECKPOINT_H
-#define AMPC_TOOLS_AMPRUN_CHECKPOINT_H
+#ifndef AMPC_RUNTIME_TOOLING_CHECKPOINT_H
+#define AMPC_RUNTIME_TOOLING_CHECKPOINT_H
 
 #include "runtime/Status.h"
 #include "runtime/io/TensorFile.h"
@@ -109,4 +109,4 @@ rt::Status decodeCheckpoint(const uint8_t *data, size_t size,
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_CHECKPOINT_H
+#endif // AMPC_RUNTIME_TOOLING_CHECKPOINT_H

@@ -5,8 +5,8 @@
 // the shortest text that reads back as the same double.)
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_FORMAT_H
-#define AMPC_TOOLS_AMPRUN_FORMAT_H
+#ifndef AMPC_RUNTIME_TOOLING_FORMAT_H
+#define AMPC_RUNTIME_TOOLING_FORMAT_H
 
 #include <cstdint>
 #include <string>
@@ -22,4 +22,4 @@ std::string hex32(uint32_t v);
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_FORMAT_H
+#endif // AMPC_RUNTIME_TOOLING_FORMAT_H

@@ -8,8 +8,8 @@
 // attached to an issue as is.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_PLOT_H
-#define AMPC_TOOLS_AMPRUN_PLOT_H
+#ifndef AMPC_RUNTIME_TOOLING_PLOT_H
+#define AMPC_RUNTIME_TOOLING_PLOT_H
 
 #include "runtime/Status.h"
 
@@ -54,4 +54,4 @@ rt::Status writeTrainingPlot(const std::string &path, const std::string &title,
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_PLOT_H
+#endif // AMPC_RUNTIME_TOOLING_PLOT_H

@@ -6,8 +6,8 @@
 // where it is and what it is. MLIR-free, so amp-exec can share them.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_NONFINITE_H
-#define AMPC_TOOLS_AMPRUN_NONFINITE_H
+#ifndef AMPC_RUNTIME_TOOLING_NONFINITE_H
+#define AMPC_RUNTIME_TOOLING_NONFINITE_H
 
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
@@ -28,4 +28,4 @@ rt::Status checkFinite(const rt::TensorView &t, bool samples,
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_NONFINITE_H
+#endif // AMPC_RUNTIME_TOOLING_NONFINITE_H

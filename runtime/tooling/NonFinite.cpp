@@ -1,9 +1,9 @@
 //===- NonFinite.cpp - inf and NaN in the data a run is fed ---------------===//
 
-#include "tools/amp-run/NonFinite.h"
+#include "runtime/tooling/NonFinite.h"
 
 #include "runtime/TypedIO.h"
-#include "tools/amp-run/Format.h"
+#include "runtime/tooling/Format.h"
 
 #include <algorithm>
 #include <cmath>

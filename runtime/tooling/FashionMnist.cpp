@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/amp-run/FashionMnist.h"
+#include "runtime/tooling/FashionMnist.h"
 
-#include "tools/amp-run/Format.h"
+#include "runtime/tooling/Format.h"
 
 #include <zlib.h>
 

@@ -1,9 +1,9 @@
 //===- CheckNumerics.cpp - amp-run --check-numerics -----------------------===//
 
-#include "tools/amp-run/CheckNumerics.h"
+#include "runtime/tooling/CheckNumerics.h"
 
-#include "tools/amp-run/Format.h"
-#include "tools/amp-run/NonFinite.h"
+#include "runtime/tooling/Format.h"
+#include "runtime/tooling/NonFinite.h"
 
 namespace ampc::tools {
 namespace {

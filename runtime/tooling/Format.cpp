@@ -1,6 +1,6 @@
 //===- Format.cpp - numbers as amp-run's messages write them --------------===//
 
-#include "tools/amp-run/Format.h"
+#include "runtime/tooling/Format.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -1,6 +1,6 @@
 //===- Signals.cpp - SIGINT and SIGTERM end a run between steps -----------===//
 
-#include "tools/amp-run/Signals.h"
+#include "runtime/tooling/Signals.h"
 
 #include <atomic>
 

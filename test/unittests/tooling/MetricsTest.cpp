@@ -5,7 +5,7 @@
 // and the errors.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/amp-run/Metrics.h"
+#include "runtime/tooling/Metrics.h"
 
 #include "TestFiles.h"
 

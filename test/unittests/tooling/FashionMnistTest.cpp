@@ -6,8 +6,8 @@
 // where Debian's dataset-fashion-mnist is installed.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/amp-run/FashionMnist.h"
-#include "tools/amp-run/TrainData.h"
+#include "runtime/tooling/FashionMnist.h"
+#include "runtime/tooling/TrainData.h"
 
 #include "TestFiles.h"
 #include "runtime/Half.h"

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/amp-run/Plot.h"
+#include "runtime/tooling/Plot.h"
 
 #include "runtime/io/TensorFile.h"
 

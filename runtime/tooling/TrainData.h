@@ -10,11 +10,11 @@
 // checkpoint at step s sees the same data as an uninterrupted one.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AMPC_TOOLS_AMPRUN_TRAINDATA_H
-#define AMPC_TOOLS_AMPRUN_TRAINDATA_H
+#ifndef AMPC_RUNTIME_TOOLING_TRAINDATA_H
+#define AMPC_RUNTIME_TOOLING_TRAINDATA_H
 
 #include "runtime/io/TensorFile.h"
-#include "tools/amp-run/FashionMnist.h"
+#include "runtime/tooling/FashionMnist.h"
 
 #include <cstdint>
 #include <memory>
@@ -206,4 +206,4 @@ rt::Status openFileData(const std::string &data, const std::string &testData,
 
 } // namespace ampc::tools
 
-#endif // AMPC_TOOLS_AMPRUN_TRAINDATA_H
+#endif // AMPC_RUNTIME_TOOLING_TRAINDATA_H

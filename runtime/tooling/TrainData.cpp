@@ -1,10 +1,10 @@
 //===- TrainData.cpp - the batches a training run feeds its inputs --------===//
 
-#include "tools/amp-run/TrainData.h"
+#include "runtime/tooling/TrainData.h"
 
 #include "runtime/TypedIO.h"
 #include "runtime/io/Npy.h"
-#include "tools/amp-run/NonFinite.h"
+#include "runtime/tooling/NonFinite.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,9 +6,9 @@
 // every count in the payload against the bytes left before it allocates.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/amp-run/Checkpoint.h"
+#include "runtime/tooling/Checkpoint.h"
 
-#include "tools/amp-run/Format.h"
+#include "runtime/tooling/Format.h"
 
 #include <zlib.h>
 
