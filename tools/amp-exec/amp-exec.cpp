@@ -15,6 +15,7 @@
 #include "runtime/tooling/CheckNumerics.h"
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/FashionMnist.h"
+#include "runtime/tooling/RunFlags.h"
 #include "runtime/tooling/TrainData.h"
 #include "runtime/tooling/TrainLoop.h"
 
@@ -45,96 +46,26 @@ const char *kUsage =
     "\n"
     "Runs a Program written by `amp-run --emit=program -o PROGRAM` with the\n"
     "runtime alone.\n"
-    "\n"
-    "  --mode train|infer       train (default when the Program has a step)\n"
-    "                           or run the forward function\n"
-    "  --device cpu|cuda|cuda:N the device (default cpu)\n"
-    "  --steps N                steps (train) or runs (infer) of the run, a\n"
-    "                           resumed one included (default: one epoch of\n"
-    "                           file data, else 1)\n"
-    "  --epochs N               epochs of file data (train)\n"
-    "  --data synthetic|fashion-mnist|DIR   batches (default synthetic)\n"
-    "  --synthetic-batches K    synthetic data: K batches drawn once and\n"
-    "                           cycled (default 4; 0: a fresh batch every\n"
-    "                           step)\n"
-    "  --test-data DIR          .npy test split (needs @forward in PROGRAM)\n"
-    "  --shuffle true|false     shuffle file data each epoch (default: on\n"
-    "                           for IDX data)\n"
-    "  --seed S                 data seed (default 0)\n"
-    "  --metrics FILE           per-step CSV\n"
-    "  --eval-metrics FILE      per-evaluation CSV\n"
-    "  --checkpoint DIR         write checkpoints here\n"
-    "  --checkpoint-every N     every N steps (default: every epoch)\n"
-    "  --resume DIR             continue from a checkpoint\n"
-    "  --threads N              CPU threads (default: all)\n"
-    "  --cuda-graph on|off      CUDA: replay the step as a CUDA graph\n"
-    "                           (default on; off: kernel by kernel)\n"
-    "  --memory-budget SIZE     the most memory the sessions may hold\n"
-    "  --check-numerics         stop at the first inf/NaN loss scaling does\n"
-    "                           not handle, naming the kernel\n"
-    "  --max-overflow-steps N   stop after N consecutive skipped steps\n"
-    "                           (default 100, 0: never)\n"
-    "  --progress auto|bar|lines|none\n"
-    "  --init-params keep|uniform[:SEED]   initial weights: the Program's\n"
-    "                           (keep, default) or U(-1/sqrt(fan_in),\n"
-    "                           1/sqrt(fan_in)) for rank >= 2; below: ones\n"
-    "                           for a batch/layer norm's scale and a batch\n"
-    "                           norm's variance, zeros for the rest (biases)\n"
-    "                           (PyTorch's defaults)\n"
-    "  --json FILE              write a summary object\n";
+    "\n";
 
-struct Options {
-  std::string program, mode, device = "cpu", data = "synthetic", testData;
-  std::optional<bool> shuffle;
-  int64_t steps = 0, epochs = 0, checkpointEvery = 0, maxOverflowSteps = 100;
-  uint64_t seed = 0;
-  std::string metrics, evalMetrics, checkpointDir, resumeDir, json;
-  unsigned threads = 0;
-  uint64_t memoryLimit = 0;
-  bool checkNumerics = false;
-  std::string progress = "auto";
+/// The Program and the run-time flags (RunFlags.h).
+struct Options : RunOptions {
+  std::string program;
   bool uniformInit = false;
   uint64_t initSeed = 0;
-  std::optional<int64_t> syntheticBatches; // default kDefaultSyntheticBatches
-  bool cudaGraph = true;
 };
 
-bool parseInt(const std::string &flag, const std::string &v, int64_t min,
-              int64_t &out) {
-  char *end = nullptr;
-  errno = 0;
-  long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno || x < min) {
-    fail("--" + flag + " '" + v +
-         "' is not an integer >= " + std::to_string(min));
-    return false;
-  }
-  out = x;
-  return true;
+bool isSwitchValue(const std::string &v) {
+  return v == "true" || v == "false" || v == "on" || v == "off";
 }
 
 /// Parses argv; returns -1 to go on, else the exit code.
 int parseArgs(int argc, char **argv, Options &o) {
-  std::map<std::string, std::string *> strings = {
-      {"mode", &o.mode},
-      {"device", &o.device},
-      {"data", &o.data},
-      {"test-data", &o.testData},
-      {"metrics", &o.metrics},
-      {"eval-metrics", &o.evalMetrics},
-      {"checkpoint", &o.checkpointDir},
-      {"resume", &o.resumeDir},
-      {"progress", &o.progress},
-      {"json", &o.json}};
-  std::map<std::string, int64_t *> ints = {
-      {"steps", &o.steps},
-      {"epochs", &o.epochs},
-      {"checkpoint-every", &o.checkpointEvery},
-      {"max-overflow-steps", &o.maxOverflowSteps}};
+  o.data = "synthetic";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
+      std::cout << kUsage << runFlagsHelp(kAmpExec);
       return 0;
     }
     if (a.rfind("--", 0) != 0) {
@@ -143,91 +74,38 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.program = a;
       continue;
     }
-    std::string flag = a.substr(2), value;
+    std::string name = a.substr(2), value;
     bool hasValue = false;
-    if (size_t eq = flag.find('='); eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
       hasValue = true;
     }
-    if (flag == "check-numerics") {
-      o.checkNumerics = true;
-      continue;
-    }
-    bool known = strings.count(flag) || ints.count(flag) || flag == "seed" ||
-                 flag == "threads" || flag == "memory-budget" ||
-                 flag == "init-params" || flag == "shuffle" ||
-                 flag == "synthetic-batches" || flag == "cuda-graph";
-    if (!known)
+    const RunFlag *flag = findRunFlag(name, kAmpExec);
+    if (!flag)
       return fail("unknown option '" + a + "' (amp-exec --help lists them)");
-    if (!hasValue) {
+    // A switch may be given bare, or followed by its value.
+    if (!hasValue && flag->value) {
       if (i + 1 >= argc)
-        return fail("--" + flag + " needs a value");
+        return fail("--" + name + " needs a value");
+      value = argv[++i];
+    } else if (!hasValue && i + 1 < argc && isSwitchValue(argv[i + 1])) {
       value = argv[++i];
     }
-    if (auto s = strings.find(flag); s != strings.end()) {
-      *s->second = value;
-    } else if (auto n = ints.find(flag); n != ints.end()) {
-      if (!parseInt(flag, value, flag == "max-overflow-steps" ? 0 : 1,
-                    *n->second))
-        return 1;
-    } else if (flag == "seed") {
-      int64_t s;
-      if (!parseInt(flag, value, 0, s))
-        return 1;
-      o.seed = s;
-    } else if (flag == "threads") {
-      int64_t t;
-      if (!parseInt(flag, value, 0, t))
-        return 1;
-      o.threads = static_cast<unsigned>(t);
-    } else if (flag == "synthetic-batches") {
-      int64_t k;
-      if (!parseInt(flag, value, 0, k))
-        return 1;
-      o.syntheticBatches = k;
-    } else if (flag == "cuda-graph") {
-      if (value != "on" && value != "off")
-        return fail("--cuda-graph '" + value + "' is not on or off");
-      o.cudaGraph = value == "on";
-    } else if (flag == "shuffle") {
-      if (value != "true" && value != "false")
-        return fail("--shuffle '" + value + "' is not true or false");
-      o.shuffle = value == "true";
-    } else if (flag == "memory-budget") {
-      std::string err;
-      if (value != "none" && !rt::parseByteSize(value, o.memoryLimit, err))
-        return fail("--memory-budget '" + value + "' " + err);
-    } else if (flag == "init-params") {
-      if (value == "keep")
-        o.uniformInit = false;
-      else if (value == "uniform")
-        o.uniformInit = true;
-      else if (value.rfind("uniform:", 0) == 0) {
-        int64_t s;
-        if (!parseInt(flag, value.substr(8), 0, s))
-          return 1;
-        o.uniformInit = true;
-        o.initSeed = s;
-      } else {
-        return fail("--init-params '" + value +
-                    "' is not keep, uniform or uniform:SEED");
-      }
-    }
+    if (rt::Status s = setRunFlag(*flag, value, o); !s)
+      return fail(s.message());
   }
   if (o.program.empty())
     return fail("no Program given (usage: amp-exec PROGRAM [options]; "
                 "amp-run --emit=program -o PROGRAM writes one)");
-  if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" &&
-      o.progress != "none")
-    return fail("--progress '" + o.progress +
-                "' is not auto, bar, lines or none");
-  if (!o.mode.empty() && o.mode != "train" && o.mode != "infer")
-    return fail("--mode '" + o.mode +
-                "' is not a mode amp-exec has (modes: infer, train)");
-  if (o.steps && o.epochs)
+  if (o.initParams != "keep") {
+    o.uniformInit = true;
+    if (o.initParams.size() > 8)
+      o.initSeed = std::strtoull(o.initParams.c_str() + 8, nullptr, 10);
+  }
+  if (o.isGiven("steps") && o.isGiven("epochs"))
     return fail("--steps and --epochs both give the run's length: give one");
-  if (o.syntheticBatches && o.data != "synthetic")
+  if (o.isGiven("synthetic-batches") && o.data != "synthetic")
     return fail("--synthetic-batches is for --data synthetic, not --data " +
                 o.data);
   return -1;
@@ -487,20 +365,16 @@ std::vector<InputSpec> inputSpecsOf(const rt::FunctionInfo &f,
 rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
                     FileData &d) {
   if (o.data == "synthetic")
-    return BatchSource::synthetic(o.seed, specs, d.train,
-                                  o.syntheticBatches.value_or(
-                                      BatchSource::kDefaultSyntheticBatches))
+    return BatchSource::synthetic(o.seed, specs, d.train, o.syntheticBatches)
         .withContext("--data");
   return openFileData(o.data, o.testData, o.shuffle, o.seed, specs, d);
 }
 
 rt::Status createSession(rt::FunctionInfo f, const Options &o,
                          std::unique_ptr<rt::Session> &out) {
-  rt::SessionOptions so;
-  so.device = o.device;
-  so.threads = o.threads;
-  so.memoryLimit = o.memoryLimit;
-  so.cudaGraph = o.cudaGraph;
+  rt::SessionOptions so = sessionOptionsOf(o);
+  if (!o.memoryBudget.empty())
+    so.memoryLimit = memoryBudgetBytes(o.memoryBudget);
   rt::Status s = rt::Session::create(std::move(f), so, out);
   // A device that cannot be used is the flag's problem, said as such.
   if (!s && o.device != "cpu")
@@ -660,30 +534,16 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
     if (rt::Status s = initUniform(*session, &step, o.initSeed); !s)
       return fail("--init-params: " + s.message());
 
-  std::map<std::string, std::string> config;
+  std::map<std::string, std::string> config = dataOrderConfig(o, data.shuffled);
   const std::string programKey = "program";
   if (!hashFile(o.program, config[programKey]))
     return fail(o.program + ": cannot read the Program file again");
-  config["--data"] = o.data;
-  config["--test-data"] = o.testData;
-  config["--seed"] = std::to_string(o.seed);
-  config["--shuffle"] = data.shuffled ? "true" : "false";
-  if (synthetic)
-    config["--synthetic-batches"] = std::to_string(
-        o.syntheticBatches.value_or(BatchSource::kDefaultSyntheticBatches));
 
-  LoopOptions lo;
+  LoopOptions lo = loopOptionsOf(o);
   lo.tool = "amp-exec";
   lo.run = o.program;
   lo.modelPath = o.program;
   lo.steps = steps;
-  lo.maxOverflowSteps = o.maxOverflowSteps;
-  lo.checkNumerics = o.checkNumerics;
-  lo.progress = Progress::named(o.progress);
-  lo.metrics = o.metrics;
-  lo.evalMetrics = o.evalMetrics;
-  lo.checkpointDir = o.checkpointDir;
-  lo.checkpointEvery = o.checkpointEvery;
   lo.config = config;
   TrainLoop loop(*session, evalSession.get(), step, *data.train,
                  data.test.get(), lo);

@@ -240,8 +240,8 @@ rt::Status createSessions(CompiledStep &step, const rt::SessionOptions &options,
 int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
                 const TrainOptions &given) {
   TrainOptions o = given;
-  bool synthetic = o.data == "synthetic";
-  if (o.emit.empty() && o.epochs > 0 && synthetic)
+  bool synthetic = o.run.data == "synthetic";
+  if (o.emit.empty() && o.run.epochs > 0 && synthetic)
     return fail("--epochs needs data with samples (--data DIR or "
                 "fashion-mnist): synthetic data has no epochs; use --steps");
 
@@ -253,21 +253,21 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     if (rt::Status s = inputSpecsOf(*module, specs); !s)
       return fail(o.modelPath + ": " + s.message());
     if (!synthetic)
-      if (rt::Status s =
-              openFileData(o.data, o.testData, o.shuffle, o.seed, specs, data);
+      if (rt::Status s = openFileData(o.run.data, o.run.testData, o.run.shuffle,
+                                      o.run.seed, specs, data);
           !s)
         return fail(s.message());
   }
   int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
-  if (o.steps == 0)
-    o.steps =
-        o.epochs > 0 ? o.epochs * perEpoch : std::max<int64_t>(perEpoch, 1);
+  if (o.run.steps == 0)
+    o.run.steps = o.run.epochs > 0 ? o.run.epochs * perEpoch
+                                   : std::max<int64_t>(perEpoch, 1);
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
-  if (o.emit.empty() && o.steps % acc)
-    return fail("--steps " + Twine(o.steps) + " is not a multiple of " +
+  if (o.emit.empty() && o.run.steps % acc)
+    return fail("--steps " + Twine(o.run.steps) + " is not a multiple of " +
                 "--accumulate " + Twine(acc) + ": the gradients of the last " +
-                Twine(o.steps % acc) + " steps would never be applied");
+                Twine(o.run.steps % acc) + " steps would never be applied");
   // ampc.step, which the schedule reads, counts updates. Only the cosine
   // schedule has a length; the others keep the option's default, so that a
   // run resumed with a longer --steps compiles the same step.
@@ -275,7 +275,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     o.training.lrTotalSteps =
         graph::symbolizeLrScheduleKind(o.training.lrSchedule) ==
                 graph::LrScheduleKind::Cosine
-            ? std::max<int64_t>(1, (o.steps + acc - 1) / acc)
+            ? std::max<int64_t>(1, (o.run.steps + acc - 1) / acc)
             : GraphBuildTrainingPassOptions().lrTotalSteps;
 
   if (!o.emit.empty())
@@ -325,7 +325,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
 
   std::unique_ptr<rt::Session> session, evalSession;
-  if (rt::Status s = createSessions(step, o.session, session, evalSession); !s)
+  if (rt::Status s =
+          createSessions(step, sessionOptionsOf(o.run), session, evalSession);
+      !s)
     return fail(s.message());
   if (synthetic) {
     // The label range of a synthetic batch is the class axis of the loss
@@ -334,8 +336,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       if (auto c = step.info.classes.find(spec.name);
           c != step.info.classes.end())
         spec.classes = c->second;
-    if (rt::Status s = BatchSource::synthetic(o.seed, specs, data.train,
-                                              o.syntheticBatches);
+    if (rt::Status s = BatchSource::synthetic(o.run.seed, specs, data.train,
+                                              o.run.syntheticBatches);
         !s)
       return fail("--data: " + s.message());
   }
@@ -354,37 +356,24 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
   if (o.lossScale)
     addPassOptions(*createAmpLossScalePass(*o.lossScale), config);
-  config["--data"] = o.data;
-  config["--test-data"] = o.testData;
-  config["--seed"] = std::to_string(o.seed);
-  if (o.data == "synthetic")
-    config["--synthetic-batches"] = std::to_string(o.syntheticBatches);
-  config["--shuffle"] = data.shuffled ? "true" : "false";
+  config.merge(dataOrderConfig(o.run, data.shuffled));
   config["--no-fuse"] = o.lowering.fuse ? "false" : "true";
   config["--no-memory-reuse"] = o.lowering.reuseMemory ? "false" : "true";
   const std::string programKey = "compiled-step";
   std::string programHash = formatv("{0:x16}", step.programHash).str();
 
-  LoopOptions lo;
+  LoopOptions lo = loopOptionsOf(o.run);
   lo.run = runLabel(o.amp);
   lo.modelPath = o.modelPath;
-  lo.steps = o.steps;
-  lo.maxOverflowSteps = o.maxOverflowSteps;
-  lo.checkNumerics = o.checkNumerics;
-  lo.checksumState = o.checksumState;
-  lo.progress = Progress::named(o.progress);
-  lo.metrics = o.metrics;
-  lo.evalMetrics = o.evalMetrics;
-  lo.checkpointDir = o.checkpointDir;
-  lo.checkpointEvery = o.checkpointEvery;
+  lo.steps = o.run.steps;
   lo.config = config;
   lo.config[programKey] = programHash;
   TrainLoop loop(*session, evalSession.get(), step.info, *data.train,
                  data.test.get(), lo);
 
-  if (!o.resumeDir.empty()) {
+  if (!o.run.resumeDir.empty()) {
     Checkpoint ckpt;
-    if (rt::Status s = readCheckpoint(o.resumeDir, ckpt); !s)
+    if (rt::Status s = readCheckpoint(o.run.resumeDir, ckpt); !s)
       return fail("--resume: " + s.message());
     std::map<std::string, std::string> written = ckpt.config;
     auto hash = written.find(programKey);
@@ -402,7 +391,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
         w->second = c->second;
     }
     ckpt.config = written;
-    if (rt::Status s = checkConfig(ckpt, config, o.resumeDir); !s)
+    if (rt::Status s = checkConfig(ckpt, config, o.run.resumeDir); !s)
       return fail(
           "--resume: " + s.message() +
           (s.message().find("--lr-total-steps") != std::string::npos
@@ -410,15 +399,15 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
                  "the same --lr-total-steps to extend a run)"
                : ""));
     if (writtenHash != programHash)
-      return fail("--resume: " + o.resumeDir +
+      return fail("--resume: " + o.run.resumeDir +
                   ": the checkpoint was written by a different training step "
                   "(same options, but another model file or ampc version)");
-    if (ckpt.step >= o.steps)
-      return fail("--resume: " + o.resumeDir + " is at step " +
-                  Twine(ckpt.step) + " and the run has " + Twine(o.steps) +
+    if (ckpt.step >= o.run.steps)
+      return fail("--resume: " + o.run.resumeDir + " is at step " +
+                  Twine(ckpt.step) + " and the run has " + Twine(o.run.steps) +
                   " steps: nothing to train (--steps and --epochs count the "
                   "whole run)");
-    if (rt::Status s = loop.resume(ckpt, o.resumeDir); !s)
+    if (rt::Status s = loop.resume(ckpt, o.run.resumeDir); !s)
       return fail("--resume: " + s.message());
   }
 
@@ -426,24 +415,24 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   outs() << "amp-run: training " << o.modelPath << " (" << lo.run;
   if (step.info.checksOverflow)
     outs() << ", loss scaling";
-  outs() << ") on " << (synthetic ? "synthetic data" : o.data);
-  if (perEpoch > 0 && o.steps % perEpoch == 0)
-    outs() << ", " << o.steps / perEpoch << " epoch"
-           << (o.steps / perEpoch == 1 ? "" : "s") << " of " << perEpoch
+  outs() << ") on " << (synthetic ? "synthetic data" : o.run.data);
+  if (perEpoch > 0 && o.run.steps % perEpoch == 0)
+    outs() << ", " << o.run.steps / perEpoch << " epoch"
+           << (o.run.steps / perEpoch == 1 ? "" : "s") << " of " << perEpoch
            << " steps";
   else if (perEpoch > 0)
-    outs() << ", " << o.steps << " steps ("
-           << format("%.2f", static_cast<double>(o.steps) / perEpoch)
+    outs() << ", " << o.run.steps << " steps ("
+           << format("%.2f", static_cast<double>(o.run.steps) / perEpoch)
            << " epochs of " << perEpoch << ")";
   else
-    outs() << ", " << o.steps << (o.steps == 1 ? " step" : " steps");
+    outs() << ", " << o.run.steps << (o.run.steps == 1 ? " step" : " steps");
   if (perEpoch > 0)
     outs() << ", batch " << specs[0].shape[0]
            << (data.shuffled ? ", shuffled" : "");
   if (loop.firstStep() > 0)
     outs() << ", resumed at step " << loop.firstStep();
   outs() << "\n";
-  if (amp && o.session.device == "cpu")
+  if (amp && o.run.device == "cpu")
     outs() << "amp-run: " << rt::cpu::describeCpuCompute(o.amp->dtype) << "\n";
   outs().flush();
   if (int rc = loop.run())
@@ -452,7 +441,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   std::unique_ptr<TrainLoop> f32Loop;
   std::unique_ptr<rt::Session> f32Session, f32Eval;
   if (o.compareFp32 && amp) {
-    if (rt::Status s = createSessions(f32, o.session, f32Session, f32Eval); !s)
+    if (rt::Status s =
+            createSessions(f32, sessionOptionsOf(o.run), f32Session, f32Eval);
+        !s)
       return fail(s.message());
     LoopOptions fo = lo;
     fo.run = "f32";
@@ -491,10 +482,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
 
   // The summary: the first line is what scripts read.
-  outs() << "amp-run: trained " << o.steps
-         << (o.steps == 1 ? " step" : " steps");
+  outs() << "amp-run: trained " << o.run.steps
+         << (o.run.steps == 1 ? " step" : " steps");
   if (acc > 1)
-    outs() << " (" << o.steps / acc << " updates of " << acc
+    outs() << " (" << o.run.steps / acc << " updates of " << acc
            << " micro-batches)";
   outs() << "; final loss " << format("%.6g", loop.finalLoss());
   // Nine digits, so that the f32 scale reads back exactly.

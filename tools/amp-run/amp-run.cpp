@@ -33,6 +33,7 @@
 #include "runtime/tooling/TrainData.h"
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/ProgramIO.h"
+#include "tools/amp-run/RunFlagsCl.h"
 #include "tools/amp-run/Train.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,10 +61,6 @@ namespace {
 cl::OptionCategory generalCat("General");
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required, cl::cat(generalCat));
-cl::opt<std::string> mode("mode",
-                          cl::desc("What to run: infer | train (default: "
-                                   "train when --data is given, else infer)"),
-                          cl::cat(generalCat));
 cl::opt<std::string>
     emit("emit",
          cl::desc("Stop after a stage and print it (default: run): "
@@ -84,18 +81,6 @@ cl::opt<std::string> programWeights(
              "the loss scale (amp-exec then needs --init-params or "
              "--resume)"),
     cl::init("keep"), cl::cat(generalCat));
-cl::opt<std::string> device("device",
-                            cl::desc("cpu, cuda or cuda:N (default cpu)"),
-                            cl::init("cpu"), cl::cat(generalCat));
-cl::opt<std::string>
-    cudaGraph("cuda-graph",
-              cl::desc("on | off: replay the CUDA step as one CUDA graph, or "
-                       "launch it kernel by kernel (default on)"),
-              cl::init("on"), cl::cat(generalCat));
-cl::opt<unsigned> threads("threads",
-                          cl::desc("CPU threads (default 0: all hardware "
-                                   "threads)"),
-                          cl::init(0), cl::cat(generalCat));
 cl::list<std::string>
     shapes("shape",
            cl::desc("NAME=d0,d1,...: the shape of a dynamic graph input "
@@ -117,24 +102,6 @@ cl::opt<bool> noReuse("no-memory-reuse",
 cl::opt<bool> noCheck("no-onnx-check",
                       cl::desc("Skip ONNX's model checker (default: check)"),
                       cl::cat(generalCat));
-cl::opt<std::string> memoryBudget(
-    "memory-budget",
-    cl::desc("SIZE: the most memory one compiled function's arena may plan, "
-             "as 512M, 16G, 1.5GiB (K, M, G, T: powers of 1024) or bytes, "
-             "or 'none'; a larger tensor or arena is a compile error naming "
-             "it (default: the device's memory; for the CPU, the physical "
-             "memory, or less under a cgroup limit or ulimit -v)"),
-    cl::cat(generalCat));
-cl::opt<bool> checkNumerics(
-    "check-numerics",
-    cl::desc("Read every kernel's outputs for inf and NaN and stop at the "
-             "first that is a fault, naming the op (kernel, ONNX node) that "
-             "made it. In training with loss scaling, an overflow that the "
-             "step's check catches is a note (the update is skipped as "
-             "always); a non-finite loss or forward value, or one the check "
-             "misses, stops the run. Slow (default off; the data is always "
-             "checked)"),
-    cl::cat(generalCat));
 
 cl::OptionCategory inferCat("Inference (--mode infer)");
 cl::list<std::string> inputs("input",
@@ -161,46 +128,6 @@ cl::opt<std::string> lossName("loss",
                                        "output named 'loss', or the only "
                                        "scalar output)"),
                               cl::cat(trainCat));
-cl::opt<std::string> dataDir(
-    "data",
-    cl::desc("Training data: 'fashion-mnist' (Debian's dataset-fashion-mnist: "
-             "images normalised into the float input, labels into the "
-             "integer one; test split t10k), a DIR of IDX files in that "
-             "layout, a DIR with one <input name>.npy per graph input "
-             "(samples on axis 0), or 'synthetic' (drawn from --seed); "
-             "giving it implies --mode train (default: none)"),
-    cl::cat(trainCat));
-cl::opt<std::string> testData(
-    "test-data",
-    cl::desc("DIR of .npy files (as --data) evaluated at the end of every "
-             "epoch and of the run (default: none; IDX data has its own)"),
-    cl::cat(trainCat));
-cl::opt<int64_t> epochs("epochs",
-                        cl::desc("Passes over the training data (an epoch is "
-                                 "floor(samples / batch) steps; default: the "
-                                 "model's recipe, else see --steps)"),
-                        cl::cat(trainCat));
-cl::opt<int64_t> steps("steps",
-                       cl::desc("Training steps of the whole run (default: "
-                                "one epoch, or 1 with synthetic data)"),
-                       cl::cat(trainCat));
-cl::opt<cl::boolOrDefault>
-    shuffleOpt("shuffle",
-               cl::desc("Shuffle the samples every epoch, in an order fixed by "
-                        "--seed (default: on for IDX data, off for .npy, "
-                        "which keeps a reference loop's order)"),
-               cl::cat(trainCat));
-cl::opt<int64_t> syntheticBatches(
-    "synthetic-batches",
-    cl::desc("--data synthetic: K batches drawn once and cycled, so the host "
-             "keeps no device waiting (0: a fresh batch every step; default "
-             "4)"),
-    cl::init(ampc::tools::BatchSource::kDefaultSyntheticBatches),
-    cl::cat(trainCat));
-cl::opt<uint64_t> seed("seed",
-                       cl::desc("Seed of the shuffle and of --data synthetic "
-                                "(default 0)"),
-                       cl::init(0), cl::cat(trainCat));
 cl::opt<std::string> optimizer("optimizer",
                                cl::desc("sgd | momentum | nesterov | adam | "
                                         "adamw | adagrad (default sgd)"),
@@ -257,16 +184,6 @@ cl::list<std::string> freeze("freeze",
                                       "(comma-separated initializer names; "
                                       "default: none)"),
                              cl::CommaSeparated, cl::cat(trainCat));
-cl::opt<std::string> metricsFile(
-    "metrics",
-    cl::desc("Per-step metrics (step, loss, step_time_ms, input_ms, "
-             "loss_scale, skipped): .csv or .json (default: none)"),
-    cl::cat(trainCat));
-cl::opt<std::string> evalMetricsFile(
-    "eval-metrics",
-    cl::desc("Per-evaluation metrics (step, epoch, train_loss, test_loss, "
-             "test_accuracy, samples_per_s): .csv or .json (default: none)"),
-    cl::cat(trainCat));
 cl::opt<std::string>
     plotFile("plot",
              cl::desc("Write the loss (train and test), test accuracy and "
@@ -280,34 +197,12 @@ cl::opt<bool> compareFp32(
              "--amp; default off)"),
     cl::cat(trainCat));
 cl::opt<std::string>
-    progress("progress",
-             cl::desc("auto | bar | lines | none (default auto: a bar on "
-                      "a terminal, plain lines otherwise)"),
-             cl::init("auto"), cl::cat(trainCat));
-cl::opt<std::string>
     saveOnnx("save-onnx",
              cl::desc("Write the model with the trained weights here "
                       "(default: none)"),
              cl::cat(trainCat));
 
 cl::OptionCategory ckptCat("Checkpoints");
-cl::opt<std::string> checkpointDir(
-    "checkpoint",
-    cl::desc("DIR to write the whole training state into (weights, "
-             "optimizer, loss scale and counters, data position, the run's "
-             "history), atomically, at the end of the run and every "
-             "--checkpoint-every steps (default: none)"),
-    cl::cat(ckptCat));
-cl::opt<int64_t> checkpointEvery(
-    "checkpoint-every",
-    cl::desc("Steps between checkpoints (default 0: at the end of every "
-             "epoch)"),
-    cl::init(0), cl::cat(ckptCat));
-cl::opt<std::string> resumeDir(
-    "resume",
-    cl::desc("Continue the run whose checkpoint is in DIR; --steps and "
-             "--epochs count the whole run (default: none)"),
-    cl::cat(ckptCat));
 
 cl::OptionCategory ampCat("Automatic mixed precision (amp-auto-cast)");
 cl::opt<std::string>
@@ -386,18 +281,23 @@ cl::opt<double> minScale("min-scale",
 cl::opt<double> maxScale("max-scale",
                          cl::desc("Upper bound of the scale (default: none)"),
                          cl::cat(scaleCat));
-cl::opt<int64_t> maxOverflowSteps(
-    "max-overflow-steps",
-    cl::desc("Stop after this many overflowing (skipped) steps in a row, "
-             "naming the first op whose output overflowed (default 100; 0: "
-             "never)"),
-    cl::init(100), cl::cat(scaleCat));
-cl::opt<bool> checksumState(
-    "checksum-state",
-    cl::desc("Add the column state_checksum to --metrics: FNV-1a (32 bits) "
-             "of every parameter and optimizer state byte after the step, "
-             "loss-scale state left out (default off)"),
-    cl::cat(scaleCat));
+
+// The run-time flags amp-exec shares (runtime/tooling/RunFlags.h), in the
+// categories above.
+ampc::tools::ClRunFlags
+runFlagsCl([](ampc::tools::RunFlagGroup g) -> cl::OptionCategory & {
+  switch (g) {
+  case ampc::tools::RunFlagGroup::General:
+    return generalCat;
+  case ampc::tools::RunFlagGroup::Training:
+    return trainCat;
+  case ampc::tools::RunFlagGroup::Checkpoints:
+    return ckptCat;
+  case ampc::tools::RunFlagGroup::LossScaling:
+    return scaleCat;
+  }
+  return generalCat;
+});
 
 int fail(const Twine &msg) {
   errs() << "amp-run: error: " << msg << "\n";
@@ -427,7 +327,7 @@ constexpr StringLiteral kRecipeOptions[] = {
 
 /// Applies the model's recipe to the options the user left unset and says
 /// so on `os`; returns false after printing an error.
-bool applyRecipe(raw_ostream &os) {
+bool applyRecipe(const ampc::tools::RunOptions &run, raw_ostream &os) {
   std::vector<std::pair<std::string, std::string>> props;
   std::string err;
   if (!ampc::readOnnxMetadata(modelPath, props, err)) {
@@ -437,7 +337,7 @@ bool applyRecipe(raw_ostream &os) {
   auto &registered = cl::getRegisteredOptions();
   // The run's length is one choice: a user's --steps overrides the recipe's
   // --epochs as well.
-  bool lengthGiven = steps.getNumOccurrences() || epochs.getNumOccurrences();
+  bool lengthGiven = run.isGiven("steps") || run.isGiven("epochs");
   std::string applied;
   for (const auto &[key, value] : props) {
     StringRef name(key);
@@ -453,7 +353,7 @@ bool applyRecipe(raw_ostream &os) {
     // data it was tuned on.
     if (opt->getNumOccurrences() ||
         ((name == "steps" || name == "epochs") && lengthGiven) ||
-        (name == "epochs" && dataDir == "synthetic"))
+        (name == "epochs" && run.data == "synthetic"))
       continue;
     if (opt->addOccurrence(0, name, value)) {
       fail(modelPath + ": metadata '" + key + "' = '" + value +
@@ -482,13 +382,12 @@ int main(int argc, char **argv) {
       "amp-run: compile an ONNX model and run it, or train it\n\n"
       "  amp-run model.onnx --input x=x.npy            run the forward pass\n"
       "  amp-run model.onnx --data fashion-mnist --amp O2   train\n");
-  if (mode.empty())
-    mode = dataDir.getNumOccurrences() ? "train" : "infer";
-  if (mode != "infer" && mode != "train")
-    return fail("--mode '" + mode +
-                "' is not a mode amp-run has (modes: "
-                "infer, train)");
-  bool train = mode == "train";
+  ampc::tools::RunOptions run;
+  if (rt::Status s = runFlagsCl.read(run); !s)
+    return fail(s.message());
+  if (run.mode.empty())
+    run.mode = run.isGiven("data") ? "train" : "infer";
+  bool train = run.mode == "train";
   if (!emit.empty() && !llvm::is_contained(kStages, StringRef(emit)))
     return fail("--emit '" + emit + "' is not a stage (stages: " +
                 join(ArrayRef(kStages), ", ") + ")");
@@ -518,45 +417,30 @@ int main(int argc, char **argv) {
       (!inputs.empty() || !saveOutputs.empty() || repeat != 1 || printOutputs))
     return fail("--input, --save-outputs, --repeat and --print-outputs are "
                 "for --mode infer; training reads its inputs from --data");
-  if (train && dataDir.empty() && emit.empty())
+  if (train && run.data.empty() && emit.empty())
     return fail("--mode train needs --data (fashion-mnist, a DIR, or "
                 "synthetic)");
-  if (steps.getNumOccurrences() && epochs.getNumOccurrences() && emit.empty())
-    return fail("--steps " + Twine(steps) + " and --epochs " + Twine(epochs) +
+  if (run.isGiven("steps") && run.isGiven("epochs") && emit.empty())
+    return fail("--steps " + Twine(run.steps) + " and --epochs " +
+                Twine(run.epochs) +
                 " both give the length of the run: give one");
-  if (steps.getNumOccurrences() && steps < 1)
-    return fail("--steps must be at least 1, got " + Twine(steps));
-  if (epochs.getNumOccurrences() && epochs < 1)
-    return fail("--epochs must be at least 1, got " + Twine(epochs));
-  if (checkpointEvery < 0)
-    return fail("--checkpoint-every must be >= 0, got " +
-                Twine(checkpointEvery));
-  if (checkpointEvery.getNumOccurrences() && checkpointDir.empty())
+  if (run.isGiven("checkpoint-every") && run.checkpointDir.empty())
     return fail("--checkpoint-every needs --checkpoint DIR");
   if (compareFp32 && ampLevel == "O0")
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
-  if (!llvm::is_contained({"auto", "bar", "lines", "none"},
-                          StringRef(progress)))
-    return fail("--progress '" + progress +
-                "' is not a style (auto, bar, lines, none)");
   // Opened before anything is compiled: a missing GPU is the one line the
   // user sees.
   uint64_t deviceMemory = 0;
-  if (rt::Status s = rt::Session::openDevice(device, deviceMemory); !s)
-    return fail("--device " + device + ": " + s.message());
-  if (rt::Status s = rt::cpu::checkThreadCount(threads); !s)
+  if (rt::Status s = rt::Session::openDevice(run.device, deviceMemory); !s)
+    return fail("--device " + run.device + ": " + s.message());
+  if (rt::Status s = rt::cpu::checkThreadCount(run.threads); !s)
     return fail("--threads: " + s.message());
   // The device's memory unless told otherwise: a step that cannot fit is
   // refused when it is compiled, naming what is too large.
   uint64_t budget = deviceMemory;
-  if (memoryBudget.getNumOccurrences()) {
-    std::string err;
-    budget = 0;
-    if (memoryBudget != "none" && !rt::parseByteSize(memoryBudget, budget, err))
-      return fail("--memory-budget '" + memoryBudget + "' " + err +
-                  " ('none' turns the budget off)");
-  }
+  if (run.isGiven("memory-budget"))
+    budget = ampc::tools::memoryBudgetBytes(run.memoryBudget);
   if (repeat == 0)
     return fail("--repeat must be at least 1");
   if (ampLevel == "O0")
@@ -566,7 +450,7 @@ int main(int argc, char **argv) {
         return fail("--" + name +
                     " shapes what AMP does, and without --amp O1|O2|O3 "
                     "there is none: give --amp or leave it out");
-  if (!testData.empty() && dataDir == "synthetic")
+  if (!run.testData.empty() && run.data == "synthetic")
     return fail("--test-data is evaluated only with file data (--data DIR): "
                 "synthetic data has no epochs to evaluate after");
   if (!plotFile.empty() && !StringRef(plotFile).ends_with(".svg"))
@@ -579,15 +463,16 @@ int main(int argc, char **argv) {
       return fail("-o: " + s.message());
   if (emit.empty()) {
     for (auto [flag, path] :
-         {std::pair<StringRef, StringRef>{"metrics", metricsFile},
-          {"eval-metrics", evalMetricsFile},
+         {std::pair<StringRef, StringRef>{"metrics", run.metrics},
+          {"eval-metrics", run.evalMetrics},
           {"plot", plotFile},
           {"save-onnx", saveOnnx}})
       if (!path.empty())
         if (rt::Status s = rt::checkWritable(path.str()); !s)
           return fail("--" + flag + ": " + s.message());
-    if (!checkpointDir.empty())
-      if (rt::Status s = ampc::tools::checkCheckpointDirectory(checkpointDir);
+    if (!run.checkpointDir.empty())
+      if (rt::Status s =
+              ampc::tools::checkCheckpointDirectory(run.checkpointDir);
           !s)
         return fail("--checkpoint: " + s.message());
     if (!saveOutputs.empty() && sys::fs::exists(saveOutputs) &&
@@ -597,13 +482,16 @@ int main(int argc, char **argv) {
   }
   // --emit shows the step a run would compile, recipe included; its output
   // may be stdout, so the recipe line goes to stderr then.
-  if (train && !applyRecipe(emit.empty() ? outs() : errs()))
+  if (train && !applyRecipe(run, emit.empty() ? outs() : errs()))
     return 1;
-  if (steps.getNumOccurrences() && epochs.getNumOccurrences() && emit.empty())
+  // Read again, with the recipe's values: the user's were checked above.
+  ampc::tools::RunOptions withRecipe;
+  if (rt::Status s = runFlagsCl.read(withRecipe); !s)
+    return fail(modelPath + ": its recipe: " + s.message());
+  withRecipe.mode = run.mode;
+  run = std::move(withRecipe);
+  if (run.isGiven("steps") && run.isGiven("epochs") && emit.empty())
     return fail(modelPath + ": its recipe gives both --steps and --epochs");
-  if ((steps.getNumOccurrences() && steps < 1) ||
-      (epochs.getNumOccurrences() && epochs < 1))
-    return fail(modelPath + ": its recipe's --steps or --epochs is below 1");
 
   ampc::OnnxImportOptions importOptions;
   importOptions.checkModel = !noCheck;
@@ -723,43 +611,15 @@ int main(int argc, char **argv) {
       given(minScale, t.lossScale->minScale);
       given(maxScale, t.lossScale->maxScale);
     }
-    if (maxOverflowSteps < 0)
-      return fail("--max-overflow-steps must be >= 0, got " +
-                  Twine(maxOverflowSteps));
-    t.maxOverflowSteps = maxOverflowSteps;
-    t.checkNumerics = checkNumerics;
-    t.checksumState = checksumState;
     t.lowering.fuse = !noFuse;
     t.lowering.reuseMemory = !noReuse;
     t.lowering.memoryBudget = budget;
-    t.session.device = device;
-    t.session.threads = threads;
-    if (cudaGraph != "on" && cudaGraph != "off")
-      return fail("--cuda-graph '" + cudaGraph + "' is not on or off");
-    t.session.cudaGraph = cudaGraph == "on";
-    if (syntheticBatches < 0)
-      return fail("--synthetic-batches must be >= 0, got " +
-                  Twine(syntheticBatches));
-    if (syntheticBatches.getNumOccurrences() && dataDir != "synthetic")
+    if (run.isGiven("synthetic-batches") && run.data != "synthetic")
       return fail("--synthetic-batches is for --data synthetic, not --data " +
-                  Twine(dataDir.empty() ? std::string("(none)")
-                                        : std::string(dataDir)));
-    t.syntheticBatches = syntheticBatches;
-    t.data = dataDir;
-    t.testData = testData;
-    if (shuffleOpt != cl::BOU_UNSET)
-      t.shuffle = shuffleOpt == cl::BOU_TRUE;
-    t.steps = steps.getNumOccurrences() ? static_cast<int64_t>(steps) : 0;
-    t.epochs = epochs;
-    t.seed = seed;
-    t.metrics = metricsFile;
-    t.evalMetrics = evalMetricsFile;
+                  Twine(run.data.empty() ? std::string("(none)") : run.data));
+    t.run = run;
     t.plot = plotFile;
     t.compareFp32 = compareFp32;
-    t.checkpointDir = checkpointDir;
-    t.checkpointEvery = checkpointEvery;
-    t.resumeDir = resumeDir;
-    t.progress = progress;
     t.saveOnnx = saveOnnx;
     t.emit = emit;
     t.outputFile = outputFile;
@@ -815,10 +675,7 @@ int main(int argc, char **argv) {
           ampc::tools::loadFunction(*module, "forward", modelPath, forward)))
     return 1;
   module = nullptr;
-  rt::SessionOptions sessionOptions;
-  sessionOptions.device = device;
-  sessionOptions.threads = threads;
-  sessionOptions.cudaGraph = cudaGraph == "on";
+  rt::SessionOptions sessionOptions = ampc::tools::sessionOptionsOf(run);
   std::unique_ptr<rt::Session> session;
   if (rt::Status s =
           rt::Session::create(std::move(forward), sessionOptions, session);
@@ -869,7 +726,7 @@ int main(int argc, char **argv) {
     return fail("no value for graph input(s) " + missing +
                 ": give each with --input NAME=FILE (or --bind NAME=FILE)");
 
-  if (checkNumerics)
+  if (run.checkNumerics)
     if (rt::Status s = ampc::tools::checkParamsFinite(*session); !s)
       return fail(modelPath + ": " + s.message() + " (--check-numerics)");
   std::vector<double> times;
@@ -878,7 +735,7 @@ int main(int argc, char **argv) {
       if (rt::Status s = session->setInput(name, t.view()); !s)
         return fail(s.message());
     // Every run computes the same: the first is probed, the others timed.
-    session->setNonFiniteProbe(checkNumerics && r == 0);
+    session->setNonFiniteProbe(run.checkNumerics && r == 0);
     auto start = std::chrono::steady_clock::now();
     if (rt::Status s = session->run(); !s)
       return fail(modelPath + ": " + s.message());

@@ -1,0 +1,123 @@
+//===- RunFlags.h - the run-time flags amp-run and amp-exec share -*- C++ -*-=//
+//
+// One table of the flags that steer a run rather than compile it (device,
+// data, length, metrics, checkpoints, progress): each is declared once,
+// with its field of RunOptions, its help and the values it accepts. amp-exec
+// parses argv with it; amp-run binds it into llvm::cl (RunFlagsCl.h). Help
+// prints each default from RunOptions{}, so no default is written twice,
+// and both tools refuse a bad value with the same message.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_TOOLING_RUNFLAGS_H
+#define AMPC_RUNTIME_TOOLING_RUNFLAGS_H
+
+#include "runtime/Session.h"
+#include "runtime/Status.h"
+#include "runtime/tooling/TrainData.h"
+#include "runtime/tooling/TrainLoop.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ampc::tools {
+
+/// What the flags of the table set; a field's initial value is its default.
+struct RunOptions {
+  std::string mode; // infer | train; empty: the tool decides
+  std::string device = "cpu";
+  bool cudaGraph = true;
+  unsigned threads = 0;     // 0: every hardware thread
+  std::string memoryBudget; // SIZE or none; empty: the tool's default
+  bool checkNumerics = false;
+  std::string data; // synthetic | fashion-mnist | DIR; empty: none
+  std::string testData;
+  std::optional<bool> shuffle; // none: on for IDX data, off for .npy
+  int64_t steps = 0;           // 0: from epochs, or one epoch (1 step)
+  int64_t epochs = 0;
+  int64_t syntheticBatches = BatchSource::kDefaultSyntheticBatches;
+  uint64_t seed = 0;
+  std::string metrics, evalMetrics;
+  std::string progress = "auto";
+  std::string checkpointDir, resumeDir;
+  int64_t checkpointEvery = 0;    // 0: at the end of every epoch
+  int64_t maxOverflowSteps = 100; // 0: never stop
+  bool checksumState = false;
+  // amp-exec's own: a Program's weights and the summary file.
+  std::string initParams = "keep";
+  std::string json;
+
+  /// The flags given, by name (a model's recipe counts as given).
+  std::set<std::string> given;
+  bool isGiven(const std::string &flag) const { return given.count(flag); }
+};
+
+/// Where amp-run's help lists a flag.
+enum class RunFlagGroup { General, Training, Checkpoints, LossScaling };
+
+/// The tools that take a flag.
+enum RunFlagTools : unsigned { kAmpRun = 1, kAmpExec = 2, kBothTools = 3 };
+
+using RunField =
+    std::variant<bool RunOptions::*, std::optional<bool> RunOptions::*,
+                 unsigned RunOptions::*, int64_t RunOptions::*,
+                 uint64_t RunOptions::*, std::string RunOptions::*>;
+
+struct RunFlag {
+  const char *name;
+  RunField field;
+  // The value's name in help ("N", "DIR"); null for a switch (a bool flag
+  // that may be given bare).
+  const char *value;
+  const char *help; // what it does, without the default
+  RunFlagGroup group;
+  unsigned tools;
+  // Integers: the least value accepted.
+  int64_t min = 0;
+  // Strings: the values accepted (empty: any).
+  std::vector<std::string> choices = {};
+  // Strings: a check of the value (null: none).
+  rt::Status (*check)(const std::string &) = nullptr;
+  // The default in words, where the field's initial value does not say it
+  // (null: that value).
+  const char *defaultText = nullptr;
+};
+
+/// Every run-time flag, in help order.
+const std::vector<RunFlag> &runFlags();
+
+/// The flag named `name` that `tool` takes; null if none.
+const RunFlag *findRunFlag(const std::string &name, unsigned tool);
+
+/// Sets `flag`'s field of `o` from `text` ("" for a switch given bare) and
+/// records it as given; the error names the flag and the value.
+rt::Status setRunFlag(const RunFlag &flag, const std::string &text,
+                      RunOptions &o);
+
+/// The flag's default, as help prints it.
+std::string runFlagDefault(const RunFlag &flag);
+
+/// The help of the flags `tool` takes, one block each, for a usage text.
+std::string runFlagsHelp(unsigned tool);
+
+/// --memory-budget's bytes (0 for none); `text` passed its check.
+uint64_t memoryBudgetBytes(const std::string &text);
+
+/// The host loop's options the flags decide. `steps` is the tool's to set.
+LoopOptions loopOptionsOf(const RunOptions &o);
+
+/// The session's options the flags decide.
+rt::SessionOptions sessionOptionsOf(const RunOptions &o);
+
+/// What decides the data order, as a checkpoint records it: a resume with
+/// other values is refused, naming the flag.
+std::map<std::string, std::string> dataOrderConfig(const RunOptions &o,
+                                                   bool shuffled);
+
+} // namespace ampc::tools
+
+#endif // AMPC_RUNTIME_TOOLING_RUNFLAGS_H
