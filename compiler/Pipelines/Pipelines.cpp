@@ -3,7 +3,6 @@
 
 #include "compiler/Conversion/Passes.h"
 
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -70,24 +69,6 @@ void buildTrainingGraphPipeline(
   if (amp)
     buildAutoCastPipeline(pm, *amp);
   buildTrainingStepPipeline(pm, options, amp.has_value(), lossScale);
-}
-
-void registerPipelines() {
-  PassPipelineRegistration<>(
-      "ampc-infer",
-      "Imported ONNX (onnx dialect) to rt form for inference: "
-      "convert-onnx-to-graph, canonicalize, convert-graph-to-rt",
-      [](OpPassManager &pm) { buildInferencePipeline(pm, {}); });
-  PassPipelineRegistration<>(
-      "ampc-train",
-      "Imported ONNX (onnx dialect) to rt form of @train_step with the "
-      "default optimizer (sgd): convert-onnx-to-graph{training-mode}, "
-      "canonicalize, graph-build-training, canonicalize, cse, "
-      "convert-graph-to-rt",
-      [](OpPassManager &pm) {
-        buildTrainingGraphPipeline(pm, {});
-        buildLoweringPipeline(pm, {});
-      });
 }
 
 } // namespace ampc

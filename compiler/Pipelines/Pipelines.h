@@ -60,8 +60,8 @@ void buildTrainingStepPipeline(
 void buildLoweringPipeline(mlir::OpPassManager &pm,
                            const InferencePipelineOptions &options);
 
-/// Registers `ampc-infer` and `ampc-train` for amp-opt (`--pass-pipeline` /
-/// `-ampc-infer`).
+/// Registers `ampc-infer` and `ampc-train` for amp-opt, with the options
+/// of PipelineOptions.h (`--ampc-train="amp=O2 lr=0.1"`).
 void registerPipelines();
 
 } // namespace ampc

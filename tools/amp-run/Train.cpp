@@ -14,7 +14,6 @@
 #include "runtime/cpu/Dnnl.h"
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/FashionMnist.h"
-#include "runtime/tooling/Format.h"
 #include "runtime/tooling/Plot.h"
 #include "runtime/tooling/TrainData.h"
 #include "runtime/tooling/TrainLoop.h"
@@ -112,72 +111,6 @@ rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
   if (out.empty())
     return rt::Status::error("the model has no graph inputs to feed");
   return rt::Status::ok();
-}
-
-/// The amp-run flag of a pass option, where the names differ.
-std::string flagOf(const std::string &pass, const std::string &option) {
-  static const std::map<std::string, std::string> renamed = {
-      {"amp-auto-cast.level", "amp"},
-      {"amp-auto-cast.dtype", "amp-dtype"},
-      {"amp-auto-cast.allow", "amp-allow"},
-      {"amp-auto-cast.deny", "amp-deny"},
-      {"amp-auto-cast.infer", "amp-infer"},
-      {"amp-auto-cast.clear", "amp-clear"},
-      {"amp-auto-cast.fp32-nodes", "amp-fp32-nodes"},
-      {"amp-auto-cast.low-nodes", "amp-low-nodes"},
-      {"amp-auto-cast.master-weights", "amp-master-weights"},
-      {"amp-loss-scale.mode", "loss-scale"},
-      {"amp-loss-scale.growth", "scale-growth"},
-      {"amp-loss-scale.backoff", "scale-backoff"}};
-  auto it = renamed.find(pass + "." + option);
-  return "--" + (it == renamed.end() ? option : it->second);
-}
-
-/// A number as a user would type it ("0.02", not MLIR's "2.000000e-02").
-std::string plainValue(const std::string &v) {
-  char *end = nullptr;
-  double d = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end)
-    return v;
-  return nineDigits(d);
-}
-
-/// Splits "name{k1=v1 k2={a,b} k3="x y"}" into "--flag-of-k1" -> "v1", ...:
-/// the options a checkpoint records, named as amp-run's flags so that a
-/// refused resume names the flag that differs.
-void addPassOptions(mlir::Pass &pass, std::map<std::string, std::string> &to) {
-  std::string text;
-  raw_string_ostream os(text);
-  pass.printAsTextualPipeline(os);
-  os.flush();
-  size_t open = text.find('{');
-  std::string name = text.substr(0, open);
-  if (open == std::string::npos)
-    return;
-  std::string body = text.substr(open + 1, text.size() - open - 2);
-  int depth = 0;
-  bool quoted = false;
-  std::string token;
-  auto flush = [&]() {
-    size_t eq = token.find('=');
-    if (eq != std::string::npos)
-      to[flagOf(name, token.substr(0, eq))] = plainValue(token.substr(eq + 1));
-    token.clear();
-  };
-  for (char c : body) {
-    if (c == '"')
-      quoted = !quoted;
-    else if (!quoted && c == '{')
-      ++depth;
-    else if (!quoted && c == '}')
-      --depth;
-    if (c == ' ' && depth == 0 && !quoted) {
-      flush();
-      continue;
-    }
-    token += c;
-  }
-  flush();
 }
 
 std::string runLabel(const std::optional<AmpAutoCastPassOptions> &amp) {
@@ -344,18 +277,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   // What a checkpoint must have been written with to be resumed here:
   // every option of the compiled step, and what decides the data order.
-  std::map<std::string, std::string> config;
-  addPassOptions(*createGraphBuildTrainingPass(o.training), config);
-  if (o.amp) {
-    AmpAutoCastPassOptions a = *o.amp;
-    a.report.clear();
-    addPassOptions(*createAmpAutoCastPass(a), config);
-    config.erase("--report");
-  } else {
-    config["--amp"] = "O0";
-  }
-  if (o.lossScale)
-    addPassOptions(*createAmpLossScalePass(*o.lossScale), config);
+  std::map<std::string, std::string> config = o.compileFlags->values();
+  // The schedule's length as compiled (0 in the flags: the run's updates).
+  config["--lr-total-steps"] = std::to_string(o.training.lrTotalSteps);
   config.merge(dataOrderConfig(o.run, data.shuffled));
   config["--no-fuse"] = o.lowering.fuse ? "false" : "true";
   config["--no-memory-reuse"] = o.lowering.reuseMemory ? "false" : "true";

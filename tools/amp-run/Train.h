@@ -2,7 +2,7 @@
 #ifndef AMPC_TOOLS_AMPRUN_TRAIN_H
 #define AMPC_TOOLS_AMPRUN_TRAIN_H
 
-#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Pipelines/PipelineOptions.h"
 #include "runtime/Session.h"
 #include "runtime/tooling/RunFlags.h"
 
@@ -20,6 +20,9 @@ struct TrainOptions {
   std::optional<AmpAutoCastPassOptions> amp; // none: the model's precision
   std::optional<AmpLossScalePassOptions> lossScale; // none: no scaling
   InferencePipelineOptions lowering;
+  // The flags the options above come from: a checkpoint records their
+  // values.
+  const TrainPipelineOptions *compileFlags = nullptr;
   // The run-time flags amp-exec shares: device, data, length, metrics,
   // checkpoints, progress.
   RunOptions run;

@@ -15,7 +15,7 @@
 #include "compiler/Autodiff/Gradients.h"
 #include "compiler/Import/Onnx/OnnxImporter.h"
 #include "compiler/Import/Onnx/OnnxMetadata.h"
-#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Pipelines/PipelineOptions.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
@@ -91,14 +91,6 @@ cl::list<std::string>
           cl::desc("NAME=FILE: compile a graph input as this constant "
                    "(repeatable)"),
           cl::cat(generalCat));
-cl::opt<bool> noFuse("no-fuse",
-                     cl::desc("Do not fuse elementwise chains or GEMM "
-                              "epilogues (default: fuse)"),
-                     cl::cat(generalCat));
-cl::opt<bool> noReuse("no-memory-reuse",
-                      cl::desc("Give every value its own arena bytes "
-                               "(default: reuse)"),
-                      cl::cat(generalCat));
 cl::opt<bool> noCheck("no-onnx-check",
                       cl::desc("Skip ONNX's model checker (default: check)"),
                       cl::cat(generalCat));
@@ -123,67 +115,6 @@ cl::opt<bool> printOutputs("print-outputs",
                            cl::cat(inferCat));
 
 cl::OptionCategory trainCat("Training (--mode train)");
-cl::opt<std::string> lossName("loss",
-                              cl::desc("The output to minimize (default: the "
-                                       "output named 'loss', or the only "
-                                       "scalar output)"),
-                              cl::cat(trainCat));
-cl::opt<std::string> optimizer("optimizer",
-                               cl::desc("sgd | momentum | nesterov | adam | "
-                                        "adamw | adagrad (default sgd)"),
-                               cl::cat(trainCat));
-cl::opt<double> lr("lr", cl::desc("Learning rate (default 0.01)"),
-                   cl::cat(trainCat));
-cl::opt<double> momentum("momentum", cl::desc("Momentum factor (default 0.9)"),
-                         cl::cat(trainCat));
-cl::opt<double> dampening("dampening",
-                          cl::desc("Momentum dampening (default 0)"),
-                          cl::cat(trainCat));
-cl::opt<double> beta1("beta1", cl::desc("Adam beta1 (default 0.9)"),
-                      cl::cat(trainCat));
-cl::opt<double> beta2("beta2", cl::desc("Adam beta2 (default 0.999)"),
-                      cl::cat(trainCat));
-cl::opt<double> epsilon("epsilon",
-                        cl::desc("Adam/Adagrad epsilon (default: PyTorch's)"),
-                        cl::cat(trainCat));
-cl::opt<double>
-    weightDecay("weight-decay",
-                cl::desc("Weight decay (AdamW: decoupled; default 0.01 for "
-                         "AdamW, else 0)"),
-                cl::cat(trainCat));
-cl::opt<double> lrDecay("lr-decay",
-                        cl::desc("Adagrad learning-rate decay (default 0)"),
-                        cl::cat(trainCat));
-cl::opt<std::string>
-    lrSchedule("lr-schedule",
-               cl::desc("constant | step | cosine (default constant)"),
-               cl::cat(trainCat));
-cl::opt<int64_t>
-    lrStepSize("lr-step-size",
-               cl::desc("step schedule: steps between decays (default 1)"),
-               cl::cat(trainCat));
-cl::opt<double> lrGamma("lr-gamma",
-                        cl::desc("step schedule: decay factor (default 0.1)"),
-                        cl::cat(trainCat));
-cl::opt<int64_t> lrTotalSteps(
-    "lr-total-steps",
-    cl::desc("cosine schedule: updates to reach --lr-min (default: the "
-             "run's updates)"),
-    cl::init(0), cl::cat(trainCat));
-cl::opt<double> lrMin("lr-min",
-                      cl::desc("cosine schedule: final lr (default 0)"),
-                      cl::cat(trainCat));
-cl::opt<int64_t> accumulateSteps(
-    "accumulate",
-    cl::desc("Micro-batches per update: each step adds its gradients and "
-             "every N-th updates with their mean (one unscale and one "
-             "overflow check per update) (default 1)"),
-    cl::init(1), cl::cat(trainCat));
-cl::list<std::string> freeze("freeze",
-                             cl::desc("Parameters to leave untrained "
-                                      "(comma-separated initializer names; "
-                                      "default: none)"),
-                             cl::CommaSeparated, cl::cat(trainCat));
 cl::opt<std::string>
     plotFile("plot",
              cl::desc("Write the loss (train and test), test accuracy and "
@@ -204,83 +135,21 @@ cl::opt<std::string>
 
 cl::OptionCategory ckptCat("Checkpoints");
 
-cl::OptionCategory ampCat("Automatic mixed precision (amp-auto-cast)");
-cl::opt<std::string>
-    ampLevel("amp",
-             cl::desc("AMP level: O0 (none), O1 (lists), O2 (all but the deny "
-                      "list), O3 (all) (default O0)"),
-             cl::init("O0"), cl::cat(ampCat));
-cl::opt<std::string>
-    ampDtype("amp-dtype",
-             cl::desc("Low-precision type: f16 | bf16 (default f16)"),
-             cl::init("f16"), cl::cat(ampCat));
-cl::list<std::string> ampAllow("amp-allow",
-                               cl::desc("Graph ops to move to the allow list "
-                                        "('-op' takes one off it; default: "
-                                        "none)"),
-                               cl::CommaSeparated, cl::cat(ampCat));
-cl::list<std::string> ampDeny("amp-deny",
-                              cl::desc("Graph ops to move to the deny list "
-                                       "(default: none)"),
-                              cl::CommaSeparated, cl::cat(ampCat));
-cl::list<std::string> ampInfer("amp-infer",
-                               cl::desc("Graph ops to move to the infer list "
-                                        "(default: none)"),
-                               cl::CommaSeparated, cl::cat(ampCat));
-cl::list<std::string> ampClear("amp-clear",
-                               cl::desc("Graph ops to move to the clear list "
-                                        "(default: none)"),
-                               cl::CommaSeparated, cl::cat(ampCat));
-cl::list<std::string>
-    ampFp32Nodes("amp-fp32-nodes",
-                 cl::desc("ONNX nodes (by name) forced to f32 "
-                          "(default: none)"),
-                 cl::CommaSeparated, cl::cat(ampCat));
-cl::list<std::string> ampLowNodes("amp-low-nodes",
-                                  cl::desc("ONNX nodes (by name) forced to low "
-                                           "precision (default: none)"),
-                                  cl::CommaSeparated, cl::cat(ampCat));
-cl::opt<bool> ampMasterWeights(
-    "amp-master-weights",
-    cl::desc("O3: keep f32 master weights (O1 and O2 always do; default "
-             "off)"),
-    cl::cat(ampCat));
+// The compile flags are the pipelines' options (PipelineOptions.h), declared
+// there once and registered here as flags of the same names.
+ampc::TrainPipelineOptions compileFlags;
+cl::OptionCategory &ampCat =
+    ampc::pipelineCategory(ampc::PipelineOptionGroup::Amp);
+cl::OptionCategory &compileTrainCat =
+    ampc::pipelineCategory(ampc::PipelineOptionGroup::Training);
 cl::opt<std::string> ampReport(
     "amp-report",
     cl::desc("Write the AMP decisions and the planned f32 and AMP activation "
              "bytes here (JSON; default: none)"),
     cl::cat(ampCat));
 
-cl::OptionCategory scaleCat("Loss scaling (amp-loss-scale)");
-cl::opt<std::string> lossScale(
-    "loss-scale",
-    cl::desc("none | static | dynamic (default: dynamic when the step "
-             "computes in f16, none otherwise)"),
-    cl::cat(scaleCat));
-cl::opt<double> initScale("init-scale",
-                          cl::desc("First loss scale (default 65536)"),
-                          cl::cat(scaleCat));
-cl::opt<double> scaleGrowth("scale-growth",
-                            cl::desc("Growth factor of the scale (default 2)"),
-                            cl::cat(scaleCat));
-cl::opt<double> scaleBackoff("scale-backoff",
-                             cl::desc("Backoff factor (default 0.5)"),
-                             cl::cat(scaleCat));
-cl::opt<int64_t> growthInterval(
-    "growth-interval",
-    cl::desc("Clean steps in a row before the scale grows (default 2000)"),
-    cl::cat(scaleCat));
-cl::opt<int64_t>
-    decrEveryN("decr-every-n",
-               cl::desc("Overflowing steps in a row before the scale backs off "
-                        "(default 1; Paddle's decr_every_n_nan_or_inf)"),
-               cl::cat(scaleCat));
-cl::opt<double> minScale("min-scale",
-                         cl::desc("Lower bound of the scale (default: none)"),
-                         cl::cat(scaleCat));
-cl::opt<double> maxScale("max-scale",
-                         cl::desc("Upper bound of the scale (default: none)"),
-                         cl::cat(scaleCat));
+cl::OptionCategory &scaleCat =
+    ampc::pipelineCategory(ampc::PipelineOptionGroup::LossScaling);
 
 // The run-time flags amp-exec shares (runtime/tooling/RunFlags.h), in the
 // categories above.
@@ -375,8 +244,11 @@ constexpr StringLiteral kStages[] = {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  compileFlags.exposeAsFlags();
   cl::HideUnrelatedOptions(
-      {&generalCat, &inferCat, &trainCat, &ckptCat, &ampCat, &scaleCat});
+      {&generalCat, &inferCat, &trainCat, &ckptCat, &ampCat, &scaleCat,
+       &compileTrainCat,
+       &ampc::pipelineCategory(ampc::PipelineOptionGroup::Lowering)});
   cl::ParseCommandLineOptions(
       argc, argv,
       "amp-run: compile an ONNX model and run it, or train it\n\n"
@@ -392,11 +264,11 @@ int main(int argc, char **argv) {
     return fail("--emit '" + emit + "' is not a stage (stages: " +
                 join(ArrayRef(kStages), ", ") + ")");
   if (emit == "mlir")
-    emit = train ? "training" : (ampLevel != "O0" ? "amp" : "graph");
+    emit = train ? "training" : (compileFlags.amp != "O0" ? "amp" : "graph");
   if (emit == "training" && !train)
     return fail("--emit=training shows the training step: it needs --mode "
                 "train (or --data)");
-  if (emit == "amp" && ampLevel == "O0")
+  if (emit == "amp" && compileFlags.amp == "O0")
     return fail("--emit=amp shows the graph after amp-auto-cast: give --amp "
                 "O1|O2|O3");
   if (emit == "program" && outputFile == "-")
@@ -410,7 +282,8 @@ int main(int argc, char **argv) {
     for (auto &[name, opt] : cl::getRegisteredOptions())
       if (opt->getNumOccurrences() &&
           llvm::any_of(opt->Categories, [](cl::OptionCategory *c) {
-            return c == &trainCat || c == &ckptCat || c == &scaleCat;
+            return c == &trainCat || c == &ckptCat || c == &scaleCat ||
+                   c == &compileTrainCat;
           }))
         return fail("--" + name + " is for --mode train");
   if (train &&
@@ -426,7 +299,7 @@ int main(int argc, char **argv) {
                 " both give the length of the run: give one");
   if (run.isGiven("checkpoint-every") && run.checkpointDir.empty())
     return fail("--checkpoint-every needs --checkpoint DIR");
-  if (compareFp32 && ampLevel == "O0")
+  if (compareFp32 && compileFlags.amp == "O0")
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
   // Opened before anything is compiled: a missing GPU is the one line the
@@ -443,7 +316,7 @@ int main(int argc, char **argv) {
     budget = ampc::tools::memoryBudgetBytes(run.memoryBudget);
   if (repeat == 0)
     return fail("--repeat must be at least 1");
-  if (ampLevel == "O0")
+  if (compileFlags.amp == "O0")
     for (auto &[name, opt] : cl::getRegisteredOptions())
       if (opt->getNumOccurrences() && name != "amp" && name != "amp-report" &&
           llvm::is_contained(opt->Categories, &ampCat))
@@ -521,20 +394,8 @@ int main(int argc, char **argv) {
     importOptions.bindings.push_back(std::move(bound));
   }
 
-  std::optional<ampc::AmpAutoCastPassOptions> amp;
-  if (ampLevel != "O0" || !ampReport.empty()) {
-    amp.emplace();
-    amp->level = ampLevel;
-    amp->dtype = ampDtype;
-    amp->allow.assign(ampAllow.begin(), ampAllow.end());
-    amp->deny.assign(ampDeny.begin(), ampDeny.end());
-    amp->infer.assign(ampInfer.begin(), ampInfer.end());
-    amp->clear.assign(ampClear.begin(), ampClear.end());
-    amp->fp32Nodes.assign(ampFp32Nodes.begin(), ampFp32Nodes.end());
-    amp->lowNodes.assign(ampLowNodes.begin(), ampLowNodes.end());
-    amp->masterWeights = ampMasterWeights;
-    amp->report = ampReport;
-  }
+  std::optional<ampc::AmpAutoCastPassOptions> amp =
+      compileFlags.autoCastOptions(ampReport);
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
@@ -563,57 +424,19 @@ int main(int argc, char **argv) {
   if (train) {
     ampc::tools::TrainOptions t;
     t.modelPath = modelPath;
-    // Only what the user gave overrides graph-build-training's options, so
-    // its defaults (Passes.td: PyTorch's per optimizer) are the only ones.
-    auto given = [](auto &opt, auto &field) {
-      if (opt.getNumOccurrences())
-        field = opt.getValue();
-    };
-    given(lossName, t.training.loss);
-    given(optimizer, t.training.optimizer);
-    given(lr, t.training.lr);
-    given(momentum, t.training.momentum);
-    given(dampening, t.training.dampening);
-    given(beta1, t.training.beta1);
-    given(beta2, t.training.beta2);
-    given(epsilon, t.training.epsilon);
-    given(weightDecay, t.training.weightDecay);
-    given(lrDecay, t.training.lrDecay);
-    given(lrSchedule, t.training.lrSchedule);
-    given(lrStepSize, t.training.lrStepSize);
-    given(lrGamma, t.training.lrGamma);
-    given(lrMin, t.training.lrMin);
-    if (accumulateSteps < 1)
-      return fail("--accumulate must be >= 1, got " + Twine(accumulateSteps));
-    if (lrTotalSteps.getNumOccurrences() && lrTotalSteps < 1)
-      return fail("--lr-total-steps must be >= 1, got " + Twine(lrTotalSteps));
-    // 0: the run's updates, known once the data fixes the run's length.
-    t.training.lrTotalSteps = lrTotalSteps;
-    t.training.freeze.assign(freeze.begin(), freeze.end());
-    t.training.accumulate = accumulateSteps;
+    if (compileFlags.accumulate < 1)
+      return fail("--accumulate must be >= 1, got " +
+                  Twine(compileFlags.accumulate));
+    if (compileFlags.given("lr-total-steps") && compileFlags.lrTotalSteps < 1)
+      return fail("--lr-total-steps must be >= 1, got " +
+                  Twine(compileFlags.lrTotalSteps));
+    // lr-total-steps 0: the run's updates, known once the data fixes the
+    // run's length.
+    t.training = compileFlags.trainingOptions();
     t.amp = amp;
-    bool scaling =
-        amp || lossScale.getNumOccurrences() || initScale.getNumOccurrences() ||
-        scaleGrowth.getNumOccurrences() || scaleBackoff.getNumOccurrences() ||
-        growthInterval.getNumOccurrences() || decrEveryN.getNumOccurrences() ||
-        minScale.getNumOccurrences() || maxScale.getNumOccurrences();
-    if (scaling) {
-      t.lossScale.emplace();
-      // Without --amp, asking for any scaling setting means dynamic.
-      if (!amp)
-        t.lossScale->mode = "dynamic";
-      given(lossScale, t.lossScale->mode);
-      given(initScale, t.lossScale->initScale);
-      given(scaleGrowth, t.lossScale->growth);
-      given(scaleBackoff, t.lossScale->backoff);
-      given(growthInterval, t.lossScale->growthInterval);
-      given(decrEveryN, t.lossScale->decrEveryN);
-      given(minScale, t.lossScale->minScale);
-      given(maxScale, t.lossScale->maxScale);
-    }
-    t.lowering.fuse = !noFuse;
-    t.lowering.reuseMemory = !noReuse;
-    t.lowering.memoryBudget = budget;
+    t.lossScale = compileFlags.lossScaleOptions(amp.has_value());
+    t.compileFlags = &compileFlags;
+    t.lowering = compileFlags.loweringOptions(budget);
     if (run.isGiven("synthetic-batches") && run.data != "synthetic")
       return fail("--synthetic-batches is for --data synthetic, not --data " +
                   Twine(run.data.empty() ? std::string("(none)") : run.data));
@@ -627,10 +450,8 @@ int main(int argc, char **argv) {
     return ampc::tools::runTraining(std::move(module), t);
   }
 
-  ampc::InferencePipelineOptions pipelineOptions;
-  pipelineOptions.fuse = !noFuse;
-  pipelineOptions.reuseMemory = !noReuse;
-  pipelineOptions.memoryBudget = budget;
+  ampc::InferencePipelineOptions pipelineOptions =
+      compileFlags.loweringOptions(budget);
   // The f32 step, compiled beside the AMP one, is what the report's memory
   // figures compare against.
   mlir::OwningOpRef<mlir::ModuleOp> f32Module;
