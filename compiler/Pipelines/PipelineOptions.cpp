@@ -60,6 +60,16 @@ template <typename OptionsT> std::string valueText(const cl::Option *o) {
           dynamic_cast<const typename Base::template ListOption<std::string> *>(
               o))
     return llvm::join(l->begin(), l->end(), ",");
+  if (auto *e =
+          dynamic_cast<const typename Base::template Option<AmpLevel> *>(o))
+    return stringifyEnum(e->getValue()).str();
+  if (auto *e =
+          dynamic_cast<const typename Base::template Option<AmpDtype> *>(o))
+    return stringifyEnum(e->getValue()).str();
+  if (auto *e =
+          dynamic_cast<const typename Base::template Option<LossScaleMode> *>(
+              o))
+    return stringifyEnum(e->getValue()).str();
   llvm_unreachable("a pipeline option of a kind valueText does not print");
 }
 
@@ -68,7 +78,7 @@ template <typename OptionsT> std::string valueText(const cl::Option *o) {
 template <typename Derived>
 std::optional<AmpAutoCastPassOptions>
 CompileOptions<Derived>::autoCastOptions(const std::string &report) const {
-  if (amp == "O0" && report.empty())
+  if (amp == AmpLevel::O0 && report.empty())
     return std::nullopt;
   AmpAutoCastPassOptions o;
   o.level = amp;
@@ -169,8 +179,8 @@ TrainPipelineOptions::lossScaleOptions(bool autoCast) const {
   AmpLossScalePassOptions o;
   // Without AMP the step computes in f32, where `auto` means none: asking
   // for any scaling setting then means dynamic scaling.
-  o.mode = !autoCast && !given("loss-scale") ? std::string("dynamic")
-                                             : std::string(lossScale);
+  o.mode = !autoCast && !given("loss-scale") ? LossScaleMode::Dynamic
+                                             : LossScaleMode(lossScale);
   o.initScale = initScale;
   o.growth = scaleGrowth;
   o.backoff = scaleBackoff;

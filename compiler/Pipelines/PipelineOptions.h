@@ -44,13 +44,13 @@ struct CompileOptions : mlir::PassPipelineOptions<Derived> {
   using ListOption =
       typename mlir::PassPipelineOptions<Derived>::template ListOption<T>;
 
-  Option<std::string> amp{
+  Option<AmpLevel> amp{
       *this, "amp",
       llvm::cl::desc("AMP level: O0 (none), O1 (lists), O2 (all but the deny "
                      "list), O3 (all)"),
-      llvm::cl::init("O0"),
+      llvm::cl::init(AmpLevel::O0),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Amp))};
-  Option<std::string> ampDtype{
+  Option<AmpDtype> ampDtype{
       *this, "amp-dtype", llvm::cl::desc("Low-precision type: f16 | bf16"),
       llvm::cl::init(AmpAutoCastPassOptions().dtype),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Amp))};
@@ -205,7 +205,7 @@ struct TrainPipelineOptions : CompileOptions<TrainPipelineOptions> {
       llvm::cl::desc("Parameters to leave untrained (initializer names)"),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
 
-  Option<std::string> lossScale{
+  Option<LossScaleMode> lossScale{
       *this, "loss-scale",
       llvm::cl::desc("none | static | dynamic | auto (dynamic when the step "
                      "computes in f16, none otherwise)"),

@@ -68,7 +68,7 @@ std::string typeName(Type t) {
   return s;
 }
 
-enum class Level { O0, O1, O2, O3 };
+using Level = AmpLevel;
 
 class AutoCaster {
 public:
@@ -80,10 +80,7 @@ public:
   }
 
   LogicalResult run(AmpReport &report) {
-    report.level = level == Level::O0   ? "O0"
-                   : level == Level::O1 ? "O1"
-                   : level == Level::O2 ? "O2"
-                                        : "O3";
+    report.level = stringifyAmpLevel(level).str();
     report.dtype = typeName(low);
     int64_t before = countCasts();
     findLossRegion();
@@ -443,24 +440,9 @@ struct AmpAutoCastPass : impl::AmpAutoCastPassBase<AmpAutoCastPass> {
       module.emitError(msg);
       signalPassFailure();
     };
-    std::optional<Level> lvl = llvm::StringSwitch<std::optional<Level>>(level)
-                                   .Case("O0", Level::O0)
-                                   .Case("O1", Level::O1)
-                                   .Case("O2", Level::O2)
-                                   .Case("O3", Level::O3)
-                                   .Default(std::nullopt);
-    if (!lvl)
-      return fail("amp-auto-cast: option 'level' must be O0, O1, O2 or O3, "
-                  "got '" +
-                  level + "'");
-    FloatType low;
-    if (dtype == "f16")
-      low = Float16Type::get(&getContext());
-    else if (dtype == "bf16")
-      low = BFloat16Type::get(&getContext());
-    else
-      return fail("amp-auto-cast: option 'dtype' must be f16 or bf16, got '" +
-                  dtype + "'");
+    FloatType low = dtype == AmpDtype::F16
+                        ? FloatType(Float16Type::get(&getContext()))
+                        : FloatType(BFloat16Type::get(&getContext()));
     AmpLists lists = AmpLists::defaults();
     std::string error;
     for (auto [option, category, names] :
@@ -511,7 +493,7 @@ struct AmpAutoCastPass : impl::AmpAutoCastPassBase<AmpAutoCastPass> {
                     "' is in both fp32-nodes and low-nodes");
 
     AmpReport report;
-    AutoCaster caster(forward, *lvl, low, lists, fp32Set, lowSet,
+    AutoCaster caster(forward, level, low, lists, fp32Set, lowSet,
                       masterWeights);
     if (failed(caster.run(report)))
       return signalPassFailure();

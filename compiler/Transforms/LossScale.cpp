@@ -66,12 +66,12 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
                        "one block; run graph-build-training first");
       return signalPassFailure();
     }
-    std::string m = mode;
-    if (m == "auto")
-      m = hasF16(f) ? "dynamic" : "none";
-    if (m == "none")
+    LossScaleMode m = mode;
+    if (m == LossScaleMode::Auto)
+      m = hasF16(f) ? LossScaleMode::Dynamic : LossScaleMode::None;
+    if (m == LossScaleMode::None)
       return;
-    if (failed(scale(f, m == "dynamic")))
+    if (failed(scale(f, m == LossScaleMode::Dynamic)))
       return signalPassFailure();
   }
 
@@ -80,10 +80,6 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
       return module.emitError("amp-loss-scale: option '")
              << option << "' " << why;
     };
-    if (mode != "auto" && mode != "none" && mode != "static" &&
-        mode != "dynamic")
-      return bad("mode",
-                 "must be auto, none, static or dynamic, got '" + mode + "'");
     constexpr double kMaxF32 = std::numeric_limits<float>::max();
     if (!(initScale > 0 && initScale <= kMaxF32))
       return bad("init-scale",
@@ -103,7 +99,8 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
                  "and 'max-scale' need 0 < min-scale <= max-scale <= the "
                  "largest f32, got " +
                      num(minScale) + " and " + num(maxScale));
-    if (mode == "dynamic" && !(initScale >= minScale && initScale <= maxScale))
+    if (mode == LossScaleMode::Dynamic &&
+        !(initScale >= minScale && initScale <= maxScale))
       return bad("init-scale", "must be within [min-scale, max-scale], got " +
                                    num(initScale));
     return success();

@@ -3,6 +3,7 @@
 #define AMPC_COMPILER_TRANSFORMS_PASSES_H
 
 #include "compiler/Transforms/OptionalNumber.h"
+#include "compiler/Transforms/PassEnums.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 

@@ -140,9 +140,10 @@ def AmpAutoCastPass : Pass<"amp-auto-cast", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
   let options = [
-    Option<"level", "level", "std::string", /*default=*/"\"O1\"",
-           "O0 | O1 | O2 | O3">,
-    Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
+    Option<"level", "level", "::ampc::AmpLevel",
+           /*default=*/"::ampc::AmpLevel::O1", "O0 | O1 | O2 | O3">,
+    Option<"dtype", "dtype", "::ampc::AmpDtype",
+           /*default=*/"::ampc::AmpDtype::F16",
            "the low-precision type: f16 | bf16">,
     ListOption<"allow", "allow", "std::string",
                "graph op names to move to the allow list (a leading '-' "
@@ -229,7 +230,8 @@ def AmpLossScalePass : Pass<"amp-loss-scale", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
   let options = [
-    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+    Option<"mode", "mode", "::ampc::LossScaleMode",
+           /*default=*/"::ampc::LossScaleMode::Auto",
            "auto, none, static or dynamic">,
     Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
            "the first loss scale (the only one in static mode)">,

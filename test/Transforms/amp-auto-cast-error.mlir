@@ -3,9 +3,9 @@
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not amp-opt %t/f.mlir -amp-auto-cast=level=O4 2>&1 | FileCheck %s --check-prefix=LEVEL
-// LEVEL: error: amp-auto-cast: option 'level' must be O0, O1, O2 or O3, got 'O4'
+// LEVEL: for the --level option: 'O4' is not O0, O1, O2 or O3
 // RUN: not amp-opt %t/f.mlir -amp-auto-cast=dtype=f8 2>&1 | FileCheck %s --check-prefix=DTYPE
-// DTYPE: error: amp-auto-cast: option 'dtype' must be f16 or bf16, got 'f8'
+// DTYPE: for the --dtype option: 'f8' is not f16 or bf16
 // RUN: not amp-opt %t/f.mlir -amp-auto-cast=allow=convolution 2>&1 | FileCheck %s --check-prefix=OPNAME
 // OPNAME: error: amp-auto-cast: option 'allow' names 'convolution', which is not a graph op on the AMP lists (known: abs, add,
 // OPNAME-SAME: conv2d,

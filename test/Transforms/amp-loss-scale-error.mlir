@@ -3,7 +3,7 @@
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=mode=always 2>&1 | FileCheck %s --check-prefix=MODE
-// MODE: error: amp-loss-scale: option 'mode' must be auto, none, static or dynamic, got 'always'
+// MODE: for the --mode option: 'always' is not auto, none, static or dynamic
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=init-scale=0 2>&1 | FileCheck %s --check-prefix=INIT
 // INIT: error: amp-loss-scale: option 'init-scale' must be a positive finite f32, got 0
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=init-scale=1e39 2>&1 | FileCheck %s --check-prefix=INIT-BIG

@@ -114,9 +114,10 @@ rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
 }
 
 std::string runLabel(const std::optional<AmpAutoCastPassOptions> &amp) {
-  if (!amp || amp->level == "O0")
+  if (!amp || amp->level == AmpLevel::O0)
     return "f32";
-  return "AMP " + amp->level + " " + amp->dtype;
+  return ("AMP " + stringifyEnum(amp->level) + " " + stringifyEnum(amp->dtype))
+      .str();
 }
 
 PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
@@ -216,7 +217,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   // The f32 step is compiled beside an AMP one for the memory figures (and
   // run with --compare-fp32).
-  bool amp = o.amp && o.amp->level != "O0";
+  bool amp = o.amp && o.amp->level != AmpLevel::O0;
   StepCompileOptions main;
   main.training = o.training;
   main.amp = o.amp;
@@ -357,7 +358,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     outs() << ", resumed at step " << loop.firstStep();
   outs() << "\n";
   if (amp && o.run.device == "cpu")
-    outs() << "amp-run: " << rt::cpu::describeCpuCompute(o.amp->dtype) << "\n";
+    outs() << "amp-run: "
+           << rt::cpu::describeCpuCompute(stringifyEnum(o.amp->dtype).str())
+           << "\n";
   outs().flush();
   if (int rc = loop.run())
     return rc;

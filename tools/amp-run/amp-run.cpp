@@ -264,11 +264,12 @@ int main(int argc, char **argv) {
     return fail("--emit '" + emit + "' is not a stage (stages: " +
                 join(ArrayRef(kStages), ", ") + ")");
   if (emit == "mlir")
-    emit = train ? "training" : (compileFlags.amp != "O0" ? "amp" : "graph");
+    emit = train ? "training"
+                 : (compileFlags.amp != ampc::AmpLevel::O0 ? "amp" : "graph");
   if (emit == "training" && !train)
     return fail("--emit=training shows the training step: it needs --mode "
                 "train (or --data)");
-  if (emit == "amp" && compileFlags.amp == "O0")
+  if (emit == "amp" && compileFlags.amp == ampc::AmpLevel::O0)
     return fail("--emit=amp shows the graph after amp-auto-cast: give --amp "
                 "O1|O2|O3");
   if (emit == "program" && outputFile == "-")
@@ -299,7 +300,7 @@ int main(int argc, char **argv) {
                 " both give the length of the run: give one");
   if (run.isGiven("checkpoint-every") && run.checkpointDir.empty())
     return fail("--checkpoint-every needs --checkpoint DIR");
-  if (compareFp32 && compileFlags.amp == "O0")
+  if (compareFp32 && compileFlags.amp == ampc::AmpLevel::O0)
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
   // Opened before anything is compiled: a missing GPU is the one line the
@@ -316,7 +317,7 @@ int main(int argc, char **argv) {
     budget = ampc::tools::memoryBudgetBytes(run.memoryBudget);
   if (repeat == 0)
     return fail("--repeat must be at least 1");
-  if (compileFlags.amp == "O0")
+  if (compileFlags.amp == ampc::AmpLevel::O0)
     for (auto &[name, opt] : cl::getRegisteredOptions())
       if (opt->getNumOccurrences() && name != "amp" && name != "amp-report" &&
           llvm::is_contained(opt->Categories, &ampCat))
