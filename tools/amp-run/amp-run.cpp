@@ -1,14 +1,14 @@
 //===- amp-run.cpp - compile an ONNX model and run it ---------------------===//
 //
-// The user-facing driver: imports a model, compiles it through the shared
-// pipeline to a Program, loads that into a runtime Session (exactly what
-// amp-exec would do with the file) and runs it on the given inputs.
-// `--emit=STAGE` stops after a stage.
-//
-// `--mode train` (the default when --data is given) builds a training step
-// instead (Train.cpp). A model may carry the recipe it was tuned with in its
-// metadata (`ampc.train.<option>`): those are the defaults of the options the
-// user did not give.
+// The user-facing driver: parses and checks the flags, imports the model,
+// and hands it to runInference (Infer.cpp: compile the forward function,
+// load it as amp-exec would, run it on the --input files) or, with
+// `--mode train` (the default when --data is given), to runTraining
+// (Train.cpp). `--emit=STAGE` stops after a stage. The compile flags are the
+// pipelines' options (PipelineOptions.h), the run-time flags the table
+// amp-exec shares (RunFlags.h). A model may carry the recipe it was tuned
+// with in its metadata (`ampc.train.<option>`): those are the defaults of
+// the options the user did not give.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,25 +20,18 @@
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
 #include "dialects/Rt/RtOps.h"
-#include "runtime/ByteSize.h"
 #include "runtime/HostMemory.h"
-#include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/cpu/Parallel.h"
-#include "runtime/io/Npy.h"
 #include "runtime/io/TensorFile.h"
-#include "runtime/tooling/CheckNumerics.h"
 #include "runtime/tooling/Checkpoint.h"
-#include "runtime/tooling/NonFinite.h"
-#include "runtime/tooling/TrainData.h"
-#include "tools/amp-run/AmpMemory.h"
+#include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/RunFlagsCl.h"
 #include "tools/amp-run/Train.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -48,9 +41,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
-#include <chrono>
-#include <map>
 #include <optional>
 
 using namespace llvm;
@@ -451,147 +441,22 @@ int main(int argc, char **argv) {
     return ampc::tools::runTraining(std::move(module), t);
   }
 
-  ampc::InferencePipelineOptions pipelineOptions =
-      compileFlags.loweringOptions(budget);
-  // The f32 step, compiled beside the AMP one, is what the report's memory
-  // figures compare against.
-  mlir::OwningOpRef<mlir::ModuleOp> f32Module;
-  bool graphStage = emit == "graph" || emit == "amp";
-  if (amp && !amp->report.empty() && !graphStage)
-    f32Module = module->clone();
-  pipelineOptions.amp = amp;
-  mlir::PassManager pm(&context);
-  if (graphStage) {
-    ampc::buildGraphPipeline(pm);
-    if (amp && emit == "amp")
-      ampc::buildAutoCastPipeline(pm, *amp);
-  } else {
-    ampc::buildInferencePipeline(pm, pipelineOptions);
-  }
-  if (mlir::failed(pm.run(*module)))
-    return 1;
-  if (f32Module) {
-    ampc::InferencePipelineOptions f32Options = pipelineOptions;
-    f32Options.amp.reset();
-    mlir::PassManager f32Pm(&context);
-    ampc::buildInferencePipeline(f32Pm, f32Options);
-    if (mlir::failed(f32Pm.run(*f32Module)))
-      return 1;
-    if (int rc = ampc::tools::reportMemory(*f32Module, *module, "forward",
-                                           amp->report))
-      return rc;
-    f32Module = nullptr;
-  }
-  if (graphStage || emit == "rt")
-    return ampc::tools::printModule(*module, outputFile);
-  if (emit == "program") {
-    ampc::ProgramWriteOptions w;
-    w.omitWeights = programWeights == "omit";
-    return ampc::tools::writeProgramFile(*module, outputFile, w);
-  }
-
-  // Run it the way amp-exec would: from the serialized bytes. The module
-  // holds a copy of the weights: drop it once they are in `forward`.
-  rt::FunctionInfo forward;
-  if (mlir::failed(
-          ampc::tools::loadFunction(*module, "forward", modelPath, forward)))
-    return 1;
-  module = nullptr;
-  rt::SessionOptions sessionOptions = ampc::tools::sessionOptionsOf(run);
-  std::unique_ptr<rt::Session> session;
-  if (rt::Status s =
-          rt::Session::create(std::move(forward), sessionOptions, session);
-      !s)
-    return fail(s.message());
-
-  std::map<std::string, rt::HostTensor> given;
+  ampc::tools::InferOptions inf;
+  inf.modelPath = modelPath;
+  inf.amp = amp;
+  inf.lowering = compileFlags.loweringOptions(budget);
+  inf.run = run;
   for (const std::string &spec : inputs) {
     std::string name, path;
     if (!splitSpec(spec, "input", name, path))
       return 1;
-    rt::TensorView want;
-    if (rt::Status s = session->inputType(name, want); !s)
-      return fail("--input " + name + ": " + s.message());
-    rt::HostTensor t;
-    if (rt::Status s = rt::readTensorFile(path, t); !s)
-      return fail("--input " + name + ": " + s.message());
-    // NumPy has no bfloat16: an f32 file feeds a bf16 input, rounded to
-    // nearest even. Every other dtype must match exactly.
-    std::optional<rt::HostTensor> before;
-    if (t.dtype == rt::DType::F32 && want.dtype == rt::DType::BF16) {
-      before = t;
-      if (rt::Status s = rt::convertTo(t, rt::DType::BF16); !s)
-        return fail("--input " + name + ": " + s.message());
-    }
-    if (t.dtype != want.dtype || t.shape != want.shape)
-      return fail("--input " + name + ": '" + path + "' holds " + t.typeStr() +
-                  ", but the model's input '" + name + "' is " +
-                  want.typeStr());
-    if (given.count(name))
-      return fail("--input " + name + " is given twice");
-    // A NaN or inf input is refused like a training sample.
-    rt::TensorView beforeView;
-    if (before)
-      beforeView = before->view();
-    if (rt::Status s = ampc::tools::checkFinite(t.view(), /*samples=*/false,
-                                                before ? &beforeView : nullptr);
-        !s)
-      return fail("--input " + name + ": " + path + ": " + s.message() +
-                  "; the data must be finite");
-    given[name] = std::move(t);
+    inf.inputs.emplace_back(name, path);
   }
-  std::string missing;
-  for (const rt::BindingInfo &b : session->function().inputs)
-    if (!given.count(b.name))
-      missing += (missing.empty() ? "'" : ", '") + b.name + "'";
-  if (!missing.empty())
-    return fail("no value for graph input(s) " + missing +
-                ": give each with --input NAME=FILE (or --bind NAME=FILE)");
-
-  if (run.checkNumerics)
-    if (rt::Status s = ampc::tools::checkParamsFinite(*session); !s)
-      return fail(modelPath + ": " + s.message() + " (--check-numerics)");
-  std::vector<double> times;
-  for (unsigned r = 0; r < repeat; ++r) {
-    for (auto &[name, t] : given)
-      if (rt::Status s = session->setInput(name, t.view()); !s)
-        return fail(s.message());
-    // Every run computes the same: the first is probed, the others timed.
-    session->setNonFiniteProbe(run.checkNumerics && r == 0);
-    auto start = std::chrono::steady_clock::now();
-    if (rt::Status s = session->run(); !s)
-      return fail(modelPath + ": " + s.message());
-    if (std::string fault = ampc::tools::nonFiniteFault(*session);
-        !fault.empty())
-      return fail(modelPath + ": " + fault);
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  if (repeat > 1) {
-    std::sort(times.begin(), times.end());
-    outs() << "amp-run: " << repeat << " runs, median "
-           << format("%.3f", times[times.size() / 2]) << " ms, min "
-           << format("%.3f", times.front()) << " ms\n";
-  }
-
-  if (!saveOutputs.empty()) {
-    if (std::error_code ec = sys::fs::create_directories(saveOutputs))
-      return fail("cannot create '" + saveOutputs + "': " + ec.message());
-  }
-  for (const rt::BindingInfo &b : session->function().outputs) {
-    rt::TensorView v;
-    if (rt::Status s = session->output(b.name, v); !s)
-      return fail(s.message());
-    if (printOutputs)
-      outs() << b.name << ": " << v.typeStr() << "\n";
-    if (saveOutputs.empty())
-      continue;
-    rt::HostTensor t = rt::copyOf(v, b.name);
-    SmallString<256> path(saveOutputs);
-    sys::path::append(path, ampc::tools::npyFileNameFor(b.name));
-    if (rt::Status s = rt::writeNpy(path.str().str(), t); !s)
-      return fail(s.message());
-  }
-  return 0;
+  inf.saveOutputs = saveOutputs;
+  inf.repeat = repeat;
+  inf.printOutputs = printOutputs;
+  inf.emit = emit;
+  inf.outputFile = outputFile;
+  inf.omitWeights = programWeights == "omit";
+  return ampc::tools::runInference(std::move(module), inf);
 }
