@@ -100,6 +100,40 @@ Status toAttrs(const google::protobuf::Map<std::string, pb::Attr> &in,
   return Status::ok();
 }
 
+const char *aliasingName(ops::Aliasing a) {
+  switch (a) {
+  case ops::Aliasing::None:
+    return "none";
+  case ops::Aliasing::Elementwise:
+    return "elementwise";
+  case ops::Aliasing::InPlaceUpdate:
+    return "in-place update";
+  }
+  return "?";
+}
+
+/// The kernel's declared aliasing, which a Program (untrusted input) may
+/// claim only where the op allows it: an elementwise claim on a gemm would
+/// let the planned bytes of its output overlay an input it still reads.
+Status toAliasing(int declared, KernelInfo &k) {
+  static_assert(
+      pb::ALIASING_NONE == int(ops::Aliasing::None) &&
+          pb::ALIASING_ELEMENTWISE == int(ops::Aliasing::Elementwise) &&
+          pb::ALIASING_IN_PLACE_UPDATE == int(ops::Aliasing::InPlaceUpdate),
+      "program.proto's Aliasing and ops::Aliasing disagree");
+  if (declared < pb::ALIASING_NONE || declared > pb::ALIASING_IN_PLACE_UPDATE)
+    return Status::error("aliasing " + std::to_string(declared) +
+                         " is not an aliasing kind");
+  ops::Aliasing a = static_cast<ops::Aliasing>(declared),
+                allowed = ops::aliasingOf(k.kind);
+  if (a != ops::Aliasing::None && a != allowed)
+    return Status::error(std::string("declares aliasing '") + aliasingName(a) +
+                         "', but a '" + k.kind + "' kernel allows '" +
+                         aliasingName(allowed) + "'");
+  k.aliasing = a;
+  return Status::ok();
+}
+
 Status checkValueId(int id, size_t n, const std::string &what) {
   if (id < 0 || static_cast<size_t>(id) >= n)
     return Status::error(what + " refers to value " + std::to_string(id) +
@@ -289,6 +323,7 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
       return Status::error(what + (info.steps.empty()
                                        ? " is fused but has no steps"
                                        : " has steps but is not fused"));
+    AMPC_RETURN_IF_ERROR(toAliasing(k.aliasing(), info).withContext(what));
     for (int id : info.outputs)
       defined[id] = true;
     fn.kernels.push_back(std::move(info));
@@ -359,7 +394,7 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
   for (size_t k = 0; k < fn.kernels.size(); ++k) {
     const KernelInfo &kern = fn.kernels[k];
     const int64_t ki = static_cast<int64_t>(k);
-    const ops::Aliasing aliasing = ops::aliasingOf(kern.kind);
+    const ops::Aliasing aliasing = kern.aliasing;
     const bool elementwise = aliasing == ops::Aliasing::Elementwise;
     for (size_t j = 0; j < kern.outputs.size(); ++j) {
       const int out = kern.outputs[j];
@@ -489,7 +524,12 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
   if (p.version() != kProgramVersion)
     return Status::error(
         origin + ": Program version " + std::to_string(p.version()) +
-        ", this runtime reads version " + std::to_string(kProgramVersion));
+        ", this runtime reads version " + std::to_string(kProgramVersion) +
+        (p.version() < kProgramVersion
+             ? " (written by an older ampc, before Programs held every "
+               "attribute and each kernel's aliasing: compile the model "
+               "again with amp-run --emit=program)"
+             : " (written by a newer ampc)"));
   if (p.functions().empty())
     return Status::error(origin + ": the Program has no functions");
   out = ProgramInfo();

@@ -12,6 +12,7 @@
 
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
+#include "runtime/ops/Check.h"
 #include "runtime/ops/OpCall.h"
 
 #include <cstdint>
@@ -23,7 +24,9 @@
 
 namespace ampc::rt {
 
-inline constexpr unsigned kProgramVersion = 1;
+// 2: every attribute is written (the runtime keeps no defaults) and each
+// kernel says how its outputs may alias its inputs.
+inline constexpr unsigned kProgramVersion = 2;
 inline constexpr int64_t kArenaAlignment = 64;
 // The most bytes a Program's arena or one of its values may have (4 TiB):
 // the compiler refuses to write more, the loader to read more.
@@ -46,6 +49,9 @@ struct KernelInfo {
   std::vector<int> outputs;
   std::vector<ops::FusedStep> steps;
   std::string location;
+  // How the compiler planned the outputs over the inputs; never more than
+  // ops::aliasingOf(kind) allows.
+  ops::Aliasing aliasing = ops::Aliasing::None;
   std::string describe(size_t index) const; // "kernel 3 (gemm at 'fc1')"
 };
 

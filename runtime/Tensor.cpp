@@ -77,17 +77,17 @@ const AttrValue *Attrs::find(const std::string &k) const {
   auto it = map_.find(k);
   return it == map_.end() ? nullptr : &it->second;
 }
-int64_t Attrs::getInt(const std::string &k, int64_t dflt) const {
+int64_t Attrs::getInt(const std::string &k) const {
   const AttrValue *a = find(k);
-  return a ? a->i : dflt;
+  return a ? a->i : 0;
 }
-double Attrs::getFloat(const std::string &k, double dflt) const {
+double Attrs::getFloat(const std::string &k) const {
   const AttrValue *a = find(k);
-  return a ? a->f : dflt;
+  return a ? a->f : 0;
 }
-std::string Attrs::getString(const std::string &k, std::string dflt) const {
+std::string Attrs::getString(const std::string &k) const {
   const AttrValue *a = find(k);
-  return a ? a->s : dflt;
+  return a ? a->s : std::string();
 }
 std::vector<int64_t> Attrs::getInts(const std::string &k) const {
   const AttrValue *a = find(k);

@@ -57,11 +57,12 @@ public:
 
   bool has(const std::string &k) const { return map_.count(k) != 0; }
   const AttrValue *find(const std::string &k) const;
-  // Getters fall back to the default when the attribute is absent; they do
-  // not check the kind (Program validation does: see runtime/Program.cpp).
-  int64_t getInt(const std::string &k, int64_t dflt = 0) const;
-  double getFloat(const std::string &k, double dflt = 0) const;
-  std::string getString(const std::string &k, std::string dflt = "") const;
+  // Reads of attributes the kernel's check has found present and of their
+  // kind (ops/AttrReaders.h); an absent one reads as 0 or "". The runtime
+  // keeps no defaults: a Program holds every attribute (version 2).
+  int64_t getInt(const std::string &k) const;
+  double getFloat(const std::string &k) const;
+  std::string getString(const std::string &k) const;
   std::vector<int64_t> getInts(const std::string &k) const;
   const std::map<std::string, AttrValue> &all() const { return map_; }
 

@@ -133,9 +133,14 @@ void gemms(cpu::CpuContext &ctx) {
   std::printf("| shape | m x n x k | OpenBLAS f32 | oneDNN f32 | oneDNN/"
               "OpenBLAS | kernel bf16 | gemm + bias f32 | gemm + bias + relu "
               "f32 |\n|---|---|---|---|---|---|---|---|\n");
-  Attrs none, bias, biasRelu;
+  // Every gemm attribute, as the compiler writes them (the runtime keeps no
+  // defaults).
+  Attrs none, bias;
+  bias.setFloat("alpha", 1);
   bias.setFloat("beta", 1);
-  biasRelu.setFloat("beta", 1);
+  bias.setInt("trans_a", 0);
+  bias.setInt("trans_b", 0);
+  Attrs biasRelu = bias;
   biasRelu.setString("epilogue", "relu");
   for (const Shape3 &s : shapes) {
     Buf a(DType::F32, {s.m, s.k}, 1), b(DType::F32, {s.k, s.n}, 2),

@@ -89,6 +89,16 @@ int main(int argc, char **argv) {
       attrs.setFloat("min", -1);
       attrs.setFloat("max", 1);
     }
+    // ONNX's defaults, which the compiler writes (the runtime keeps none):
+    // the values the hashes of earlier builds were taken with.
+    attrs.setString("approximate", "none");
+    if (op.kind == ops::ew::Kind::HardSigmoid ||
+        op.kind == ops::ew::Kind::HardSigmoidGrad) {
+      attrs.setFloat("alpha", 0.2);
+      attrs.setFloat("beta", 0.5);
+    } else {
+      attrs.setFloat("alpha", 0.01);
+    }
     call.attrs = &attrs;
     if (op.sig == ops::ew::Sig::Where)
       call.inputs.push_back(TensorView{DType::I1, shape, cond.data()});

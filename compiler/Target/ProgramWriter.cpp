@@ -61,6 +61,20 @@ LogicalResult setType(Operation *at, Type type, pb::TensorType &out) {
   return success();
 }
 
+/// The kernel's aliasing as the memory planner planned by it.
+pb::Aliasing aliasingOf(rtir::KernelOp kernel) {
+  switch (
+      graph::aliasingOfBody(kernel.getBody().front(), kernel.getNumResults())) {
+  case graph::BodyAliasing::None:
+    break;
+  case graph::BodyAliasing::Elementwise:
+    return pb::ALIASING_ELEMENTWISE;
+  case graph::BodyAliasing::InPlaceUpdate:
+    return pb::ALIASING_IN_PLACE_UPDATE;
+  }
+  return pb::ALIASING_NONE;
+}
+
 /// The elements of `attr` in the runtime's layout.
 /// A splat whose bytes are not all zero: state a runner cannot start at zero.
 bool isNonzeroSplat(ElementsAttr attr) {
@@ -309,6 +323,7 @@ private:
   LogicalResult writeKernel(rtir::KernelOp kernel) {
     pb::Kernel *k = out.add_kernels();
     k->set_kind(kernel.getKind().str());
+    k->set_aliasing(aliasingOf(kernel));
     k->set_location(locationName(kernel.getLoc()));
     for (Value in : kernel.getInputs())
       k->add_inputs(ids.lookup(in));

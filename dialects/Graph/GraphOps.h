@@ -76,6 +76,21 @@ inline constexpr llvm::StringLiteral kLossSeedAttr = "graph.loss_seed";
 /// the rounded working copy of the new parameter (convert-graph-to-rt).
 bool isUpdateWithWorkingCopy(mlir::Block &body);
 
+/// How the results of a kernel whose body is `body` (graph ops and a
+/// terminator, as in rt.kernel) may overlay its operands: the facts the
+/// memory planner plans by and a Program states (Kernel.aliasing).
+enum class BodyAliasing {
+  None,
+  /// One result computed by Fusible ops only: element i of every operand is
+  /// read before element i of the result is written, so the result may be
+  /// an operand it reads for the last time.
+  Elementwise,
+  /// An optimizer update, alone or with its working copy: every result may
+  /// overlay the state (or parameter) it replaces.
+  InPlaceUpdate,
+};
+BodyAliasing aliasingOfBody(mlir::Block &body, unsigned numResults);
+
 /// Sets graph.accumulate = f32 on `op` when it is Accumulating
 /// (GraphTraits.td) and its (first) result is f16 or bf16; does nothing
 /// otherwise.

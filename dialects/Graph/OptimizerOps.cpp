@@ -151,6 +151,20 @@ bool ampc::graph::isUpdateWithWorkingCopy(Block &body) {
   return update && c && c.getInput() == update->getResult(0);
 }
 
+ampc::graph::BodyAliasing ampc::graph::aliasingOfBody(Block &body,
+                                                      unsigned numResults) {
+  auto ops = body.without_terminator();
+  if (numResults == 1 && llvm::all_of(ops, [](Operation &o) {
+        return o.hasTrait<OpTrait::Fusible>();
+      }))
+    return BodyAliasing::Elementwise;
+  if ((llvm::hasSingleElement(ops) &&
+       isa<OptimizerUpdateOpInterface>(*ops.begin())) ||
+      isUpdateWithWorkingCopy(body))
+    return BodyAliasing::InPlaceUpdate;
+  return BodyAliasing::None;
+}
+
 OperandRange ampc::graph::OptimizerUpdateOpInterface::getStateOperands() {
   OperandRange all = (*this)->getOperands();
   unsigned first = getGradMutable().getOperandNumber() + 1;

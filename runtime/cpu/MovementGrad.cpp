@@ -128,7 +128,7 @@ void runGatherGradT(const OpCall &call, int64_t axis,
 Status runGatherGrad(const OpCall &call, CpuContext &ctx) {
   const TensorView &idx = call.inputs[1], &out = call.outputs[0];
   int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", axis));
   int64_t dim = out.shape[axis];
   std::vector<int64_t> rows;
   AMPC_RETURN_IF_ERROR(resolveGatherIndices(idx, axis, dim, rows));

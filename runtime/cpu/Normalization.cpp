@@ -45,7 +45,7 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
   int64_t n = x.shape[0], c = x.shape[1];
   int64_t inner = product(x.shape, 2, x.shape.size());
   double eps = call.attrs->getFloat("epsilon");
-  double momentum = call.attrs->getFloat("momentum", 0.9);
+  double momentum = call.attrs->getFloat("momentum");
   std::vector<double> scale(c), bias(c), m(c), v(c);
   loadF64(call.inputs[1], 0, c, scale.data());
   loadF64(call.inputs[2], 0, c, bias.data());

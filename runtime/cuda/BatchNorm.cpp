@@ -98,12 +98,10 @@ public:
     k->in_ = call.inputs;
     k->out_ = call.outputs;
     AMPC_RETURN_IF_ERROR(
-        ops::getFloat(*call.attrs, "epsilon", std::nullopt, k->eps_)
-            .withContext(call.op));
+        ops::getFloat(*call.attrs, "epsilon", k->eps_).withContext(call.op));
     if (training)
-      AMPC_RETURN_IF_ERROR(
-          ops::getFloat(*call.attrs, "momentum", std::nullopt, k->momentum_)
-              .withContext(call.op));
+      AMPC_RETURN_IF_ERROR(ops::getFloat(*call.attrs, "momentum", k->momentum_)
+                               .withContext(call.op));
     const TensorView &x = call.inputs[0];
     k->l_ = layoutOf(x, ctx.device);
     AMPC_RETURN_IF_ERROR(checkGridSize(k->l_, call.op));

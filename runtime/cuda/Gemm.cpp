@@ -446,10 +446,10 @@ private:
     DType t = a.dtype;
     LtTypes types;
     AMPC_RETURN_IF_ERROR(ltTypesFor("gemm", t, ctx.allowTf32, types));
-    double alpha = call.attrs->getFloat("alpha", 1.0);
-    double beta = call.attrs->getFloat("beta", 1.0);
-    bool transA = call.attrs->getInt("trans_a", 0) != 0;
-    bool transB = call.attrs->getInt("trans_b", 0) != 0;
+    double alpha = call.attrs->getFloat("alpha");
+    double beta = call.attrs->getFloat("beta");
+    bool transA = call.attrs->getInt("trans_a") != 0;
+    bool transB = call.attrs->getInt("trans_b") != 0;
     int64_t m = dest.shape[0], n = dest.shape[1];
     int64_t k = transA ? a.shape[0] : a.shape[1];
     const TensorView *c = ops::hasInput(call, 2) ? &call.inputs[2] : nullptr;

@@ -39,11 +39,11 @@ bool ltEpilogueFor(const ops::OpCall &call, const EpilogueInfo &e,
   if (a.dtype == DType::F64 || d.numElements() == 0)
     return false;
   const int64_t n = d.shape[1];
-  const bool tanh = call.attrs->getString("approximate", "none") == "tanh";
+  const bool tanh = call.attrs->getString("approximate") == "tanh";
   // c can only be the BIAS vector: one value per row of D, added with
   // beta 1 (the compiler fuses nothing else; see GemmEpilogues.cpp).
   const TensorView *c = ops::hasInput(call, 2) ? &call.inputs[2] : nullptr;
-  if (c && (call.attrs->getFloat("beta", 1.0) != 1.0 || c->numElements() != n ||
+  if (c && (call.attrs->getFloat("beta") != 1.0 || c->numElements() != n ||
             (c->rank() == 2 && c->shape[0] != 1)))
     return false;
   out = LtEpilogue{};

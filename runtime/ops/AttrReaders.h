@@ -48,19 +48,19 @@ inline Status attrOfKind(const Attrs &attrs, const std::string &key,
   return Status::ok();
 }
 
-// A missing attribute takes `dflt`; without a default it is an error.
-inline Status getInt(const Attrs &attrs, const std::string &key,
-                     std::optional<int64_t> dflt, int64_t &out) {
+// Every attribute a kernel reads is in its call: the compiler writes each
+// with its default (Program version 2), so a missing one is an error here,
+// and no default is restated in the runtime.
+inline Status getInt(const Attrs &attrs, const std::string &key, int64_t &out) {
   const AttrValue *a;
   AMPC_RETURN_IF_ERROR(
-      attrOfKind(attrs, key, AttrValue::Kind::Int, !dflt.has_value(), a));
-  out = a ? a->i : *dflt;
+      attrOfKind(attrs, key, AttrValue::Kind::Int, /*required=*/true, a));
+  out = a->i;
   return Status::ok();
 }
-inline Status getBool(const Attrs &attrs, const std::string &key, bool dflt,
-                      bool &out) {
+inline Status getBool(const Attrs &attrs, const std::string &key, bool &out) {
   int64_t v;
-  AMPC_RETURN_IF_ERROR(getInt(attrs, key, dflt ? 1 : 0, v));
+  AMPC_RETURN_IF_ERROR(getInt(attrs, key, v));
   if (v != 0 && v != 1)
     return Status::error("attribute '" + key + "' must be 0 or 1, got " +
                          std::to_string(v));
@@ -68,19 +68,19 @@ inline Status getBool(const Attrs &attrs, const std::string &key, bool dflt,
   return Status::ok();
 }
 inline Status getFloat(const Attrs &attrs, const std::string &key,
-                       std::optional<double> dflt, double &out) {
+                       double &out) {
   const AttrValue *a;
   AMPC_RETURN_IF_ERROR(
-      attrOfKind(attrs, key, AttrValue::Kind::Float, !dflt.has_value(), a));
-  out = a ? a->f : *dflt;
+      attrOfKind(attrs, key, AttrValue::Kind::Float, /*required=*/true, a));
+  out = a->f;
   return Status::ok();
 }
 inline Status getString(const Attrs &attrs, const std::string &key,
-                        std::optional<std::string> dflt, std::string &out) {
+                        std::string &out) {
   const AttrValue *a;
   AMPC_RETURN_IF_ERROR(
-      attrOfKind(attrs, key, AttrValue::Kind::String, !dflt.has_value(), a));
-  out = a ? a->s : *dflt;
+      attrOfKind(attrs, key, AttrValue::Kind::String, /*required=*/true, a));
+  out = a->s;
   return Status::ok();
 }
 inline Status getInts(const Attrs &attrs, const std::string &key,

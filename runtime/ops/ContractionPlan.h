@@ -84,10 +84,10 @@ struct GemmAttrs {
 };
 
 inline Status readGemmAttrs(const Attrs &attrs, GemmAttrs &g) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 1.0, g.alpha));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", 1.0, g.beta));
-  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_a", false, g.transA));
-  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_b", false, g.transB));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", g.alpha));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", g.beta));
+  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_a", g.transA));
+  AMPC_RETURN_IF_ERROR(getBool(attrs, "trans_b", g.transB));
   return Status::ok();
 }
 

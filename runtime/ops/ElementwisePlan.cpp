@@ -1,6 +1,8 @@
 //===- ElementwisePlan.cpp - elementwise type rules, attributes, plans ----===//
 #include "runtime/ops/ElementwisePlan.h"
 
+#include "runtime/ops/AttrReaders.h"
+
 #include <cmath>
 #include <iterator>
 
@@ -124,31 +126,22 @@ Status parseAttrs(const OpInfo &op, const Attrs &attrs, Params &p) {
   switch (op.kind) {
   case Kind::Gelu:
   case Kind::GeluGrad: {
-    const AttrValue *a = attrs.find("approximate");
-    if (!a)
-      return Status::ok(); // TableGen default "none"
-    if (a->kind != AttrValue::Kind::String)
-      return Status::error("attribute 'approximate' must be a string");
-    if (a->s != "none" && a->s != "tanh")
+    std::string approximate;
+    AMPC_RETURN_IF_ERROR(getString(attrs, "approximate", approximate));
+    if (approximate != "none" && approximate != "tanh")
       return Status::error("attribute 'approximate' must be \"none\" or "
                            "\"tanh\", got \"" +
-                           a->s + "\"");
-    p.geluTanh = a->s == "tanh";
+                           approximate + "\"");
+    p.geluTanh = approximate == "tanh";
     return Status::ok();
   }
   case Kind::LeakyRelu:
-  case Kind::LeakyReluGrad: {
-    bool has;
-    return floatAttr(attrs, "alpha", has, p.alpha);
-  }
+  case Kind::LeakyReluGrad:
+    return getFloat(attrs, "alpha", p.alpha);
   case Kind::HardSigmoid:
-  case Kind::HardSigmoidGrad: {
-    p.alpha = 0.2; // TableGen's defaults
-    p.beta = 0.5;
-    bool has;
-    AMPC_RETURN_IF_ERROR(floatAttr(attrs, "alpha", has, p.alpha));
-    return floatAttr(attrs, "beta", has, p.beta);
-  }
+  case Kind::HardSigmoidGrad:
+    AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", p.alpha));
+    return getFloat(attrs, "beta", p.beta);
   case Kind::Clip:
   case Kind::ClipGrad: {
     AMPC_RETURN_IF_ERROR(floatAttr(attrs, "min", p.hasMin, p.min));

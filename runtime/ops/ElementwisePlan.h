@@ -57,8 +57,9 @@ const char *operandName(Sig s, int k);
 // Attribute values a step needs at run time, parsed with its plan.
 struct Params {
   bool geluTanh = false;
-  double alpha = 0.01; // leaky_relu's slope, hard_sigmoid's alpha
-  double beta = 0.5;   // hard_sigmoid's
+  // From the call's attributes, which hold every default (Program v2).
+  double alpha = 0; // leaky_relu's slope, hard_sigmoid's alpha
+  double beta = 0;  // hard_sigmoid's
   bool hasMin = false, hasMax = false;
   double min = 0, max = 0;
 };

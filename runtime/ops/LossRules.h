@@ -24,15 +24,14 @@ struct LossAttrs {
 };
 
 inline Status readLossAttrs(const Attrs &attrs, LossAttrs &la) {
-  AMPC_RETURN_IF_ERROR(
-      getString(attrs, "reduction", std::string("mean"), la.reduction));
+  AMPC_RETURN_IF_ERROR(getString(attrs, "reduction", la.reduction));
   if (la.reduction != "none" && la.reduction != "sum" && la.reduction != "mean")
     return Status::error(
         "attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"" +
         la.reduction + "\"");
   if (attrs.has("ignore_index")) {
     int64_t v = 0;
-    AMPC_RETURN_IF_ERROR(getInt(attrs, "ignore_index", std::nullopt, v));
+    AMPC_RETURN_IF_ERROR(getInt(attrs, "ignore_index", v));
     la.ignoreIndex = v;
   }
   return Status::ok();

@@ -21,13 +21,12 @@ namespace {
 Status checkBatchNorm(const OpCall &call, bool training) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, training ? 5 : 1));
   double eps = 0, momentum = 0;
-  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
+  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", eps));
   if (!(eps >= 0))
     return Status::error("attribute 'epsilon' must be >= 0, got " +
                          std::to_string(eps));
   if (training) {
-    AMPC_RETURN_IF_ERROR(
-        getFloat(*call.attrs, "momentum", std::nullopt, momentum));
+    AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "momentum", momentum));
     if (!(momentum >= 0 && momentum <= 1))
       return Status::error("attribute 'momentum' must be in [0, 1], got " +
                            std::to_string(momentum));
@@ -98,8 +97,8 @@ Status checkLayerNorm(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 3));
   int64_t axis = 0;
   double eps = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
-  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", std::nullopt, eps));
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", axis));
+  AMPC_RETURN_IF_ERROR(getFloat(*call.attrs, "epsilon", eps));
   if (!(eps >= 0))
     return Status::error("attribute 'epsilon' must be >= 0, got " +
                          std::to_string(eps));
@@ -172,7 +171,7 @@ Status checkLayerNormGrad(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkGradAndInput(call));
   const TensorView &x = call.inputs[1], &scale = call.inputs[2];
   int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", axis));
   AMPC_RETURN_IF_ERROR(checkAxis(axis, x.rank()));
   Shape normalized(x.shape.begin() + axis, x.shape.end());
   AMPC_RETURN_IF_ERROR(checkFloat(scale, "scale"));

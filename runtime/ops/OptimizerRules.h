@@ -68,7 +68,7 @@ struct SgdAttrs {
 };
 
 inline Status readSgdAttrs(const Attrs &attrs, SgdAttrs &a) {
-  return getFloat(attrs, "weight_decay", 0.0, a.weightDecay);
+  return getFloat(attrs, "weight_decay", a.weightDecay);
 }
 
 struct MomentumAttrs {
@@ -77,12 +77,11 @@ struct MomentumAttrs {
 };
 
 inline Status readMomentumAttrs(const Attrs &attrs, MomentumAttrs &a) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", std::nullopt, a.alpha));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", std::nullopt, a.beta));
-  AMPC_RETURN_IF_ERROR(
-      getFloat(attrs, "norm_coefficient", 0.0, a.normCoefficient));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", a.alpha));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", a.beta));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "norm_coefficient", a.normCoefficient));
   std::string mode;
-  AMPC_RETURN_IF_ERROR(getString(attrs, "mode", std::string("standard"), mode));
+  AMPC_RETURN_IF_ERROR(getString(attrs, "mode", mode));
   if (mode != "standard" && mode != "nesterov")
     return Status::error(
         "attribute 'mode' must be \"standard\" or \"nesterov\", got \"" + mode +
@@ -98,16 +97,15 @@ struct AdamAttrs {
 };
 
 inline Status readAdamAttrs(const Attrs &attrs, AdamAttrs &a) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", 0.9, a.alpha));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", 0.999, a.beta));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-8, a.epsilon));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "alpha", a.alpha));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "beta", a.beta));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", a.epsilon));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "norm_coefficient", a.normCoefficient));
   AMPC_RETURN_IF_ERROR(
-      getFloat(attrs, "norm_coefficient", 0.0, a.normCoefficient));
-  AMPC_RETURN_IF_ERROR(
-      getFloat(attrs, "norm_coefficient_post", 0.0, a.normCoefficientPost));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "weight_decay", 0.0, a.weightDecay));
+      getFloat(attrs, "norm_coefficient_post", a.normCoefficientPost));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "weight_decay", a.weightDecay));
   std::string mode;
-  AMPC_RETURN_IF_ERROR(getString(attrs, "mode", std::string("pytorch"), mode));
+  AMPC_RETURN_IF_ERROR(getString(attrs, "mode", mode));
   if (mode != "onnx" && mode != "pytorch")
     return Status::error(
         "attribute 'mode' must be \"onnx\" or \"pytorch\", got \"" + mode +
@@ -141,10 +139,9 @@ struct AdagradAttrs {
 };
 
 inline Status readAdagradAttrs(const Attrs &attrs, AdagradAttrs &a) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "decay_factor", 0.0, a.decayFactor));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", 1e-6, a.epsilon));
-  AMPC_RETURN_IF_ERROR(
-      getFloat(attrs, "norm_coefficient", 0.0, a.normCoefficient));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "decay_factor", a.decayFactor));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "epsilon", a.epsilon));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "norm_coefficient", a.normCoefficient));
   AMPC_RETURN_IF_ERROR(checkNonNegative("decay_factor", a.decayFactor));
   return checkNonNegative("epsilon", a.epsilon);
 }
@@ -157,13 +154,12 @@ struct ScheduleAttrs {
 };
 
 inline Status readScheduleAttrs(const Attrs &attrs, ScheduleAttrs &a) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "base_lr", std::nullopt, a.baseLr));
-  AMPC_RETURN_IF_ERROR(
-      getString(attrs, "kind", std::string("constant"), a.kind));
-  AMPC_RETURN_IF_ERROR(getInt(attrs, "step_size", 1, a.stepSize));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "gamma", 0.1, a.gamma));
-  AMPC_RETURN_IF_ERROR(getInt(attrs, "total_steps", 1, a.totalSteps));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "min_lr", 0.0, a.minLr));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "base_lr", a.baseLr));
+  AMPC_RETURN_IF_ERROR(getString(attrs, "kind", a.kind));
+  AMPC_RETURN_IF_ERROR(getInt(attrs, "step_size", a.stepSize));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "gamma", a.gamma));
+  AMPC_RETURN_IF_ERROR(getInt(attrs, "total_steps", a.totalSteps));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "min_lr", a.minLr));
   if (a.kind != "constant" && a.kind != "step" && a.kind != "cosine")
     return Status::error("attribute 'kind' must be \"constant\", \"step\" or "
                          "\"cosine\", got \"" +
@@ -180,14 +176,12 @@ struct ScaleAttrs {
 };
 
 inline Status readScaleAttrs(const Attrs &attrs, ScaleAttrs &a) {
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "growth", std::nullopt, a.growth));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "backoff", std::nullopt, a.backoff));
-  AMPC_RETURN_IF_ERROR(
-      getInt(attrs, "growth_interval", std::nullopt, a.growthInterval));
-  AMPC_RETURN_IF_ERROR(
-      getInt(attrs, "decr_every_n", std::nullopt, a.decrEveryN));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "min_scale", std::nullopt, a.minScale));
-  AMPC_RETURN_IF_ERROR(getFloat(attrs, "max_scale", std::nullopt, a.maxScale));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "growth", a.growth));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "backoff", a.backoff));
+  AMPC_RETURN_IF_ERROR(getInt(attrs, "growth_interval", a.growthInterval));
+  AMPC_RETURN_IF_ERROR(getInt(attrs, "decr_every_n", a.decrEveryN));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "min_scale", a.minScale));
+  AMPC_RETURN_IF_ERROR(getFloat(attrs, "max_scale", a.maxScale));
   if (!(a.growth >= 1))
     return Status::error("attribute 'growth' must be >= 1, got " +
                          num(a.growth));

@@ -30,7 +30,7 @@ inline bool isReducedAxis(const std::vector<int64_t> &axes, size_t dim) {
 inline Status readReduceAttrs(const Attrs &attrs, int64_t rank,
                               std::vector<int64_t> &axes, bool &keepdims) {
   AMPC_RETURN_IF_ERROR(getInts(attrs, "axes", axes));
-  AMPC_RETURN_IF_ERROR(getBool(attrs, "keepdims", true, keepdims));
+  AMPC_RETURN_IF_ERROR(getBool(attrs, "keepdims", keepdims));
   if (axes.empty())
     return Status::error("attribute 'axes' is empty (list every axis to "
                          "reduce over all of them)");

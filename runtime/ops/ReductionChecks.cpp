@@ -69,7 +69,7 @@ Status checkSoftmax(const OpCall &call) {
   const TensorView &x = call.inputs[0];
   AMPC_RETURN_IF_ERROR(checkFloat(x, "input"));
   int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", axis));
   AMPC_RETURN_IF_ERROR(checkAxis(axis, x.rank()));
   return checkOutput(call, 0, "output", x.shape, x.dtype);
 }
@@ -87,7 +87,7 @@ Status checkSoftmaxGrad(const OpCall &call) {
     return Status::error("output has shape " + shapeStr(y.shape) +
                          " but grad has " + shapeStr(g.shape));
   int64_t axis = 0;
-  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", std::nullopt, axis));
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "axis", axis));
   AMPC_RETURN_IF_ERROR(checkAxis(axis, g.rank()));
   return checkOutput(call, 0, "input_grad", g.shape, g.dtype);
 }

@@ -56,7 +56,7 @@ inline Status planConv(const Attrs &at, const Shape &in, const Shape &f,
   AMPC_RETURN_IF_ERROR(getInts(at, "strides", strides));
   AMPC_RETURN_IF_ERROR(getInts(at, "pads", pads));
   AMPC_RETURN_IF_ERROR(getInts(at, "dilations", dilations));
-  AMPC_RETURN_IF_ERROR(getInt(at, "group", std::nullopt, group));
+  AMPC_RETURN_IF_ERROR(getInt(at, "group", group));
   AMPC_RETURN_IF_ERROR(checkWindow(strides, pads, dilations));
   if (in.size() != 4)
     return Status::error("input must be 4-D NCHW, got " + shapeStr(in));
@@ -114,10 +114,9 @@ inline Status planPool(const Attrs &at, const Shape &in, bool isMax,
   AMPC_RETURN_IF_ERROR(getInts(at, "pads", pads));
   if (isMax)
     AMPC_RETURN_IF_ERROR(getInts(at, "dilations", dilations));
-  AMPC_RETURN_IF_ERROR(getBool(at, "ceil_mode", false, p.ceil));
+  AMPC_RETURN_IF_ERROR(getBool(at, "ceil_mode", p.ceil));
   if (!isMax)
-    AMPC_RETURN_IF_ERROR(
-        getBool(at, "count_include_pad", false, p.countIncludePad));
+    AMPC_RETURN_IF_ERROR(getBool(at, "count_include_pad", p.countIncludePad));
   if (in.size() != 4)
     return Status::error("input must be 4-D NCHW, got " + shapeStr(in));
   if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)

@@ -4,7 +4,8 @@
 // it (amp-describe-step puts it on @train_step) into the Program's
 // StepInfo, which amp-exec's host loop reads; a Program describes one step.
 // Kernels carry every attribute their graph op has a default for, so the
-// runtime need not restate ODS's defaults.
+// runtime need not restate ODS's defaults, and how the memory planner laid
+// their outputs over their inputs (Kernel.aliasing).
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,6 +120,29 @@ TEST(ProgramWriterStates, EveryDefaultedAttribute) {
   ASSERT_EQ(k.steps(1).op(), "gelu");
   ASSERT_TRUE(k.steps(1).attrs().count("approximate"));
   EXPECT_EQ(k.steps(1).attrs().at("approximate").s(), "none");
+}
+
+TEST(ProgramWriterStates, EachKernelsAliasing) {
+  // A fused chain (in place over x), a gemm, and an sgd update (over w).
+  rt::proto::Function f = lowerAndWrite(R"(
+    func.func @forward(%x: tensor<2x2xf32> {graph.name = "x"},
+        %w: tensor<2x2xf32> {graph.name = "w", graph.init = dense<1.0> : tensor<2x2xf32>},
+        %lr: tensor<f32> {graph.name = "lr"})
+        -> (tensor<2x2xf32> {graph.name = "y"}, tensor<2x2xf32> {graph.name = "w2"}) {
+      %0 = graph.exp %x : tensor<2x2xf32>
+      %1 = graph.relu %0 : tensor<2x2xf32>
+      %2 = graph.gemm %1, %w : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+      %3 = graph.sgd_update %lr, %w, %2 : (tensor<f32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+      return %2, %3 : tensor<2x2xf32>, tensor<2x2xf32>
+    })");
+  std::map<std::string, int> aliasing;
+  for (const rt::proto::Kernel &k : f.kernels())
+    aliasing[k.kind()] = k.aliasing();
+  EXPECT_EQ(aliasing,
+            (std::map<std::string, int>{
+                {"fused", rt::proto::ALIASING_ELEMENTWISE},
+                {"gemm", rt::proto::ALIASING_NONE},
+                {"sgd_update", rt::proto::ALIASING_IN_PLACE_UPDATE}}));
 }
 
 } // namespace

@@ -167,24 +167,21 @@ int64_t placeBySize(std::vector<Piece> &pieces) {
   return top;
 }
 
+graph::BodyAliasing aliasingOf(rtir::KernelOp kernel) {
+  return graph::aliasingOfBody(kernel.getBody().front(),
+                               kernel.getNumResults());
+}
+
 /// One result computed by elementwise ops only (fused or not).
 bool isElementwiseKernel(rtir::KernelOp kernel) {
-  return kernel.getNumResults() == 1 &&
-         llvm::all_of(kernel.getBody().front().without_terminator(),
-                      [](Operation &o) { return isElementwise(&o); });
+  return aliasingOf(kernel) == graph::BodyAliasing::Elementwise;
 }
 
 /// Kernels whose outputs may overlay the inputs they read for the last
 /// time, element for element: elementwise ones, and optimizer updates
 /// (alone, or writing a working copy too).
 bool updatesInPlace(rtir::KernelOp kernel) {
-  if (isElementwiseKernel(kernel))
-    return true;
-  Block &body = kernel.getBody().front();
-  auto ops = body.without_terminator();
-  return (llvm::hasSingleElement(ops) &&
-          isa<graph::OptimizerUpdateOpInterface>(*ops.begin())) ||
-         graph::isUpdateWithWorkingCopy(body);
+  return aliasingOf(kernel) != graph::BodyAliasing::None;
 }
 
 bool hasStorage(Value v) {

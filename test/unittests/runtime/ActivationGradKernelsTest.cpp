@@ -34,8 +34,10 @@ std::vector<ActCase> cases() {
        "leaky_relu",
        [](Attrs &a) { a.setFloat("alpha", 0.3); },
        {0.0}},
-      {"leaky_relu_default_alpha", "leaky_relu", [](Attrs &) {}, {0.0}},
-      {"gelu", "gelu", [](Attrs &) {}, {}},
+      {"leaky_relu_onnx_alpha",
+       "leaky_relu",
+       [](Attrs &a) { a.setFloat("alpha", 0.01); },
+       {0.0}},
       {"gelu_none",
        "gelu",
        [](Attrs &a) { a.setString("approximate", "none"); },
@@ -68,7 +70,13 @@ std::vector<ActCase> cases() {
          a.setFloat("beta", 0.4);
        },
        {-1.6, 2.4}},
-      {"hard_sigmoid_default", "hard_sigmoid", [](Attrs &) {}, {-2.5, 2.5}},
+      {"hard_sigmoid_onnx",
+       "hard_sigmoid",
+       [](Attrs &a) {
+         a.setFloat("alpha", 0.2);
+         a.setFloat("beta", 0.5);
+       },
+       {-2.5, 2.5}},
       {"hard_swish", "hard_swish", [](Attrs &) {}, {-3, 3}},
   };
 }
@@ -146,7 +154,9 @@ TEST(ActivationGradKernels, HandCheckedValuesAtKinksAndBounds) {
          a.setFloat("beta", 0.5);
        },
        {0, 1, 1, -0.5, 2, 0}},
-      {"gelu_grad", [](Attrs &) {}, {}}, // checked below at 0: 0.5 * grad
+      {"gelu_grad",
+       [](Attrs &a) { a.setString("approximate", "none"); },
+       {}}, // checked below at 0: 0.5 * grad
   };
   for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
     for (const Expect &e : expects) {
@@ -262,6 +272,7 @@ TEST(ActivationGradKernels, FusedChainEqualsStepByStepBitForBit) {
       Call c5{"abs_grad", {}, {&s4, &x32}, {&s5}};
       Call c6{"cast", {}, {&s5}, {&s6}};
       Call c7{"gelu_grad", {}, {&s6, &xb}, {&want}};
+      c7.attrs.setString("approximate", "none");
       for (Call *c : {&c0, &c1, &c2, &c3, &c4, &c5, &c6, &c7}) {
         Status st = c->run(p);
         ASSERT_TRUE(st.isOk()) << c->op << ": " << st.message();
@@ -279,6 +290,7 @@ TEST(ActivationGradKernels, FusedChainEqualsStepByStepBitForBit) {
       };
       steps[1].attrs.setFloat("alpha", 0.1);
       steps[3].attrs.setString("approximate", "tanh");
+      steps[7].attrs.setString("approximate", "none");
       steps[4].attrs.setFloat("min", -1.5);
       steps[4].attrs.setFloat("max", 2);
       Buf got(DType::BF16, s);

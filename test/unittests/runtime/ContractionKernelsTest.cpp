@@ -198,7 +198,7 @@ TEST_P(GemmTest, TransposesAlphaBetaAndBiasBroadcast) {
         Buf b = randomBuf(t, tb ? Shape{n, k} : Shape{k, n}, seed++);
         Buf c = randomBuf(t, ci < 0 ? Shape{1} : cShapes[ci], seed++);
         Buf out(t, {m, n});
-        Call call{"gemm", {}, {&a, &b, ci < 0 ? nullptr : &c}, {&out}};
+        Call call{"gemm", gemmAttrs(), {&a, &b, ci < 0 ? nullptr : &c}, {&out}};
         call.attrs.setFloat("alpha", 0.5);
         call.attrs.setFloat("beta", -2.0);
         call.attrs.setInt("trans_a", ta);
@@ -234,8 +234,8 @@ TEST(Gemm, Bf16IsTheF32ProductOfTheSameValuesRoundedOnce) {
       for (int64_t i = 0; i < b.size(); ++i)
         b32.set(i, b.get(i));
       Buf out(DType::BF16, {m, n}), out32(DType::F32, {m, n});
-      Call call{"gemm", {}, {&a, &b, nullptr}, {&out}};
-      Call call32{"gemm", {}, {&a32, &b32, nullptr}, {&out32}};
+      Call call{"gemm", gemmAttrs(), {&a, &b, nullptr}, {&out}};
+      Call call32{"gemm", gemmAttrs(), {&a32, &b32, nullptr}, {&out32}};
       for (Call *c : {&call, &call32}) {
         c->attrs.setInt("trans_a", ta);
         c->attrs.setInt("trans_b", tb);
@@ -259,10 +259,10 @@ TEST(Gemm, DefaultsAndTwoInputForm) {
       b = randomBuf(DType::F32, {4, 2}, 2);
   Buf c = randomBuf(DType::F32, {2}, 3), out(DType::F32, {3, 2});
   // No attributes at all: alpha = beta = 1, no transposes.
-  ASSERT_TRUE((Call{"gemm", {}, {&a, &b, &c}, {&out}}.run().isOk()));
+  ASSERT_TRUE((Call{"gemm", gemmAttrs(), {&a, &b, &c}, {&out}}.run().isOk()));
   expectNear(out, refGemm(a, b, &c, 1, 1, false, false), 1e-6, 1e-6);
   // Only two inputs listed.
-  ASSERT_TRUE((Call{"gemm", {}, {&a, &b}, {&out}}.run().isOk()));
+  ASSERT_TRUE((Call{"gemm", gemmAttrs(), {&a, &b}, {&out}}.run().isOk()));
   expectNear(out, refGemm(a, b, nullptr, 1, 1, false, false), 1e-6, 1e-6);
 }
 
@@ -271,7 +271,7 @@ TEST(Gemm, BetaZeroTimesInfinityIsNaN) {
       b = makeBuf(DType::F32, {1, 1}, {1});
   Buf c = makeBuf(DType::F32, {1}, {std::numeric_limits<double>::infinity()});
   Buf out(DType::F32, {1, 1});
-  Call call{"gemm", {}, {&a, &b, &c}, {&out}};
+  Call call{"gemm", gemmAttrs(), {&a, &b, &c}, {&out}};
   call.attrs.setFloat("beta", 0.0);
   ASSERT_TRUE(call.run().isOk());
   EXPECT_TRUE(std::isnan(out.get(0)));
@@ -281,7 +281,7 @@ TEST(Gemm, IntegersExactAndFractionalAlphaTruncates) {
   for (DType t : {DType::I64, DType::I32}) {
     Buf a = randomBuf(t, {4, 3}, 5), b = randomBuf(t, {2, 4}, 6);
     Buf c = randomBuf(t, {3, 1}, 7), out(t, {3, 2});
-    Call call{"gemm", {}, {&a, &b, &c}, {&out}};
+    Call call{"gemm", gemmAttrs(), {&a, &b, &c}, {&out}};
     call.attrs.setFloat("alpha", 3.0);
     call.attrs.setFloat("beta", -1.0);
     call.attrs.setInt("trans_a", 1);
@@ -292,7 +292,7 @@ TEST(Gemm, IntegersExactAndFractionalAlphaTruncates) {
   Buf a = makeBuf(DType::I64, {1, 1}, {3}),
       b = makeBuf(DType::I64, {1, 1}, {1});
   Buf out(DType::I64, {1, 1});
-  Call call{"gemm", {}, {&a, &b}, {&out}};
+  Call call{"gemm", gemmAttrs(), {&a, &b}, {&out}};
   call.attrs.setFloat("alpha", 0.5); // 1.5 truncates toward zero
   ASSERT_TRUE(call.run().isOk());
   EXPECT_EQ(out.get(0), 1.0);
@@ -302,7 +302,7 @@ TEST(Gemm, CheckErrors) {
   Buf a(DType::F32, {3, 4}), b(DType::F32, {4, 2}), out(DType::F32, {3, 2});
   Buf a3(DType::F32, {1, 3, 4}), c(DType::F32, {3, 3}), cI(DType::I64, {2});
   auto call = [&](std::vector<Buf *> ins) {
-    return Call{"gemm", {}, std::move(ins), {&out}};
+    return Call{"gemm", gemmAttrs(), std::move(ins), {&out}};
   };
   expectError(call({&a3, &b}).check(), "must be 2-D");
   expectError(call({&a, &b, &c}).check(),
@@ -319,10 +319,10 @@ TEST(Gemm, CheckErrors) {
   t3.attrs.setInt("alpha", 1);
   expectError(t3.check(), "attribute 'alpha' must be a float, got an integer");
   Buf out2(DType::F32, {2, 3});
-  expectError((Call{"gemm", {}, {&a, &b}, {&out2}}.check()),
+  expectError((Call{"gemm", gemmAttrs(), {&a, &b}, {&out2}}.check()),
               "output has shape [2, 3]");
   expectError(call({&a}).check(), "expects 2 to 3 inputs");
-  Call absentA{"gemm", {}, {nullptr, &b}, {&out}};
+  Call absentA{"gemm", gemmAttrs(), {nullptr, &b}, {&out}};
   expectError(absentA.check(), "input 0 is required");
 }
 
@@ -788,7 +788,9 @@ TEST(Pool2d, CheckErrors) {
   noDil.attrs.setInts("pads", {0, 0, 0, 0});
   expectError(noDil.check(), "attribute 'dilations' is missing");
   noDil.attrs.setInts("dilations", {1, 1});
-  EXPECT_TRUE(noDil.check().isOk()); // ceil_mode defaults to false
+  expectError(noDil.check(), "attribute 'ceil_mode' is missing");
+  noDil.attrs.setInt("ceil_mode", 0);
+  EXPECT_TRUE(noDil.check().isOk());
   noDil.attrs.setInt("ceil_mode", 3);
   expectError(noDil.check(), "attribute 'ceil_mode' must be 0 or 1");
 }

@@ -79,22 +79,28 @@ std::vector<UnaryCase> unaryCases() {
       {"reciprocal", [](double x) { return 1 / x; }, 0.1, 10, nullptr},
       {"neg", [](double x) { return -x; }, -4, 4, nullptr},
       {"abs", [](double x) { return std::fabs(x); }, -4, 4, nullptr},
-      {"gelu", geluRef, -5, 5, nullptr},
       {"gelu", geluRef, -5, 5,
        [](Attrs &a) { a.setString("approximate", "none"); }},
       {"gelu", geluTanhRef, -5, 5,
        [](Attrs &a) { a.setString("approximate", "tanh"); }},
       {"leaky_relu", [](double x) { return x >= 0 ? x : 0.01 * x; }, -4, 4,
-       nullptr},
+       [](Attrs &a) { a.setFloat("alpha", 0.01); }},
       {"leaky_relu", [](double x) { return x >= 0 ? x : 0.25 * x; }, -4, 4,
        [](Attrs &a) { a.setFloat("alpha", 0.25); }},
       {"hard_sigmoid",
        [](double x) { return std::min(std::max(0.2 * x + 0.5, 0.0), 1.0); }, -4,
-       4, nullptr},
+       4,
+       [](Attrs &a) {
+         a.setFloat("alpha", 0.2);
+         a.setFloat("beta", 0.5);
+       }},
       // PyTorch's nn.Hardsigmoid: relu6(x + 3) / 6.
       {"hard_sigmoid",
        [](double x) { return std::min(std::max(x + 3, 0.0), 6.0) / 6; }, -4, 4,
-       [](Attrs &a) { a.setFloat("alpha", 1.0 / 6); }},
+       [](Attrs &a) {
+         a.setFloat("alpha", 1.0 / 6);
+         a.setFloat("beta", 0.5);
+       }},
       {"hard_swish",
        [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; }, -5,
        5, nullptr},
@@ -634,6 +640,20 @@ TEST(ElementwiseKernels, CheckErrors) {
     Call c("leaky_relu", {&f23}, {&f23});
     c.attrs.setInt("alpha", 1);
     expectCheckError(c, "'alpha' must be a float");
+  }
+  // The runtime has no attribute defaults: the compiler writes them all.
+  {
+    Call c("leaky_relu", {&f23}, {&f23});
+    expectCheckError(c, "attribute 'alpha' is missing");
+  }
+  {
+    Call c("gelu", {&f23}, {&f23});
+    expectCheckError(c, "attribute 'approximate' is missing");
+  }
+  {
+    Call c("hard_sigmoid", {&f23}, {&f23});
+    c.attrs.setFloat("alpha", 0.2);
+    expectCheckError(c, "attribute 'beta' is missing");
   }
   {
     Call c("clip", {&f23}, {&f23});

@@ -36,7 +36,7 @@ void expectMatchesUnfused(const Buf &fused, const Buf &unfused,
 // gemm(a, b[, c]) with the gemm attributes of `attrs`, unfused.
 Buf plainGemm(Buf &a, Buf *b, Buf *c, const Attrs &attrs, Shape out) {
   Buf d(a.dtype, std::move(out));
-  Call g{"gemm", {}, {&a, b, c}, {&d}};
+  Call g{"gemm", gemmAttrs(), {&a, b, c}, {&d}};
   for (const auto &[k, v] : attrs.all())
     if (k == "alpha" || k == "beta")
       g.attrs.setFloat(k, v.f);
@@ -82,9 +82,7 @@ TEST_P(GemmEpilogueTest, ForwardActivationsWithAndWithoutBias) {
           Buf a = randomBuf(t, {m, k}, seed++, -2, 2);
           Buf b = randomBuf(t, tb ? Shape{n, k} : Shape{k, n}, seed++);
           Buf c = randomBuf(t, {n}, seed++);
-          Attrs attrs;
-          attrs.setFloat("alpha", 0.75);
-          attrs.setInt("trans_b", tb);
+          Attrs attrs = gemmAttrs(0.75, 1, false, tb);
           if (std::string(act) == "gelu")
             attrs.setString("approximate", approx);
           Buf g = plainGemm(a, &b, bias ? &c : nullptr, attrs, {m, n});
@@ -135,8 +133,7 @@ TEST_P(GemmEpilogueTest, ActivationGradientsOnTheDxGemm) {
       if (relu)
         for (int64_t i = 0; i < x.size(); ++i)
           x.set(i, std::max(x.get(i), 0.0));
-      Attrs attrs;
-      attrs.setFloat("beta", 0.0);
+      Attrs attrs = gemmAttrs(1, 0);
       if (!relu)
         attrs.setString("approximate", approx);
       Buf g = plainGemm(dy, &w, nullptr, attrs, {m, n});
@@ -167,13 +164,11 @@ TEST_P(GemmEpilogueTest, BiasGradientOnTheDwGemm) {
   for (bool keepdims : {true, false}) {
     Buf dy = randomBuf(t, {batch, out}, 7 + keepdims),
         x = randomBuf(t, {batch, in}, 9);
-    Attrs attrs;
-    attrs.setFloat("beta", 0.0);
-    attrs.setInt("trans_a", 1);
+    Attrs attrs = gemmAttrs(1, 0, true);
     Buf dw = plainGemm(dy, &x, nullptr, attrs, {out, in});
     Shape dbShape = keepdims ? Shape{1, out} : Shape{out};
     Buf db(t, dbShape);
-    Call r{"reduce_sum", {}, {&dy}, {&db}};
+    Call r{"reduce_sum", reduceAttrs(), {&dy}, {&db}};
     r.attrs.setInts("axes", {0});
     r.attrs.setInt("keepdims", keepdims);
     ASSERT_TRUE(r.run().isOk()) << r.run().message();
@@ -203,7 +198,7 @@ TEST(GemmEpilogue, NonFiniteValuesFollowTheUnfusedKernels) {
   Buf a = makeBuf(DType::F16, {1, 2}, {1, 1});
   Buf b = makeBuf(DType::F16, {2, 4}, {NAN, -inf, inf, 40000, 0, 0, 0, 40000});
   Buf y(DType::F16, {1, 4});
-  Call f{"gemm", {}, {&a, &b, nullptr}, {&y}};
+  Call f{"gemm", gemmAttrs(), {&a, &b, nullptr}, {&y}};
   f.attrs.setString("epilogue", "relu");
   ASSERT_TRUE(f.run().isOk()) << f.run().message();
   EXPECT_TRUE(std::isnan(y.get(0)));
@@ -211,7 +206,7 @@ TEST(GemmEpilogue, NonFiniteValuesFollowTheUnfusedKernels) {
   EXPECT_EQ(y.get(2), inf);
   EXPECT_EQ(y.get(3), inf); // 80000 overflows f16 when stored
   Buf on = makeBuf(DType::F16, {1, 4}, {0, 0, 1, 0}), dx(DType::F16, {1, 4});
-  Call d{"gemm", {}, {&a, &b, nullptr, &on}, {&dx}};
+  Call d{"gemm", gemmAttrs(), {&a, &b, nullptr, &on}, {&dx}};
   d.attrs.setString("epilogue", "drelu");
   ASSERT_TRUE(d.run().isOk()) << d.run().message();
   EXPECT_EQ(dx.get(0), 0.0);
@@ -227,14 +222,14 @@ TEST(GemmEpilogue, CheckErrors) {
   Buf ai(DType::I64, {3, 4}), bi(DType::I64, {4, 2}), oi(DType::I64, {3, 2});
   auto call = [](const char *epi, std::vector<Buf *> ins,
                  std::vector<Buf *> outs) {
-    Call k{"gemm", {}, std::move(ins), std::move(outs)};
+    Call k{"gemm", gemmAttrs(), std::move(ins), std::move(outs)};
     k.attrs.setString("epilogue", epi);
     return k;
   };
   expectError(call("swish", {&a, &b, nullptr}, {&out}).check(),
               "attribute 'epilogue' is 'swish', which is none of relu, gelu, "
               "gelu_aux, drelu, dgelu, bgrad");
-  Call notString{"gemm", {}, {&a, &b}, {&out}};
+  Call notString{"gemm", gemmAttrs(), {&a, &b}, {&out}};
   notString.attrs.setInt("epilogue", 1);
   expectError(notString.check(), "attribute 'epilogue' must be a string");
   expectError(call("relu", {&ai, &bi, nullptr}, {&oi}).check(),

@@ -192,8 +192,10 @@ TEST(NonFiniteProbe, NamesWhichOutputOfTheKernel) {
   bind(f.mutable_inputs(), "x", 0);
   bind(f.mutable_inputs(), "labels", 2);
   bind(f.mutable_params(), "w", 1)->set_init(halves({-60000, 60000, 0, 0}));
-  addKernel(f, "gemm", "fc", {0, 1, -1}, {3});
-  addKernel(f, "softmax_cross_entropy", "loss", {3, 2}, {4, 5});
+  setGemmAttrs(addKernel(f, "gemm", "fc", {0, 1, -1}, {3}));
+  (*addKernel(f, "softmax_cross_entropy", "loss", {3, 2}, {4, 5})
+        ->mutable_attrs())["reduction"]
+      .set_s("mean");
   bind(f.mutable_outputs(), "loss", 4);
   bind(f.mutable_outputs(), "log_prob", 5);
   std::unique_ptr<Session> session = openSession(p);

@@ -131,7 +131,7 @@ TEST(LossGradKernels, SoftmaxCrossEntropyMatchesFiniteDifferencesInF64) {
     Shape lossShape = c.reduction == "none" ? perSample(c.shape) : Shape{};
     Buf loss(DType::F64, lossShape), logProb(DType::F64, c.shape);
     Call fwd{"softmax_cross_entropy",
-             {},
+             lossAttrs(),
              {&scores, &labels, c.weights ? &w : nullptr},
              {&loss, &logProb}};
     setLossAttrs(fwd.attrs, c);
@@ -156,7 +156,10 @@ TEST(LossGradKernels, NllLossMatchesFiniteDifferencesInF64) {
     Buf w = randomBuf(DType::F64, {c.shape[1]}, seed++, 0.5, 2);
     Shape lossShape = c.reduction == "none" ? perSample(c.shape) : Shape{};
     Buf loss(DType::F64, lossShape);
-    Call fwd{"nll_loss", {}, {&x, &target, c.weights ? &w : nullptr}, {&loss}};
+    Call fwd{"nll_loss",
+             lossAttrs(),
+             {&x, &target, c.weights ? &w : nullptr},
+             {&loss}};
     setLossAttrs(fwd.attrs, c);
     Buf dy = randomBuf(DType::F64, lossShape, seed++, 0.5, 2);
     Buf dx(DType::F64, c.shape);
@@ -176,7 +179,10 @@ TEST(LossGradKernels, MeanWithEverySampleIgnoredHasZeroGradient) {
   Buf scores = randomBuf(DType::F32, s, 1, -2, 2);
   Buf labels = makeBuf(DType::I64, perSample(s), std::vector<double>(6, -100));
   Buf loss(DType::F32, {}), logProb(DType::F32, s);
-  Call fwd{"softmax_cross_entropy", {}, {&scores, &labels}, {&loss, &logProb}};
+  Call fwd{"softmax_cross_entropy",
+           lossAttrs(),
+           {&scores, &labels},
+           {&loss, &logProb}};
   fwd.attrs.setInt("ignore_index", -100);
   runOk(fwd);
   EXPECT_TRUE(std::isnan(loss.get(0)));
@@ -203,7 +209,10 @@ TEST(LossGradKernels, HandCheckedWeightedMean) {
   Buf w = makeBuf(DType::F64, {3}, {1, 2, 4});
   Buf g = makeBuf(DType::F64, {}, {3});
   Buf d(DType::F64, {2, 3}), dn(DType::F64, {2, 3});
-  Call c{"softmax_cross_entropy_grad", {}, {&g, &logProb, &labels, &w}, {&d}};
+  Call c{"softmax_cross_entropy_grad",
+         lossAttrs(),
+         {&g, &logProb, &labels, &w},
+         {&d}};
   c.attrs.setString("reduction", "mean");
   c.attrs.setInt("ignore_index", 0);
   runOk(c);
@@ -218,11 +227,12 @@ TEST(LossGradKernels, OutOfRangeLabelIsARunTimeError) {
   Buf labels = makeBuf(DType::I64, {2}, {1, 7});
   Buf g = makeBuf(DType::F32, {}, {1});
   Buf d(DType::F32, s);
-  Call c{"softmax_cross_entropy_grad", {}, {&g, &logProb, &labels}, {&d}};
+  Call c{
+      "softmax_cross_entropy_grad", lossAttrs(), {&g, &logProb, &labels}, {&d}};
   c.attrs.setInt("ignore_index", -1);
   expectError(c.run(), "label 7 at index 1 is out of range for 5 classes [0, "
                        "5) and is not ignore_index -1");
-  Call n{"nll_loss_grad", {}, {&g, &labels}, {&d}};
+  Call n{"nll_loss_grad", lossAttrs(), {&g, &labels}, {&d}};
   expectError(n.run(), "label 7 at index 1 is out of range for 5 classes");
 }
 
@@ -238,7 +248,7 @@ TEST(LossGradKernels, LowPrecisionMatchesF64OnTheSameValues) {
       Buf w = randomBuf(t, {c.shape[1]}, seed++, 0.5, 2);
       Buf loss(t, lossShape), logProb(t, c.shape);
       Call fwd{"softmax_cross_entropy",
-               {},
+               lossAttrs(),
                {&scores, &labels, &w},
                {&loss, &logProb}};
       setLossAttrs(fwd.attrs, c);
@@ -302,7 +312,7 @@ TEST(ReduceMaxGradKernels, MatchFiniteDifferencesOfTheForwardInF64) {
                         -static_cast<double>(numElements(c.shape)) / 2);
     Buf y(DType::F64, r), dx(DType::F64, c.shape);
     Buf dy = randomBuf(DType::F64, r, seed++, -2, 2);
-    Call fwd{"reduce_max", {}, {&x}, {&y}};
+    Call fwd{"reduce_max", reduceAttrs(), {&x}, {&y}};
     fwd.attrs.setInts("axes", c.axes);
     fwd.attrs.setInt("keepdims", c.keepdims);
     runOk(fwd);
@@ -320,14 +330,14 @@ TEST(ReduceMaxGradKernels, TiesShareEvenly) {
     Buf g = makeBuf(t, {2, 1}, {6, -3});
     Buf m = makeBuf(t, {2, 1}, {3, 2});
     Buf d(t, {2, 3});
-    Call rows{"reduce_max_grad", {}, {&g, &x, &m}, {&d}};
+    Call rows{"reduce_max_grad", reduceAttrs(), {&g, &x, &m}, {&d}};
     rows.attrs.setInts("axes", {1});
     runOk(rows);
     expectNear(d, {0, 3, 3, -1, -1, -1}, 0, 0, "rows");
 
     Buf gc = makeBuf(t, {3}, {4, 5, 6});
     Buf mc = makeBuf(t, {3}, {2, 3, 3});
-    Call cols{"reduce_max_grad", {}, {&gc, &x, &mc}, {&d}};
+    Call cols{"reduce_max_grad", reduceAttrs(), {&gc, &x, &mc}, {&d}};
     cols.attrs.setInts("axes", {0});
     cols.attrs.setInt("keepdims", 0);
     runOk(cols);
@@ -348,7 +358,7 @@ TEST(ReduceMaxGradKernels, LowPrecisionMatchesF64OnTheSameValues) {
       Buf x = randomBuf(t, c.shape, seed++, -2, 2);
       Buf y(t, r), dx(t, c.shape);
       Buf dy = randomBuf(t, r, seed++, -2, 2);
-      Call fwd{"reduce_max", {}, {&x}, {&y}};
+      Call fwd{"reduce_max", reduceAttrs(), {&x}, {&y}};
       fwd.attrs.setInts("axes", c.axes);
       fwd.attrs.setInt("keepdims", c.keepdims);
       runOk(fwd);
@@ -585,21 +595,24 @@ TEST(NormLossGradKernels, CheckErrors) {
   }
   {
     Buf lp(DType::F32, {2, 3}), labels(DType::I64, {2}), gNone(DType::F32, {3});
-    Call c{"softmax_cross_entropy_grad", {}, {&gNone, &lp, &labels}, {&out}};
+    Call c{"softmax_cross_entropy_grad",
+           lossAttrs(),
+           {&gNone, &lp, &labels},
+           {&out}};
     c.attrs.setString("reduction", "none");
     expectError(c.check(), "grad has shape [3] but the loss (reduction "
                            "\"none\") has [2]");
     Buf w(DType::F32, {4}), g0(DType::F32, {});
-    Call d{"nll_loss_grad", {}, {&g0, &labels, &w}, {&out}};
+    Call d{"nll_loss_grad", lossAttrs(), {&g0, &labels, &w}, {&out}};
     expectError(d.check(), "weight must have shape [3], got [4]");
-    Call e{"nll_loss_grad", {}, {&g0, &labels}, {&out}};
+    Call e{"nll_loss_grad", lossAttrs(), {&g0, &labels}, {&out}};
     e.attrs.setString("reduction", "avg");
     expectError(e.check(), "attribute 'reduction' must be \"none\", \"sum\" "
                            "or \"mean\", got \"avg\"");
   }
   {
     Buf x(DType::F32, {2, 3}), gr(DType::F32, {3}), m(DType::F32, {2});
-    Call c{"reduce_max_grad", {}, {&gr, &x, &m}, {&out}};
+    Call c{"reduce_max_grad", reduceAttrs(), {&gr, &x, &m}, {&out}};
     c.attrs.setInts("axes", {1});
     c.attrs.setInt("keepdims", 0);
     expectError(c.check(),

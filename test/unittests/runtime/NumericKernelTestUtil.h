@@ -113,6 +113,40 @@ struct Call {
   }
 };
 
+// A gemm's attributes, all given, as the compiler writes them (the runtime
+// has no defaults).
+inline Attrs gemmAttrs(double alpha = 1, double beta = 1, bool transA = false,
+                       bool transB = false) {
+  Attrs a;
+  a.setFloat("alpha", alpha);
+  a.setFloat("beta", beta);
+  a.setInt("trans_a", transA);
+  a.setInt("trans_b", transB);
+  return a;
+}
+
+// An sgd_update's attributes, as the compiler writes them.
+inline Attrs sgdAttrs(double weightDecay = 0) {
+  Attrs a;
+  a.setFloat("weight_decay", weightDecay);
+  return a;
+}
+
+// A loss's (or its gradient's) attributes, as the compiler writes them
+// (ignore_index is optional: none).
+inline Attrs lossAttrs(const char *reduction = "mean") {
+  Attrs a;
+  a.setString("reduction", reduction);
+  return a;
+}
+
+// A reduction's keepdims, as the compiler writes it; the test sets axes.
+inline Attrs reduceAttrs(bool keepdims = true) {
+  Attrs a;
+  a.setInt("keepdims", keepdims);
+  return a;
+}
+
 // Same dtype, shape and stored bytes.
 inline bool sameBits(const Buf &a, const Buf &b) {
   return a.dtype == b.dtype && a.shape == b.shape &&

@@ -265,7 +265,7 @@ TEST_P(OptimizerDTypeTest, Sgd) {
   DType t = GetParam();
   Buf lr = lrBuf(0.05, DType::F64), p = randomBuf(t, kShape, 1),
       g = randomBuf(t, kShape, 2), out(t, kShape);
-  Call c{"sgd_update", {}, {&lr, &p, &g}, {&out}};
+  Call c{"sgd_update", sgdAttrs(), {&lr, &p, &g}, {&out}};
   c.attrs.setFloat("weight_decay", 0.01);
   ASSERT_TRUE(c.run(&testPool()).isOk());
   std::vector<double> ref(p.size());
@@ -464,7 +464,7 @@ TEST_P(OptimizerInPlaceTest, SameBitsAsSeparateBuffers) {
   {
     SCOPED_TRACE("sgd_update");
     Buf p = fresh(1), g = fresh(2), out(t, s);
-    Call sep{"sgd_update", {}, {&lr, &p, &g}, {&out}};
+    Call sep{"sgd_update", sgdAttrs(), {&lr, &p, &g}, {&out}};
     sep.attrs.setFloat("weight_decay", 0.01);
     ASSERT_TRUE(sep.run(&testPool()));
     Call in = sep;
@@ -527,7 +527,7 @@ TEST(OptimizerWorkingCopy, IsTheNewParameterRounded) {
       v = randomBuf(f32, s, 33, 0, 1);
   for (DType low : {DType::F16, DType::BF16}) {
     Buf o1(f32, s), o2(f32, s), o3(f32, s);
-    Call sgd{"sgd_update", {}, {&lr, &p, &g}, {&o1}};
+    Call sgd{"sgd_update", sgdAttrs(), {&lr, &p, &g}, {&o1}};
     std::pair<const char *, Call> calls[] = {
         {"sgd_update", sgd},
         {"momentum_update",
@@ -613,11 +613,18 @@ Call updateCall(const UpdateOp &u, Buf &lr, Buf &step, Buf &p, Buf &g,
     c.attrs.setFloat("alpha", 0.9);
     c.attrs.setFloat("beta", 0.8);
     c.attrs.setFloat("norm_coefficient", 0.01);
+    c.attrs.setString("mode", "standard");
   } else if (op == "adam_update") {
+    c.attrs.setString("mode", "pytorch");
+    c.attrs.setFloat("alpha", 0.9);
+    c.attrs.setFloat("beta", 0.999);
     c.attrs.setFloat("epsilon", 1e-6);
+    c.attrs.setFloat("norm_coefficient", 0);
+    c.attrs.setFloat("norm_coefficient_post", 0);
     c.attrs.setFloat("weight_decay", 0.01);
   } else {
     c.attrs.setFloat("decay_factor", 0.1);
+    c.attrs.setFloat("epsilon", 1e-6);
     c.attrs.setFloat("norm_coefficient", 0.01);
   }
   return c;
@@ -756,7 +763,7 @@ TEST(OptimizerSkip, Errors) {
   Buf lr = lrBuf(0.1), p(DType::F32, s), g(DType::F32, s), out(DType::F32, s),
       skip = makeBuf(DType::I1, {}, {1}), notFlag(DType::F32, {}),
       flags(DType::I1, {2});
-  Call c{"sgd_update", {}, {&lr, &p, &g, &skip}, {&out}};
+  Call c{"sgd_update", sgdAttrs(), {&lr, &p, &g, &skip}, {&out}};
   EXPECT_TRUE(c.check());
   c.ins[3] = &notFlag;
   expectError(c.check(), "op 'sgd_update': skip (input 3) must be a scalar "
@@ -965,7 +972,7 @@ TEST(OptimizerLossScale, Errors) {
   Shape s = {4};
   Buf lr = lrBuf(0.1), p(DType::F32, s), g16(DType::F16, s), out(DType::F32, s),
       skip = makeBuf(DType::I1, {}, {0}), ls = lossScaleBuf(1024);
-  Call c{"sgd_update", {}, {&lr, &p, &g16, &skip, &ls}, {&out}};
+  Call c{"sgd_update", sgdAttrs(), {&lr, &p, &g16, &skip, &ls}, {&out}};
   EXPECT_TRUE(c.check());
   // loss_scale needs skip: listed but absent, or left off.
   c.ins[3] = nullptr;
@@ -1011,16 +1018,16 @@ TEST(OptimizerLossScale, Errors) {
                          "parameter's dtype, or f16/bf16 for an f32 "
                          "parameter)");
   Buf p64(DType::F64, s), out64(DType::F64, s);
-  Call c64{"sgd_update", {}, {&lr, &p64, &g16, &skip, &ls}, {&out64}};
+  Call c64{"sgd_update", sgdAttrs(), {&lr, &p64, &g16, &skip, &ls}, {&out64}};
   expectError(c64.check(), "grad is f16 but param is f64 (a gradient has the "
                            "parameter's dtype");
   Buf p16(DType::F16, s), out16(DType::F16, s);
-  Call c16{"sgd_update", {}, {&lr, &p16, &gbf, &skip, &ls}, {&out16}};
+  Call c16{"sgd_update", sgdAttrs(), {&lr, &p16, &gbf, &skip, &ls}, {&out16}};
   expectError(c16.check(), "grad is bf16 but param is f16");
   c16.ins[2] = &g16; // the parameter's own dtype
   EXPECT_TRUE(c16.check());
   Buf pbf(DType::BF16, s), outbf(DType::BF16, s);
-  Call cbf{"sgd_update", {}, {&lr, &pbf, &g16, &skip, &ls}, {&outbf}};
+  Call cbf{"sgd_update", sgdAttrs(), {&lr, &pbf, &g16, &skip, &ls}, {&outbf}};
   expectError(cbf.check(), "grad is f16 but param is bf16");
 }
 
@@ -1034,6 +1041,11 @@ double schedule(const std::string &kind, int64_t s, DType out,
   Call c{"lr_schedule", {}, {&step}, {&lr}};
   c.attrs.setFloat("base_lr", 0.1);
   c.attrs.setString("kind", kind);
+  // Every attribute, as the compiler writes them; `set` changes some.
+  c.attrs.setInt("step_size", 1);
+  c.attrs.setFloat("gamma", 0.1);
+  c.attrs.setInt("total_steps", 1);
+  c.attrs.setFloat("min_lr", 0);
   if (set)
     set(c.attrs);
   Status st = c.run();
@@ -1192,7 +1204,7 @@ TEST(OptimizerErrors, AdagradAndSgd) {
   Buf wrong(DType::BF16, {3, 1});
   expectError(adagradCall(lr, step, p, g, wrong, po, ho, {0, 0, 0}).check(),
               "accumulator has shape [3, 1] but param has [3]");
-  Call sgd{"sgd_update", {}, {&lr, &p, &g}, {&po}};
+  Call sgd{"sgd_update", sgdAttrs(), {&lr, &p, &g}, {&po}};
   EXPECT_TRUE(sgd.check());
   sgd.attrs.setString("weight_decay", "lots");
   expectError(sgd.check(), "attribute 'weight_decay' must be a float, got a "
@@ -1204,6 +1216,12 @@ TEST(OptimizerErrors, LrSchedule) {
   Call c{"lr_schedule", {}, {&step}, {&lr}};
   expectError(c.check(), "attribute 'base_lr' is missing");
   c.attrs.setFloat("base_lr", 0.1);
+  c.attrs.setString("kind", "constant");
+  c.attrs.setInt("step_size", 1);
+  c.attrs.setFloat("gamma", 0.1);
+  c.attrs.setInt("total_steps", 1);
+  expectError(c.check(), "attribute 'min_lr' is missing");
+  c.attrs.setFloat("min_lr", 0);
   EXPECT_TRUE(c.check());
   c.attrs.setString("kind", "linear");
   expectError(c.check(), "attribute 'kind' must be \"constant\", \"step\" or "

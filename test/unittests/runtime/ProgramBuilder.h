@@ -66,10 +66,24 @@ inline proto::Kernel *addKernel(proto::Function &f, const std::string &kind,
   proto::Kernel *k = f.add_kernels();
   k->set_kind(kind);
   k->set_location(location);
+  // What the compiler declares for a kernel of this op (its body's
+  // aliasing): all the op allows.
+  k->set_aliasing(static_cast<proto::Aliasing>(ops::aliasingOf(kind)));
   for (int i : inputs)
     k->add_inputs(i);
   for (int o : outputs)
     k->add_outputs(o);
+  return k;
+}
+
+// A gemm kernel's attributes as the compiler writes them: alpha = beta = 1,
+// no transposes.
+inline proto::Kernel *setGemmAttrs(proto::Kernel *k) {
+  auto &a = *k->mutable_attrs();
+  a["alpha"].set_f(1);
+  a["beta"].set_f(1);
+  a["trans_a"].set_i(0);
+  a["trans_b"].set_i(0);
   return k;
 }
 
@@ -114,7 +128,7 @@ inline proto::Program reluGemmProgram() {
   s1->set_op("relu");
   s1->add_operands(-1);
   s1->set_dtype(proto::F32);
-  addKernel(f, "gemm", "fc", {3, 1, -1}, {4});
+  setGemmAttrs(addKernel(f, "gemm", "fc", {3, 1, -1}, {4}));
   bind(f.mutable_outputs(), "z", 4);
   return p;
 }

@@ -122,7 +122,39 @@ TEST(Program, RejectsBytesThatAreNotAProgram) {
 
 TEST(Program, RejectsInconsistentPrograms) {
   expectRejected([](pb::Program &p) { p.set_version(99); },
-                 "Program version 99");
+                 "Program version 99, this runtime reads version 2 (written "
+                 "by a newer ampc)");
+  // Version 1 held attributes at their defaults only when the op set them,
+  // and no aliasing: refused, saying how to get a version 2 file.
+  expectRejected([](pb::Program &p) { p.set_version(1); },
+                 "Program version 1, this runtime reads version 2 (written "
+                 "by an older ampc, before Programs held every attribute and "
+                 "each kernel's aliasing: compile the model again with "
+                 "amp-run --emit=program)");
+  // A kernel may claim only the aliasing its op allows: an elementwise
+  // claim on a gemm would let its output overlay an input it still reads.
+  expectRejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_kernels(1)->set_aliasing(
+            pb::ALIASING_ELEMENTWISE);
+      },
+      "kernel 1 (gemm at 'fc'): declares aliasing 'elementwise', but a "
+      "'gemm' kernel allows 'none'");
+  expectRejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_kernels(0)->set_aliasing(
+            static_cast<pb::Aliasing>(7));
+      },
+      "kernel 0 (fused): aliasing 7 is not an aliasing kind");
+  // A fused kernel that does not declare its in-place plan is refused
+  // where its output overlays the input it reads.
+  expectRejected(
+      [](pb::Program &p) {
+        p.mutable_functions(0)->mutable_kernels(0)->set_aliasing(
+            pb::ALIASING_NONE);
+      },
+      "kernel 0 (fused) writes value 3 over bytes of value 0, which are still "
+      "needed");
   expectRejected([](pb::Program &p) { p.clear_functions(); },
                  "has no functions");
   expectRejected(
@@ -462,7 +494,7 @@ pb::Program withStepInfo() {
 TEST(Program, StepInfoIsReadAndChecked) {
   ProgramInfo info;
   ASSERT_TRUE(loadProgram(validProgram(), info).isOk());
-  EXPECT_FALSE(info.step.has_value()); // a version 1 file without it
+  EXPECT_FALSE(info.step.has_value()); // an inference Program has none
   ASSERT_TRUE(loadProgram(withStepInfo(), info).isOk());
   ASSERT_TRUE(info.step.has_value());
   EXPECT_EQ(info.step->loss, "z");

@@ -144,8 +144,7 @@ bool cudnnInProcess() {
 void gemmThenConv() {
   OpCase gemm;
   gemm.op = "gemm";
-  gemm.attrs.setInt("trans_a", 0);
-  gemm.attrs.setInt("trans_b", 0);
+  gemm.attrs = gemmAttrs();
   gemm.inputs = {HostTensor::random(DType::F32, {8, 16}, 1),
                  HostTensor::random(DType::F32, {16, 4}, 2)};
   gemm.outputs = {HostTensor::empty(DType::F32, {8, 4})};

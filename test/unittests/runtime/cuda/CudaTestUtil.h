@@ -88,6 +88,18 @@ struct HostTensor {
   TensorView view() const;    // data points at bytes (null if empty)
 };
 
+// A gemm's attributes, all given, as the compiler writes them (the runtime
+// has no defaults).
+inline Attrs gemmAttrs(double alpha = 1, double beta = 1, bool transA = false,
+                       bool transB = false) {
+  Attrs a;
+  a.setFloat("alpha", alpha);
+  a.setFloat("beta", beta);
+  a.setInt("trans_a", transA);
+  a.setInt("trans_b", transB);
+  return a;
+}
+
 struct OpCase {
   std::string op;
   Attrs attrs;

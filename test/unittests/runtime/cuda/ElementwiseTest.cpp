@@ -29,10 +29,25 @@ uint64_t seedOf(const std::string &s, int k) {
   return h + k;
 }
 
+// The attributes the compiler writes for `op` when the model leaves them
+// at ONNX's defaults (the runtime keeps none); a test overrides some.
+void setOnnxDefaults(OpCase &c) {
+  const std::string &op = c.op;
+  if (op == "gelu" || op == "gelu_grad")
+    c.attrs.setString("approximate", "none");
+  if (op == "leaky_relu" || op == "leaky_relu_grad")
+    c.attrs.setFloat("alpha", 0.01);
+  if (op == "hard_sigmoid" || op == "hard_sigmoid_grad") {
+    c.attrs.setFloat("alpha", 0.2);
+    c.attrs.setFloat("beta", 0.5);
+  }
+}
+
 OpCase unaryCase(const std::string &op, DType t, const Shape &shape, double lo,
                  double hi) {
   OpCase c;
   c.op = op;
+  setOnnxDefaults(c);
   c.inputs = {HostTensor::random(t, shape, seedOf(op, 1), lo, hi)};
   c.outputs = {HostTensor::empty(t, shape)};
   return c;
@@ -43,6 +58,7 @@ OpCase binaryCase(const std::string &op, DType t, const Shape &a,
                   double lo1, double hi1) {
   OpCase c;
   c.op = op;
+  setOnnxDefaults(c);
   c.inputs = {HostTensor::random(t, a, seedOf(op, 2), lo0, hi0),
               HostTensor::random(t, b, seedOf(op, 3), lo1, hi1)};
   c.outputs = {HostTensor::empty(t, out)};
@@ -107,6 +123,7 @@ TEST(CudaElementwise, UnarySpecialValues) {
       SCOPED_TRACE(caseLabel(op, t, {11}));
       OpCase c;
       c.op = op;
+      setOnnxDefaults(c);
       c.inputs = {HostTensor::fromValues(t, {11}, v)};
       c.outputs = {HostTensor::empty(t, {11})};
       c.attrs.setFloat("max", 2.0); // clip: only an upper bound
@@ -229,6 +246,7 @@ TEST(CudaElementwise, GradOpsKeepNonFiniteGradientsOutOfCutRegions) {
     SCOPED_TRACE(op);
     OpCase c;
     c.op = op;
+    setOnnxDefaults(c);
     c.inputs = {HostTensor::fromValues(DType::F32, {8}, g),
                 HostTensor::fromValues(DType::F32, {8}, x)};
     c.outputs = {HostTensor::empty(DType::F32, {8})};

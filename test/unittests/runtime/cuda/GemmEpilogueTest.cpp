@@ -61,6 +61,7 @@ TEST(CudaGemmEpilogue, ForwardActivations) {
                          (bias ? " + bias" : ""));
             OpCase c;
             c.op = "gemm";
+            c.attrs = gemmAttrs();
             c.attrs.setString("epilogue", epi);
             c.attrs.setInt("trans_b", 1);
             if (!relu)
@@ -86,6 +87,7 @@ TEST(CudaGemmEpilogue, ReluKeepsNaNAndInf) {
     SCOPED_TRACE("relu epilogue, non-finite, " + std::string(name(t)));
     OpCase c;
     c.op = "gemm";
+    c.attrs = gemmAttrs();
     c.attrs.setString("epilogue", "relu");
     c.inputs = {HostTensor::fromValues(t, {1, 2}, {1, 1}),
                 HostTensor::fromValues(t, {2, 8},
@@ -109,6 +111,7 @@ TEST(CudaGemmEpilogue, ActivationGradients) {
           SCOPED_TRACE(label(epi, t, s) + " approximate " + approx);
           OpCase c;
           c.op = "gemm";
+          c.attrs = gemmAttrs();
           c.attrs.setString("epilogue", epi);
           c.attrs.setFloat("beta", 0.0);
           if (!relu)
@@ -131,6 +134,7 @@ TEST(CudaGemmEpilogue, BiasGradient) {
       SCOPED_TRACE(label("bgrad", t, s));
       OpCase c;
       c.op = "gemm";
+      c.attrs = gemmAttrs();
       c.attrs.setString("epilogue", "bgrad");
       c.attrs.setFloat("beta", 0.0);
       c.attrs.setInt("trans_a", 1);

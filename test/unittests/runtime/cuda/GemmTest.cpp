@@ -38,8 +38,7 @@ OpCase gemmCase(DType t, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                 uint64_t seed) {
   OpCase c;
   c.op = "gemm";
-  c.attrs.setInt("trans_a", ta);
-  c.attrs.setInt("trans_b", tb);
+  c.attrs = gemmAttrs(1, 1, ta, tb);
   c.inputs = {HostTensor::random(t, ta ? Shape{k, m} : Shape{m, k}, seed),
               HostTensor::random(t, tb ? Shape{n, k} : Shape{k, n}, seed + 1)};
   c.outputs = {HostTensor::empty(t, {m, n})};
