@@ -11,6 +11,7 @@
 
 #include "runtime/ops/AttrReaders.h"
 #include "runtime/ops/CallChecks.h"
+#include "runtime/ops/PoolWindow.h"
 #include "runtime/ops/Shapes.h"
 
 #include <algorithm>
@@ -158,28 +159,6 @@ inline Status planPool(const Attrs &at, const Shape &in, bool isMax,
   return Status::ok();
 }
 
-// The input rows [y0, y1) and columns [x0, x1) an average-pooling window
-// covers, and its divisor: with count_include_pad the padding counts, but a
-// ceil-mode window running past the end padding counts only up to it.
-struct AvgWindow {
-  int64_t y0, y1, x0, x1, count;
-};
-inline AvgWindow avgWindow(const PoolPlan &p, int64_t oy, int64_t ox) {
-  int64_t wy0 = oy * p.sh - p.pt, wy1 = wy0 + p.kh;
-  int64_t wx0 = ox * p.sw - p.pl, wx1 = wx0 + p.kw;
-  AvgWindow a;
-  a.y0 = std::max<int64_t>(wy0, 0);
-  a.y1 = std::min(wy1, p.h);
-  a.x0 = std::max<int64_t>(wx0, 0);
-  a.x1 = std::min(wx1, p.w);
-  if (p.countIncludePad)
-    a.count =
-        (std::min(wy1, p.h + p.pb) - wy0) * (std::min(wx1, p.w + p.pr) - wx0);
-  else
-    a.count = (a.y1 - a.y0) * (a.x1 - a.x0);
-  return a;
-}
-
 // avg_pool2d_grad has no forward input: its windows are planned over its
 // output, the pooled input's gradient.
 inline Status planAvgPoolGrad(const Attrs &attrs, const Shape &out,
@@ -191,39 +170,11 @@ inline Status planAvgPoolGrad(const Attrs &attrs, const Shape &out,
   return planPool(attrs, out, /*isMax=*/false, p);
 }
 
-// The taps t in [lo, hi) of a window that starts at `base` and has `k` taps
-// `d` apart which land inside [0, size); lo >= hi when none does.
-inline void tapRange(int64_t base, int64_t k, int64_t d, int64_t size,
-                     int64_t &lo, int64_t &hi) {
-  lo = base >= 0 ? 0 : (-base + d - 1) / d;
-  hi = base >= size ? 0 : std::min(k, (size - 1 - base) / d + 1);
-}
-
-// Offset in the plane `x` of the element max pooling takes for window
-// (oy, ox): the first maximum in row-major window order, or the last NaN
-// (NaN propagates). Padding never wins; -1 for a window of padding only
-// (possible only with dilation), whose maximum is -inf.
+// ops::maxIndexOf over the elements of the plane `x` (PoolWindow.h).
 template <typename T>
 int64_t maxIndex(const PoolPlan &p, const T *x, int64_t oy, int64_t ox) {
-  int64_t by = oy * p.sh - p.pt, bx = ox * p.sw - p.pl, i0, i1, j0, j1;
-  tapRange(by, p.kh, p.dh, p.h, i0, i1);
-  tapRange(bx, p.kw, p.dw, p.w, j0, j1);
-  if (i0 >= i1 || j0 >= j1)
-    return -1;
-  int64_t best = (by + i0 * p.dh) * p.w + bx + j0 * p.dw;
-  T m = x[best];
-  // Once m is NaN only another NaN passes, so NaN sticks.
-  for (int64_t i = i0; i < i1; ++i) {
-    const int64_t row = (by + i * p.dh) * p.w + bx;
-    for (int64_t j = j0; j < j1; ++j) {
-      int64_t at = row + j * p.dw;
-      T v = x[at];
-      bool take = (v > m) | (v != v);
-      m = take ? v : m;
-      best = take ? at : best;
-    }
-  }
-  return best;
+  return maxIndexOf(
+      p, [x](int64_t i) { return x[i]; }, oy, ox);
 }
 
 } // namespace ampc::rt::ops

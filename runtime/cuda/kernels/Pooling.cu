@@ -4,7 +4,8 @@
 // PoolingGrad.cpp, WindowGeometry.h) have asymmetric pads, ceil mode with
 // the window clipped at the end padding, dilation, the first maximum in
 // row-major window order winning ties, NaN propagating, and f64, which
-// cuDNN's pooling does not all express. One thread per output element
+// cuDNN's pooling does not all express. The window walks are the CPU's
+// (runtime/ops/PoolWindow.h). One thread per output element
 // forward; the gradients gather (one thread per input element, walking the
 // windows that contain it in row-major order), so there are no atomics and
 // the sums are added in the CPU kernel's order.
@@ -13,6 +14,7 @@
 #include "runtime/cuda/kernels/ComputeType.cuh"
 #include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/PoolArgs.h"
+#include "runtime/ops/PoolWindow.h"
 
 using namespace ampc_cuda;
 
@@ -23,51 +25,17 @@ __device__ __forceinline__ int64_t ceilDiv(int64_t a, int64_t b) {
   return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
-// WindowGeometry.h's maxIndex: offset in the plane of the element window
-// (oy, ox) takes, -1 for a window of padding only.
+// ops::maxIndexOf over a plane of T, compared in its compute type.
 template <typename T>
 __device__ int64_t maxIndex(const PoolArgs &p, const T *x, int64_t oy,
                             int64_t ox) {
   using C = typename Compute<T>::C;
-  int64_t best = -1;
-  C m = -INFINITY;
-  for (int64_t i = 0; i < p.kh; ++i) {
-    int64_t iy = oy * p.sh - p.pt + i * p.dh;
-    if (iy < 0 || iy >= p.h)
-      continue;
-    for (int64_t j = 0; j < p.kw; ++j) {
-      int64_t ix = ox * p.sw - p.pl + j * p.dw;
-      if (ix < 0 || ix >= p.w)
-        continue;
-      C v = toC<C>(x[iy * p.w + ix]);
-      if (best < 0 || v > m || v != v) {
-        m = v;
-        best = iy * p.w + ix;
-      }
-    }
-  }
-  return best;
+  return ampc::rt::ops::maxIndexOf(
+      p, [x](int64_t i) { return toC<C>(x[i]); }, oy, ox);
 }
 
-// WindowGeometry.h's avgWindow.
-struct AvgWindow {
-  int64_t y0, y1, x0, x1, count;
-};
-__device__ __forceinline__ AvgWindow avgWindow(const PoolArgs &p, int64_t oy,
-                                               int64_t ox) {
-  int64_t wy0 = oy * p.sh - p.pt, wy1 = wy0 + p.kh;
-  int64_t wx0 = ox * p.sw - p.pl, wx1 = wx0 + p.kw;
-  AvgWindow a;
-  a.y0 = max(wy0, int64_t(0));
-  a.y1 = min(wy1, p.h);
-  a.x0 = max(wx0, int64_t(0));
-  a.x1 = min(wx1, p.w);
-  if (p.countIncludePad)
-    a.count = (min(wy1, p.h + p.pb) - wy0) * (min(wx1, p.w + p.pr) - wx0);
-  else
-    a.count = (a.y1 - a.y0) * (a.x1 - a.x0);
-  return a;
-}
+using ampc::rt::ops::AvgWindow;
+using ampc::rt::ops::avgWindow;
 
 template <typename T>
 __device__ void maxPool(const PoolArgs &p, const T *x, T *y) {
