@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/OptimizerMath.h"
 #include "runtime/ops/OptimizerRules.h"
 
 #include <cmath>
@@ -151,8 +152,8 @@ template <typename T> struct Sgd {
             decay = static_cast<T>(a.weightDecay);
     forEachBlock<T, 2, 1>(call, 1, ctx, [&](auto in, auto out, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        T p = in[0][i], g = in[1][i];
-        out[0][i] = p - lr * (g + decay * p);
+        T p = in[0][i];
+        out[0][i] = p - lr * ops::withL2(in[1][i], decay, p);
       }
     });
     return Status::ok();
@@ -180,7 +181,7 @@ template <typename T> struct Momentum {
     bool nesterov = a.nesterov;
     forEachBlock<T, 3, 2>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        T p = in[0][i], g = nc * p + in[1][i], v = in[2][i];
+        T p = in[0][i], g = ops::withL2(in[1][i], nc, p), v = in[2][i];
         T vNew = alpha * v + beta * g;
         out[0][i] = nesterov ? p - lr * (g + alpha * vNew) : p - lr * vNew;
         out[1][i] = vNew;
@@ -227,7 +228,7 @@ template <typename T> struct Adam {
     }
     forEachBlock<T, 4, 3>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        T g = in[1][i] + nc * in[0][i];
+        T g = ops::withL2(in[1][i], nc, in[0][i]);
         out[1][i] = alpha * in[2][i] + oneMinusAlpha * g;
         out[2][i] = beta * in[3][i] + oneMinusBeta * (g * g);
       }
@@ -264,13 +265,13 @@ template <typename T> struct Adagrad {
             nc = static_cast<T>(a.normCoefficient);
     forEachBlock<T, 3, 2>(call, 2, ctx, [&](auto in, auto out, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        T g = nc * in[0][i] + in[1][i];
+        T g = ops::withL2(in[1][i], nc, in[0][i]);
         out[1][i] = in[2][i] + g * g;
       }
       T root[kBlock];
       sqrtRun(out[1], root, n);
       for (int64_t i = 0; i < n; ++i) {
-        T g = nc * in[0][i] + in[1][i];
+        T g = ops::withL2(in[1][i], nc, in[0][i]);
         out[0][i] = in[0][i] - rate * g / (root[i] + eps);
       }
     });

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
 #include "runtime/cuda/kernels/OptimizerTables.h"
+#include "runtime/ops/OptimizerMath.h"
 
 #include <float.h>
 #include <type_traits>
@@ -128,8 +129,8 @@ struct SgdOp {
   template <typename C>
   static __device__ __forceinline__ void apply(const S<C> &s, const C *in,
                                                C *out) {
-    C p = in[0], g = in[1];
-    out[0] = p - s.lr * (g + s.decay * p);
+    C p = in[0];
+    out[0] = p - s.lr * ampc::rt::ops::withL2(in[1], s.decay, p);
   }
 };
 
@@ -150,7 +151,7 @@ struct MomentumOp {
   template <typename C>
   static __device__ __forceinline__ void apply(const S<C> &s, const C *in,
                                                C *out) {
-    C p = in[0], g = s.nc * p + in[1], v = in[2];
+    C p = in[0], g = ampc::rt::ops::withL2(in[1], s.nc, p), v = in[2];
     C vNew = s.alpha * v + s.beta * g;
     out[0] = s.nesterov ? p - s.lr * (g + s.alpha * vNew) : p - s.lr * vNew;
     out[1] = vNew;
@@ -197,7 +198,7 @@ struct AdamOp {
   template <typename C>
   static __device__ __forceinline__ void apply(const S<C> &s, const C *in,
                                                C *out) {
-    C p = in[0], g = in[1] + s.nc * p;
+    C p = in[0], g = ampc::rt::ops::withL2(in[1], s.nc, p);
     C m = s.alpha * in[2] + s.oneMinusAlpha * g;
     C v = s.beta * in[3] + s.oneMinusBeta * (g * g);
     C root = sqrt(v);
@@ -222,7 +223,7 @@ struct AdagradOp {
   template <typename C>
   static __device__ __forceinline__ void apply(const S<C> &s, const C *in,
                                                C *out) {
-    C p = in[0], g = s.nc * p + in[1];
+    C p = in[0], g = ampc::rt::ops::withL2(in[1], s.nc, p);
     C acc = in[2] + g * g;
     out[0] = p - s.rate * g / (sqrt(acc) + s.eps);
     out[1] = acc;

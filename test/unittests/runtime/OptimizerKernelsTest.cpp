@@ -810,6 +810,45 @@ std::vector<Buf> updateOutputs(const UpdateOp &u, DType t, const Shape &s,
   return o;
 }
 
+// A zero weight decay (norm_coefficient) adds nothing to the gradient, as
+// in PyTorch: an infinite parameter (a -inf attention mask trained as a
+// weight) stays infinite instead of turning NaN through 0 * inf, and a
+// finite one moves by its gradient alone. A nonzero decay of inf is NaN,
+// as in PyTorch.
+TEST(OptimizerDecay, ZeroDecayNeverMultipliesTheParameter) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Shape s = {4};
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16})
+    for (const UpdateOp &u : kUpdates) {
+      SCOPED_TRACE(std::string(u.op) + " " + std::string(name(t)));
+      Buf lr = lrBuf(0.1), step = stepBuf(3);
+      Buf p = makeBuf(t, s, {-inf, inf, 1.5, -2}),
+          g = makeBuf(t, s, {0, 0.25, 0.5, 0});
+      std::vector<Buf> state(u.states, makeBuf(t, s, {0.5, 0.5, 0.5, 0.5}));
+      std::vector<Buf> outs = updateOutputs(u, t, s, std::nullopt);
+      Call c = updateCall(u, lr, step, p, g, state, pointersTo(outs), nullptr);
+      c.attrs.setFloat("weight_decay", 0);
+      c.attrs.setFloat("norm_coefficient", 0);
+      ASSERT_TRUE(c.run().isOk());
+      EXPECT_EQ(outs[0].get(0), -inf);
+      EXPECT_EQ(outs[0].get(1), inf);
+      EXPECT_TRUE(std::isfinite(outs[0].get(2)) &&
+                  std::isfinite(outs[0].get(3)));
+      for (int k = 0; k < u.states; ++k)
+        for (int64_t i = 0; i < 4; ++i)
+          EXPECT_FALSE(std::isnan(outs[k + 1].get(i))) << "state " << k;
+
+      // A coupled L2 decay of the infinite parameter: NaN, where PyTorch
+      // gives NaN. (Adam's decoupled weight_decay scales the parameter,
+      // which keeps it infinite, as AdamW does.)
+      c.attrs.setFloat(std::string(u.op) == "sgd_update" ? "weight_decay"
+                                                         : "norm_coefficient",
+                       0.01);
+      ASSERT_TRUE(c.run().isOk());
+      EXPECT_TRUE(std::isnan(outs[0].get(0)));
+    }
+}
+
 // Runs `u` of `p` with gradient `g`, skip 0 and loss_scale `scale` (into
 // fresh outputs, or over p and the state), and the same update with
 // gradient `ref` and neither skip nor loss_scale; every output must hold
