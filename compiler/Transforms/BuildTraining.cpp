@@ -8,6 +8,7 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "compiler/Autodiff/GradientBuilder.h"
+#include "compiler/Transforms/ConvertElements.h"
 #include "compiler/Transforms/LossResult.h"
 #include "compiler/Transforms/Optimizers.h"
 #include "compiler/Transforms/StepState.h"
@@ -92,6 +93,7 @@ public:
                StringAttr::get(f.getContext(), nameOf(f, *loss, true)));
     if (failed(differentiate(block, ret, lossValue)))
       return failure();
+    reportUntrained(block);
     addUpdates(block, ret);
     // Gradient ops of operands that need none (the input batch, labels).
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
@@ -133,7 +135,52 @@ private:
     for (unsigned i : trainable)
       if (!frozen.contains(nameOf(f, i, false)))
         trained.push_back(i);
+    // An update of an inf or NaN weight is NaN from the first step on
+    // (a 0/-inf mask exported as a weight would silently train to NaN).
+    for (unsigned i : trained) {
+      auto init = f.getArgAttrOfType<ElementsAttr>(i, graph::kInitAttr);
+      std::optional<NonFiniteElement> bad = firstNonFinite(init);
+      if (!bad)
+        continue;
+      // Its index in each dimension, as the runtime's checks print it.
+      ArrayRef<int64_t> shape = cast<ShapedType>(init.getType()).getShape();
+      SmallVector<int64_t> at(shape.size());
+      for (int64_t d = static_cast<int64_t>(shape.size()) - 1,
+                   rest = bad->index;
+           d >= 0; --d) {
+        at[d] = shape[d] ? rest % shape[d] : 0;
+        rest = shape[d] ? rest / shape[d] : 0;
+      }
+      auto err = f.emitError("graph-build-training: parameter '")
+                 << nameOf(f, i, false) << "' starts non-finite: element [";
+      llvm::interleaveComma(at, err);
+      return err << "] is " << bad->what
+                 << ", and an update of it is NaN from the first step on; if "
+                    "it is a buffer, not a weight, freeze it (the freeze "
+                    "option, amp-run --freeze, or the model's ampc.frozen "
+                    "metadata)";
+    }
     return success();
+  }
+
+  /// Says, in one warning, which trained parameters the loss has no
+  /// differentiable path from: they get no gradient and keep their value.
+  /// A batch norm's running statistics are state, not such parameters.
+  void reportUntrained(Block &block) {
+    llvm::DenseSet<Value> statistics;
+    for (auto bn : block.getOps<graph::BatchNormTrainingOp>()) {
+      statistics.insert(bn.getRunningMean());
+      statistics.insert(bn.getRunningVar());
+    }
+    SmallVector<unsigned> idle;
+    for (unsigned i : trained)
+      if (!grads.lookup(f.getArgument(i)) &&
+          !statistics.contains(f.getArgument(i)))
+        idle.push_back(i);
+    if (!idle.empty())
+      f.emitWarning("graph-build-training: not trained, the loss has no "
+                    "differentiable path from ")
+          << listOf(idle);
   }
 
   /// Whether the step updates the running statistics of a training-mode

@@ -62,4 +62,39 @@ FailureOr<ElementsAttr> convertElements(ElementsAttr attr, FloatType to,
       newType, ("amp_" + name).str(), std::move(blob)));
 }
 
+std::optional<NonFiniteElement> firstNonFinite(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  auto ft = dyn_cast<FloatType>(type.getElementType());
+  if (!ft || type.getNumElements() == 0)
+    return std::nullopt;
+  ArrayRef<char> data;
+  bool splat = false;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    data = dense.getRawData();
+    splat = dense.isSplat();
+  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    if (AsmResourceBlob *blob = res.getRawHandle().getBlob())
+      data = blob->getData();
+  }
+  unsigned bytes = ft.getWidth() / 8;
+  int64_t n = splat ? 1 : type.getNumElements();
+  if (bytes == 0 || data.size() < static_cast<size_t>(n) * bytes)
+    return std::nullopt;
+  // An IEEE value is inf or NaN exactly when its exponent bits are all set.
+  const llvm::fltSemantics &sem = ft.getFloatSemantics();
+  unsigned mantissa = llvm::APFloat::semanticsPrecision(sem) - 1;
+  unsigned exponent = ft.getWidth() - 1 - mantissa;
+  uint64_t mask = ((uint64_t(1) << exponent) - 1) << mantissa;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t word = 0;
+    std::memcpy(&word, data.data() + i * bytes, bytes);
+    if ((word & mask) != mask)
+      continue;
+    uint64_t fraction = word & ((uint64_t(1) << mantissa) - 1);
+    bool negative = (word >> (ft.getWidth() - 1)) & 1;
+    return NonFiniteElement{i, fraction ? "NaN" : negative ? "-inf" : "inf"};
+  }
+  return std::nullopt;
+}
+
 } // namespace ampc

@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <optional>
+
 namespace ampc {
 
 /// `attr` with every element rounded to `to` (nearest even, as amp.cast
@@ -21,6 +23,16 @@ namespace ampc {
 mlir::FailureOr<mlir::ElementsAttr> convertElements(mlir::ElementsAttr attr,
                                                     mlir::FloatType to,
                                                     llvm::StringRef name);
+
+/// The first inf or NaN element of float `attr` (inline dense or a resource
+/// blob): its row-major index and "NaN", "inf" or "-inf"; none when every
+/// element is finite, or when `attr` is neither. Reads the stored bits: no
+/// element is converted.
+struct NonFiniteElement {
+  int64_t index;
+  const char *what;
+};
+std::optional<NonFiniteElement> firstNonFinite(mlir::ElementsAttr attr);
 
 } // namespace ampc
 

@@ -30,6 +30,11 @@ mlir::Type elementTypeOf(int64_t dtype, mlir::MLIRContext *context);
 /// The supported codes by ONNX name, for error messages.
 inline constexpr const char *kSupportedDtypes =
     "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, BOOL";
+/// Unit attribute of a @forward argument: an initializer the model says is a
+/// buffer, not a weight (its `ampc.frozen` metadata); convert-onnx-to-graph
+/// leaves it untrained.
+inline constexpr const char *kFrozenArgAttr = "onnx.frozen";
+
 } // namespace ampc::onnx
 
 #endif // AMPC_DIALECTS_ONNX_ONNXOPS_H

@@ -204,3 +204,33 @@ func.func @forward(%x: tensor<4xf32> {graph.name = "x"},
   %1 = graph.reduce_sum %0 {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
   return %1 : tensor<f32>
 }
+
+// -----
+
+// A trainable parameter that starts inf or NaN would be NaN after its first
+// update: refused, naming it and the element (here a 0/-inf mask exported
+// as a weight).
+// expected-error @+1 {{graph-build-training: parameter 'mask' starts non-finite: element [0, 1] is -inf, and an update of it is NaN from the first step on; if it is a buffer, not a weight, freeze it (the freeze option, amp-run --freeze, or the model's ampc.frozen metadata)}}
+func.func @forward(%x: tensor<2x2xf32> {graph.name = "x"},
+                   %mask: tensor<2x2xf32> {graph.name = "mask", graph.init = dense<[[0.0, 0xFF800000], [0.0, 0.0]]> : tensor<2x2xf32>, graph.trainable = true})
+    -> (tensor<f32> {graph.name = "loss"}) {
+  %0 = graph.add %x, %mask : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %1 = graph.reduce_sum %0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x2xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// A parameter the loss has no differentiable path from (it feeds another
+// output only) gets no gradient and keeps its value; one warning lists it.
+// The step is still built for the others.
+// expected-warning @+1 {{graph-build-training: not trained, the loss has no differentiable path from 'shift'}}
+func.func @forward(%x: tensor<4xf32> {graph.name = "x"},
+                   %w: tensor<4xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<4xf32>, graph.trainable = true},
+                   %shift: tensor<4xf32> {graph.name = "shift", graph.init = dense<1.0> : tensor<4xf32>, graph.trainable = true})
+    -> (tensor<f32> {graph.name = "loss"}, tensor<4xf32> {graph.name = "shifted"}) {
+  %0 = graph.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = graph.reduce_sum %0 {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+  %2 = graph.add %x, %shift : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1, %2 : tensor<f32>, tensor<4xf32>
+}

@@ -155,10 +155,12 @@ LogicalResult ConvertOnnxToGraphPass::convertArguments(func::FuncOp func) {
     if (name)
       attrs.push_back(b.getNamedAttr(graph::kNameAttr, name));
     if (init) {
+      // Frozen by the freeze option or by the model (ampc.frozen).
+      bool frozen = toFreeze.contains(name.getValue()) ||
+                    func.getArgAttr(i, onnx::kFrozenArgAttr);
       attrs.push_back(b.getNamedAttr(graph::kInitAttr, init));
-      attrs.push_back(b.getNamedAttr(
-          graph::kTrainableAttr,
-          b.getBoolAttr(!toFreeze.contains(name.getValue()))));
+      attrs.push_back(
+          b.getNamedAttr(graph::kTrainableAttr, b.getBoolAttr(!frozen)));
     }
     func.setArgAttrs(i, b.getDictionaryAttr(attrs));
   }

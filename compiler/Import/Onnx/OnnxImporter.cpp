@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
@@ -560,15 +561,35 @@ LogicalResult Importer::emitGraph(const pb::ModelProto &model,
     argAttrs.push_back(b.getDictionaryAttr(
         b.getNamedAttr("onnx.name", b.getStringAttr(in.name()))));
   }
+  // Buffers the exporter says are not weights (tools/export_torch.py writes
+  // them from named_buffers()): convert-onnx-to-graph leaves them untrained.
+  llvm::StringSet<> frozen;
+  for (const auto &p : model.metadata_props()) {
+    if (p.key() != kFrozenMetadataKey)
+      continue;
+    for (StringRef name : llvm::split(p.value(), ',')) {
+      name = name.trim();
+      if (name.empty())
+        continue;
+      if (!initializers.count(name))
+        return error() << "metadata '" << kFrozenMetadataKey << "' names '"
+                       << name << "', which is not an initializer of the model",
+               failure();
+      frozen.insert(name);
+    }
+  }
   for (const auto &init : graph.initializer()) {
     auto data = tensorAttr(init, ("initializer '" + init.name() + "'"));
     if (failed(data))
       return failure();
     argTypes.push_back(data->getType());
     argNames.push_back(init.name());
-    argAttrs.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("onnx.name", b.getStringAttr(init.name())),
-         b.getNamedAttr("onnx.initializer", *data)}));
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr("onnx.name", b.getStringAttr(init.name())),
+        b.getNamedAttr("onnx.initializer", *data)};
+    if (frozen.contains(init.name()))
+      attrs.push_back(b.getNamedAttr(onnx::kFrozenArgAttr, b.getUnitAttr()));
+    argAttrs.push_back(b.getDictionaryAttr(attrs));
   }
 
   OpBuilder ob(ctx);

@@ -22,6 +22,11 @@
 
 namespace ampc {
 
+/// The metadata_props key naming (comma-separated) the initializers that are
+/// buffers, not weights: the importer marks each argument with
+/// onnx::kFrozenArgAttr and convert-onnx-to-graph leaves it untrained.
+inline constexpr llvm::StringLiteral kFrozenMetadataKey = "ampc.frozen";
+
 /// A graph input whose value is known when compiling: it becomes a Constant
 /// node, so ops that need static values (shapes, axes, bounds) can use it.
 struct OnnxBoundInput {
