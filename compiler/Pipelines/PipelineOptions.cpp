@@ -32,7 +32,9 @@ cl::OptionCategory &pipelineCategory(PipelineOptionGroup group) {
 namespace {
 
 /// A number as a user types it: "0.02", not MLIR's "2.000000e-02"; nine
-/// significant digits read back to the same f32.
+/// significant digits read back to the same f32. The checkpoint's other
+/// numbers are printed the same way by tools::nineDigits
+/// (runtime/tooling/Format.h), which the compiler does not link.
 std::string numberText(double v) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.9g", v);
@@ -108,14 +110,16 @@ template <typename Derived> void CompileOptions<Derived>::exposeAsFlags() {
   std::vector<cl::Option *> options;
   for (auto &entry : this->OptionsMap)
     options.push_back(entry.second);
-  // cl::Option keeps its help as a StringRef: the texts live here, and are
-  // all made before any is handed out.
-  helpTexts_.clear();
+  // cl::Option keeps its help as a StringRef: the texts live here, made
+  // (from the declared help, which a second call must not have freed yet)
+  // before any is handed out.
+  std::vector<std::string> texts;
   for (cl::Option *o : options) {
     std::string value = valueText<Derived>(o);
-    helpTexts_.push_back(o->HelpStr.str() + " (default: " +
-                         (value.empty() ? "none" : value) + ")");
+    texts.push_back(o->HelpStr.str() +
+                    " (default: " + (value.empty() ? "none" : value) + ")");
   }
+  helpTexts_.swap(texts);
   for (size_t i = 0; i < options.size(); ++i) {
     cl::Option *o = options[i];
     // Registered again, now in the top level as well as in the pipeline's

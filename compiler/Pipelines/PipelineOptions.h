@@ -1,5 +1,4 @@
-//===- PipelineOptions.h - the options of ampc-infer and ampc-train -*- C++
-//-*-//
+//===- PipelineOptions.h - the options of the two pipelines -----*- C++ -*-===//
 //
 // Each option of the two pipelines is declared once, here, as an MLIR
 // pipeline option named as amp-run's flag: amp-opt takes them

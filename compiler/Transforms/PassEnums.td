@@ -2,7 +2,7 @@
 //
 // The cases of the pass options that pick one of a few behaviours, declared
 // once: the options are of these enum types (Passes.td), so a value that is
-// no case is refused where the option is parsed (EnumOption.h), with the
+// no case is refused where the option is parsed (PassEnums.h), with the
 // cases in the message, and code compares enums, not strings.
 //
 //===----------------------------------------------------------------------===//

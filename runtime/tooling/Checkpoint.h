@@ -56,7 +56,9 @@ namespace ampc::tools {
 
 struct Checkpoint {
   int64_t step = 0; // steps done: the next step to run
-  // What wrote it ("program" hash, "amp", "seed", ...), compared on resume.
+  // What wrote it, compared on resume: the flags that shape the step or the
+  // data order ("--amp", "--lr", "--seed", ...) and the compiled step's hash
+  // ("compiled-step" from amp-run, "program" from amp-exec).
   std::map<std::string, std::string> config;
   // Every parameter and state tensor of the train step, by unique name.
   std::vector<rt::HostTensor> params;

@@ -5,6 +5,7 @@
 #include "runtime/tooling/Progress.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -23,16 +24,10 @@ rt::Status checkMemoryBudget(const std::string &text) {
 }
 
 rt::Status checkInitParams(const std::string &text) {
-  if (text == "keep" || text == "uniform")
+  bool uniform;
+  uint64_t seed;
+  if (parseInitParams(text, uniform, seed))
     return rt::Status::ok();
-  std::string seed = text.rfind("uniform:", 0) == 0 ? text.substr(8) : "";
-  char *end = nullptr;
-  errno = 0;
-  if (!seed.empty() && seed[0] != '-') {
-    std::strtoull(seed.c_str(), &end, 10);
-    if (!*end && !errno)
-      return rt::Status::ok();
-  }
   return rt::Status::error("--init-params '" + text +
                            "' is not keep, uniform or uniform:SEED");
 }
@@ -210,13 +205,11 @@ struct Setter {
     return rt::Status::error("--" + std::string(flag.name) + " '" + text +
                              "' is not " + what);
   }
-  // A switch given bare is on; on/off and true/false say it either way.
+  // A switch given bare is on; otherwise any word parseSwitchWord reads.
   rt::Status switchValue(bool &v) const {
-    if ((text.empty() && !flag.value) || text == "on" || text == "true")
+    if (text.empty() && !flag.value)
       v = true;
-    else if (text == "off" || text == "false")
-      v = false;
-    else
+    else if (!parseSwitchWord(text, v))
       return bad(flag.value ? "on or off" : "true or false");
     return rt::Status::ok();
   }
@@ -286,6 +279,56 @@ struct Shower {
 };
 
 } // namespace
+
+bool parseInitParams(const std::string &text, bool &uniform, uint64_t &seed) {
+  uniform = text != "keep";
+  seed = 0;
+  if (text == "keep" || text == "uniform")
+    return true;
+  std::string digits = text.rfind("uniform:", 0) == 0 ? text.substr(8) : "";
+  if (digits.empty() || digits[0] == '-')
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  seed = std::strtoull(digits.c_str(), &end, 10);
+  return !*end && !errno;
+}
+
+bool parseSwitchWord(const std::string &text, bool &out) {
+  std::string w = text;
+  for (char &c : w)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (w == "on" || w == "true" || w == "1")
+    out = true;
+  else if (w == "off" || w == "false" || w == "0")
+    out = false;
+  else
+    return false;
+  return true;
+}
+
+rt::Status checkRunOptions(const RunOptions &o, bool train) {
+  bool synthetic = o.data == "synthetic";
+  if (o.isGiven("steps") && o.isGiven("epochs"))
+    return rt::Status::error("--steps " + std::to_string(o.steps) +
+                             " and --epochs " + std::to_string(o.epochs) +
+                             " both give the length of the run: give one");
+  if (o.isGiven("checkpoint-every") && o.checkpointDir.empty())
+    return rt::Status::error("--checkpoint-every needs --checkpoint DIR");
+  if (o.isGiven("synthetic-batches") && !synthetic)
+    return rt::Status::error(
+        "--synthetic-batches is for --data synthetic, not --data " +
+        (o.data.empty() ? std::string("(none)") : o.data));
+  if (train && o.epochs > 0 && synthetic)
+    return rt::Status::error(
+        "--epochs needs data with samples (--data DIR or fashion-mnist): "
+        "synthetic data has no epochs; use --steps");
+  if (train && !o.testData.empty() && synthetic)
+    return rt::Status::error(
+        "--test-data is evaluated only with file data (--data DIR): "
+        "synthetic data has no epochs to evaluate after");
+  return rt::Status::ok();
+}
 
 const std::vector<RunFlag> &runFlags() {
   static const std::vector<RunFlag> table = makeTable();

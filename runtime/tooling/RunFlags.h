@@ -104,6 +104,20 @@ std::string runFlagDefault(const RunFlag &flag);
 /// The help of the flags `tool` takes, one block each, for a usage text.
 std::string runFlagsHelp(unsigned tool);
 
+/// --init-params: keep (uniform false) or uniform[:SEED]; false when `text`
+/// is neither.
+bool parseInitParams(const std::string &text, bool &uniform, uint64_t &seed);
+
+/// A bool flag's value: on/off, true/false (any case) or 1/0, as llvm::cl
+/// reads a bool. False when `text` is none of them.
+bool parseSwitchWord(const std::string &text, bool &out);
+
+/// The checks between run-time flags that both tools make (a value alone is
+/// checked by setRunFlag): --steps with --epochs, --checkpoint-every
+/// without --checkpoint, synthetic data with --synthetic-batches' opposite,
+/// --epochs or --test-data. `train`: a training run.
+rt::Status checkRunOptions(const RunOptions &o, bool train);
+
 /// --memory-budget's bytes (0 for none); `text` passed its check.
 uint64_t memoryBudgetBytes(const std::string &text);
 

@@ -55,10 +55,6 @@ struct Options : RunOptions {
   uint64_t initSeed = 0;
 };
 
-bool isSwitchValue(const std::string &v) {
-  return v == "true" || v == "false" || v == "on" || v == "off";
-}
-
 /// Parses argv; returns -1 to go on, else the exit code.
 int parseArgs(int argc, char **argv, Options &o) {
   o.data = "synthetic";
@@ -89,7 +85,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (i + 1 >= argc)
         return fail("--" + name + " needs a value");
       value = argv[++i];
-    } else if (!hasValue && i + 1 < argc && isSwitchValue(argv[i + 1])) {
+    } else if (bool on;
+               !hasValue && i + 1 < argc && parseSwitchWord(argv[i + 1], on)) {
       value = argv[++i];
     }
     if (rt::Status s = setRunFlag(*flag, value, o); !s)
@@ -98,16 +95,7 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.program.empty())
     return fail("no Program given (usage: amp-exec PROGRAM [options]; "
                 "amp-run --emit=program -o PROGRAM writes one)");
-  if (o.initParams != "keep") {
-    o.uniformInit = true;
-    if (o.initParams.size() > 8)
-      o.initSeed = std::strtoull(o.initParams.c_str() + 8, nullptr, 10);
-  }
-  if (o.isGiven("steps") && o.isGiven("epochs"))
-    return fail("--steps and --epochs both give the run's length: give one");
-  if (o.isGiven("synthetic-batches") && o.data != "synthetic")
-    return fail("--synthetic-batches is for --data synthetic, not --data " +
-                o.data);
+  parseInitParams(o.initParams, o.uniformInit, o.initSeed); // checked
   return -1;
 }
 
@@ -373,8 +361,11 @@ rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
 rt::Status createSession(rt::FunctionInfo f, const Options &o,
                          std::unique_ptr<rt::Session> &out) {
   rt::SessionOptions so = sessionOptionsOf(o);
+  // 'none': no budget but the device's (0 would be its whole memory).
   if (!o.memoryBudget.empty())
-    so.memoryLimit = memoryBudgetBytes(o.memoryBudget);
+    so.memoryLimit = o.memoryBudget == "none"
+                         ? UINT64_MAX
+                         : memoryBudgetBytes(o.memoryBudget);
   rt::Status s = rt::Session::create(std::move(f), so, out);
   // A device that cannot be used is the flag's problem, said as such.
   if (!s && o.device != "cpu")
@@ -393,9 +384,13 @@ int runInference(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 ": --mode infer runs @forward, and the Program has none (a "
                 "training Program: run it with --mode train)");
   if (o.epochs || !o.checkpointDir.empty() || !o.resumeDir.empty() ||
-      !o.testData.empty() || !o.metrics.empty() || !o.evalMetrics.empty())
+      !o.testData.empty() || !o.metrics.empty() || !o.evalMetrics.empty() ||
+      o.checksumState)
     return fail("--epochs, --test-data, --metrics, --eval-metrics, "
-                "--checkpoint and --resume are for --mode train");
+                "--checkpoint, --resume and --checksum-state are for --mode "
+                "train");
+  if (rt::Status s = checkRunOptions(o, /*train=*/false); !s)
+    return fail(s.message());
   std::vector<InputSpec> specs = inputSpecsOf(*f, nullptr);
   std::vector<std::string> omitted = omittedParams(*f);
   if (!omitted.empty() && !o.uniformInit)
@@ -474,12 +469,8 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 "' has no initial value): give --init-params uniform[:SEED] "
                 "or --resume DIR");
   bool synthetic = o.data == "synthetic";
-  if (o.epochs > 0 && synthetic)
-    return fail("--epochs needs data with samples (--data DIR or "
-                "fashion-mnist): synthetic data has no epochs; use --steps");
-  if (!o.testData.empty() && synthetic)
-    return fail("--test-data is evaluated only with file data (--data DIR): "
-                "synthetic data has no epochs to evaluate after");
+  if (rt::Status s = checkRunOptions(o, /*train=*/true); !s)
+    return fail(s.message());
   for (auto [flag, path] :
        {std::pair<const char *, std::string>{"metrics", o.metrics},
         {"eval-metrics", o.evalMetrics}})

@@ -175,9 +175,6 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
                 const TrainOptions &given) {
   TrainOptions o = given;
   bool synthetic = o.run.data == "synthetic";
-  if (o.emit.empty() && o.run.epochs > 0 && synthetic)
-    return fail("--epochs needs data with samples (--data DIR or "
-                "fashion-mnist): synthetic data has no epochs; use --steps");
 
   // File data is opened before compiling: epochs fix the step count, and
   // with it the default length of the lr schedule compiled into the step.
@@ -279,8 +276,12 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   // What a checkpoint must have been written with to be resumed here:
   // every option of the compiled step, and what decides the data order.
   std::map<std::string, std::string> config = o.compileFlags->values();
-  // The schedule's length as compiled (0 in the flags: the run's updates).
+  // What the flags resolved to in the compiled step: the schedule's length
+  // (0 in the flags: the run's updates), and the loss-scale mode (without
+  // AMP, any scaling flag means dynamic; no scaling at all is none).
   config["--lr-total-steps"] = std::to_string(o.training.lrTotalSteps);
+  config["--loss-scale"] =
+      o.lossScale ? stringifyEnum(o.lossScale->mode).str() : "none";
   config.merge(dataOrderConfig(o.run, data.shuffled));
   config["--no-fuse"] = o.lowering.fuse ? "false" : "true";
   config["--no-memory-reuse"] = o.lowering.reuseMemory ? "false" : "true";

@@ -284,12 +284,11 @@ int main(int argc, char **argv) {
   if (train && run.data.empty() && emit.empty())
     return fail("--mode train needs --data (fashion-mnist, a DIR, or "
                 "synthetic)");
-  if (run.isGiven("steps") && run.isGiven("epochs") && emit.empty())
-    return fail("--steps " + Twine(run.steps) + " and --epochs " +
-                Twine(run.epochs) +
-                " both give the length of the run: give one");
-  if (run.isGiven("checkpoint-every") && run.checkpointDir.empty())
-    return fail("--checkpoint-every needs --checkpoint DIR");
+  // What a run's flags say together (amp-exec checks the same); --emit
+  // runs nothing.
+  if (emit.empty())
+    if (rt::Status s = ampc::tools::checkRunOptions(run, train); !s)
+      return fail(s.message());
   if (compareFp32 && compileFlags.amp == ampc::AmpLevel::O0)
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
@@ -314,9 +313,6 @@ int main(int argc, char **argv) {
         return fail("--" + name +
                     " shapes what AMP does, and without --amp O1|O2|O3 "
                     "there is none: give --amp or leave it out");
-  if (!run.testData.empty() && run.data == "synthetic")
-    return fail("--test-data is evaluated only with file data (--data DIR): "
-                "synthetic data has no epochs to evaluate after");
   if (!plotFile.empty() && !StringRef(plotFile).ends_with(".svg"))
     return fail("--plot: plot file " + plotFile +
                 ": the plot is an SVG; the name must end in .svg");
@@ -428,9 +424,6 @@ int main(int argc, char **argv) {
     t.lossScale = compileFlags.lossScaleOptions(amp.has_value());
     t.compileFlags = &compileFlags;
     t.lowering = compileFlags.loweringOptions(budget);
-    if (run.isGiven("synthetic-batches") && run.data != "synthetic")
-      return fail("--synthetic-batches is for --data synthetic, not --data " +
-                  Twine(run.data.empty() ? std::string("(none)") : run.data));
     t.run = run;
     t.plot = plotFile;
     t.compareFp32 = compareFp32;

@@ -110,6 +110,73 @@ TEST(RunFlags, SwitchesAndValuesSetTheirFields) {
   EXPECT_FALSE(o.isGiven("steps"));
 }
 
+TEST(RunFlags, SwitchesTakeTheWordsLlvmClTakes) {
+  for (const char *on : {"on", "true", "TRUE", "True", "1"}) {
+    RunOptions o;
+    ASSERT_TRUE(set("check-numerics", on, o)) << on;
+    EXPECT_TRUE(o.checkNumerics) << on;
+  }
+  for (const char *off : {"off", "false", "FALSE", "False", "0"}) {
+    RunOptions o;
+    o.cudaGraph = true;
+    ASSERT_TRUE(set("cuda-graph", off, o)) << off;
+    EXPECT_FALSE(o.cudaGraph) << off;
+    ASSERT_TRUE(set("shuffle", off, o)) << off;
+    EXPECT_EQ(o.shuffle, std::optional<bool>(false)) << off;
+  }
+  bool v;
+  EXPECT_FALSE(parseSwitchWord("yes", v));
+  EXPECT_FALSE(parseSwitchWord("", v));
+}
+
+TEST(RunFlags, InitParamsGiveTheSeedOnce) {
+  bool uniform;
+  uint64_t seed;
+  ASSERT_TRUE(parseInitParams("keep", uniform, seed));
+  EXPECT_FALSE(uniform);
+  ASSERT_TRUE(parseInitParams("uniform", uniform, seed));
+  EXPECT_TRUE(uniform);
+  EXPECT_EQ(seed, 0u);
+  ASSERT_TRUE(parseInitParams("uniform:42", uniform, seed));
+  EXPECT_EQ(seed, 42u);
+  EXPECT_FALSE(parseInitParams("uniform:", uniform, seed));
+  EXPECT_FALSE(parseInitParams("uniform:4x", uniform, seed));
+}
+
+TEST(RunFlags, BothToolsCheckTheFlagsTogetherAlike) {
+  auto error = [](std::vector<std::pair<const char *, const char *>> flags,
+                  bool train) {
+    RunOptions o;
+    o.data = "synthetic";
+    for (auto [name, value] : flags)
+      EXPECT_TRUE(set(name, value, o)) << name;
+    rt::Status s = checkRunOptions(o, train);
+    return s ? std::string() : s.message();
+  };
+  EXPECT_EQ(error({{"steps", "3"}, {"epochs", "2"}}, true),
+            "--steps 3 and --epochs 2 both give the length of the run: give "
+            "one");
+  EXPECT_EQ(error({{"checkpoint-every", "5"}}, true),
+            "--checkpoint-every needs --checkpoint DIR");
+  EXPECT_EQ(error({{"data", "dir"}, {"synthetic-batches", "2"}}, true),
+            "--synthetic-batches is for --data synthetic, not --data dir");
+  EXPECT_NE(error({{"epochs", "2"}}, true)
+                .find("--epochs needs data with "
+                      "samples"),
+            std::string::npos);
+  EXPECT_NE(error({{"test-data", "t"}}, true)
+                .find("--test-data is evaluated "
+                      "only with file data"),
+            std::string::npos);
+  // Inference has no epochs to refuse here (each tool refuses its own
+  // training-only flags first).
+  EXPECT_EQ(error({{"epochs", "2"}}, false), "");
+  EXPECT_EQ(
+      error({{"steps", "3"}, {"checkpoint", "ck"}, {"checkpoint-every", "1"}},
+            true),
+      "");
+}
+
 TEST(RunFlags, TheLoopAndSessionOptionsComeFromTheFields) {
   RunOptions o;
   for (auto [name, value] :
