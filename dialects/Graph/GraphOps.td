@@ -66,9 +66,13 @@ class Graph_UnaryOp<string mnemonic, string what, Type T = Graph_FloatTensor,
 }
 
 def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
-def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent">;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent"> {
+  let hasCanonicalizer = 1; // GELU written out (GeluRecognition.cpp)
+}
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
-def Graph_ErfOp : Graph_UnaryOp<"erf", "error function">;
+def Graph_ErfOp : Graph_UnaryOp<"erf", "error function"> {
+  let hasCanonicalizer = 1; // GELU written out (GeluRecognition.cpp)
+}
 def Graph_ExpOp : Graph_UnaryOp<"exp", "e^x">;
 def Graph_LogOp : Graph_UnaryOp<"log", "natural logarithm">;
 def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root">;
