@@ -75,7 +75,9 @@ def Graph_ErfOp : Graph_UnaryOp<"erf", "error function"> {
 }
 def Graph_ExpOp : Graph_UnaryOp<"exp", "e^x">;
 def Graph_LogOp : Graph_UnaryOp<"log", "natural logarithm">;
-def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root">;
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root"> {
+  let hasCanonicalizer = 1; // LayerNorm written out (LayerNormRecognition.cpp)
+}
 def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", "1 / x">;
 def Graph_NegOp : Graph_UnaryOp<"neg", "-x", Graph_NumericTensor>;
 def Graph_AbsOp : Graph_UnaryOp<"abs", "|x|", Graph_NumericTensor>;

@@ -1,0 +1,45 @@
+"""Exports a transformer-style MLP block (LayerNorm, Linear, GELU in both
+forms) to ONNX, with one test_data_set of PyTorch's own outputs, for
+run_and_compare.py.
+
+usage: make_mlp_block_model.py OUT_DIR OPSET
+
+PyTorch 1.13 has no ONNX Gelu (it came with opset 20): it writes the
+formula out, x * (erf(x / sqrt(2)) + 1) * 0.5 and the tanh form with x^3 as
+three Muls; before opset 17 it writes LayerNorm out too (ReduceMean, Sub,
+Pow, ReduceMean, Add, Sqrt, Div, Mul, Add). ampc's canonicalization turns
+each back into one graph.gelu or graph.layer_norm.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+out, opset = sys.argv[1], int(sys.argv[2])
+os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.LayerNorm(8), torch.nn.Linear(8, 16), torch.nn.GELU(),
+    torch.nn.Linear(16, 16), torch.nn.GELU(approximate="tanh"),
+    torch.nn.LayerNorm(16),
+    torch.nn.Linear(16, 4)).eval()
+with torch.no_grad():
+    model[0].weight.uniform_(0.5, 1.5)  # a LayerNorm scale and bias that
+    model[0].bias.uniform_(-0.5, 0.5)   # are not the identity
+    model[1].weight.mul_(3)  # pre-activations well into both tails
+x = torch.randn(32, 8)
+with torch.no_grad():
+    y = model(x)
+path = os.path.join(out, "model.onnx")
+torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
+                  opset_version=opset)
+ops = [n.op_type for n in onnx.load(path).graph.node]
+print("ops:", " ".join(o for o in ops if o in ("Erf", "Tanh", "Sqrt",
+                                                "LayerNormalization")))
+for name, t in (("input_0.pb", x), ("output_0.pb", y)):
+    with open(os.path.join(out, "test_data_set_0", name), "wb") as f:
+        f.write(numpy_helper.from_array(
+            t.numpy().astype(np.float32)).SerializeToString())
