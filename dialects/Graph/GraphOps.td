@@ -73,7 +73,9 @@ def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_ErfOp : Graph_UnaryOp<"erf", "error function"> {
   let hasCanonicalizer = 1; // GELU written out (GeluRecognition.cpp)
 }
-def Graph_ExpOp : Graph_UnaryOp<"exp", "e^x">;
+def Graph_ExpOp : Graph_UnaryOp<"exp", "e^x"> {
+  let hasCanonicalizer = 1; // Softmax written out (SoftmaxRecognition.cpp)
+}
 def Graph_LogOp : Graph_UnaryOp<"log", "natural logarithm">;
 def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root"> {
   let hasCanonicalizer = 1; // LayerNorm written out (LayerNormRecognition.cpp)

@@ -7,8 +7,10 @@ usage: make_mlp_block_model.py OUT_DIR OPSET
 PyTorch 1.13 has no ONNX Gelu (it came with opset 20): it writes the
 formula out, x * (erf(x / sqrt(2)) + 1) * 0.5 and the tanh form with x^3 as
 three Muls; before opset 17 it writes LayerNorm out too (ReduceMean, Sub,
-Pow, ReduceMean, Add, Sqrt, Div, Mul, Add). ampc's canonicalization turns
-each back into one graph.gelu or graph.layer_norm.
+Pow, ReduceMean, Add, Sqrt, Div, Mul, Add); the block ends in a softmax
+written by hand (ReduceMax, Sub, Exp, ReduceSum, Div). ampc's
+canonicalization turns each back into one graph.gelu, graph.layer_norm or
+graph.softmax.
 """
 import os
 import sys
@@ -21,11 +23,19 @@ from onnx import numpy_helper
 out, opset = sys.argv[1], int(sys.argv[2])
 os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
 torch.manual_seed(0)
+class HandSoftmax(torch.nn.Module):
+    """Softmax as code writes it: exp(x - max) / sum(exp(x - max))."""
+
+    def forward(self, x):
+        e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+        return e / e.sum(dim=-1, keepdim=True)
+
+
 model = torch.nn.Sequential(
     torch.nn.LayerNorm(8), torch.nn.Linear(8, 16), torch.nn.GELU(),
     torch.nn.Linear(16, 16), torch.nn.GELU(approximate="tanh"),
     torch.nn.LayerNorm(16),
-    torch.nn.Linear(16, 4)).eval()
+    torch.nn.Linear(16, 4), HandSoftmax()).eval()
 with torch.no_grad():
     model[0].weight.uniform_(0.5, 1.5)  # a LayerNorm scale and bias that
     model[0].bias.uniform_(-0.5, 0.5)   # are not the identity
@@ -38,7 +48,7 @@ torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
                   opset_version=opset)
 ops = [n.op_type for n in onnx.load(path).graph.node]
 print("ops:", " ".join(o for o in ops if o in ("Erf", "Tanh", "Sqrt",
-                                                "LayerNormalization")))
+                                                "LayerNormalization", "Exp")))
 for name, t in (("input_0.pb", x), ("output_0.pb", y)):
     with open(os.path.join(out, "test_data_set_0", name), "wb") as f:
         f.write(numpy_helper.from_array(
