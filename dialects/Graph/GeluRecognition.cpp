@@ -22,9 +22,13 @@ using namespace mlir;
 namespace ampc::graph {
 namespace {
 
-/// `v` is a graph.constant splat within `rtol` of `want` (constants of an
-/// f16 or bf16 model are the formula's constants rounded).
-bool isSplat(Value v, double want, double rtol = 1e-3) {
+/// The relative tolerance of the formula's irrational constants (sqrt(2),
+/// sqrt(2 / pi), 0.044715), which an f16 or bf16 model holds rounded; 0.5,
+/// 1 and 3 are exact in every float type and must be exactly that.
+constexpr double kRounded = 1e-3;
+
+/// `v` is a graph.constant splat within `rtol` of `want`.
+bool isSplat(Value v, double want, double rtol = 0) {
   auto c = v.getDefiningOp<ConstantOp>();
   if (!c)
     return false;
@@ -37,12 +41,13 @@ bool isSplat(Value v, double want, double rtol = 1e-3) {
 
 /// The operand of the binary op `op` other than `v` when the other is a
 /// splat `want`; null otherwise.
-template <typename Op> Value otherThanSplat(Operation *op, double want) {
+template <typename Op>
+Value otherThanSplat(Operation *op, double want, double rtol = 0) {
   auto b = dyn_cast_or_null<Op>(op);
   if (!b)
     return {};
   for (unsigned i = 0; i < 2; ++i)
-    if (isSplat(b->getOperand(i), want))
+    if (isSplat(b->getOperand(i), want, rtol))
       return b->getOperand(1 - i);
   return {};
 }
@@ -111,10 +116,10 @@ struct ErfGelu : OpRewritePattern<ErfOp> {
     Operation *scale = erf.getInput().getDefiningOp();
     Value x;
     if (auto div = dyn_cast_or_null<DivOp>(scale);
-        div && isSplat(div.getRhs(), M_SQRT2))
+        div && isSplat(div.getRhs(), M_SQRT2, kRounded))
       x = div.getLhs();
     else
-      x = otherThanSplat<MulOp>(scale, M_SQRT1_2);
+      x = otherThanSplat<MulOp>(scale, M_SQRT1_2, kRounded);
     if (!x || !erf.getInput().hasOneUse() || !erf->hasOneUse())
       return failure();
     Operation *add = onlyUser(erf.getResult());
@@ -129,7 +134,7 @@ struct ErfGelu : OpRewritePattern<ErfOp> {
 Value cubed(Value v) {
   Operation *op = v.getDefiningOp();
   if (auto pow = dyn_cast_or_null<PowOp>(op))
-    return isSplat(pow.getRhs(), 3.0, 0) ? pow.getLhs() : Value();
+    return isSplat(pow.getRhs(), 3.0) ? pow.getLhs() : Value();
   auto m = dyn_cast_or_null<MulOp>(op);
   if (!m)
     return {};
@@ -148,14 +153,14 @@ struct TanhGelu : OpRewritePattern<TanhOp> {
                                 PatternRewriter &rewriter) const override {
     // (x + 0.044715 x^3) * sqrt(2 / pi)
     Operation *scale = tanh.getInput().getDefiningOp();
-    Value inner = otherThanSplat<MulOp>(scale, std::sqrt(2 / M_PI));
+    Value inner = otherThanSplat<MulOp>(scale, std::sqrt(2 / M_PI), kRounded);
     auto sum = inner ? inner.getDefiningOp<AddOp>() : AddOp();
     if (!sum || !tanh->hasOneUse())
       return failure();
     Value x;
     for (unsigned i = 0; i < 2 && !x; ++i) {
       Value cube = otherThanSplat<MulOp>(sum->getOperand(1 - i).getDefiningOp(),
-                                         0.044715);
+                                         0.044715, kRounded);
       if (cube && cubed(cube) == sum->getOperand(i))
         x = sum->getOperand(i);
     }

@@ -111,3 +111,22 @@ func.func @not_gelu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<
   %9 = graph.mul %8, %half : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %4, %9, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// 0.5, 1 and 3 must be exact (only the irrational constants may be rounded):
+// x * (erf(x / sqrt(2)) + 1) * 0.5004 is not GELU.
+// CHECK-LABEL: func.func @almost_half
+// CHECK-NOT: graph.gelu
+// CHECK: return
+func.func @almost_half(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %sqrt2 = graph.constant dense<1.41421354> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %half = graph.constant dense<0.5004> : tensor<f32>
+  %0 = graph.div %x, %sqrt2 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = graph.erf %0 : tensor<4xf32>
+  %2 = graph.add %1, %one : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %3 = graph.mul %x, %2 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %4 = graph.mul %3, %half : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %4 : tensor<4xf32>
+}
