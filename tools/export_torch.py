@@ -13,10 +13,11 @@ Inputs are named `input_names` (default x, x1, ... and labels, labels1,
 batch statistics, Dropout drops) without constant folding, so every
 parameter and buffer stays an initializer under its state_dict name.
 
-Buffers are not weights: the float buffers that are initializers of the
-graph (a causal mask, a batch norm's running statistics) are named in the
-model's `ampc.frozen` metadata, which ampc's importer reads, so amp-run
-leaves them untrained.
+Buffers are not weights: every float initializer that is no trainable
+parameter of the module (its buffers, such as a causal mask or a batch
+norm's running statistics, its parameters with requires_grad off, the
+loss's buffers) is named in the model's `ampc.frozen` metadata, which
+ampc's importer reads, so amp-run leaves it untrained.
 
 As a script it exports a small example, a decoder block with a 0/-inf
 causal mask buffer and a batch norm:
@@ -31,6 +32,8 @@ import onnx
 import torch
 
 FROZEN_KEY = "ampc.frozen"
+_FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
+                onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE)
 
 
 class _WithLoss(torch.nn.Module):
@@ -55,18 +58,28 @@ def _default_names(n_inputs, n_targets):
     return numbered("x", n_inputs) + numbered("labels", n_targets)
 
 
-def _rename(model, old, new):
-    """Renames value `old` to `new` wherever the graph names it."""
+def _rename(model, names):
+    """Renames values by the map `names` wherever the graph names them, in
+    one pass, refusing a new name another value already has."""
     g = model.graph
+    taken = ({t.name for t in g.initializer} | {v.name for v in g.input} |
+             {v.name for v in g.output} |
+             {o for n in g.node for o in n.output}) - set(names)
+    new = list(names.values())
+    for n in new:
+        if n in taken or new.count(n) > 1:
+            raise ValueError(f"export: initializer name '{n}' (without the "
+                             f"wrapper's prefix) is taken by another value")
+
+    def renamed(n):
+        return names.get(n, n)
     for t in g.initializer:
-        if t.name == old:
-            t.name = new
+        t.name = renamed(t.name)
     for vi in list(g.input) + list(g.output) + list(g.value_info):
-        if vi.name == old:
-            vi.name = new
+        vi.name = renamed(vi.name)
     for node in g.node:
-        node.input[:] = [new if n == old else n for n in node.input]
-        node.output[:] = [new if n == old else n for n in node.output]
+        node.input[:] = [renamed(n) for n in node.input]
+        node.output[:] = [renamed(n) for n in node.output]
 
 
 def export(module, loss_fn, example_inputs, path, opset=17, targets=1,
@@ -96,13 +109,19 @@ def export(module, loss_fn, example_inputs, path, opset=17, targets=1,
     model = onnx.load_from_string(buf.getvalue())
     # The wrapper's prefix off every initializer: the names are the
     # module's state_dict names, as --freeze and a checkpoint read them.
-    inits = {t.name for t in model.graph.initializer}
-    for name in sorted(inits):
-        if name.startswith("model."):
-            _rename(model, name, name[len("model."):])
-    inits = {t.name for t in model.graph.initializer}
-    frozen = [name for name, b in module.named_buffers()
-              if b.is_floating_point() and name in inits]
+    _rename(model, {t.name: t.name[len("model."):]
+                    for t in model.graph.initializer
+                    if t.name.startswith("model.")})
+    # Every float initializer that is no trainable parameter of the module:
+    # its buffers, its parameters with requires_grad off, the loss's
+    # buffers (a class weight).
+    trained = {n for n, p in module.named_parameters() if p.requires_grad}
+    frozen = [t.name for t in model.graph.initializer
+              if t.name not in trained and t.data_type in _FLOAT_TYPES]
+    for name in frozen:
+        if "," in name or name != name.strip():
+            raise ValueError(f"export: initializer '{name}' cannot be listed "
+                             f"in {FROZEN_KEY} (a comma or surrounding space)")
     del model.metadata_props[:]
     if frozen:
         entry = model.metadata_props.add()

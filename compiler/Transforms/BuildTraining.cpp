@@ -135,8 +135,10 @@ private:
     for (unsigned i : trainable)
       if (!frozen.contains(nameOf(f, i, false)))
         trained.push_back(i);
-    // An update of an inf or NaN weight is NaN from the first step on
-    // (a 0/-inf mask exported as a weight would silently train to NaN).
+    // A weight must start finite: an inf or NaN one is a buffer exported as
+    // a weight (a 0/-inf mask, whose finite entries training would move
+    // while its infinite ones stay) or a broken file, and a NaN one makes
+    // every update NaN.
     for (unsigned i : trained) {
       auto init = f.getArgAttrOfType<ElementsAttr>(i, graph::kInitAttr);
       std::optional<NonFiniteElement> bad = firstNonFinite(init);
@@ -152,13 +154,18 @@ private:
         rest = shape[d] ? rest / shape[d] : 0;
       }
       auto err = f.emitError("graph-build-training: parameter '")
-                 << nameOf(f, i, false) << "' starts non-finite: element [";
-      llvm::interleaveComma(at, err);
-      return err << "] is " << bad->what
-                 << ", and an update of it is NaN from the first step on; if "
-                    "it is a buffer, not a weight, freeze it (the freeze "
-                    "option, amp-run --freeze, or the model's ampc.frozen "
-                    "metadata)";
+                 << nameOf(f, i, false) << "' starts non-finite: ";
+      if (at.empty()) {
+        err << "its value";
+      } else {
+        err << "element [";
+        llvm::interleaveComma(at, err);
+        err << "]";
+      }
+      return err << " is " << bad->what
+                 << ", and a weight must start finite; if it is a buffer, not "
+                    "a weight, freeze it (the freeze option, amp-run "
+                    "--freeze, or the model's ampc.frozen metadata)";
     }
     return success();
   }

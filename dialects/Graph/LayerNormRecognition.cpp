@@ -1,5 +1,4 @@
 //===- LayerNormRecognition.cpp - LayerNorm written out, as one op --------===//
-//===//
 //
 // PyTorch exports nn.LayerNorm before opset 17 as the ops of its formula:
 //   m = mean(x), d = x - m, v = mean(d ^ 2), y = d / sqrt(v + eps),
@@ -116,8 +115,10 @@ struct WrittenOutLayerNorm : OpRewritePattern<SqrtOp> {
         trailingAxis(varMean) != axis || mean.getAxes() != varMean.getAxes() ||
         d.getType() != x.getType() || div.getType() != x.getType())
       return failure();
-    // d is read by its square and the division only, the means once each.
+    // d is read by its square and the division only, the square and the
+    // means once each: nothing of the chain outlives it.
     if (!mean->hasOneUse() || !varMean->hasOneUse() || !plusEps->hasOneUse() ||
+        !varMean.getInput().hasOneUse() ||
         llvm::any_of(d.getUsers(), [&](Operation *u) {
           return u != div && u != varMean.getInput().getDefiningOp();
         }))

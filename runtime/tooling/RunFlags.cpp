@@ -60,7 +60,7 @@ std::vector<RunFlag> makeTable() {
        "The most memory, as 512M, 16G, 1.5GiB (K, M, G, T: powers of 1024) "
        "or bytes, or 'none'. amp-run: one compiled function's arena; a "
        "larger tensor or arena is a compile error naming it. amp-exec: what "
-       "the sessions may hold together",
+       "the sessions may hold together ('none': the device's memory)",
        G::General,
        kBothTools,
        0,

@@ -108,8 +108,8 @@ std::string runFlagsHelp(unsigned tool);
 /// is neither.
 bool parseInitParams(const std::string &text, bool &uniform, uint64_t &seed);
 
-/// A bool flag's value: on/off, true/false (any case) or 1/0, as llvm::cl
-/// reads a bool. False when `text` is none of them.
+/// A bool flag's value: on/off or true/false in any case, or 1/0 (a superset
+/// of what llvm::cl reads as a bool). False when `text` is none of them.
 bool parseSwitchWord(const std::string &text, bool &out);
 
 /// The checks between run-time flags that both tools make (a value alone is

@@ -210,7 +210,7 @@ func.func @forward(%x: tensor<4xf32> {graph.name = "x"},
 // A trainable parameter that starts inf or NaN would be NaN after its first
 // update: refused, naming it and the element (here a 0/-inf mask exported
 // as a weight).
-// expected-error @+1 {{graph-build-training: parameter 'mask' starts non-finite: element [0, 1] is -inf, and an update of it is NaN from the first step on; if it is a buffer, not a weight, freeze it (the freeze option, amp-run --freeze, or the model's ampc.frozen metadata)}}
+// expected-error @+1 {{graph-build-training: parameter 'mask' starts non-finite: element [0, 1] is -inf, and a weight must start finite; if it is a buffer, not a weight, freeze it (the freeze option, amp-run --freeze, or the model's ampc.frozen metadata)}}
 func.func @forward(%x: tensor<2x2xf32> {graph.name = "x"},
                    %mask: tensor<2x2xf32> {graph.name = "mask", graph.init = dense<[[0.0, 0xFF800000], [0.0, 0.0]]> : tensor<2x2xf32>, graph.trainable = true})
     -> (tensor<f32> {graph.name = "loss"}) {

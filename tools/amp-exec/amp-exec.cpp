@@ -361,11 +361,10 @@ rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
 rt::Status createSession(rt::FunctionInfo f, const Options &o,
                          std::unique_ptr<rt::Session> &out) {
   rt::SessionOptions so = sessionOptionsOf(o);
-  // 'none': no budget but the device's (0 would be its whole memory).
+  // 'none' (0): no budget but what the device has, which the sessions
+  // are always checked against.
   if (!o.memoryBudget.empty())
-    so.memoryLimit = o.memoryBudget == "none"
-                         ? UINT64_MAX
-                         : memoryBudgetBytes(o.memoryBudget);
+    so.memoryLimit = memoryBudgetBytes(o.memoryBudget);
   rt::Status s = rt::Session::create(std::move(f), so, out);
   // A device that cannot be used is the flag's problem, said as such.
   if (!s && o.device != "cpu")

@@ -130,3 +130,36 @@ func.func @almost_half(%x: tensor<4xf32>) -> tensor<4xf32> {
   %4 = graph.mul %3, %half : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %4 : tensor<4xf32>
 }
+
+// -----
+
+// A bf16 model's constants are the formula's rounded to bf16 (sqrt(2 / pi)
+// is 0.796875, 1.3e-3 off); an f32 one 0.09% off (x / 1.4155) is not sqrt(2).
+// CHECK-LABEL: func.func @rounded_to_the_type
+// CHECK: graph.gelu %{{.*}} {approximate = "tanh"} : tensor<4xbf16>
+// CHECK-NOT: graph.gelu
+// CHECK: return
+func.func @rounded_to_the_type(%x: tensor<4xbf16>, %y: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf32>) {
+  %k = graph.constant dense<0.796875> : tensor<bf16>
+  %c = graph.constant dense<4.467770e-02> : tensor<bf16>
+  %one = graph.constant dense<1.0> : tensor<bf16>
+  %half = graph.constant dense<0.5> : tensor<bf16>
+  %0 = graph.mul %x, %x : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  %1 = graph.mul %x, %0 : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  %2 = graph.mul %1, %c : (tensor<4xbf16>, tensor<bf16>) -> tensor<4xbf16>
+  %3 = graph.add %x, %2 : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  %4 = graph.mul %3, %k : (tensor<4xbf16>, tensor<bf16>) -> tensor<4xbf16>
+  %5 = graph.tanh %4 : tensor<4xbf16>
+  %6 = graph.add %5, %one : (tensor<4xbf16>, tensor<bf16>) -> tensor<4xbf16>
+  %7 = graph.mul %x, %6 : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  %8 = graph.mul %7, %half : (tensor<4xbf16>, tensor<bf16>) -> tensor<4xbf16>
+  %s = graph.constant dense<1.4155> : tensor<f32>
+  %fone = graph.constant dense<1.0> : tensor<f32>
+  %fhalf = graph.constant dense<0.5> : tensor<f32>
+  %10 = graph.div %y, %s : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %11 = graph.erf %10 : tensor<4xf32>
+  %12 = graph.add %11, %fone : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %13 = graph.mul %y, %12 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %14 = graph.mul %13, %fhalf : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %8, %14 : tensor<4xbf16>, tensor<4xf32>
+}

@@ -5,8 +5,8 @@ the same batches, and compares every step's loss.
 usage: export_torch_vs_torch.py AMP_RUN TOOLS_DIR WORK_DIR
 
 PyTorch trains the module as it was before the export (SGD, lr 0.05, in
-training mode). The mask must stay a buffer: trained as a weight its -inf
-would make the loss NaN, and ampc refuses to train it. Prints one PASS or
+training mode). The mask must stay a buffer: as a weight its zeros would be
+trained, and ampc refuses to train a weight that starts -inf. Prints one PASS or
 FAIL line per step and the ampc.frozen names; exits 1 on a failure.
 """
 import copy
