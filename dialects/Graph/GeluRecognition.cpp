@@ -10,7 +10,7 @@
 // and tanh at their centre; they run before amp-auto-cast decides.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/RecognitionMatchers.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -22,52 +22,7 @@ using namespace mlir;
 namespace ampc::graph {
 namespace {
 
-/// How a constant of the formula may be written: 0.5, 1 and 3 are exact in
-/// every float type; the irrational ones (sqrt(2), sqrt(2 / pi), 0.044715)
-/// are held rounded to the model's type (f32, f16, bf16), so they match the
-/// value rounded to the constant's own type, give or take one unit in the
-/// last place (an exporter's own rounding of a double).
-enum Match : bool { kExact = false, kRounded = true };
-
-/// `v` is a graph.constant splat of `want`, as `match` says.
-bool isSplat(Value v, double want, Match match = kExact) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  if (!c)
-    return false;
-  auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return false;
-  APFloat got = dense.getSplatValue<APFloat>();
-  APFloat w(want);
-  bool lost;
-  w.convert(got.getSemantics(), APFloat::rmNearestTiesToEven, &lost);
-  if (got.bitwiseIsEqual(w))
-    return true;
-  if (match == kExact)
-    return false;
-  APFloat up = w, down = w;
-  up.next(/*nextDown=*/false);
-  down.next(/*nextDown=*/true);
-  return got.bitwiseIsEqual(up) || got.bitwiseIsEqual(down);
-}
-
-/// The operand of the binary op `op` other than `v` when the other is a
-/// splat `want`; null otherwise.
-template <typename Op>
-Value otherThanSplat(Operation *op, double want, Match match = kExact) {
-  auto b = dyn_cast_or_null<Op>(op);
-  if (!b)
-    return {};
-  for (unsigned i = 0; i < 2; ++i)
-    if (isSplat(b->getOperand(i), want, match))
-      return b->getOperand(1 - i);
-  return {};
-}
-
-/// The only user of `v`, or null.
-Operation *onlyUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
+using namespace recognition;
 
 /// The operand of the mul `op` that is not `v`; null when `op` is no mul
 /// of `v`.

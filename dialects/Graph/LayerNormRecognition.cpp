@@ -10,7 +10,7 @@
 // canonicalization of the sqrt at its centre; it runs before amp-auto-cast.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/RecognitionMatchers.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -21,25 +21,7 @@ using namespace mlir;
 namespace ampc::graph {
 namespace {
 
-/// The splat value of a graph.constant, if `v` is one.
-std::optional<double> splatOf(Value v) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
-/// The operand of the binary op `op` that is not the splat `want`.
-template <typename Op> Value otherThanSplat(Operation *op, double want) {
-  auto b = dyn_cast_or_null<Op>(op);
-  if (!b)
-    return {};
-  for (unsigned i = 0; i < 2; ++i)
-    if (splatOf(b->getOperand(i)) == want)
-      return b->getOperand(1 - i);
-  return {};
-}
+using namespace recognition;
 
 /// The first normalized dimension when `mean` reduces, keeping them, the
 /// trailing dimensions [axis, rank) of its input; -1 otherwise.
@@ -59,14 +41,9 @@ int64_t trailingAxis(ReduceMeanOp mean) {
 Value squared(Value v) {
   Operation *op = v.getDefiningOp();
   if (auto pow = dyn_cast_or_null<PowOp>(op))
-    return splatOf(pow.getRhs()) == 2.0 ? pow.getLhs() : Value();
+    return isSplat(pow.getRhs(), 2.0) ? pow.getLhs() : Value();
   auto m = dyn_cast_or_null<MulOp>(op);
   return m && m.getLhs() == m.getRhs() ? m.getLhs() : Value();
-}
-
-/// The only user of `v`, or null.
-Operation *onlyUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
 }
 
 /// `op` is a mul or add of `v` and a tensor of exactly `shape` (the
@@ -94,10 +71,10 @@ struct WrittenOutLayerNorm : OpRewritePattern<SqrtOp> {
     Value var;
     double eps = 0;
     for (unsigned i = 0; i < 2 && !var; ++i)
-      if (std::optional<double> e = splatOf(plusEps->getOperand(i));
-          e && *e >= 0) {
+      if (std::optional<APFloat> e = splatOf(plusEps->getOperand(i));
+          e && !e->isNegative() && e->isFinite()) {
         var = plusEps->getOperand(1 - i);
-        eps = *e;
+        eps = e->convertToDouble();
       }
     auto varMean = var ? var.getDefiningOp<ReduceMeanOp>() : ReduceMeanOp();
     Value d = varMean ? squared(varMean.getInput()) : Value();
