@@ -17,6 +17,7 @@
 #include "runtime/tooling/NonFinite.h"
 #include "runtime/tooling/TrainData.h"
 #include "tools/amp-run/AmpMemory.h"
+#include "tools/amp-run/Fail.h"
 #include "tools/amp-run/ProgramIO.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -33,12 +34,6 @@ using namespace llvm;
 
 namespace ampc::tools {
 namespace {
-
-int fail(const Twine &msg) {
-  outs().flush();
-  errs() << "amp-run: error: " << msg << "\n";
-  return 1;
-}
 
 } // namespace
 

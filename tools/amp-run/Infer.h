@@ -3,7 +3,7 @@
 #define AMPC_TOOLS_AMPRUN_INFER_H
 
 #include "compiler/Pipelines/Pipelines.h"
-#include "runtime/tooling/RunFlags.h"
+#include "tools/amp-run/CompiledRun.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -15,19 +15,11 @@
 
 namespace ampc::tools {
 
-struct InferOptions {
-  std::string modelPath;
-  std::optional<AmpAutoCastPassOptions> amp; // none: the model's precision
-  InferencePipelineOptions lowering;         // its `amp` is set from `amp`
-  RunOptions run;                            // device, threads, numerics
+struct InferOptions : CompiledRunOptions {
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
   std::string saveOutputs; // directory; empty: none
   unsigned repeat = 1;
   bool printOutputs = false;
-  // graph | amp | rt | program; empty: run. onnx-import is amp-run.cpp's.
-  std::string emit;
-  std::string outputFile = "-";
-  bool omitWeights = false; // --emit=program --program-weights=omit
 };
 
 /// Compiles the imported model's forward function and runs it on the

@@ -1,6 +1,7 @@
 //===- ProgramIO.cpp - what amp-run writes of a compiled module -----------===//
 
 #include "tools/amp-run/ProgramIO.h"
+#include "tools/amp-run/Fail.h"
 
 #include "compiler/Target/ProgramWriter.h"
 #include "runtime/io/TensorFile.h"
@@ -11,12 +12,6 @@
 
 namespace ampc::tools {
 namespace {
-
-int fail(const llvm::Twine &msg) {
-  llvm::outs().flush();
-  llvm::errs() << "amp-run: error: " << msg << "\n";
-  return 1;
-}
 
 /// FNV-1a (64 bits) of `size` bytes.
 uint64_t fnv1a64(const void *data, size_t size) {

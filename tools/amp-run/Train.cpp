@@ -18,6 +18,7 @@
 #include "runtime/tooling/TrainData.h"
 #include "runtime/tooling/TrainLoop.h"
 #include "tools/amp-run/AmpMemory.h"
+#include "tools/amp-run/Fail.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/TrainStep.h"
 
@@ -36,12 +37,6 @@ using namespace llvm;
 
 namespace ampc::tools {
 namespace {
-
-int fail(const Twine &msg) {
-  outs().flush();
-  errs() << "amp-run: error: " << msg << "\n";
-  return 1;
-}
 
 /// Stops after the stage `--emit` names.
 int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {

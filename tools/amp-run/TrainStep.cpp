@@ -2,6 +2,8 @@
 
 #include "tools/amp-run/TrainStep.h"
 
+#include "tools/amp-run/Fail.h"
+
 #include "tools/amp-run/ProgramIO.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -15,8 +17,8 @@ using namespace mlir;
 namespace ampc::tools {
 namespace {
 
-LogicalResult fail(const llvm::Twine &msg) {
-  llvm::errs() << "amp-run: error: " << msg << "\n";
+LogicalResult failStep(const llvm::Twine &msg) {
+  fail(msg);
   return failure();
 }
 
@@ -37,7 +39,8 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
     return failure();
   FailureOr<ArenaBytes> arena = measureArena(*module, "train_step");
   if (failed(arena))
-    return fail(modelPath + ": the lowered @train_step has no planned arena");
+    return failStep(modelPath +
+                    ": the lowered @train_step has no planned arena");
   out.trainArena = *arena;
   // The step's facts (amp-describe-step's graph.step_info) as the Program
   // carries them, read as amp-exec reads them.
@@ -46,8 +49,8 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
                           &out.programHash, &info)))
     return failure();
   if (!info)
-    return fail(modelPath + ": the compiled @train_step has no " +
-                graph::kStepInfoAttr);
+    return failStep(modelPath + ": the compiled @train_step has no " +
+                    graph::kStepInfoAttr);
   out.info = std::move(*info);
   module = nullptr; // its weights are in out.train now
 

@@ -25,6 +25,7 @@
 #include "runtime/cpu/Parallel.h"
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/Checkpoint.h"
+#include "tools/amp-run/Fail.h"
 #include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/RunFlagsCl.h"
@@ -45,6 +46,7 @@
 
 using namespace llvm;
 namespace rt = ampc::rt;
+using ampc::tools::fail;
 
 namespace {
 
@@ -157,11 +159,6 @@ runFlagsCl([](ampc::tools::RunFlagGroup g) -> cl::OptionCategory & {
   }
   return generalCat;
 });
-
-int fail(const Twine &msg) {
-  errs() << "amp-run: error: " << msg << "\n";
-  return 1;
-}
 
 bool splitSpec(StringRef spec, StringRef flag, std::string &name,
                std::string &file) {
@@ -408,9 +405,17 @@ int main(int argc, char **argv) {
   if (emit == "onnx-import")
     return ampc::tools::printModule(*module, outputFile);
 
+  ampc::tools::CompiledRunOptions common;
+  common.modelPath = modelPath;
+  common.amp = amp;
+  common.lowering = compileFlags.loweringOptions(budget);
+  common.run = run;
+  common.emit = emit;
+  common.outputFile = outputFile;
+  common.omitWeights = programWeights == "omit";
   if (train) {
     ampc::tools::TrainOptions t;
-    t.modelPath = modelPath;
+    static_cast<ampc::tools::CompiledRunOptions &>(t) = common;
     if (compileFlags.accumulate < 1)
       return fail("--accumulate must be >= 1, got " +
                   Twine(compileFlags.accumulate));
@@ -420,25 +425,16 @@ int main(int argc, char **argv) {
     // lr-total-steps 0: the run's updates, known once the data fixes the
     // run's length.
     t.training = compileFlags.trainingOptions();
-    t.amp = amp;
     t.lossScale = compileFlags.lossScaleOptions(amp.has_value());
     t.compileFlags = &compileFlags;
-    t.lowering = compileFlags.loweringOptions(budget);
-    t.run = run;
     t.plot = plotFile;
     t.compareFp32 = compareFp32;
     t.saveOnnx = saveOnnx;
-    t.emit = emit;
-    t.outputFile = outputFile;
-    t.omitWeights = programWeights == "omit";
     return ampc::tools::runTraining(std::move(module), t);
   }
 
   ampc::tools::InferOptions inf;
-  inf.modelPath = modelPath;
-  inf.amp = amp;
-  inf.lowering = compileFlags.loweringOptions(budget);
-  inf.run = run;
+  static_cast<ampc::tools::CompiledRunOptions &>(inf) = common;
   for (const std::string &spec : inputs) {
     std::string name, path;
     if (!splitSpec(spec, "input", name, path))
@@ -448,8 +444,5 @@ int main(int argc, char **argv) {
   inf.saveOutputs = saveOutputs;
   inf.repeat = repeat;
   inf.printOutputs = printOutputs;
-  inf.emit = emit;
-  inf.outputFile = outputFile;
-  inf.omitWeights = programWeights == "omit";
   return ampc::tools::runInference(std::move(module), inf);
 }
