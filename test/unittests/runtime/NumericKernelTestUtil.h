@@ -12,6 +12,7 @@
 #define AMPC_TEST_RUNTIME_NUMERICKERNELTESTUTIL_H
 
 #include "ElementValue.h"
+#include "KernelAttrs.h"
 #include "runtime/Half.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/Parallel.h"
@@ -113,17 +114,7 @@ struct Call {
   }
 };
 
-// A gemm's attributes, all given, as the compiler writes them (the runtime
-// has no defaults).
-inline Attrs gemmAttrs(double alpha = 1, double beta = 1, bool transA = false,
-                       bool transB = false) {
-  Attrs a;
-  a.setFloat("alpha", alpha);
-  a.setFloat("beta", beta);
-  a.setInt("trans_a", transA);
-  a.setInt("trans_b", transB);
-  return a;
-}
+using test::gemmAttrs;
 
 // An sgd_update's attributes, as the compiler writes them.
 inline Attrs sgdAttrs(double weightDecay = 0) {

@@ -14,6 +14,7 @@
 #define AMPC_TEST_UNITTESTS_RUNTIME_CUDA_CUDATESTUTIL_H
 
 #include "../../TestDevice.h"
+#include "../KernelAttrs.h"
 #include "runtime/Tensor.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cuda/CudaDevice.h"
@@ -88,17 +89,7 @@ struct HostTensor {
   TensorView view() const;    // data points at bytes (null if empty)
 };
 
-// A gemm's attributes, all given, as the compiler writes them (the runtime
-// has no defaults).
-inline Attrs gemmAttrs(double alpha = 1, double beta = 1, bool transA = false,
-                       bool transB = false) {
-  Attrs a;
-  a.setFloat("alpha", alpha);
-  a.setFloat("beta", beta);
-  a.setInt("trans_a", transA);
-  a.setInt("trans_b", transB);
-  return a;
-}
+using rt::test::gemmAttrs;
 
 struct OpCase {
   std::string op;
