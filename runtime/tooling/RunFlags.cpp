@@ -189,6 +189,20 @@ std::vector<RunFlag> makeTable() {
   };
 }
 
+// A whole decimal number in [0, 2^64); strtoull alone takes "-1" and
+// trailing text.
+bool parseUnsigned(const std::string &text, uint64_t &out) {
+  if (text.empty() || text[0] == '-')
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (*end || errno)
+    return false;
+  out = v;
+  return true;
+}
+
 std::string joinChoices(const std::vector<std::string> &c) {
   std::string s;
   for (size_t i = 0; i < c.size(); ++i)
@@ -242,10 +256,8 @@ struct Setter {
     return rt::Status::ok();
   }
   rt::Status operator()(uint64_t RunOptions::*f) const {
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || text[0] == '-' || *end || errno)
+    uint64_t v;
+    if (!parseUnsigned(text, v))
       return bad("an integer >= 0");
     o.*f = v;
     return rt::Status::ok();
@@ -285,13 +297,7 @@ bool parseInitParams(const std::string &text, bool &uniform, uint64_t &seed) {
   seed = 0;
   if (text == "keep" || text == "uniform")
     return true;
-  std::string digits = text.rfind("uniform:", 0) == 0 ? text.substr(8) : "";
-  if (digits.empty() || digits[0] == '-')
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  seed = std::strtoull(digits.c_str(), &end, 10);
-  return !*end && !errno;
+  return text.rfind("uniform:", 0) == 0 && parseUnsigned(text.substr(8), seed);
 }
 
 bool parseSwitchWord(const std::string &text, bool &out) {
