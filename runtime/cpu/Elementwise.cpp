@@ -20,7 +20,7 @@
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/ops/ElementwisePlan.h"
-#include "runtime/ops/ScalarMath.h"
+#include "runtime/ops/ElementwiseValue.h"
 
 #include <algorithm>
 #include <atomic>
@@ -68,82 +68,24 @@ inline int64_t wrapMul(int64_t a, int64_t b) {
                               static_cast<uint64_t>(b));
 }
 
+// y[i] = the op's value (Elementwise.def's `value` column) at element i, in
+// T = float or double; a unary op reads in0 only.
 template <typename T>
-void floatUnary(Kind k, const Params &p, const T *x, T *y, int64_t n) {
+void floatLoop(Kind k, const Params &params, const T *in0, const T *in1, T *y,
+               int64_t n) {
+  // A local copy that stores through y cannot change: the attributes'
+  // conversions to T are hoisted out of the loops.
+  const Params copy = params;
+  const AttrsAs<T> P{copy};
   switch (k) {
-  case Kind::Relu:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::relu(x[i]);
-    return;
-  case Kind::Tanh:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::tanh(x[i]);
-    return;
-  case Kind::Sigmoid:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::sigmoid(x[i]);
-    return;
-  case Kind::Erf:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::erf(x[i]);
-    return;
-  case Kind::Exp:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::exp(x[i]);
-    return;
-  case Kind::Log:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::log(x[i]);
-    return;
-  case Kind::Sqrt:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::sqrt(x[i]);
-    return;
-  case Kind::Reciprocal:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::reciprocal(x[i]);
-    return;
-  case Kind::Neg:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = -x[i];
-    return;
-  case Kind::Abs:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::fabs(x[i]);
-    return;
-  case Kind::Gelu:
-    if (p.geluTanh)
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = math::geluTanh(x[i]);
-    else
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = math::geluErf(x[i]);
-    return;
-  case Kind::LeakyRelu: {
-    const T a = static_cast<T>(p.alpha);
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::leakyRelu(x[i], a);
-    return;
-  }
-  case Kind::Clip: {
-    const T lo =
-        p.hasMin ? static_cast<T>(p.min) : -std::numeric_limits<T>::infinity();
-    const T hi =
-        p.hasMax ? static_cast<T>(p.max) : std::numeric_limits<T>::infinity();
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::clip(x[i], lo, hi);
-    return;
-  }
-  case Kind::HardSwish:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::hardSwish(x[i]);
-    return;
-  case Kind::HardSigmoid: {
-    const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta);
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::hardSigmoid(x[i], a, b);
-    return;
-  }
+// clang-format off
+#define AMPC_EW(name, kind, sig, expr)                                         \
+  AMPC_EW_IF_VALUE_##sig(case Kind::kind:                                      \
+    for (int64_t i = 0; i < n; ++i)                                            \
+      y[i] = math::value##kind(P, in0[i], in1[i]);                             \
+    return;)
+// clang-format on
+#include "runtime/ops/Elementwise.def"
   default:
     return;
   }
@@ -167,83 +109,6 @@ void intUnary(Kind k, const Params &p, DType t, const int64_t *x, int64_t *y,
                                 : std::numeric_limits<int64_t>::max();
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::min(std::max(x[i], lo), hi);
-    return;
-  }
-  default:
-    return;
-  }
-}
-
-template <typename T>
-void floatBinary(Kind k, const T *a, const T *b, T *y, int64_t n) {
-  switch (k) {
-  case Kind::Add:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = a[i] + b[i];
-    return;
-  case Kind::Sub:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = a[i] - b[i];
-    return;
-  case Kind::Mul:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = a[i] * b[i];
-    return;
-  case Kind::Div:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = a[i] / b[i];
-    return;
-  case Kind::Pow:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = std::pow(a[i], b[i]);
-    return;
-  default:
-    return;
-  }
-}
-
-// (grad, input) -> d loss / d input (ScalarMath.h).
-template <typename T>
-void floatGrad(Kind k, const Params &p, const T *g, const T *x, T *y,
-               int64_t n) {
-  switch (k) {
-  case Kind::ReluGrad:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::reluGrad(g[i], x[i]);
-    return;
-  case Kind::AbsGrad:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::absGrad(g[i], x[i]);
-    return;
-  case Kind::LeakyReluGrad: {
-    const T a = static_cast<T>(p.alpha);
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::leakyReluGrad(g[i], x[i], a);
-    return;
-  }
-  case Kind::GeluGrad:
-    if (p.geluTanh)
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = math::geluTanhGrad(g[i], x[i]);
-    else
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = math::geluErfGrad(g[i], x[i]);
-    return;
-  case Kind::ClipGrad: {
-    const T lo = static_cast<T>(p.min), hi = static_cast<T>(p.max);
-    const bool hasLo = p.hasMin, hasHi = p.hasMax;
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::clipGrad(g[i], x[i], hasLo, lo, hasHi, hi);
-    return;
-  }
-  case Kind::HardSwishGrad:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::hardSwishGrad(g[i], x[i]);
-    return;
-  case Kind::HardSigmoidGrad: {
-    const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta);
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = math::hardSigmoidGrad(g[i], x[i], a, b);
     return;
   }
   default:
@@ -514,28 +379,24 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
         switch (st.op->sig) {
         case Sig::FloatUnary:
         case Sig::NumUnary:
-          if (d == Dom::F)
-            floatUnary(k, st.params, static_cast<const float *>(a[0]),
-                       static_cast<float *>(res), n);
-          else if (d == Dom::D)
-            floatUnary(k, st.params, static_cast<const double *>(a[0]),
-                       static_cast<double *>(res), n);
-          else
-            intUnary(k, st.params, st.dtype, static_cast<const int64_t *>(a[0]),
-                     static_cast<int64_t *>(res), n);
-          break;
         case Sig::NumBinary:
         case Sig::FloatBinary:
+        case Sig::Grad: {
+          const bool unary = arity(st.op->sig) == 1;
+          const void *in1 = unary ? a[0] : a[1];
           if (d == Dom::F)
-            floatBinary(k, static_cast<const float *>(a[0]),
-                        static_cast<const float *>(a[1]),
-                        static_cast<float *>(res), n);
+            floatLoop(k, st.params, static_cast<const float *>(a[0]),
+                      static_cast<const float *>(in1),
+                      static_cast<float *>(res), n);
           else if (d == Dom::D)
-            floatBinary(k, static_cast<const double *>(a[0]),
-                        static_cast<const double *>(a[1]),
-                        static_cast<double *>(res), n);
+            floatLoop(k, st.params, static_cast<const double *>(a[0]),
+                      static_cast<const double *>(in1),
+                      static_cast<double *>(res), n);
+          else if (unary)
+            intUnary(k, st.params, st.dtype, static_cast<const int64_t *>(a[0]),
+                     static_cast<int64_t *>(res), n);
           else if (!intBinary(k, static_cast<const int64_t *>(a[0]),
-                              static_cast<const int64_t *>(a[1]),
+                              static_cast<const int64_t *>(in1),
                               static_cast<int64_t *>(res), n)) {
             int expected = -1;
             divByZeroStep.compare_exchange_strong(expected,
@@ -543,16 +404,7 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
             return;
           }
           break;
-        case Sig::Grad:
-          if (d == Dom::F)
-            floatGrad(k, st.params, static_cast<const float *>(a[0]),
-                      static_cast<const float *>(a[1]),
-                      static_cast<float *>(res), n);
-          else
-            floatGrad(k, st.params, static_cast<const double *>(a[0]),
-                      static_cast<const double *>(a[1]),
-                      static_cast<double *>(res), n);
-          break;
+        }
         case Sig::Where: {
           const int64_t *cond = static_cast<const int64_t *>(a[0]);
           if (d == Dom::F)
@@ -622,12 +474,12 @@ Status Activation::make(const std::string &op, const Attrs &attrs,
 
 template <typename T>
 void Activation::apply(const T *x, T *y, int64_t n) const {
-  floatUnary(op_->kind, params_, x, y, n);
+  floatLoop(op_->kind, params_, x, x, y, n);
 }
 
 template <typename T>
 void Activation::apply(const T *g, const T *x, T *y, int64_t n) const {
-  floatGrad(op_->kind, params_, g, x, y, n);
+  floatLoop(op_->kind, params_, g, x, y, n);
 }
 
 template void Activation::apply(const float *, float *, int64_t) const;

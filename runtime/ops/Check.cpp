@@ -30,7 +30,7 @@ Status checkAccumulate(const Attrs &attrs) {
 const std::vector<KernelOp> &kernelOps() {
   static const std::vector<KernelOp> table = [] {
     std::vector<KernelOp> v = {
-#define AMPC_EW(name, kind, sig)                                               \
+#define AMPC_EW(name, kind, sig, expr)                                         \
   {#name, checkElementwise, Aliasing::Elementwise},
 #include "runtime/ops/Elementwise.def"
 #define AMPC_OP(name, check, aliasing) {#name, check, Aliasing::aliasing},

@@ -10,7 +10,7 @@ namespace ampc::rt::ops::ew {
 namespace {
 
 constexpr OpInfo kOps[] = {
-#define AMPC_EW(name, kind, sig) {#name, Kind::kind, Sig::sig},
+#define AMPC_EW(name, kind, sig, expr) {#name, Kind::kind, Sig::sig},
 #include "runtime/ops/Elementwise.def"
 };
 
@@ -66,7 +66,7 @@ Status checkTypes(const OpInfo &op, const std::vector<DType> &in, DType out) {
   return Status::ok();
 }
 
-Status floatAttr(const Attrs &attrs, const char *key, bool &has, double &v) {
+Status floatAttr(const Attrs &attrs, const char *key, int32_t &has, double &v) {
   const AttrValue *a = attrs.find(key);
   has = a != nullptr;
   if (!a)

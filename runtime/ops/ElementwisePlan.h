@@ -11,6 +11,7 @@
 #define AMPC_RUNTIME_OPS_ELEMENTWISEPLAN_H
 
 #include "runtime/Status.h"
+#include "runtime/ops/ElementwiseValue.h"
 #include "runtime/ops/OpCall.h"
 
 #include <cmath>
@@ -23,7 +24,7 @@
 namespace ampc::rt::ops::ew {
 
 enum class Kind {
-#define AMPC_EW(name, kind, sig) kind,
+#define AMPC_EW(name, kind, sig, expr) kind,
 #include "runtime/ops/Elementwise.def"
 };
 
@@ -54,18 +55,9 @@ const std::vector<OpInfo> &allOps();
 int arity(Sig s);
 const char *operandName(Sig s, int k);
 
-// Attribute values a step needs at run time, parsed with its plan.
-struct Params {
-  bool geluTanh = false;
-  // From the call's attributes, which hold every default (Program v2).
-  double alpha = 0; // leaky_relu's slope, hard_sigmoid's alpha
-  double beta = 0;  // hard_sigmoid's
-  bool hasMin = false, hasMax = false;
-  double min = 0, max = 0;
-};
-
-// Checks and reads `op`'s attributes (gelu's approximate, leaky_relu's
-// alpha, clip's bounds, hard_sigmoid's alpha and beta).
+// Checks and reads `op`'s attributes into Params (ElementwiseValue.h) (gelu's
+// approximate, leaky_relu's alpha, clip's bounds, hard_sigmoid's alpha and
+// beta).
 Status parseAttrs(const OpInfo &op, const Attrs &attrs, Params &p);
 
 // `op` as an activation (a FloatUnary op) or an activation gradient (a Grad

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/Common.cuh"
 #include "runtime/cuda/kernels/ElementwiseProgram.h"
-#include "runtime/ops/ScalarMath.h"
+#include "runtime/ops/ElementwiseValue.h"
 
 namespace ampc_cuda {
 namespace {
@@ -197,73 +197,17 @@ __device__ uint64_t convert(uint64_t v, int from, int to) {
 }
 
 //===----------------------------------------------------------------------===//
-// Step arithmetic (the CPU's floatUnary/floatBinary/floatGrad/int*; the
-// composite float ops are runtime/ops/ScalarMath.h's)
+// Step arithmetic: the float ops' values are Elementwise.def's (the CPU's
+// floatLoop computes the same); the integer forms follow the CPU's
+// intUnary/intBinary.
 //===----------------------------------------------------------------------===//
 
 template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
+  const ampc::rt::ops::ew::AttrsAs<T, EwStep> P{st};
   switch (st.op) {
-  case kEwRelu:
-    return math::relu(a);
-  case kEwTanh:
-    return tanh(a);
-  case kEwSigmoid:
-    return math::sigmoid(a);
-  case kEwErf:
-    return erf(a);
-  case kEwExp:
-    return exp(a);
-  case kEwLog:
-    return log(a);
-  case kEwSqrt:
-    return sqrt(a);
-  case kEwReciprocal:
-    return math::reciprocal(a);
-  case kEwNeg:
-    return -a;
-  case kEwAbs:
-    return fabs(a);
-  case kEwGelu:
-    return st.geluTanh ? math::geluTanh(a) : math::geluErf(a);
-  case kEwLeakyRelu:
-    return math::leakyRelu(a, static_cast<T>(st.alpha));
-  case kEwClip: {
-    const T lo = st.hasMin ? static_cast<T>(st.min) : -T(INFINITY);
-    const T hi = st.hasMax ? static_cast<T>(st.max) : T(INFINITY);
-    return math::clip(a, lo, hi);
-  }
-  case kEwHardSwish:
-    return math::hardSwish(a);
-  case kEwHardSigmoid:
-    return math::hardSigmoid(a, static_cast<T>(st.alpha),
-                             static_cast<T>(st.beta));
-  case kEwAdd:
-    return a + b;
-  case kEwSub:
-    return a - b;
-  case kEwMul:
-    return a * b;
-  case kEwDiv:
-    return a / b;
-  case kEwPow:
-    return pow(a, b);
-  // Gradients: a is the incoming gradient, b the forward input.
-  case kEwReluGrad:
-    return math::reluGrad(a, b);
-  case kEwAbsGrad:
-    return math::absGrad(a, b);
-  case kEwLeakyReluGrad:
-    return math::leakyReluGrad(a, b, static_cast<T>(st.alpha));
-  case kEwGeluGrad:
-    return st.geluTanh ? math::geluTanhGrad(a, b) : math::geluErfGrad(a, b);
-  case kEwClipGrad:
-    return math::clipGrad(a, b, st.hasMin != 0, static_cast<T>(st.min),
-                          st.hasMax != 0, static_cast<T>(st.max));
-  case kEwHardSwishGrad:
-    return math::hardSwishGrad(a, b);
-  case kEwHardSigmoidGrad:
-    return math::hardSigmoidGrad(a, b, static_cast<T>(st.alpha),
-                                 static_cast<T>(st.beta));
+#define AMPC_EW(name, kind, sig, expr)                                         \
+  AMPC_EW_IF_VALUE_##sig(case kEw##kind : return math::value##kind(P, a, b);)
+#include "runtime/ops/Elementwise.def"
   default:
     return a;
   }

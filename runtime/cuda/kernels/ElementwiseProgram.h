@@ -21,7 +21,7 @@ constexpr int kEwVec = 8; // elements per thread on the vectorized path
 
 // Step op codes: ops::ew::Kind's values (runtime/ops/Elementwise.def).
 enum EwOp : int32_t {
-#define AMPC_EW(name, kind, sig) kEw##kind,
+#define AMPC_EW(name, kind, sig, expr) kEw##kind,
 #include "runtime/ops/Elementwise.def"
 };
 
