@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/ops/DropoutRng.h"
+#include "runtime/ops/Shapes.h"
 
 #include <algorithm>
 #include <atomic>
@@ -17,17 +18,9 @@
 namespace ampc::rt::cpu {
 namespace {
 
-constexpr int64_t kGrainBytes = 64 * 1024;
+using ops::contiguousStrides;
 
-std::vector<int64_t> contiguousStrides(const Shape &s) {
-  std::vector<int64_t> st(s.size());
-  int64_t acc = 1;
-  for (size_t i = s.size(); i-- > 0;) {
-    st[i] = acc;
-    acc *= s[i];
-  }
-  return st;
-}
+constexpr int64_t kGrainBytes = 64 * 1024;
 
 template <typename T>
 void copyStrided(const char *src, int64_t stride, char *dst, int64_t n) {
@@ -178,19 +171,12 @@ Status runConcat(const OpCall &call, CpuContext &ctx) {
 
 Status runSlice(const OpCall &call, CpuContext &ctx) {
   const TensorView &in = call.inputs[0], &out = call.outputs[0];
-  std::vector<int64_t> starts = call.attrs->getInts("starts");
-  std::vector<int64_t> steps = call.attrs->getInts("steps");
-  std::vector<int64_t> inStrides = contiguousStrides(in.shape);
-  std::vector<int64_t> strides(in.shape.size());
-  int64_t offset = 0;
-  for (size_t i = 0; i < in.shape.size(); ++i) {
-    strides[i] = inStrides[i] * steps[i];
-    offset += starts[i] * inStrides[i];
-  }
+  const ops::SlicedView v = ops::slicedView(
+      in.shape, call.attrs->getInts("starts"), call.attrs->getInts("steps"));
   if (out.numElements() == 0)
     return Status::ok();
-  stridedCopy(in.data, offset, strides, out.shape, sizeOf(in.dtype), out.data,
-              ctx);
+  stridedCopy(in.data, v.offset, v.strides, out.shape, sizeOf(in.dtype),
+              out.data, ctx);
   return Status::ok();
 }
 

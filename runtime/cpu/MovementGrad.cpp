@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/ops/Shapes.h"
 
 #include <cstring>
 
@@ -47,13 +48,9 @@ Status runSliceGrad(const OpCall &call, CpuContext &ctx) {
     return Status::ok();
   // Element strides in the output of one step along each grad dimension.
   size_t r = out.shape.size();
-  std::vector<int64_t> stride(r);
-  int64_t base = 0, acc = 1;
-  for (size_t i = r; i-- > 0;) {
-    stride[i] = acc * steps[i];
-    base += starts[i] * acc;
-    acc *= out.shape[i];
-  }
+  const ops::SlicedView v = ops::slicedView(out.shape, starts, steps);
+  const std::vector<int64_t> &stride = v.strides;
+  const int64_t base = v.offset;
   int64_t inner = r ? grad.shape[r - 1] : 1,
           innerStride = r ? stride[r - 1] : 1;
   int64_t rows = total / inner;

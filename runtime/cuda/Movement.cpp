@@ -24,15 +24,7 @@ using ops::product;
 
 using namespace ampc_cuda;
 
-std::vector<int64_t> contiguousStrides(const Shape &s) {
-  std::vector<int64_t> st(s.size());
-  int64_t acc = 1;
-  for (size_t i = s.size(); i-- > 0;) {
-    st[i] = acc;
-    acc *= s[i];
-  }
-  return st;
-}
+using ops::contiguousStrides;
 
 // One strided copy: dst[dstOffset + sum i*dst] = src[srcOffset + sum i*src]
 // over `shape`, strides and offsets in elements of `elemSize` bytes.
@@ -228,13 +220,10 @@ Status prepareTranspose(const ops::OpCall &call, PrepareContext &ctx,
 // a slice with the call's 'starts' and 'steps' takes.
 void slicedView(const ops::OpCall &call, const Shape &full,
                 std::vector<int64_t> &strides, int64_t &offset) {
-  std::vector<int64_t> starts = call.attrs->getInts("starts");
-  std::vector<int64_t> steps = call.attrs->getInts("steps");
-  std::vector<int64_t> dense = contiguousStrides(full);
-  for (size_t i = 0; i < full.size(); ++i) {
-    strides.push_back(dense[i] * steps[i]);
-    offset += starts[i] * dense[i];
-  }
+  ops::SlicedView v = ops::slicedView(full, call.attrs->getInts("starts"),
+                                      call.attrs->getInts("steps"));
+  strides = std::move(v.strides);
+  offset = v.offset;
 }
 
 Status prepareSlice(const ops::OpCall &call, PrepareContext &ctx,

@@ -1,7 +1,8 @@
 //===- Shapes.h - shape arithmetic the ops share --------------------------===//
 //
-// Products of dimensions and numpy broadcasting, as the checks, the
-// geometry plans and both backends compute them.
+// Products of dimensions, dense strides, slices' strided views and numpy
+// broadcasting, as the checks, the geometry plans and both backends compute
+// them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_OPS_SHAPES_H
@@ -22,6 +23,36 @@ inline int64_t product(const Shape &s, size_t begin, size_t end) {
   for (size_t i = begin; i < end && i < s.size(); ++i)
     n *= s[i];
   return n;
+}
+
+// Row-major element strides of a dense tensor of shape `s`.
+inline std::vector<int64_t> contiguousStrides(const Shape &s) {
+  std::vector<int64_t> st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+// The elements a slice with `starts` and `steps` (checked attributes) takes
+// from a dense tensor of shape `full`, which slice_grad writes back: the
+// first one's offset and the stride along each dim, in elements.
+struct SlicedView {
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+inline SlicedView slicedView(const Shape &full,
+                             const std::vector<int64_t> &starts,
+                             const std::vector<int64_t> &steps) {
+  SlicedView v;
+  std::vector<int64_t> dense = contiguousStrides(full);
+  for (size_t i = 0; i < full.size(); ++i) {
+    v.strides.push_back(dense[i] * steps[i]);
+    v.offset += starts[i] * dense[i];
+  }
+  return v;
 }
 
 // For each element of `to` (row-major), the element of a tensor of shape
