@@ -38,26 +38,9 @@ Status planReduction(const std::string &op, const Shape &shape,
   rowLayout = true;
   if (numElements(shape) == 0)
     return Status::ok(); // nothing is read: every output reduces nothing
-  std::vector<int64_t> dims;
-  std::vector<bool> red;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    bool r = ops::isReducedAxis(axes, i);
-    if (shape[i] == 1)
-      continue;
-    if (!dims.empty() && red.back() == r) {
-      dims.back() *= shape[i];
-    } else {
-      dims.push_back(shape[i]);
-      red.push_back(r);
-    }
-  }
-  if (dims.empty()) {
-    dims.push_back(1);
-    red.push_back(true);
-  }
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i-- > 0;)
-    strides[i] = strides[i + 1] * dims[i + 1];
+  const ops::ReduceDims m = ops::mergeReduceDims(shape, axes);
+  const std::vector<int64_t> &dims = m.dims, &strides = m.strides;
+  const std::vector<bool> &red = m.reduced;
   rowLayout = red.back();
   const size_t n = rowLayout ? dims.size() - 1 : dims.size();
   if (rowLayout)

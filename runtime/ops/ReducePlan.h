@@ -1,12 +1,12 @@
 //===- ReducePlan.h - the reduced and kept dimensions of a reduction ------===//
 //
 // The 'axes'/'keepdims' checks, the output shape and the dimension plan that
-// reduce_sum/mean/max and reduce_max_grad share (ReductionChecks.cpp and
-// the CPU kernels), so the gradient walks exactly the groups its forward
-// reduced. The
-// plan drops size-1 dims and merges adjacent dims of the same kind (reduced
-// or kept): a group is then whole contiguous rows (the last dim reduced) or
-// one column across rows (the last dim kept).
+// reduce_sum/mean/max and reduce_max_grad share (ReductionChecks.cpp, the
+// CPU kernels, and the CUDA kernels' merged dims), so the gradient walks
+// exactly the groups its forward reduced. The plan drops size-1 dims and
+// merges adjacent dims of the same kind (reduced or kept): a group is then
+// whole contiguous rows (the last dim reduced) or one column across rows
+// (the last dim kept).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_OPS_REDUCEPLAN_H
@@ -59,31 +59,17 @@ inline Shape reducedShape(const Shape &in, const std::vector<int64_t> &axes,
   return out;
 }
 
-struct ReducePlan {
+// The input's dims merged: size-1 dims dropped, adjacent reduced (or kept)
+// dims made one. An input with no dim above 1 is one reduced dim of 1.
+struct ReduceDims {
   std::vector<int64_t> dims, strides; // merged dims, row-major strides
   std::vector<bool> reduced;
   int64_t count = 1; // input elements reduced into each output
-  // The kept dims but the last, and the offsets of every combination of the
-  // reduced dims but the last (row-major order).
-  std::vector<size_t> keptDims;
-  std::vector<int64_t> redOffs;
-
-  size_t last() const { return dims.size() - 1; }
-  // Input offset where kept-dims combination `idx` (row-major) starts.
-  int64_t keptBase(int64_t idx) const {
-    int64_t off = 0;
-    for (size_t i = keptDims.size(); i-- > 0;) {
-      size_t d = keptDims[i];
-      off += (idx % dims[d]) * strides[d];
-      idx /= dims[d];
-    }
-    return off;
-  }
 };
 
-inline ReducePlan planReduce(const Shape &shape,
-                             const std::vector<int64_t> &axes) {
-  ReducePlan p;
+inline ReduceDims mergeReduceDims(const Shape &shape,
+                                  const std::vector<int64_t> &axes) {
+  ReduceDims p;
   for (size_t i = 0; i < shape.size(); ++i) {
     bool red = isReducedAxis(axes, i);
     if (red)
@@ -104,6 +90,32 @@ inline ReducePlan planReduce(const Shape &shape,
   p.strides.assign(p.dims.size(), 1);
   for (size_t i = p.dims.size() - 1; i-- > 0;)
     p.strides[i] = p.strides[i + 1] * p.dims[i + 1];
+  return p;
+}
+
+// The merged dims and the walk the CPU kernels take over them.
+struct ReducePlan : ReduceDims {
+  // The kept dims but the last, and the offsets of every combination of the
+  // reduced dims but the last (row-major order).
+  std::vector<size_t> keptDims;
+  std::vector<int64_t> redOffs;
+
+  size_t last() const { return dims.size() - 1; }
+  // Input offset where kept-dims combination `idx` (row-major) starts.
+  int64_t keptBase(int64_t idx) const {
+    int64_t off = 0;
+    for (size_t i = keptDims.size(); i-- > 0;) {
+      size_t d = keptDims[i];
+      off += (idx % dims[d]) * strides[d];
+      idx /= dims[d];
+    }
+    return off;
+  }
+};
+
+inline ReducePlan planReduce(const Shape &shape,
+                             const std::vector<int64_t> &axes) {
+  ReducePlan p{mergeReduceDims(shape, axes)};
   p.redOffs = {0};
   for (size_t d = 0; d < p.last(); ++d) {
     if (!p.reduced[d]) {
