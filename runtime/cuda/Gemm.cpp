@@ -31,6 +31,7 @@
 #include "runtime/cuda/GemmPostOp.h"
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/ops/ContractionPlan.h"
 #include "runtime/ops/EpilogueChecks.h"
 
 #include <algorithm>
@@ -575,35 +576,6 @@ private:
 // matmul
 //===----------------------------------------------------------------------===//
 
-// The CPU kernel's plan: 1-D operands promoted, batch dims broadcast.
-struct MatmulPlan {
-  int64_t m = 0, k = 0, n = 0, batch = 1;
-  Shape batchShape, aBatch, bBatch;
-};
-
-MatmulPlan planMatmul(const Shape &a, const Shape &b) {
-  MatmulPlan p;
-  Shape pa = a, pb = b;
-  if (pa.size() == 1)
-    pa.insert(pa.begin(), 1);
-  if (pb.size() == 1)
-    pb.push_back(1);
-  p.m = pa[pa.size() - 2];
-  p.k = pa.back();
-  p.n = pb.back();
-  size_t ra = pa.size() - 2, rb = pb.size() - 2, r = std::max(ra, rb);
-  p.batchShape.assign(r, 1);
-  p.aBatch.assign(r, 1);
-  p.bBatch.assign(r, 1);
-  for (size_t i = 0; i < r; ++i) {
-    p.aBatch[i] = i < r - ra ? 1 : pa[i - (r - ra)];
-    p.bBatch[i] = i < r - rb ? 1 : pb[i - (r - rb)];
-    p.batchShape[i] = p.aBatch[i] == 1 ? p.bBatch[i] : p.aBatch[i];
-  }
-  p.batch = numElements(p.batchShape);
-  return p;
-}
-
 // The batch split into cuBLASLt's strided batch (the innermost batch dims
 // over which each operand either advances by whole matrices or stays put)
 // and the outer dims, looped over at launch with precomputed offsets.
@@ -616,7 +588,7 @@ struct BatchSplit {
   std::vector<Offsets> outer;
 };
 
-BatchSplit splitBatch(const MatmulPlan &p) {
+BatchSplit splitBatch(const ops::MatmulPlan &p) {
   BatchSplit s;
   // Dims of size 1 index nothing.
   std::vector<size_t> dims;
@@ -674,7 +646,10 @@ public:
     DType t = a.dtype;
     LtTypes types;
     AMPC_RETURN_IF_ERROR(ltTypesFor("matmul", t, ctx.allowTf32, types));
-    MatmulPlan plan = planMatmul(a.shape, b.shape);
+    // The CPU kernel's plan: 1-D operands promoted, batch dims broadcast.
+    ops::MatmulPlan plan;
+    AMPC_RETURN_IF_ERROR(
+        ops::planMatmul(a.shape, b.shape, plan).withContext(call.op));
     if (out.numElements() == 0)
       return Status::ok();
     d_ = devicePtr(out);

@@ -57,8 +57,10 @@ public:
                           : kind == AvgGrad ? call.outputs[0].shape
                                             : call.inputs[0].shape;
     ops::PoolPlan plan;
-    AMPC_RETURN_IF_ERROR(
-        ops::planPool(*call.attrs, pooled, isMax, plan).withContext(call.op));
+    AMPC_RETURN_IF_ERROR((kind == AvgGrad
+                              ? ops::planAvgPoolGrad(*call.attrs, pooled, plan)
+                              : ops::planPool(*call.attrs, pooled, isMax, plan))
+                             .withContext(call.op));
     k->args_ = toArgs(plan);
     if (kind == MaxGrad)
       k->in1_ = call.inputs[1];
