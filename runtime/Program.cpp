@@ -360,9 +360,11 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
   // Liveness over the bytes each root value owns: from the kernel that
   // writes them (-1: before the first) to the last read of the value or of
   // any view of it (outputs and parameters: the end). A kernel may not
-  // write bytes a live value still needs, nor bytes it reads, except an
-  // elementwise kernel writing exactly over a same-typed input it reads for
-  // the last time (planned in place).
+  // write bytes a live value still needs, nor bytes it reads, except
+  // exactly over a same-typed input it reads for the last time (planned in
+  // place): an elementwise kernel's one output, or any output of an
+  // in-place update (an O2 update writes the working copy over the
+  // gradient it reads, MemoryPlan.cpp).
   const int64_t kEnd = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> lastRead(nv, -1), writtenAt(nv, -1);
   for (size_t k = 0; k < fn.kernels.size(); ++k) {
@@ -413,9 +415,11 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
         if (!live && !readHere)
           continue;
         const ValueInfo &x = fn.values[v], &y = fn.values[out];
-        bool inPlace = readHere && !live && elementwise &&
-                       kern.outputs.size() == 1 && x.offset == y.offset &&
-                       x.dtype == y.dtype && x.shape == y.shape;
+        bool inPlace = readHere && !live &&
+                       ((elementwise && kern.outputs.size() == 1) ||
+                        aliasing == ops::Aliasing::InPlaceUpdate) &&
+                       x.offset == y.offset && x.dtype == y.dtype &&
+                       x.shape == y.shape;
         bool overParam = isParam[v] && updateOf[v] == out && !live &&
                          x.offset == y.offset &&
                          (!readHere || elementwise ||

@@ -13,15 +13,17 @@ namespace ampc::tools {
 
 static llvm::json::Object toJson(const ArenaBytes &b) {
   // The first five are the fields of the first report; their names stay.
-  return llvm::json::Object{{"arena_bytes", b.arena},
-                            {"param_and_state_bytes", b.params},
-                            {"input_bytes", b.inputs},
-                            {"working_copy_bytes", b.workingCopies()},
-                            {"activation_bytes", b.activations()},
-                            {"working_copy_state_bytes", b.workingCopyState},
-                            {"working_copy_cast_bytes", b.workingCopyCasts},
-                            {"gradient_bytes", b.gradients},
-                            {"saved_for_backward_bytes", b.savedForBackward}};
+  return llvm::json::Object{
+      {"arena_bytes", b.arena},
+      {"param_and_state_bytes", b.params},
+      {"input_bytes", b.inputs},
+      {"working_copy_bytes", b.workingCopies()},
+      {"activation_bytes", b.activations()},
+      {"working_copy_state_bytes", b.workingCopyState},
+      {"working_copy_cast_bytes", b.workingCopyCasts},
+      {"gradient_bytes", b.gradients},
+      {"gradient_bytes_in_working_copies", b.gradientsInWorkingCopies},
+      {"saved_for_backward_bytes", b.savedForBackward}};
 }
 
 static void addRatio(llvm::json::Object &to, llvm::StringRef key, int64_t amp,
@@ -83,16 +85,21 @@ void printMemorySummary(llvm::raw_ostream &os, llvm::StringRef run,
   line("parameters and optimizer state", amp.params, f32.params);
   line("working copies", amp.workingCopies(), f32.workingCopies());
   line("gradients (most live at once)", amp.gradients, f32.gradients);
+  if (amp.gradientsInWorkingCopies > 0)
+    line("  written over working copies", amp.gradientsInWorkingCopies,
+         f32.gradientsInWorkingCopies);
   line("saved for backward", amp.savedForBackward, f32.savedForBackward);
-  line("all per-step values", amp.activations(), f32.activations());
+  line("per-step values (own bytes)", amp.activations(), f32.activations());
   // Where AMP needs more than f32 (a step whose parameters outweigh its
   // activations), say what the extra bytes are for.
+  // Gradients written over the working copies take no bytes of their own.
+  const int64_t ownGradients = amp.gradients - amp.gradientsInWorkingCopies;
   if (amp.arena > f32.arena && amp.workingCopies() > 0)
     os << "amp-run:   the AMP step needs " << megabytes(amp.arena - f32.arena)
        << " more: its parameters outweigh its activations, and it keeps "
        << megabytes(amp.workingCopies()) << " of low-precision working copies"
-       << (amp.gradients > f32.gradients
-               ? " and holds " + megabytes(amp.gradients - f32.gradients) +
+       << (ownGradients > f32.gradients
+               ? " and holds " + megabytes(ownGradients - f32.gradients) +
                      " more gradient bytes at once (with loss scaling the "
                      "overflow check reads every gradient before any update)"
                : std::string())

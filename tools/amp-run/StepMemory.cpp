@@ -118,6 +118,8 @@ private:
   void findWorkingCopyState(ArenaBytes &bytes);
   void findForward();
   void findGradients();
+  int64_t
+  gradientBytesIn(const std::vector<std::pair<int64_t, int64_t>> &ranges) const;
   void findBackward();
   int64_t peakGradientBytes() const;
   int64_t savedForBackwardBytes() const;
@@ -131,6 +133,8 @@ private:
   DenseMap<Value, int64_t> offset;
   DenseSet<Operation *> forward, backward;
   llvm::SetVector<Value> gradients;
+  /// [begin, end) of every working copy kept as state.
+  std::vector<std::pair<int64_t, int64_t>> workingCopyRanges;
 };
 
 void StepMemory::indexOps() {
@@ -159,8 +163,13 @@ void StepMemory::findWorkingCopyState(ArenaBytes &bytes) {
     Operation *yield = k.getBody().front().getTerminator();
     Value written =
         yield->getOperand(cast<OpResult>(u.getValue()).getResultNumber());
-    if (written.getDefiningOp<graph::CastOp>())
-      bytes.workingCopyState += bytesOf(u.getParam());
+    if (!written.getDefiningOp<graph::CastOp>())
+      return;
+    bytes.workingCopyState += bytesOf(u.getParam());
+    if (auto p = u.getParam().getDefiningOp<rtir::ParamOp>()) {
+      int64_t at = static_cast<int64_t>(p.getOffset());
+      workingCopyRanges.push_back({at, at + bytesOf(u.getParam())});
+    }
   });
 }
 
@@ -231,6 +240,19 @@ int64_t StepMemory::peakGradientBytes() const {
   return peak;
 }
 
+/// The bytes of gradients that lie in `ranges` (each value once).
+int64_t StepMemory::gradientBytesIn(
+    const std::vector<std::pair<int64_t, int64_t>> &ranges) const {
+  std::vector<std::pair<int64_t, int64_t>> inside;
+  for (Value g : gradients) {
+    int64_t b = offset.lookup(g), e = b + bytesOf(g);
+    for (auto [rb, re] : ranges)
+      if (std::max(b, rb) < std::min(e, re))
+        inside.push_back({std::max(b, rb), std::min(e, re)});
+  }
+  return unionBytes(std::move(inside));
+}
+
 int64_t StepMemory::savedForBackwardBytes() const {
   llvm::SetVector<Value> saved;
   for (Operation *k : backward)
@@ -268,6 +290,7 @@ ArenaBytes StepMemory::measure(int64_t arena) {
   findGradients();
   findBackward();
   bytes.gradients = peakGradientBytes();
+  bytes.gradientsInWorkingCopies = gradientBytesIn(workingCopyRanges);
   bytes.savedForBackward = savedForBackwardBytes();
   return bytes;
 }

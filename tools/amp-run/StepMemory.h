@@ -36,6 +36,10 @@ struct ArenaBytes {
   /// writes it to the last kernel that reads it, bytes shared in place
   /// counted once.
   int64_t gradients = 0;
+  /// The bytes of parameter gradients the plan places in working copies'
+  /// bytes (state), between the backward pass's last read of a copy and
+  /// the update that writes it again: no arena bytes of their own.
+  int64_t gradientsInWorkingCopies = 0;
   /// The forward values the backward pass reads: results of forward kernels
   /// (those the loss depends on) and inputs, read by backward kernels (those
   /// a gradient depends on that are not forward), parameters and working

@@ -14,6 +14,16 @@
 // read element i of every input before writing element i of any output,
 // the rounded working copy of the new parameter included).
 //
+// Between its last read and its new value such a parameter's bytes hold
+// nothing, and they lend them: a value of the parameter's type that is
+// written after that read and read last by the kernel writing the new
+// value, element for element, lives there. This is an O2 working copy and
+// its gradient: the weight's low-precision gradient is written over the
+// working copy the backward pass no longer reads, and the update writes the
+// new working copy over the gradient, so the gradients cost no bytes of
+// their own. (A skipped update writes the working copy from the master,
+// which is what it held.)
+//
 // The walk above fixes which values share bytes and when each piece of
 // bytes is live; the offsets it hands out as it goes (best fit) fragment
 // the arena when a large piece follows many small ones. The same pieces
@@ -29,6 +39,7 @@
 #include "dialects/Rt/RtOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -203,6 +214,8 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
   DenseMap<Value, int64_t> lastUse;
   DenseMap<Value, int64_t> paramLastRead; // kernels only
   DenseMap<Value, Value> updates;         // new value -> its parameter
+  SmallVector<std::pair<Value, Value>> updateList; // (param, new value)
+  llvm::DenseSet<Value> paramOutputs; // parameters an rt.output returns
   int64_t n = 0;
   for (Operation &op : block) {
     index[&op] = n;
@@ -210,6 +223,7 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       root[view.getOutput()] = rootOf(view.getInput());
     if (auto upd = dyn_cast<rtir::UpdateOp>(op)) {
       updates[upd.getValue()] = upd.getParam();
+      updateList.push_back({upd.getParam(), upd.getValue()});
       // A parameter that is another's new value is read at the end.
       Value r = rootOf(upd.getValue());
       if (isa_and_nonnull<rtir::ParamOp>(r.getDefiningOp()))
@@ -219,6 +233,10 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       for (Value v : op.getOperands())
         if (isa_and_nonnull<rtir::ParamOp>(rootOf(v).getDefiningOp()))
           paramLastRead[rootOf(v)] = n;
+    if (isa<rtir::OutputOp>(op))
+      for (Value v : op.getOperands())
+        if (isa_and_nonnull<rtir::ParamOp>(rootOf(v).getDefiningOp()))
+          paramOutputs.insert(rootOf(v));
     for (Value r : op.getResults())
       if (hasStorage(r))
         lastUse[r] = isa<rtir::ParamOp>(op) ? kForever : n;
@@ -231,6 +249,28 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
                        : std::max(lastUse[r], n);
     }
     ++n;
+  }
+
+  // The values that live in a parameter's bytes (the header): value ->
+  // that parameter. In block order, so the plan is deterministic.
+  DenseMap<Value, Value> lender;
+  if (reuse) {
+    for (auto [param, newValue] : updateList) {
+      auto writer = newValue.getDefiningOp<rtir::KernelOp>();
+      if (!writer || newValue.getType() != param.getType() ||
+          paramOutputs.contains(param) || !updatesInPlace(writer))
+        continue;
+      auto read = paramLastRead.find(param);
+      int64_t lastRead = read == paramLastRead.end() ? -1 : read->second;
+      for (Value in : writer.getInputs()) {
+        auto def = in.getDefiningOp<rtir::KernelOp>();
+        if (def && in.getType() == param.getType() && !lender.count(in) &&
+            index[def] > lastRead && lastUse[in] == index[writer]) {
+          lender[in] = param;
+          break;
+        }
+      }
+    }
   }
 
   Arena arena(reuse);
@@ -287,6 +327,10 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
           tied = *it;
       }
       for (Value res : kernel.getResults()) {
+        if (Value owner = lender.lookup(res)) {
+          share(res, owner); // released with the parameter: never
+          continue;
+        }
         Value param = updates.lookup(res);
         auto it = param ? paramLastRead.find(param) : paramLastRead.end();
         int64_t read = it == paramLastRead.end() ? -1 : it->second;
@@ -304,7 +348,8 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       llvm::SetVector<Value> dying;
       for (Value in : kernel.getInputs()) {
         Value r = rootOf(in);
-        if (pieceOf.count(r) && lastUse[r] == idx && r != tied)
+        if (pieceOf.count(r) && lastUse[r] == idx && r != tied &&
+            !lender.count(r))
           dying.insert(r);
       }
       for (Value r : dying)

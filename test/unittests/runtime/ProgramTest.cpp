@@ -410,6 +410,88 @@ TEST(Program, RejectsUnsafeOrInconsistentStateUpdates) {
 }
 
 namespace {
+// bf16 bits of small integers, exact in bf16.
+std::string bf16s(std::vector<float> v) {
+  std::string bytes;
+  for (float x : v) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    uint16_t hi = static_cast<uint16_t>(bits >> 16);
+    bytes.append(reinterpret_cast<const char *>(&hi), 2);
+  }
+  return bytes;
+}
+
+// An O2 step as the memory plan lays it out (MemoryPlan.cpp): the bf16
+// gradient g is written over the working copy ww after ww's last read, and
+// the update writes the new working copy over the g it reads.
+pb::Program borrowedGradientProgram() {
+  pb::Program p;
+  pb::Function &f = addFunction(p, "train_step", 256);
+  addValue(f, pb::F32, {4}, 0);                     // 0: w (param)
+  addValue(f, pb::BF16, {4}, 64);                   // 1: ww (its copy)
+  addValue(f, pb::BF16, {4}, 128);                  // 2: x (input)
+  addValue(f, pb::BF16, {4}, 192);                  // 3: y = relu(ww)
+  addValue(f, pb::BF16, {4}, 64);                   // 4: g = relu(x)
+  addConstantValue(f, pb::F32, {}, floats({0.5f})); // 5: lr
+  addValue(f, pb::F32, {4}, 0);                     // 6: w'
+  addValue(f, pb::BF16, {4}, 64);                   // 7: ww'
+  pb::Binding *w = bind(f.mutable_params(), "w", 0);
+  w->set_init(floats({1, 2, 3, 4}));
+  w->set_update(6);
+  pb::Binding *ww = bind(f.mutable_params(), "ww", 1);
+  ww->set_init(bf16s({1, 2, 3, 4}));
+  ww->set_update(7);
+  bind(f.mutable_inputs(), "x", 2);
+  bind(f.mutable_outputs(), "y", 3);
+  addKernel(f, "relu", "", {1}, {3});
+  addKernel(f, "relu", "", {2}, {4});
+  pb::Kernel *k = addKernel(f, "sgd_update", "", {5, 0, 4}, {6, 7});
+  (*k->mutable_attrs())["weight_decay"].set_f(0.0);
+  return p;
+}
+} // namespace
+
+TEST(Program, AnUpdateWritesTheWorkingCopyOverTheGradientItReads) {
+  ProgramInfo info;
+  Status s = loadProgram(borrowedGradientProgram(), info);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  std::unique_ptr<Session> session;
+  s = Session::create(info.functions[0], {}, session);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  std::string x = bf16s({2, 2, 2, 2});
+  std::vector<std::string> ys;
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_TRUE(session->setInput("x", {DType::BF16, {4}, x.data()}));
+    s = session->run();
+    ASSERT_TRUE(s.isOk()) << s.message();
+    TensorView y;
+    ASSERT_TRUE(session->output("y", y).isOk());
+    ys.emplace_back(static_cast<const char *>(y.data), 8);
+  }
+  // The first step reads the initial copy, the second the one the first
+  // update wrote over its gradient; w -= 0.5 * 2 twice.
+  EXPECT_EQ(ys[0], bf16s({1, 2, 3, 4}));
+  EXPECT_EQ(ys[1], bf16s({0, 1, 2, 3}));
+  TensorView w, ww;
+  ASSERT_TRUE(session->param("w", w).isOk());
+  EXPECT_EQ(std::vector<float>(w.as<float>(), w.as<float>() + 4),
+            (std::vector<float>{-1, 0, 1, 2}));
+  ASSERT_TRUE(session->param("ww", ww).isOk());
+  EXPECT_EQ(std::string(static_cast<const char *>(ww.data), 8),
+            bf16s({-1, 0, 1, 2}));
+
+  // A gradient read again after the update may not be written over.
+  pb::Program late = borrowedGradientProgram();
+  pb::Function &f = *late.mutable_functions(0);
+  f.set_arena_size(320);
+  addValue(f, pb::BF16, {4}, 256); // 8: relu(g), after the update
+  addKernel(f, "relu", "", {4}, {8});
+  expectLoadError(late, "writes value 7 over bytes of value 4, which are "
+                        "still needed");
+}
+
+namespace {
 // found_inf of two gradients as the backward pass made them: g0 in f32 and
 // g1 in f16, read and left as they are.
 pb::Program checkFiniteProgram() {
