@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """The planned memory of the AMP training step against the f32 step, for
-every shared model (/work/shared/models/*_train_op*) and every example
-(examples/*.onnx), at O1 and O2 in f16 and bf16: one table.
+every shared model (/work/shared/models/*_train_op*), every example
+(examples/*.onnx) and the CPU benchmark's convolutional and transformer
+models (bench/amp_cpu.py's resnet18 and transformer, exported with PyTorch
+at that script's batches, 16 and 8), at O1 and O2 in f16 and bf16: one
+table.
 
 Each figure is amp-run's --amp-report `memory` object (tools/amp-run/
 StepMemory.cpp; docs/amp.md, "Memory", defines every column), read from
@@ -33,6 +36,7 @@ import bench_util
 BEGIN = "<!-- bench/amp_memory.py: table begin -->"
 END = "<!-- bench/amp_memory.py: table end -->"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH_MODELS = ["resnet18", "transformer"]
 CONFIGS = [("O1", "f16"), ("O2", "f16"), ("O1", "bf16"), ("O2", "bf16")]
 # (column, report field); each a size in MB of 2^20 bytes.
 COLUMNS = [
@@ -50,6 +54,17 @@ def default_models():
                                            "*_train_op*", "model.onnx")))
     examples = sorted(glob.glob(os.path.join(REPO, "examples", "*.onnx")))
     return shared + examples
+
+
+def export_bench_models(work):
+    """bench/amp_cpu.py's ResNet-18 and transformer, exported into `work`."""
+    import amp_cpu
+    paths = []
+    for name in BENCH_MODELS:
+        path = os.path.join(work, name + ".onnx")
+        amp_cpu.export(name, path)
+        paths.append(path)
+    return paths
 
 
 def model_path(arg):
@@ -129,12 +144,14 @@ def main():
     if not os.access(args.amp_run, os.X_OK):
         ap.error(f"amp-run not found at {args.amp_run!r} (build it first, or "
                  f"pass --amp-run)")
-    paths = [model_path(m) for m in args.models] or default_models()
+    paths = [model_path(m) for m in args.models]
 
     hdr = (["model", "config"] + ["%s MB" % c for c, _ in COLUMNS] +
            ["saved/f32", "arena/f32"])
     table = []
     with tempfile.TemporaryDirectory() as work:
+        if not paths:
+            paths = default_models() + export_bench_models(work)
         for path in paths:
             name = model_name(path)
             reports = {c: memory(args.amp_run, path, *c, work)

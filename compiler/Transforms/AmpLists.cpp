@@ -3,8 +3,10 @@
 // Defaults follow what the peers agree on (PyTorch autocast's lower-precision
 // and fp32 lists, TensorFlow's allow/infer/clear/deny, Paddle's white and
 // black lists): contractions low; exp/log/pow/reciprocal, softmax, losses,
-// normalizations and sums f32, since they overflow or lose the small terms
-// in f16; max-like and data-movement ops are exact in either precision.
+// layer normalization and sums f32, since they overflow or lose the small
+// terms in f16; batch normalization follows its input, its statistics f32
+// (off PyTorch's fp32 list, on TensorFlow's infer list); max-like and
+// data-movement ops are exact in either precision.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Transforms/AmpLists.h"
@@ -54,6 +56,10 @@ constexpr Row kDefaults[] = {
     row<graph::SqrtOp>(AmpCategory::Infer),
     row<graph::AvgPool2dOp>(AmpCategory::Infer),
     row<graph::GlobalAvgPoolOp>(AmpCategory::Infer),
+    // The data in its input's precision, the statistics, scale and shift
+    // in f32 (AmpOperandPolicy), as cuDNN and PyTorch autocast run it.
+    row<graph::BatchNormInferenceOp>(AmpCategory::Infer),
+    row<graph::BatchNormTrainingOp>(AmpCategory::Infer),
     // Clear: exact in any precision.
     row<graph::ReluOp>(AmpCategory::Clear),
     row<graph::LeakyReluOp>(AmpCategory::Clear),
@@ -78,8 +84,6 @@ constexpr Row kDefaults[] = {
     row<graph::LogSoftmaxOp>(AmpCategory::Deny),
     row<graph::SoftmaxCrossEntropyOp>(AmpCategory::Deny),
     row<graph::NllLossOp>(AmpCategory::Deny),
-    row<graph::BatchNormInferenceOp>(AmpCategory::Deny),
-    row<graph::BatchNormTrainingOp>(AmpCategory::Deny),
     row<graph::LayerNormOp>(AmpCategory::Deny),
     row<graph::ReduceSumOp>(AmpCategory::Deny),
     row<graph::ReduceMeanOp>(AmpCategory::Deny),

@@ -9,6 +9,7 @@
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast=level=O3 | FileCheck %s --check-prefix=O3
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O3 master-weights=true" | FileCheck %s --check-prefix=O3M
 // RUN: amp-opt %t/norm.mlir -amp-auto-cast=level=O1 | FileCheck %s --check-prefix=NORM1
+// RUN: amp-opt %t/norm.mlir '-amp-auto-cast=level=O1 deny=batch_norm_inference' | FileCheck %s --check-prefix=NORMDENY
 // RUN: amp-opt %t/norm.mlir -amp-auto-cast=level=O2 | FileCheck %s --check-prefix=NORM2
 // RUN: amp-opt %t/norm.mlir -amp-auto-cast=level=O3 | FileCheck %s --check-prefix=NORM3
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O1 allow=-gemm" | FileCheck %s --check-prefix=NOGEMM --implicit-check-not=amp.cast
@@ -174,24 +175,33 @@ func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
 
 //--- norm.mlir
 
-// At O1 batch norm is deny, and deny spreads to the relu after it; the one
-// cast back to f16 sits before the second conv, and the weight k is cast
-// once for both convs.
+// At O1 batch norm is infer: its input is the conv's f16 result, so it
+// normalizes f16 activations (scale, shift and statistics stay f32), the
+// relu after it stays f16, and nothing is cast between the convs. The
+// weight k is cast once for both convs.
 // NORM1-LABEL: func.func @forward(
 // NORM1-NEXT: %[[XH:.*]] = amp.cast %arg0
 // NORM1-NEXT: %[[KH:.*]] = amp.cast %arg1 : tensor<3x3x1x1xf32> to tensor<3x3x1x1xf16>
 // NORM1-NEXT: %[[C:.*]] = graph.conv2d %[[XH]], %[[KH]] {dilations = array<i64: 1, 1>, graph.accumulate = f32
-// NORM1-NEXT: %[[CF:.*]] = amp.cast %[[C]] : tensor<2x3x4x4xf16> to tensor<2x3x4x4xf32>
-// NORM1-NEXT: %[[N:.*]] = graph.batch_norm_inference %[[CF]], %arg2, %arg3, %arg4, %arg5 {{.*}} -> tensor<2x3x4x4xf32>
-// NORM1-NEXT: %[[R:.*]] = graph.relu %[[N]] : tensor<2x3x4x4xf32>
-// NORM1-NEXT: %[[RH:.*]] = amp.cast %[[R]] : tensor<2x3x4x4xf32> to tensor<2x3x4x4xf16>
-// NORM1-NEXT: %[[D:.*]] = graph.conv2d %[[RH]], %[[KH]]
+// NORM1-NEXT: %[[N:.*]] = graph.batch_norm_inference %[[C]], %arg2, %arg3, %arg4, %arg5 {{.*}} : (tensor<2x3x4x4xf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf16>
+// NORM1-NEXT: %[[R:.*]] = graph.relu %[[N]] : tensor<2x3x4x4xf16>
+// NORM1-NEXT: %[[D:.*]] = graph.conv2d %[[R]], %[[KH]]
 // NORM1-NEXT: %[[DF:.*]] = amp.cast %[[D]]
 // NORM1-NEXT: return %[[DF]]
 
+// Put on the deny list, batch norm runs f32 and deny spreads to the relu
+// after it; the one cast back to f16 sits before the second conv.
+// NORMDENY-LABEL: func.func @forward(
+// NORMDENY: %[[C:.*]] = graph.conv2d
+// NORMDENY-NEXT: %[[CF:.*]] = amp.cast %[[C]] : tensor<2x3x4x4xf16> to tensor<2x3x4x4xf32>
+// NORMDENY-NEXT: %[[N:.*]] = graph.batch_norm_inference %[[CF]], %arg2, %arg3, %arg4, %arg5 {{.*}} -> tensor<2x3x4x4xf32>
+// NORMDENY-NEXT: %[[R:.*]] = graph.relu %[[N]] : tensor<2x3x4x4xf32>
+// NORMDENY-NEXT: %[[RH:.*]] = amp.cast %[[R]] : tensor<2x3x4x4xf32> to tensor<2x3x4x4xf16>
+// NORMDENY-NEXT: graph.conv2d %[[RH]]
+
 // NORM2-LABEL: func.func @forward(
-// NORM2: graph.batch_norm_inference %{{.*}} -> tensor<2x3x4x4xf32>
-// NORM2-NEXT: graph.relu %{{.*}} : tensor<2x3x4x4xf32>
+// NORM2: graph.batch_norm_inference %{{.*}} -> tensor<2x3x4x4xf16>
+// NORM2-NEXT: graph.relu %{{.*}} : tensor<2x3x4x4xf16>
 
 // At O3 batch norm runs on f16 activations, but its scale, shift and
 // statistics stay f32 (and so stay stored f32); k is stored f16.
