@@ -148,7 +148,6 @@ def Graph_DivOp : Graph_BinaryOp<"div", "lhs / rhs (integer division truncates)"
 def Graph_PowOp : Graph_BinaryOp<"pow", "lhs ^ rhs"> {
   let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
   let results = (outs Graph_FloatTensor:$output);
-  let hasFolder = 0;
 }
 
 def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor, Graph_Fusible]> {

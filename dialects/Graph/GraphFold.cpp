@@ -1,0 +1,318 @@
+//===- GraphFold.cpp - graph ops on small constants, at compile time ------===//
+//
+// Shapes are static, so the shape arithmetic that exporters emit (Shape,
+// Gather, Concat, Reshape on i64) folds away at compile time. Only small
+// tensors fold (kMaxFoldElements); large ones are runtime data.
+//
+// Float arithmetic folds too where both operands are small constants (the
+// attention scale a PyTorch export computes as Pow(head_dim, -0.5) from the
+// input's shape), computed as the runtime computes it: f16 and bf16 in f32,
+// rounded to the element type once, f32 in f32, f64 in f64.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/VerifyHelpers.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace ampc::graph;
+using namespace ampc::graph::detail;
+
+namespace {
+constexpr int64_t kMaxFoldElements = 4096;
+
+std::optional<SmallVector<int64_t>> foldableInts(Attribute a) {
+  auto d = dyn_cast_or_null<DenseIntElementsAttr>(a);
+  if (!d || d.getNumElements() > kMaxFoldElements)
+    return std::nullopt;
+  SmallVector<int64_t> v;
+  for (const APInt &x : d.getValues<APInt>())
+    v.push_back(x.getBitWidth() == 1 ? x.getZExtValue() : x.getSExtValue());
+  return v;
+}
+
+/// The values as an attribute of `type`, or null if one does not fit.
+Attribute intsAttr(Type type, ArrayRef<int64_t> values) {
+  auto t = cast<ShapedType>(type);
+  if (!t.getElementType().isSignlessInteger())
+    return {};
+  unsigned w = t.getElementTypeBitWidth();
+  SmallVector<APInt> ap;
+  for (int64_t v : values) {
+    if (w == 1) {
+      ap.push_back(APInt(1, v != 0));
+      continue;
+    }
+    if (w < 64 &&
+        (v < -(int64_t(1) << (w - 1)) || v >= (int64_t(1) << (w - 1))))
+      return {};
+    ap.push_back(APInt(w, static_cast<uint64_t>(v), /*isSigned=*/true,
+                       /*implicitTrunc=*/true));
+  }
+  return DenseElementsAttr::get(t, ap);
+}
+
+/// Multi-index of element `flat` in `shape`.
+SmallVector<int64_t> unravel(int64_t flat, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> idx(shape.size());
+  for (int64_t i = shape.size() - 1; i >= 0; --i) {
+    idx[i] = shape[i] ? flat % shape[i] : 0;
+    flat = shape[i] ? flat / shape[i] : 0;
+  }
+  return idx;
+}
+
+int64_t ravel(ArrayRef<int64_t> idx, ArrayRef<int64_t> shape) {
+  int64_t flat = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    flat = flat * shape[i] + idx[i];
+  return flat;
+}
+
+/// Element of a right-aligned broadcast operand at output index `idx`.
+template <typename T>
+T broadcastAt(ArrayRef<T> values, ArrayRef<int64_t> shape,
+              ArrayRef<int64_t> idx) {
+  size_t off = idx.size() - shape.size();
+  SmallVector<int64_t> in(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i)
+    in[i] = shape[i] == 1 ? 0 : idx[off + i];
+  return values[ravel(in, shape)];
+}
+
+/// The elements of a small float constant, widened (exactly) to double.
+std::optional<SmallVector<double>> foldableFloats(Attribute a) {
+  auto d = dyn_cast_or_null<DenseFPElementsAttr>(a);
+  if (!d || d.getNumElements() > kMaxFoldElements)
+    return std::nullopt;
+  SmallVector<double> v;
+  for (APFloat x : d.getValues<APFloat>()) {
+    bool lost;
+    x.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    v.push_back(x.convertToDouble());
+  }
+  return v;
+}
+
+/// fn(lhs, rhs) of two small float constants, element by element with
+/// numpy broadcasting, as the runtime computes it: in double for f64, in
+/// float otherwise, the result rounded once to the element type.
+template <typename Fn>
+OpFoldResult foldBinaryFloat(Operation *op, Attribute lhsAttr,
+                             Attribute rhsAttr, Fn fn) {
+  auto outType = cast<ShapedType>(op->getResult(0).getType());
+  auto elem = dyn_cast<FloatType>(outType.getElementType());
+  if (!elem || outType.getNumElements() > kMaxFoldElements)
+    return {};
+  auto lhs = foldableFloats(lhsAttr), rhs = foldableFloats(rhsAttr);
+  if (!lhs || !rhs)
+    return {};
+  ArrayRef<int64_t> ls = shapeOf(op->getOperand(0)),
+                    rs = shapeOf(op->getOperand(1));
+  SmallVector<APFloat> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    double x = broadcastAt<double>(*lhs, ls, idx),
+           y = broadcastAt<double>(*rhs, rs, idx);
+    double r = elem.isF64() ? fn(x, y)
+                            : static_cast<double>(fn(static_cast<float>(x),
+                                                     static_cast<float>(y)));
+    APFloat v(r);
+    bool lost;
+    v.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    out.push_back(v);
+  }
+  return DenseElementsAttr::get(outType, out);
+}
+
+template <typename Fn>
+OpFoldResult foldBinary(Operation *op, Attribute lhsAttr, Attribute rhsAttr,
+                        Fn fn) {
+  auto lhs = foldableInts(lhsAttr), rhs = foldableInts(rhsAttr);
+  auto outType = cast<ShapedType>(op->getResult(0).getType());
+  // Broadcasting two small operands can make a large result.
+  if (!lhs || !rhs || outType.getNumElements() > kMaxFoldElements)
+    return {};
+  ArrayRef<int64_t> ls = shapeOf(op->getOperand(0)),
+                    rs = shapeOf(op->getOperand(1));
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    std::optional<int64_t> v = fn(broadcastAt<int64_t>(*lhs, ls, idx),
+                                  broadcastAt<int64_t>(*rhs, rs, idx));
+    if (!v)
+      return {};
+    out.push_back(*v);
+  }
+  return intsAttr(outType, out);
+}
+} // namespace
+
+/// x op y, or std::nullopt when it overflows int64 (LLVM's *Overflow
+/// helpers return non-zero on overflow).
+template <int64_t (*Op)(int64_t, int64_t, int64_t &)>
+static std::optional<int64_t> checked(int64_t x, int64_t y) {
+  int64_t r;
+  if (Op(x, y, r))
+    return std::nullopt;
+  return r;
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor a) {
+  if (isa<FloatType>(getElementTypeOrSelf(getType())))
+    return foldBinaryFloat(*this, a.getLhs(), a.getRhs(),
+                           [](auto x, auto y) { return x + y; });
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    checked<llvm::AddOverflow<int64_t>>);
+}
+OpFoldResult SubOp::fold(FoldAdaptor a) {
+  if (isa<FloatType>(getElementTypeOrSelf(getType())))
+    return foldBinaryFloat(*this, a.getLhs(), a.getRhs(),
+                           [](auto x, auto y) { return x - y; });
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    checked<llvm::SubOverflow<int64_t>>);
+}
+OpFoldResult MulOp::fold(FoldAdaptor a) {
+  if (isa<FloatType>(getElementTypeOrSelf(getType())))
+    return foldBinaryFloat(*this, a.getLhs(), a.getRhs(),
+                           [](auto x, auto y) { return x * y; });
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    checked<llvm::MulOverflow<int64_t>>);
+}
+OpFoldResult DivOp::fold(FoldAdaptor a) {
+  if (isa<FloatType>(getElementTypeOrSelf(getType())))
+    return foldBinaryFloat(*this, a.getLhs(), a.getRhs(),
+                           [](auto x, auto y) { return x / y; });
+  return foldBinary(*this, a.getLhs(), a.getRhs(),
+                    [](int64_t x, int64_t y) -> std::optional<int64_t> {
+                      if (y == 0 || (x == INT64_MIN && y == -1))
+                        return std::nullopt;
+                      return x / y;
+                    });
+}
+OpFoldResult PowOp::fold(FoldAdaptor a) {
+  // std::pow's float overload, as the CPU kernel calls it (ScalarMath.h).
+  return foldBinaryFloat(*this, a.getLhs(), a.getRhs(),
+                         [](auto x, auto y) { return std::pow(x, y); });
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto d = dyn_cast_or_null<DenseElementsAttr>(a.getInput()))
+    if (d.getNumElements() <= kMaxFoldElements)
+      return d.reshape(cast<ShapedType>(getType()));
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = foldableInts(a.getInput());
+  if (!values)
+    return {};
+  auto outType = cast<ShapedType>(getType());
+  if (auto f = dyn_cast<FloatType>(outType.getElementType())) {
+    SmallVector<APFloat> out;
+    for (int64_t v : *values) {
+      APFloat x(f.getFloatSemantics());
+      x.convertFromAPInt(APInt(64, static_cast<uint64_t>(v), true), true,
+                         APFloat::rmNearestTiesToEven);
+      out.push_back(x);
+    }
+    return DenseElementsAttr::get(outType, out);
+  }
+  return intsAttr(outType, *values);
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = foldableInts(a.getInput());
+  auto outType = cast<ShapedType>(getType());
+  if (!values || outType.getNumElements() > kMaxFoldElements)
+    return {};
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i)
+    out.push_back(broadcastAt<int64_t>(*values, shapeOf(getInput()),
+                                       unravel(i, outType.getShape())));
+  return intsAttr(outType, out);
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor a) {
+  if (getInputs().size() == 1)
+    return getInputs()[0];
+  SmallVector<SmallVector<int64_t>> inputs;
+  for (Attribute attr : a.getInputs()) {
+    auto v = foldableInts(attr);
+    if (!v)
+      return {};
+    inputs.push_back(*v);
+  }
+  auto outType = cast<ShapedType>(getType());
+  if (outType.getNumElements() > kMaxFoldElements)
+    return {}; // many small inputs
+  int64_t axis = getAxis();
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    for (auto [k, v] : llvm::enumerate(getInputs())) {
+      ArrayRef<int64_t> s = shapeOf(v);
+      if (idx[axis] < s[axis]) {
+        out.push_back(inputs[k][ravel(idx, s)]);
+        break;
+      }
+      idx[axis] -= s[axis];
+    }
+  }
+  return intsAttr(outType, out);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getSteps(), [](int64_t s) { return s == 1; }))
+    return getInput();
+  auto values = foldableInts(a.getInput());
+  if (!values)
+    return {};
+  auto outType = cast<ShapedType>(getType());
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    for (size_t d = 0; d < idx.size(); ++d)
+      idx[d] = getStarts()[d] + idx[d] * getSteps()[d];
+    out.push_back((*values)[ravel(idx, shapeOf(getInput()))]);
+  }
+  return intsAttr(outType, out);
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor a) {
+  auto data = foldableInts(a.getData()), indices = foldableInts(a.getIndices());
+  auto outType = cast<ShapedType>(getType());
+  // Up to 4096 indices, each picking a slice of up to 4096 elements.
+  if (!data || !indices || outType.getNumElements() > kMaxFoldElements)
+    return {};
+  ArrayRef<int64_t> ds = shapeOf(getData());
+  int64_t axis = getAxis(), rank = shapeOf(getIndices()).size();
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    SmallVector<int64_t> ii(idx.begin() + axis, idx.begin() + axis + rank);
+    int64_t k = (*indices)[ravel(ii, shapeOf(getIndices()))];
+    if (k < 0)
+      k += ds[axis];
+    if (k < 0 || k >= ds[axis])
+      return {}; // out of range: left for the kernel to report
+    SmallVector<int64_t> src(idx.begin(), idx.begin() + axis);
+    src.push_back(k);
+    src.append(idx.begin() + axis + rank, idx.end());
+    out.push_back((*data)[ravel(src, ds)]);
+  }
+  return intsAttr(outType, out);
+}
