@@ -4,9 +4,11 @@
 // and fp32 lists, TensorFlow's allow/infer/clear/deny, Paddle's white and
 // black lists): contractions low; exp/log/pow/reciprocal, softmax, losses,
 // layer normalization and sums f32, since they overflow or lose the small
-// terms in f16; batch normalization follows its input, its statistics f32
-// (off PyTorch's fp32 list, on TensorFlow's infer list); max-like and
-// data-movement ops are exact in either precision.
+// terms in f16 (at O2 amp-auto-cast lets the deny ops that compute in f32
+// inside, Graph_WideCompute, follow their input); batch normalization
+// follows its input, its statistics f32 (off PyTorch's fp32 list, on
+// TensorFlow's infer list); max-like and data-movement ops are exact in
+// either precision.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Transforms/AmpLists.h"

@@ -47,6 +47,11 @@ public:
   /// constant, gradient and optimizer ops).
   std::optional<AmpCategory> lookup(llvm::StringRef opName) const;
 
+  /// Whether a user's option put `opName` on its list.
+  bool movedByUser(llvm::StringRef opName) const {
+    return namedBy.contains(opName);
+  }
+
   void print(llvm::raw_ostream &os) const;
 
   /// Every op on the table, in the table's order.

@@ -214,8 +214,20 @@ private:
       return {true, "O3: every op runs low"};
     if (*category == AmpCategory::Unlisted)
       return {false, "taken off its list: stays f32"};
-    if (*category == AmpCategory::Deny)
+    // A deny op that computes in f32 inside (layer norm, softmax) follows
+    // its input at O2, unless the user put it on the deny list.
+    bool wideAtO2 = *category == AmpCategory::Deny && level == Level::O2 &&
+                    op->hasTrait<graph::OpTrait::WideCompute>() &&
+                    !lists.movedByUser(op->getName().stripDialect());
+    if (*category == AmpCategory::Deny && !wideAtO2)
       return {false, "deny list"};
+    if (wideAtO2) {
+      if (allActivationsFromF32Ops(op))
+        return {false, "deny list (computes in f32 inside): every activation "
+                       "input comes from an f32 op"};
+      return {true, "O2: deny list, but computes in f32 inside: follows its "
+                    "input"};
+    }
     if (level == Level::O2) {
       // Deny spreads downstream: an infer/clear op fed only by f32 ops
       // stays f32 rather than cast in and (often) straight back out.

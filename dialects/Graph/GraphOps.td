@@ -287,8 +287,10 @@ def Graph_ReduceMeanOp
     : Graph_ReduceOp<"reduce_mean", "mean", [Graph_Accumulating]>;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "maximum">;
 
-class Graph_SoftmaxLikeOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType, Graph_Accumulating]> {
+class Graph_SoftmaxLikeOp<string mnemonic, string what,
+                          list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                      Graph_Accumulating], traits)> {
   let summary = what # " along one axis";
   let arguments = (ins Graph_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Graph_FloatTensor:$output);
@@ -296,7 +298,8 @@ class Graph_SoftmaxLikeOp<string mnemonic, string what>
   let hasVerifier = 1;
 }
 
-def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "softmax">;
+def Graph_SoftmaxOp
+    : Graph_SoftmaxLikeOp<"softmax", "softmax", [Graph_WideCompute]>;
 def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log of softmax">;
 
 def Graph_SoftmaxCrossEntropyOp
@@ -388,7 +391,8 @@ def Graph_BatchNormTrainingOp
 }
 
 def Graph_LayerNormOp
-    : Graph_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Graph_Accumulating]> {
+    : Graph_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Graph_Accumulating,
+                              Graph_WideCompute]> {
   let summary = "layer normalization over the dimensions from `axis` on";
   let description = [{
     ONNX LayerNormalization: `scale` (and optional `bias`) broadcast to

@@ -20,6 +20,10 @@ class Accumulating
     : public mlir::OpTrait::TraitBase<ConcreteType, Accumulating> {};
 
 template <typename ConcreteType>
+class WideCompute : public mlir::OpTrait::TraitBase<ConcreteType, WideCompute> {
+};
+
+template <typename ConcreteType>
 class Backward : public mlir::OpTrait::TraitBase<ConcreteType, Backward> {};
 
 template <typename ConcreteType>

@@ -27,6 +27,13 @@ def Graph_Fusible : Graph_Trait<"Fusible">;
 // gradients that sum. In f16/bf16 such an op carries graph.accumulate = f32.
 def Graph_Accumulating : Graph_Trait<"Accumulating">;
 
+// Takes and returns f16/bf16 data but computes in f32 or wider inside
+// (its sums, exponentials and statistics) and rounds each result once:
+// layer norm and softmax. At O2 amp-auto-cast lets such an op follow its
+// input although it is on the deny list, as apex's O2 and the fused
+// layer-norm and attention kernels run it; at O1 the deny list holds.
+def Graph_WideCompute : Graph_Trait<"WideCompute">;
+
 // Built by graph-build-training for the backward pass; never in a model's
 // @forward, so the AMP lists do not name it.
 def Graph_Backward : Graph_Trait<"Backward">;

@@ -6,6 +6,7 @@
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast=level=O1 | FileCheck %s --check-prefix=O1
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O1 dtype=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast=level=O2 | FileCheck %s --check-prefix=O2
+// RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O2 deny=softmax" | FileCheck %s --check-prefix=O2DENY
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast=level=O3 | FileCheck %s --check-prefix=O3
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O3 master-weights=true" | FileCheck %s --check-prefix=O3M
 // RUN: amp-opt %t/norm.mlir -amp-auto-cast=level=O1 | FileCheck %s --check-prefix=NORM1
@@ -56,8 +57,9 @@
 // BF16: amp.cast %{{.*}} : tensor<4x2xbf16> to tensor<4x2xf32>
 // BF16: graph.softmax %{{.*}} : tensor<4x2xf32>
 
-// O2 runs every op but the deny list low; deny still spreads downstream
-// (the mul is fed by softmax only), so the graph is O1's.
+// O2 runs every op but the deny list low. Softmax is on the deny list but
+// computes in f32 inside (WideCompute), so at O2 it follows its f16 input,
+// and so does the mul after it; the loss's input is cast up for the loss.
 // O2-LABEL: func.func @forward(
 // The low copies of the parameters (not of the input) are marked as the
 // working copies that graph-build-training has the update write.
@@ -66,9 +68,18 @@
 // O2-NEXT: amp.cast %arg3 {amp.working_copy} : tensor<5xf32> to tensor<5xf16>
 // O2: graph.relu %{{.*}} : tensor<4x5xf16>
 // O2-NEXT: amp.cast %arg4 {amp.working_copy} : tensor<2x5xf32> to tensor<2x5xf16>
-// O2: %[[YF:.*]] = amp.cast %{{.*}} : tensor<4x2xf16> to tensor<4x2xf32>
-// O2-NEXT: %[[S:.*]] = graph.softmax %[[YF]]
-// O2-NEXT: graph.mul %[[S]], %[[S]] : (tensor<4x2xf32>, tensor<4x2xf32>)
+// O2: %[[Y:.*]] = graph.gemm
+// O2-NEXT: %[[YF:.*]] = amp.cast %[[Y]] : tensor<4x2xf16> to tensor<4x2xf32>
+// O2-NEXT: %[[S:.*]] = graph.softmax %[[Y]] {{.*}} : tensor<4x2xf16>
+// O2-NEXT: graph.mul %[[S]], %[[S]] : (tensor<4x2xf16>, tensor<4x2xf16>)
+// O2: graph.softmax_cross_entropy %[[YF]]
+
+// Put on the deny list by the user, softmax stays f32 at O2 too, and deny
+// spreads to the mul it alone feeds.
+// O2DENY-LABEL: func.func @forward(
+// O2DENY: %[[YF:.*]] = amp.cast %{{.*}} : tensor<4x2xf16> to tensor<4x2xf32>
+// O2DENY-NEXT: %[[S:.*]] = graph.softmax %[[YF]]
+// O2DENY-NEXT: graph.mul %[[S]], %[[S]] : (tensor<4x2xf32>, tensor<4x2xf32>)
 
 // O3 runs everything low but the loss, and stores parameters in f16: their
 // initial values are rounded once (0.1 -> 0.0999755859375).
