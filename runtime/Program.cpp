@@ -362,9 +362,9 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
   // any view of it (outputs and parameters: the end). A kernel may not
   // write bytes a live value still needs, nor bytes it reads, except
   // exactly over a same-typed input it reads for the last time (planned in
-  // place): an elementwise kernel's one output, or any output of an
-  // in-place update (an O2 update writes the working copy over the
-  // gradient it reads, MemoryPlan.cpp).
+  // place): an elementwise kernel's one output, or an in-place update's
+  // output over its gradient (an O2 update writes the working copy over
+  // the gradient it reads, MemoryPlan.cpp).
   const int64_t kEnd = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> lastRead(nv, -1), writtenAt(nv, -1);
   for (size_t k = 0; k < fn.kernels.size(); ++k) {
@@ -398,6 +398,17 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
     const int64_t ki = static_cast<int64_t>(k);
     const ops::Aliasing aliasing = kern.aliasing;
     const bool elementwise = aliasing == ops::Aliasing::Elementwise;
+    // An update's gradient: the input after the parameter its first output
+    // replaces. Only it may lie under another output (a working copy);
+    // lr, step and skip are read by every element.
+    int grad = -1;
+    if (aliasing == ops::Aliasing::InPlaceUpdate && !kern.outputs.empty())
+      for (size_t i = 0; i + 1 < kern.inputs.size(); ++i)
+        if (kern.inputs[i] >= 0 &&
+            updateOf[kern.inputs[i]] == kern.outputs[0]) {
+          grad = kern.inputs[i + 1] >= 0 ? root[kern.inputs[i + 1]] : -1;
+          break;
+        }
     for (size_t j = 0; j < kern.outputs.size(); ++j) {
       const int out = kern.outputs[j];
       for (size_t v = 0; v < nv; ++v) {
@@ -417,7 +428,7 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
         const ValueInfo &x = fn.values[v], &y = fn.values[out];
         bool inPlace = readHere && !live &&
                        ((elementwise && kern.outputs.size() == 1) ||
-                        aliasing == ops::Aliasing::InPlaceUpdate) &&
+                        static_cast<int>(v) == grad) &&
                        x.offset == y.offset && x.dtype == y.dtype &&
                        x.shape == y.shape;
         bool overParam = isParam[v] && updateOf[v] == out && !live &&

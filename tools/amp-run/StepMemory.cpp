@@ -118,10 +118,9 @@ private:
   void findWorkingCopyState(ArenaBytes &bytes);
   void findForward();
   void findGradients();
-  int64_t
-  gradientBytesIn(const std::vector<std::pair<int64_t, int64_t>> &ranges) const;
+  bool inWorkingCopy(Value gradient) const;
   void findBackward();
-  int64_t peakGradientBytes() const;
+  void measureGradients(ArenaBytes &bytes) const;
   int64_t savedForBackwardBytes() const;
 
   func::FuncOp f;
@@ -225,32 +224,37 @@ void StepMemory::findBackward() {
   }
 }
 
-int64_t StepMemory::peakGradientBytes() const {
-  int64_t peak = 0;
+/// Whether the plan put `gradient` in a working copy's bytes (lent by
+/// MemoryPlan.cpp: a lent gradient lies exactly in one; no other does).
+bool StepMemory::inWorkingCopy(Value gradient) const {
+  int64_t b = offset.lookup(gradient), e = b + bytesOf(gradient);
+  return llvm::any_of(workingCopyRanges, [&](auto range) {
+    return range.first <= b && e <= range.second;
+  });
+}
+
+/// The most gradient bytes live at one kernel, and how many of those lie
+/// in working copies' bytes.
+void StepMemory::measureGradients(ArenaBytes &bytes) const {
   for (Value at : gradients) {
     // The live set changes only where a gradient is written: its peak is
     // at one of those kernels.
     int64_t t = position.lookup(at.getDefiningOp());
-    std::vector<std::pair<int64_t, int64_t>> live;
+    std::vector<std::pair<int64_t, int64_t>> live, lent;
     for (Value g : gradients)
-      if (position.lookup(g.getDefiningOp()) <= t && t <= lastUse.lookup(g))
-        live.push_back({offset.lookup(g), offset.lookup(g) + bytesOf(g)});
-    peak = std::max(peak, unionBytes(std::move(live)));
+      if (position.lookup(g.getDefiningOp()) <= t && t <= lastUse.lookup(g)) {
+        std::pair<int64_t, int64_t> range{offset.lookup(g),
+                                          offset.lookup(g) + bytesOf(g)};
+        live.push_back(range);
+        if (inWorkingCopy(g))
+          lent.push_back(range);
+      }
+    int64_t total = unionBytes(std::move(live));
+    if (total > bytes.gradients) {
+      bytes.gradients = total;
+      bytes.gradientsInWorkingCopies = unionBytes(std::move(lent));
+    }
   }
-  return peak;
-}
-
-/// The bytes of gradients that lie in `ranges` (each value once).
-int64_t StepMemory::gradientBytesIn(
-    const std::vector<std::pair<int64_t, int64_t>> &ranges) const {
-  std::vector<std::pair<int64_t, int64_t>> inside;
-  for (Value g : gradients) {
-    int64_t b = offset.lookup(g), e = b + bytesOf(g);
-    for (auto [rb, re] : ranges)
-      if (std::max(b, rb) < std::min(e, re))
-        inside.push_back({std::max(b, rb), std::min(e, re)});
-  }
-  return unionBytes(std::move(inside));
 }
 
 int64_t StepMemory::savedForBackwardBytes() const {
@@ -289,8 +293,7 @@ ArenaBytes StepMemory::measure(int64_t arena) {
   findForward();
   findGradients();
   findBackward();
-  bytes.gradients = peakGradientBytes();
-  bytes.gradientsInWorkingCopies = gradientBytesIn(workingCopyRanges);
+  measureGradients(bytes);
   bytes.savedForBackward = savedForBackwardBytes();
   return bytes;
 }

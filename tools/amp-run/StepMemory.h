@@ -36,7 +36,7 @@ struct ArenaBytes {
   /// writes it to the last kernel that reads it, bytes shared in place
   /// counted once.
   int64_t gradients = 0;
-  /// The bytes of parameter gradients the plan places in working copies'
+  /// Of the `gradients` bytes, those the plan places in working copies'
   /// bytes (state), between the backward pass's last read of a copy and
   /// the update that writes it again: no arena bytes of their own.
   int64_t gradientsInWorkingCopies = 0;

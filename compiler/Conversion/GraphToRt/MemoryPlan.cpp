@@ -329,6 +329,7 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       for (Value res : kernel.getResults()) {
         if (Value owner = lender.lookup(res)) {
           share(res, owner); // released with the parameter: never
+          tied = Value();    // the input it would have taken dies normally
           continue;
         }
         Value param = updates.lookup(res);

@@ -489,6 +489,33 @@ TEST(Program, AnUpdateWritesTheWorkingCopyOverTheGradientItReads) {
   addKernel(f, "relu", "", {4}, {8});
   expectLoadError(late, "writes value 7 over bytes of value 4, which are "
                         "still needed");
+
+  // Only the gradient: lr is read by every element of the update, so an
+  // output over it (here the new velocity) is refused although the update
+  // reads lr for the last time.
+  pb::Program lr;
+  pb::Function &g = addFunction(lr, "train_step", 384);
+  addValue(g, pb::F32, {}, 0);   // 0: w
+  addValue(g, pb::F32, {}, 64);  // 1: velocity
+  addValue(g, pb::I64, {}, 128); // 2: step
+  addValue(g, pb::F32, {}, 192); // 3: lr_in
+  addValue(g, pb::F32, {}, 256); // 4: lr = relu(lr_in)
+  addValue(g, pb::F32, {}, 0);   // 5: w'
+  addValue(g, pb::F32, {}, 256); // 6: velocity', over lr
+  addValue(g, pb::F32, {}, 320); // 7: grad
+  pb::Binding *gw = bind(g.mutable_params(), "w", 0);
+  gw->set_init(floats({1}));
+  gw->set_update(5);
+  pb::Binding *gv = bind(g.mutable_params(), "velocity", 1);
+  gv->set_init(floats({0}));
+  gv->set_update(6);
+  bind(g.mutable_params(), "step", 2)->set_init(std::string(8, '\0'));
+  bind(g.mutable_inputs(), "lr_in", 3);
+  bind(g.mutable_inputs(), "grad", 7);
+  addKernel(g, "relu", "", {3}, {4});
+  addKernel(g, "momentum_update", "", {4, 2, 0, 7, 1}, {5, 6});
+  expectLoadError(lr, "writes value 6 over bytes of value 4, which are "
+                      "still needed");
 }
 
 namespace {
