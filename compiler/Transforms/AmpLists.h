@@ -22,7 +22,8 @@ enum class AmpCategory {
   Allow,    // runs low from O1 on: contractions, where Tensor Cores pay
   Infer,    // runs low when its activation inputs are low (O1), always at O2
   Clear,    // data movement and exact ops: like infer, never a cast by itself
-  Deny,     // numerically sensitive: f32 at O1 and O2
+  Deny,     // numerically sensitive: f32 at O1 and O2 (but Graph_WideCompute
+            // ops at O2: AutoCast.cpp)
   Unlisted, // taken off every list by the user: f32 at O1 and O2
 };
 

@@ -225,6 +225,12 @@ private:
       if (allActivationsFromF32Ops(op))
         return {false, "deny list (computes in f32 inside): every activation "
                        "input comes from an f32 op"};
+      // Its result rounded to f16 would reach an f32 op that is sensitive
+      // to it: probabilities below f16's range become 0 before a log.
+      if (Operation *user = f32User(op))
+        return {false, "deny list (computes in f32 inside): its result feeds " +
+                           user->getName().getStringRef().str() +
+                           ", which stays f32"};
       return {true, "O2: deny list, but computes in f32 inside: follows its "
                     "input"};
     }
@@ -248,6 +254,22 @@ private:
         return {false, list + ": input " + describe(root) + " is " +
                            typeName(elemOf(root))};
     return {true, list + ": every activation input is " + typeName(low)};
+  }
+
+  /// A user of `op`'s results that stays f32 whatever its inputs: the loss
+  /// and what follows it, or a deny (or unlisted) op that does not compute
+  /// in f32 inside itself; null if none.
+  Operation *f32User(Operation *op) {
+    for (Operation *user : op->getUsers()) {
+      if (lossRegion.contains(user))
+        return user;
+      std::optional<AmpCategory> c =
+          lists.lookup(user->getName().stripDialect());
+      if (c && (*c == AmpCategory::Deny || *c == AmpCategory::Unlisted) &&
+          !user->hasTrait<graph::OpTrait::WideCompute>())
+        return user;
+    }
+    return nullptr;
   }
 
   /// The float operands that decide an op's precision, through casts:

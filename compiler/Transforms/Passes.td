@@ -123,7 +123,10 @@ def AmpAutoCastPass : Pass<"amp-auto-cast", "mlir::ModuleOp"> {
     that is an activation is low) and clear (like infer; precision-neutral
     data movement). Levels: O0 changes nothing; O1 runs allow ops low and
     infer/clear ops whose activation inputs are all low; O2 runs every op
-    but the deny list low; O3 runs every op low. Parameters and constants do
+    but the deny list low, and lets the deny ops that compute in f32 inside
+    (Graph_WideCompute: layer norm, softmax) follow their input unless a
+    user moved them or their result feeds an op that stays f32; O3 runs
+    every op low. Parameters and constants do
     not decide an op's precision: parameters are cast once, at the top of the
     step, and constants are converted. The loss op and everything after it
     stay f32, and so do the statistics, scale and shift of batch and layer

@@ -6,8 +6,10 @@
 //
 // Float arithmetic folds too where both operands are small constants (the
 // attention scale a PyTorch export computes as Pow(head_dim, -0.5) from the
-// input's shape), computed as the runtime computes it: f16 and bf16 in f32,
-// rounded to the element type once, f32 in f32, f64 in f64.
+// input's shape), computed as the CPU kernels compute it: f16 and bf16 in
+// f32, rounded to the element type once, f32 in f32, f64 in f64. (CUDA's
+// powf may differ from the host's by an ulp; the folded value is the
+// host's on both backends.)
 //
 //===----------------------------------------------------------------------===//
 

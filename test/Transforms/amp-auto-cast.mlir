@@ -8,6 +8,7 @@
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast=level=O2 | FileCheck %s --check-prefix=O2
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O2 deny=softmax" | FileCheck %s --check-prefix=O2DENY
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast=level=O3 | FileCheck %s --check-prefix=O3
+// RUN: amp-opt %t/softlog.mlir -amp-auto-cast=level=O2 | FileCheck %s --check-prefix=SOFTLOG
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O3 master-weights=true" | FileCheck %s --check-prefix=O3M
 // RUN: amp-opt %t/norm.mlir -amp-auto-cast=level=O1 | FileCheck %s --check-prefix=NORM1
 // RUN: amp-opt %t/norm.mlir '-amp-auto-cast=level=O1 deny=batch_norm_inference' | FileCheck %s --check-prefix=NORMDENY
@@ -237,4 +238,23 @@ func.func @forward(%x: tensor<2x3x4x4xf32> {graph.name = "x"},
   %r = graph.relu %n : tensor<2x3x4x4xf32> loc("relu")
   %d = graph.conv2d %r, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x1x1xf32>) -> tensor<2x3x4x4xf32> loc("conv2")
   return %d : tensor<2x3x4x4xf32>
+}
+
+//--- softlog.mlir
+
+// At O2 a softmax whose result feeds an op that stays f32 (here a log, on
+// the deny list) stays f32 itself: rounded to f16, its probabilities below
+// 6e-8 would become 0 and the log -inf.
+// SOFTLOG-LABEL: func.func @forward(
+// SOFTLOG: %[[Y:.*]] = graph.gemm {{.*}} -> tensor<4x3xf16>
+// SOFTLOG-NEXT: %[[YF:.*]] = amp.cast %[[Y]] : tensor<4x3xf16> to tensor<4x3xf32>
+// SOFTLOG-NEXT: %[[S:.*]] = graph.softmax %[[YF]] {{.*}} : tensor<4x3xf32>
+// SOFTLOG-NEXT: graph.log %[[S]] : tensor<4x3xf32>
+func.func @forward(%x: tensor<4x5xf32> {graph.name = "x"},
+                   %w: tensor<3x5xf32> {graph.name = "w", graph.init = dense<5.000000e-01> : tensor<3x5xf32>, graph.trainable = true})
+    -> (tensor<4x3xf32> {graph.name = "y"}) {
+  %y = graph.gemm %x, %w {trans_b = true} : (tensor<4x5xf32>, tensor<3x5xf32>) -> tensor<4x3xf32> loc("fc")
+  %s = graph.softmax %y {axis = 1 : i64} : tensor<4x3xf32> loc("softmax")
+  %l = graph.log %s : tensor<4x3xf32> loc("log")
+  return %l : tensor<4x3xf32>
 }
