@@ -91,17 +91,21 @@ void floatLoop(Kind k, const Params &params, const T *in0, const T *in1, T *y,
   }
 }
 
-void intUnary(Kind k, const Params &p, DType t, const int64_t *x, int64_t *y,
-              int64_t n) {
+// What an integer loop did. A Num op without an integer form below is
+// refused (runPlan checks every step first), never left unwritten.
+enum class IntResult { Done, DivisionByZero, NoIntegerForm };
+
+IntResult intUnary(Kind k, const Params &p, DType t, const int64_t *x,
+                   int64_t *y, int64_t n) {
   switch (k) {
   case Kind::Neg:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapSub(0, x[i]);
-    return;
+    return IntResult::Done;
   case Kind::Abs:
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i] < 0 ? wrapSub(0, x[i]) : x[i];
-    return;
+    return IntResult::Done;
   case Kind::Clip: {
     const int64_t lo = p.hasMin ? intBound(p.min, true, t)
                                 : std::numeric_limits<int64_t>::min();
@@ -109,39 +113,38 @@ void intUnary(Kind k, const Params &p, DType t, const int64_t *x, int64_t *y,
                                 : std::numeric_limits<int64_t>::max();
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::min(std::max(x[i], lo), hi);
-    return;
+    return IntResult::Done;
   }
   default:
-    return;
+    return IntResult::NoIntegerForm;
   }
 }
 
-// Returns false on an integer division by zero.
-bool intBinary(Kind k, const int64_t *a, const int64_t *b, int64_t *y,
-               int64_t n) {
+IntResult intBinary(Kind k, const int64_t *a, const int64_t *b, int64_t *y,
+                    int64_t n) {
   switch (k) {
   case Kind::Add:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapAdd(a[i], b[i]);
-    return true;
+    return IntResult::Done;
   case Kind::Sub:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapSub(a[i], b[i]);
-    return true;
+    return IntResult::Done;
   case Kind::Mul:
     for (int64_t i = 0; i < n; ++i)
       y[i] = wrapMul(a[i], b[i]);
-    return true;
+    return IntResult::Done;
   case Kind::Div:
     for (int64_t i = 0; i < n; ++i) {
       if (b[i] == 0)
-        return false;
+        return IntResult::DivisionByZero;
       // INT64_MIN / -1 wraps to INT64_MIN instead of trapping.
       y[i] = b[i] == -1 ? wrapSub(0, a[i]) : a[i] / b[i];
     }
-    return true;
+    return IntResult::Done;
   default:
-    return true;
+    return IntResult::NoIntegerForm;
   }
 }
 
@@ -323,6 +326,22 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
       if (ref >= 0 && maps[ref].mode == InputMap::Unused)
         maps[ref] = mapInput(call.inputs[ref], out.shape);
 
+  // Every integer step has an integer loop (a zero-length call says).
+  for (size_t s = 0; s < numSteps; ++s) {
+    const PlanStep &st = plan.steps[s];
+    const Sig sig = st.op->sig;
+    if (domOf(st.dtype) != Dom::I ||
+        (sig != Sig::NumUnary && sig != Sig::NumBinary))
+      continue;
+    IntResult r =
+        sig == Sig::NumUnary
+            ? intUnary(st.op->kind, st.params, st.dtype, nullptr, nullptr, 0)
+            : intBinary(st.op->kind, nullptr, nullptr, nullptr, 0);
+    if (r == IntResult::NoIntegerForm)
+      return Status::error("'" + std::string(st.op->name) +
+                           "' has no integer form in the CPU backend (" +
+                           std::string(name(st.dtype)) + ")");
+  }
   std::atomic<int> divByZeroStep{-1};
   const int64_t numChunks = (total + kChunk - 1) / kChunk;
   auto body = [&](int64_t cb, int64_t ce) {
@@ -395,9 +414,10 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
           else if (unary)
             intUnary(k, st.params, st.dtype, static_cast<const int64_t *>(a[0]),
                      static_cast<int64_t *>(res), n);
-          else if (!intBinary(k, static_cast<const int64_t *>(a[0]),
-                              static_cast<const int64_t *>(in1),
-                              static_cast<int64_t *>(res), n)) {
+          else if (intBinary(k, static_cast<const int64_t *>(a[0]),
+                             static_cast<const int64_t *>(in1),
+                             static_cast<int64_t *>(res),
+                             n) == IntResult::DivisionByZero) {
             int expected = -1;
             divByZeroStep.compare_exchange_strong(expected,
                                                   static_cast<int>(s));
