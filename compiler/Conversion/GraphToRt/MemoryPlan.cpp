@@ -212,8 +212,8 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
   };
   DenseMap<Operation *, int64_t> index;
   DenseMap<Value, int64_t> lastUse;
-  DenseMap<Value, int64_t> paramLastRead; // kernels only
-  DenseMap<Value, Value> updates;         // new value -> its parameter
+  DenseMap<Value, int64_t> paramLastRead;          // kernels only
+  DenseMap<Value, Value> updates;                  // new value -> its parameter
   SmallVector<std::pair<Value, Value>> updateList; // (param, new value)
   llvm::DenseSet<Value> paramOutputs; // parameters an rt.output returns
   int64_t n = 0;
