@@ -236,6 +236,10 @@ bool StepMemory::inWorkingCopy(Value gradient) const {
 /// The most gradient bytes live at one kernel, and how many of those lie
 /// in working copies' bytes.
 void StepMemory::measureGradients(ArenaBytes &bytes) const {
+  DenseSet<Value> lentSet; // each gradient asked once
+  for (Value g : gradients)
+    if (inWorkingCopy(g))
+      lentSet.insert(g);
   for (Value at : gradients) {
     // The live set changes only where a gradient is written: its peak is
     // at one of those kernels.
@@ -246,7 +250,7 @@ void StepMemory::measureGradients(ArenaBytes &bytes) const {
         std::pair<int64_t, int64_t> range{offset.lookup(g),
                                           offset.lookup(g) + bytesOf(g)};
         live.push_back(range);
-        if (inWorkingCopy(g))
+        if (lentSet.contains(g))
           lent.push_back(range);
       }
     int64_t total = unionBytes(std::move(live));

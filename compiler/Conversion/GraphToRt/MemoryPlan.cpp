@@ -212,10 +212,9 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
   };
   DenseMap<Operation *, int64_t> index;
   DenseMap<Value, int64_t> lastUse;
-  DenseMap<Value, int64_t> paramLastRead;          // kernels only
-  DenseMap<Value, Value> updates;                  // new value -> its parameter
-  SmallVector<std::pair<Value, Value>> updateList; // (param, new value)
-  llvm::DenseSet<Value> paramOutputs; // parameters an rt.output returns
+  DenseMap<Value, int64_t> paramLastRead; // kernels only
+  DenseMap<Value, Value> updates;         // new value -> its parameter
+  llvm::DenseSet<Value> paramOutputs;     // parameters an rt.output returns
   int64_t n = 0;
   for (Operation &op : block) {
     index[&op] = n;
@@ -223,7 +222,6 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
       root[view.getOutput()] = rootOf(view.getInput());
     if (auto upd = dyn_cast<rtir::UpdateOp>(op)) {
       updates[upd.getValue()] = upd.getParam();
-      updateList.push_back({upd.getParam(), upd.getValue()});
       // A parameter that is another's new value is read at the end.
       Value r = rootOf(upd.getValue());
       if (isa_and_nonnull<rtir::ParamOp>(r.getDefiningOp()))
@@ -255,7 +253,8 @@ LogicalResult planMemory(func::FuncOp func, bool reuse) {
   // that parameter. In block order, so the plan is deterministic.
   DenseMap<Value, Value> lender;
   if (reuse) {
-    for (auto [param, newValue] : updateList) {
+    for (auto upd : block.getOps<rtir::UpdateOp>()) {
+      Value param = upd.getParam(), newValue = upd.getValue();
       auto writer = newValue.getDefiningOp<rtir::KernelOp>();
       if (!writer || newValue.getType() != param.getType() ||
           paramOutputs.contains(param) || !updatesInPlace(writer))
