@@ -15,6 +15,7 @@
 #include "compiler/Transforms/WorkingCopies.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GradientOpInterface.h"
+#include "dialects/Graph/ShapeInference.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
@@ -145,14 +146,8 @@ private:
       if (!bad)
         continue;
       // Its index in each dimension, as the runtime's checks print it.
-      ArrayRef<int64_t> shape = cast<ShapedType>(init.getType()).getShape();
-      SmallVector<int64_t> at(shape.size());
-      for (int64_t d = static_cast<int64_t>(shape.size()) - 1,
-                   rest = bad->index;
-           d >= 0; --d) {
-        at[d] = shape[d] ? rest % shape[d] : 0;
-        rest = shape[d] ? rest / shape[d] : 0;
-      }
+      shape::Shape at = shape::unravel(
+          bad->index, cast<ShapedType>(init.getType()).getShape());
       auto err = f.emitError("graph-build-training: parameter '")
                  << nameOf(f, i, false) << "' starts non-finite: ";
       if (at.empty()) {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/ShapeInference.h"
 #include "dialects/Graph/VerifyHelpers.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -25,6 +26,7 @@
 using namespace mlir;
 using namespace ampc::graph;
 using namespace ampc::graph::detail;
+using ampc::shape::unravel;
 
 namespace {
 constexpr int64_t kMaxFoldElements = 4096;
@@ -60,16 +62,6 @@ Attribute intsAttr(Type type, ArrayRef<int64_t> values) {
   return DenseElementsAttr::get(t, ap);
 }
 
-/// Multi-index of element `flat` in `shape`.
-SmallVector<int64_t> unravel(int64_t flat, ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> idx(shape.size());
-  for (int64_t i = shape.size() - 1; i >= 0; --i) {
-    idx[i] = shape[i] ? flat % shape[i] : 0;
-    flat = shape[i] ? flat / shape[i] : 0;
-  }
-  return idx;
-}
-
 int64_t ravel(ArrayRef<int64_t> idx, ArrayRef<int64_t> shape) {
   int64_t flat = 0;
   for (size_t i = 0; i < shape.size(); ++i)
@@ -102,29 +94,51 @@ std::optional<SmallVector<double>> foldableFloats(Attribute a) {
   return v;
 }
 
-/// fn(lhs, rhs) of two small float constants, element by element with
-/// numpy broadcasting, as the runtime computes it: in double for f64, in
-/// float otherwise, the result rounded once to the element type.
+/// fn(l, r) for each element of `op`'s result, its two operands `lhs` and
+/// `rhs` broadcast numpy-style; none when fn gives none for one, or when
+/// the result is large (broadcasting two small operands can make one).
+template <typename R, typename T, typename Fn>
+std::optional<SmallVector<R>> broadcastElements(Operation *op, ArrayRef<T> lhs,
+                                                ArrayRef<T> rhs, Fn fn) {
+  auto outType = cast<ShapedType>(op->getResult(0).getType());
+  if (outType.getNumElements() > kMaxFoldElements)
+    return std::nullopt;
+  ArrayRef<int64_t> ls = shapeOf(op->getOperand(0)),
+                    rs = shapeOf(op->getOperand(1));
+  SmallVector<R> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    std::optional<R> v =
+        fn(broadcastAt<T>(lhs, ls, idx), broadcastAt<T>(rhs, rs, idx));
+    if (!v)
+      return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+/// fn(lhs, rhs) of two small float constants as the runtime computes it:
+/// in double for f64, in float otherwise, the result rounded once to the
+/// element type.
 template <typename Fn>
 OpFoldResult foldBinaryFloat(Operation *op, Attribute lhsAttr,
                              Attribute rhsAttr, Fn fn) {
   auto outType = cast<ShapedType>(op->getResult(0).getType());
   auto elem = dyn_cast<FloatType>(outType.getElementType());
-  if (!elem || outType.getNumElements() > kMaxFoldElements)
-    return {};
   auto lhs = foldableFloats(lhsAttr), rhs = foldableFloats(rhsAttr);
-  if (!lhs || !rhs)
+  if (!elem || !lhs || !rhs)
     return {};
-  ArrayRef<int64_t> ls = shapeOf(op->getOperand(0)),
-                    rs = shapeOf(op->getOperand(1));
+  auto values = broadcastElements<double, double>(
+      op, *lhs, *rhs, [&](double x, double y) -> std::optional<double> {
+        if (elem.isF64())
+          return fn(x, y);
+        return static_cast<double>(
+            fn(static_cast<float>(x), static_cast<float>(y)));
+      });
+  if (!values)
+    return {};
   SmallVector<APFloat> out;
-  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
-    auto idx = unravel(i, outType.getShape());
-    double x = broadcastAt<double>(*lhs, ls, idx),
-           y = broadcastAt<double>(*rhs, rs, idx);
-    double r = elem.isF64() ? fn(x, y)
-                            : static_cast<double>(fn(static_cast<float>(x),
-                                                     static_cast<float>(y)));
+  for (double r : *values) {
     APFloat v(r);
     bool lost;
     v.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
@@ -137,22 +151,12 @@ template <typename Fn>
 OpFoldResult foldBinary(Operation *op, Attribute lhsAttr, Attribute rhsAttr,
                         Fn fn) {
   auto lhs = foldableInts(lhsAttr), rhs = foldableInts(rhsAttr);
-  auto outType = cast<ShapedType>(op->getResult(0).getType());
-  // Broadcasting two small operands can make a large result.
-  if (!lhs || !rhs || outType.getNumElements() > kMaxFoldElements)
+  if (!lhs || !rhs)
     return {};
-  ArrayRef<int64_t> ls = shapeOf(op->getOperand(0)),
-                    rs = shapeOf(op->getOperand(1));
-  SmallVector<int64_t> out;
-  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
-    auto idx = unravel(i, outType.getShape());
-    std::optional<int64_t> v = fn(broadcastAt<int64_t>(*lhs, ls, idx),
-                                  broadcastAt<int64_t>(*rhs, rs, idx));
-    if (!v)
-      return {};
-    out.push_back(*v);
-  }
-  return intsAttr(outType, out);
+  auto values = broadcastElements<int64_t, int64_t>(op, *lhs, *rhs, fn);
+  if (!values)
+    return {};
+  return intsAttr(op->getResult(0).getType(), *values);
 }
 } // namespace
 

@@ -38,6 +38,15 @@ std::optional<int64_t> numElements(ArrayRef<int64_t> shape) {
   return n;
 }
 
+Shape unravel(int64_t flat, ArrayRef<int64_t> shape) {
+  Shape idx(shape.size());
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    idx[i] = shape[i] ? flat % shape[i] : 0;
+    flat = shape[i] ? flat / shape[i] : 0;
+  }
+  return idx;
+}
+
 std::optional<int64_t> dilatedSpan(int64_t window, int64_t dilation) {
   int64_t scaled, span;
   if (llvm::MulOverflow(dilation, window - 1, scaled) ||

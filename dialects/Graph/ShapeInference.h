@@ -28,6 +28,9 @@ std::string str(llvm::ArrayRef<int64_t> shape);
 /// Number of elements, or std::nullopt if it overflows int64.
 std::optional<int64_t> numElements(llvm::ArrayRef<int64_t> shape);
 
+/// The multi-index of row-major element `flat` of `shape`.
+Shape unravel(int64_t flat, llvm::ArrayRef<int64_t> shape);
+
 /// The extent (window - 1) * dilation + 1 of a dilated window, or
 /// std::nullopt if it overflows int64.
 std::optional<int64_t> dilatedSpan(int64_t window, int64_t dilation);
