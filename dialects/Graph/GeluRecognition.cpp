@@ -24,25 +24,12 @@ namespace {
 
 using namespace recognition;
 
-/// The operand of the mul `op` that is not `v`; null when `op` is no mul
-/// of `v`.
-Value mulPartner(Operation *op, Value v) {
-  auto m = dyn_cast_or_null<MulOp>(op);
-  if (!m)
-    return {};
-  if (m.getLhs() == v)
-    return m.getRhs();
-  if (m.getRhs() == v)
-    return m.getLhs();
-  return {};
-}
-
 /// x * `a` * 0.5 in any grouping, from `a` = add(activation, 1) on: the
 /// final mul, whose result the GELU of `x` replaces; null when the chain is
 /// not that or a value of it has other users.
 Operation *timesHalfX(Value a, Value x) {
   Operation *m1 = onlyUser(a);
-  Value p = mulPartner(m1, a);
+  Value p = partnerOf<MulOp>(m1, a);
   if (!p || !m1->getResult(0).hasOneUse())
     return nullptr;
   Operation *m2 = onlyUser(m1->getResult(0));
@@ -50,7 +37,7 @@ Operation *timesHalfX(Value a, Value x) {
   if (p == x && otherThanSplat<MulOp>(m2, 0.5) == m1->getResult(0))
     return m2;
   // x * (a * 0.5)
-  if (isSplat(p, 0.5) && mulPartner(m2, m1->getResult(0)) == x)
+  if (isSplat(p, 0.5) && partnerOf<MulOp>(m2, m1->getResult(0)) == x)
     return m2;
   // (x * 0.5) * a
   if (otherThanSplat<MulOp>(p.getDefiningOp(), 0.5) == x && p.hasOneUse())

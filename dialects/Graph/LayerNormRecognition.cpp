@@ -50,12 +50,9 @@ Value squared(Value v) {
 /// normalized dimensions): that tensor; null otherwise.
 template <typename Op>
 Value affineOperand(Operation *op, Value v, ArrayRef<int64_t> shape) {
-  auto b = dyn_cast_or_null<Op>(op);
-  if (!b || b.getType() != v.getType())
+  Value other = partnerOf<Op>(op, v);
+  if (other && op->getResult(0).getType() != v.getType())
     return {};
-  Value other = b.getLhs() == v   ? b.getRhs()
-                : b.getRhs() == v ? b.getLhs()
-                                  : Value();
   auto t = other ? dyn_cast<RankedTensorType>(other.getType()) : nullptr;
   return t && t.getShape() == shape ? other : Value();
 }

@@ -2,7 +2,7 @@
 //
 // What the patterns that recognise an op written out as its formula
 // (GeluRecognition.cpp, LayerNormRecognition.cpp) ask of the values they
-// walk: splat constants and single users.
+// walk: splat constants, the other operand of a binary op, single users.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_DIALECTS_GRAPH_RECOGNITIONMATCHERS_H
@@ -62,6 +62,20 @@ mlir::Value otherThanSplat(mlir::Operation *op, double want,
   for (unsigned i = 0; i < 2; ++i)
     if (isSplat(b->getOperand(i), want, match))
       return b->getOperand(1 - i);
+  return {};
+}
+
+/// The operand of the binary op `op` other than `v`; null when `op` is no
+/// `Op` reading `v`.
+template <typename Op>
+mlir::Value partnerOf(mlir::Operation *op, mlir::Value v) {
+  auto b = mlir::dyn_cast_or_null<Op>(op);
+  if (!b)
+    return {};
+  if (b.getLhs() == v)
+    return b.getRhs();
+  if (b.getRhs() == v)
+    return b.getLhs();
   return {};
 }
 
