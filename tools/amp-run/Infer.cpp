@@ -33,9 +33,6 @@
 using namespace llvm;
 
 namespace ampc::tools {
-namespace {
-
-} // namespace
 
 int runInference(mlir::OwningOpRef<mlir::ModuleOp> module,
                  const InferOptions &o) {
