@@ -8,16 +8,12 @@ PyTorch exports nn.Hardsigmoid as ONNX HardSigmoid(alpha = 1/6, beta = 0.5),
 and nn.Hardswish as HardSwish from opset 14 and as HardSigmoid and Mul
 before. The pre-activations span both flat ends and the slope between them.
 """
-import os
 import sys
 
-import numpy as np
-import onnx
 import torch
-from onnx import numpy_helper
+from torch_test_data import export_with_test_data
 
 out, opset = sys.argv[1], int(sys.argv[2])
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
 torch.manual_seed(0)
 model = torch.nn.Sequential(
     torch.nn.Linear(8, 16), torch.nn.Hardswish(), torch.nn.Linear(16, 16),
@@ -26,17 +22,8 @@ with torch.no_grad():
     model[0].weight.mul_(4)  # pre-activations well past +-3
     model[2].weight.mul_(4)
 x = torch.randn(32, 8)
-with torch.no_grad():
-    y = model(x)
-path = os.path.join(out, "model.onnx")
-torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
-                  opset_version=opset)
-ops = [n.op_type for n in onnx.load(path).graph.node]
+ops = export_with_test_data(model, x, out, opset)
 print("ops:", " ".join(o for o in ops if o.startswith("Hard") or o == "Mul"))
-for name, t in (("input_0.pb", x), ("output_0.pb", y)):
-    with open(os.path.join(out, "test_data_set_0", name), "wb") as f:
-        f.write(numpy_helper.from_array(
-            t.numpy().astype(np.float32)).SerializeToString())
 with torch.no_grad():
     pre = [model[0](x), model[2](model[1](model[0](x)))]
 print("pre-activations below -3: %d, above 3: %d, between: %d" % (

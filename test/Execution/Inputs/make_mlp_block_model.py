@@ -12,16 +12,12 @@ written by hand (ReduceMax, Sub, Exp, ReduceSum, Div). ampc's
 canonicalization turns each back into one graph.gelu, graph.layer_norm or
 graph.softmax.
 """
-import os
 import sys
 
-import numpy as np
-import onnx
 import torch
-from onnx import numpy_helper
+from torch_test_data import export_with_test_data
 
 out, opset = sys.argv[1], int(sys.argv[2])
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
 torch.manual_seed(0)
 class HandSoftmax(torch.nn.Module):
     """Softmax as code writes it: exp(x - max) / sum(exp(x - max))."""
@@ -41,15 +37,6 @@ with torch.no_grad():
     model[0].bias.uniform_(-0.5, 0.5)   # are not the identity
     model[1].weight.mul_(3)  # pre-activations well into both tails
 x = torch.randn(32, 8)
-with torch.no_grad():
-    y = model(x)
-path = os.path.join(out, "model.onnx")
-torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
-                  opset_version=opset)
-ops = [n.op_type for n in onnx.load(path).graph.node]
+ops = export_with_test_data(model, x, out, opset)
 print("ops:", " ".join(o for o in ops if o in ("Erf", "Tanh", "Sqrt",
                                                 "LayerNormalization", "Exp")))
-for name, t in (("input_0.pb", x), ("output_0.pb", y)):
-    with open(os.path.join(out, "test_data_set_0", name), "wb") as f:
-        f.write(numpy_helper.from_array(
-            t.numpy().astype(np.float32)).SerializeToString())
