@@ -75,8 +75,8 @@ int main(int argc, char **argv) {
   const Shape shape{n};
   std::printf("%-18s %10s  %s\n", "op", "ns/elem", "output bits (hash)");
   for (const ops::ew::OpInfo &op : ops::ew::allOps()) {
-    if (op.kind == ops::ew::Kind::Cast)
-      continue; // a dtype change, timed by the model benchmarks
+    if (op.kind == ops::ew::Kind::Cast || ops::ew::isPredicate(op.sig))
+      continue; // a dtype change, or an i1 result: timed by the models
     const bool positive = op.kind == ops::ew::Kind::Log ||
                           op.kind == ops::ew::Kind::Sqrt ||
                           op.kind == ops::ew::Kind::Pow;

@@ -107,6 +107,29 @@ LogicalResult reciprocalGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+LogicalResult sinGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
+                      SmallVectorImpl<Value> &dxs) {
+  Location loc = op->getLoc();
+  dxs[0] = mul(b, loc, dys[0], CosOp::create(b, loc, op->getOperand(0)));
+  return success();
+}
+
+LogicalResult cosGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
+                      SmallVectorImpl<Value> &dxs) {
+  Location loc = op->getLoc();
+  dxs[0] = neg(b, loc,
+               mul(b, loc, dys[0], SinOp::create(b, loc, op->getOperand(0))));
+  return success();
+}
+
+/// d/dx ln(1 + e^x) = sigmoid(x), which is 0 at -inf and 1 at +inf.
+LogicalResult softplusGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
+                           SmallVectorImpl<Value> &dxs) {
+  Location loc = op->getLoc();
+  dxs[0] = mul(b, loc, dys[0], SigmoidOp::create(b, loc, op->getOperand(0)));
+  return success();
+}
+
 LogicalResult negGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
                       SmallVectorImpl<Value> &dxs) {
   if (isFloat(op->getOperand(0)))
@@ -219,6 +242,9 @@ void attachElementwiseGradients(MLIRContext *ctx) {
   attach<LogOp, logGrad>(ctx);
   attach<SqrtOp, sqrtGrad>(ctx);
   attach<ReciprocalOp, reciprocalGrad>(ctx);
+  attach<SinOp, sinGrad>(ctx);
+  attach<CosOp, cosGrad>(ctx);
+  attach<SoftplusOp, softplusGrad>(ctx);
   attach<NegOp, negGrad>(ctx);
   attach<AddOp, addGrad>(ctx);
   attach<SubOp, subGrad>(ctx);

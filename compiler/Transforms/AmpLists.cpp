@@ -49,6 +49,13 @@ constexpr Row kDefaults[] = {
     row<graph::MulOp>(AmpCategory::Infer),
     row<graph::DivOp>(AmpCategory::Infer),
     row<graph::WhereOp>(AmpCategory::Infer),
+    // A comparison in the precision its inputs agree on (an f32 activation
+    // keeps it exact); its i1 result has no precision.
+    row<graph::EqualOp>(AmpCategory::Infer),
+    row<graph::LessOp>(AmpCategory::Infer),
+    row<graph::LessEqualOp>(AmpCategory::Infer),
+    row<graph::GreaterOp>(AmpCategory::Infer),
+    row<graph::GreaterEqualOp>(AmpCategory::Infer),
     row<graph::TanhOp>(AmpCategory::Infer),
     row<graph::SigmoidOp>(AmpCategory::Infer),
     row<graph::HardSigmoidOp>(AmpCategory::Infer),
@@ -77,11 +84,22 @@ constexpr Row kDefaults[] = {
     row<graph::SliceOp>(AmpCategory::Clear),
     row<graph::GatherOp>(AmpCategory::Clear),
     row<graph::DropoutOp>(AmpCategory::Clear),
+    row<graph::LogicalNotOp>(AmpCategory::Clear),
+    row<graph::LogicalAndOp>(AmpCategory::Clear),
+    row<graph::LogicalOrOp>(AmpCategory::Clear),
+    row<graph::LogicalXorOp>(AmpCategory::Clear),
     // Deny: overflow, cancellation or long sums.
     row<graph::ExpOp>(AmpCategory::Deny),
     row<graph::LogOp>(AmpCategory::Deny),
     row<graph::PowOp>(AmpCategory::Deny),
     row<graph::ReciprocalOp>(AmpCategory::Deny),
+    // On PyTorch autocast's fp32 list.
+    row<graph::SoftplusOp>(AmpCategory::Deny),
+    // Their arguments are positions times frequencies (rotary and
+    // sinusoidal embeddings), which f16 cannot hold to the radian; neither
+    // autocast nor TensorFlow lowers them.
+    row<graph::SinOp>(AmpCategory::Deny),
+    row<graph::CosOp>(AmpCategory::Deny),
     row<graph::SoftmaxOp>(AmpCategory::Deny),
     row<graph::LogSoftmaxOp>(AmpCategory::Deny),
     row<graph::SoftmaxCrossEntropyOp>(AmpCategory::Deny),

@@ -208,6 +208,92 @@ OpFoldResult PowOp::fold(FoldAdaptor a) {
                          [](auto x, auto y) { return std::pow(x, y); });
 }
 
+/// A comparison of two small constants (ints, or floats widened exactly to
+/// double, so every float type compares as its kernel does).
+template <typename Fn>
+static OpFoldResult foldCompare(Operation *op, Attribute lhsAttr,
+                                Attribute rhsAttr, Fn fn) {
+  std::optional<SmallVector<int64_t>> values;
+  auto asBool = [&](auto x, auto y) -> std::optional<int64_t> {
+    return fn(x, y) ? 1 : 0;
+  };
+  if (auto l = foldableInts(lhsAttr), r = foldableInts(rhsAttr); l && r)
+    values = broadcastElements<int64_t, int64_t>(op, *l, *r, asBool);
+  else if (auto lf = foldableFloats(lhsAttr), rf = foldableFloats(rhsAttr);
+           lf && rf)
+    values = broadcastElements<int64_t, double>(op, *lf, *rf, asBool);
+  if (!values)
+    return {};
+  return intsAttr(op->getResult(0).getType(), *values);
+}
+
+#define AMPC_COMPARE_FOLD(OP, EXPR)                                            \
+  OpFoldResult OP::fold(FoldAdaptor a) {                                       \
+    return foldCompare(*this, a.getLhs(), a.getRhs(),                          \
+                       [](auto x, auto y) { return EXPR; });                   \
+  }
+AMPC_COMPARE_FOLD(EqualOp, x == y)
+AMPC_COMPARE_FOLD(LessOp, x < y)
+AMPC_COMPARE_FOLD(LessEqualOp, x <= y)
+AMPC_COMPARE_FOLD(GreaterOp, x > y)
+AMPC_COMPARE_FOLD(GreaterEqualOp, x >= y)
+AMPC_COMPARE_FOLD(LogicalAndOp, x &&y)
+AMPC_COMPARE_FOLD(LogicalOrOp, x || y)
+AMPC_COMPARE_FOLD(LogicalXorOp, (x != 0) != (y != 0))
+#undef AMPC_COMPARE_FOLD
+
+OpFoldResult LogicalNotOp::fold(FoldAdaptor a) {
+  auto values = foldableInts(a.getInput());
+  if (!values)
+    return {};
+  for (int64_t &v : *values)
+    v = v == 0;
+  return intsAttr(getType(), *values);
+}
+
+/// where of a constant condition: one of x and y when the condition is one
+/// value and that operand has the result's type; elementwise when all three
+/// are small constants (the shape logic of an Expand export).
+OpFoldResult WhereOp::fold(FoldAdaptor a) {
+  auto cond = foldableInts(a.getCondition());
+  if (!cond)
+    return {};
+  auto outType = cast<ShapedType>(getType());
+  bool allTrue = llvm::all_of(*cond, [](int64_t c) { return c != 0; });
+  bool allFalse = llvm::all_of(*cond, [](int64_t c) { return c == 0; });
+  if (allTrue && getX().getType() == outType)
+    return getX();
+  if (allFalse && getY().getType() == outType)
+    return getY();
+  if (outType.getNumElements() > kMaxFoldElements)
+    return {};
+  auto pick = [&](auto x, auto y) {
+    using T = typename std::decay_t<decltype(*x)>::value_type;
+    SmallVector<T> out;
+    for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+      auto idx = unravel(i, outType.getShape());
+      out.push_back(broadcastAt<int64_t>(*cond, shapeOf(getCondition()), idx)
+                        ? broadcastAt<T>(*x, shapeOf(getX()), idx)
+                        : broadcastAt<T>(*y, shapeOf(getY()), idx));
+    }
+    return out;
+  };
+  if (auto x = foldableInts(a.getX()), y = foldableInts(a.getY()); x && y)
+    return intsAttr(outType, pick(x, y));
+  auto elem = dyn_cast<FloatType>(outType.getElementType());
+  auto x = foldableFloats(a.getX()), y = foldableFloats(a.getY());
+  if (!elem || !x || !y)
+    return {};
+  SmallVector<APFloat> out;
+  for (double v : pick(x, y)) {
+    APFloat f(v);
+    bool lost; // exact: v came from a value of this type
+    f.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    out.push_back(f);
+  }
+  return DenseElementsAttr::get(outType, out);
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor a) {
   if (getInput().getType() == getType())
     return getInput();

@@ -81,6 +81,26 @@ AMPC_BINARY_INFER(DivOp)
 AMPC_BINARY_INFER(PowOp)
 #undef AMPC_BINARY_INFER
 
+#define AMPC_COMPARE_INFER(OP)                                                 \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,          \
+      SmallVectorImpl<Type> &types) {                                          \
+    if (failed(inferBinary(loc, getOperationName(), adaptor.getLhs(),          \
+                           adaptor.getRhs(), types)))                          \
+      return failure();                                                        \
+    types[0] = cast<ShapedType>(types[0]).clone(IntegerType::get(ctx, 1));     \
+    return success();                                                          \
+  }
+AMPC_COMPARE_INFER(EqualOp)
+AMPC_COMPARE_INFER(LessOp)
+AMPC_COMPARE_INFER(LessEqualOp)
+AMPC_COMPARE_INFER(GreaterOp)
+AMPC_COMPARE_INFER(GreaterEqualOp)
+AMPC_COMPARE_INFER(LogicalAndOp)
+AMPC_COMPARE_INFER(LogicalOrOp)
+AMPC_COMPARE_INFER(LogicalXorOp)
+#undef AMPC_COMPARE_INFER
+
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,

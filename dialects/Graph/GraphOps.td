@@ -118,6 +118,10 @@ def Graph_HardSwishOp
   }];
 }
 
+def Graph_SinOp : Graph_UnaryOp<"sin", "sine">;
+def Graph_CosOp : Graph_UnaryOp<"cos", "cosine">;
+def Graph_SoftplusOp : Graph_UnaryOp<"softplus", "ln(1 + e^x)">;
+
 def Graph_ClipOp : Graph_UnaryOp<"clip", "min(max(x, min), max)"> {
   let description = [{ An absent bound does not clip on that side. }];
   let arguments = (ins Graph_NumericTensor:$input,
@@ -150,6 +154,38 @@ def Graph_PowOp : Graph_BinaryOp<"pow", "lhs ^ rhs"> {
   let results = (outs Graph_FloatTensor:$output);
 }
 
+// Comparisons and logical ops: an i1 result, which no gradient flows
+// through (graph-build-training differentiates float values only).
+class Graph_CompareOp<string mnemonic, string what, Type T = Graph_NumericTensor,
+                      list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor, Graph_Fusible],
+                                     traits)> {
+  let summary = what # ", with numpy broadcasting; operands of one type";
+  let arguments = (ins T:$lhs, T:$rhs);
+  let results = (outs Graph_BoolTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_EqualOp
+    : Graph_CompareOp<"equal", "lhs == rhs", Graph_Tensor, [Commutative]>;
+def Graph_LessOp : Graph_CompareOp<"less", "lhs < rhs">;
+def Graph_LessEqualOp : Graph_CompareOp<"less_equal", "lhs <= rhs">;
+def Graph_GreaterOp : Graph_CompareOp<"greater", "lhs > rhs">;
+def Graph_GreaterEqualOp : Graph_CompareOp<"greater_equal", "lhs >= rhs">;
+def Graph_LogicalAndOp : Graph_CompareOp<"logical_and", "lhs and rhs",
+                                         Graph_BoolTensor, [Commutative]>;
+def Graph_LogicalOrOp : Graph_CompareOp<"logical_or", "lhs or rhs",
+                                        Graph_BoolTensor, [Commutative]>;
+def Graph_LogicalXorOp : Graph_CompareOp<"logical_xor", "lhs xor rhs",
+                                         Graph_BoolTensor, [Commutative]>;
+def Graph_LogicalNotOp
+    : Graph_UnaryOp<"logical_not", "not x", Graph_BoolTensor> {
+  let hasFolder = 1;
+}
+
 def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor, Graph_Fusible]> {
   let summary = "condition ? x : y, with numpy broadcasting of all three";
   let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$x,
@@ -158,6 +194,7 @@ def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor, Graph_Fusible]>
   let assemblyFormat = [{
     $condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_Fusible]> {

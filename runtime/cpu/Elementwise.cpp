@@ -1,10 +1,10 @@
 //===- Elementwise.cpp - elementwise and fused elementwise CPU kernels ----===//
 //
 // Owns every elementwise graph op (unary math, binary arithmetic with numpy
-// broadcasting, where, cast, and the activation gradients (grad, input) ->
-// input_grad) and "fused", a chain of them run in one pass over memory. A
-// standalone op runs as a one-step chain, so fused and unfused results come
-// from the same code and agree bit for bit.
+// broadcasting, comparisons and logical ops, where, cast, and the activation
+// gradients (grad, input) -> input_grad) and "fused", a chain of them run in
+// one pass over memory. A standalone op runs as a one-step chain, so fused and
+// unfused results come from the same code and agree bit for bit.
 //
 // The interpreter walks the output in chunks: each kernel input's chunk is
 // loaded into a compute buffer (f32 for f32/f16/bf16, f64 for f64, int64 for
@@ -80,7 +80,27 @@ void floatLoop(Kind k, const Params &params, const T *in0, const T *in1, T *y,
   switch (k) {
 // clang-format off
 #define AMPC_EW(name, kind, sig, expr)                                         \
-  AMPC_EW_IF_VALUE_##sig(case Kind::kind:                                      \
+  AMPC_EW_IF_ARITH_##sig(case Kind::kind:                                      \
+    for (int64_t i = 0; i < n; ++i)                                            \
+      y[i] = math::value##kind(P, in0[i], in1[i]);                             \
+    return;)
+// clang-format on
+#include "runtime/ops/Elementwise.def"
+  default:
+    return;
+  }
+}
+
+// y[i] = 1 or 0: a predicate (a comparison, a logical op) at element i, on
+// operands held in T = float, double or int64 (i1 operands as 0 or 1).
+template <typename T>
+void predicateLoop(Kind k, const T *in0, const T *in1, int64_t *y, int64_t n) {
+  const Params none; // predicates have no attributes
+  const AttrsAs<T> P{none};
+  switch (k) {
+// clang-format off
+#define AMPC_EW(name, kind, sig, expr)                                         \
+  AMPC_EW_IF_PREDICATE_##sig(case Kind::kind:                                  \
     for (int64_t i = 0; i < n; ++i)                                            \
       y[i] = math::value##kind(P, in0[i], in1[i]);                             \
     return;)
@@ -439,6 +459,26 @@ Status runPlan(const OpCall &call, const Plan &plan, CpuContext &ctx) {
             select(cond, static_cast<const int64_t *>(a[1]),
                    static_cast<const int64_t *>(a[2]),
                    static_cast<int64_t *>(res), n);
+          break;
+        }
+        case Sig::Compare:
+        case Sig::BoolUnary:
+        case Sig::BoolBinary: {
+          // The operands' domain, not the i1 result's, holds the values.
+          const int ref = st.operands[0];
+          const Dom from = domOf(ref >= 0 ? call.inputs[ref].dtype
+                                          : plan.steps[-ref - 1].dtype);
+          const void *in1 = arity(st.op->sig) == 1 ? a[0] : a[1];
+          int64_t *y = static_cast<int64_t *>(res);
+          if (from == Dom::F)
+            predicateLoop(k, static_cast<const float *>(a[0]),
+                          static_cast<const float *>(in1), y, n);
+          else if (from == Dom::D)
+            predicateLoop(k, static_cast<const double *>(a[0]),
+                          static_cast<const double *>(in1), y, n);
+          else
+            predicateLoop(k, static_cast<const int64_t *>(a[0]),
+                          static_cast<const int64_t *>(in1), y, n);
           break;
         }
         case Sig::Cast: {

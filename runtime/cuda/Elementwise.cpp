@@ -89,7 +89,7 @@ Status assignSlots(const ops::OpCall &call,
       int ref = p.operands[j];
       st.operand[j] = ref >= 0 ? ref : -slotOf[-ref - 1] - 1;
     }
-    if (st.op == kEwCast) {
+    if (st.op == kEwCast || ops::ew::isPredicate(p.op->sig)) {
       int ref = p.operands[0];
       st.srcDom = domOf(ref >= 0 ? call.inputs[ref].dtype : ps[-ref - 1].dtype);
     }

@@ -60,6 +60,21 @@ Status checkTypes(const OpInfo &op, const std::vector<DType> &in, DType out) {
     if (out != in[1])
       return mismatch("output", out, in[1]);
     return Status::ok();
+  case Sig::Compare:
+    if (in[1] != in[0])
+      return Status::error("lhs has dtype " + dt(in[0]) + " but rhs has " +
+                           dt(in[1]));
+    if (out != DType::I1)
+      return mismatch("output", out, DType::I1);
+    return Status::ok();
+  case Sig::BoolUnary:
+  case Sig::BoolBinary:
+    for (int k = 0; k < arity(op.sig); ++k)
+      if (in[k] != DType::I1)
+        return mismatch(operandName(op.sig, k), in[k], DType::I1);
+    if (out != DType::I1)
+      return mismatch("output", out, DType::I1);
+    return Status::ok();
   case Sig::Cast:
     return Status::ok();
   }
@@ -97,6 +112,8 @@ int arity(Sig s) {
   case Sig::NumBinary:
   case Sig::FloatBinary:
   case Sig::Grad:
+  case Sig::Compare:
+  case Sig::BoolBinary:
     return 2;
   case Sig::Where:
     return 3;
@@ -114,6 +131,8 @@ const char *operandName(Sig s, int k) {
     return grad[k];
   case Sig::NumBinary:
   case Sig::FloatBinary:
+  case Sig::Compare:
+  case Sig::BoolBinary:
     return binary[k];
   case Sig::Where:
     return where[k];

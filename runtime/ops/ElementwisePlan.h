@@ -30,6 +30,8 @@ enum class Kind {
 
 // How an op's operand and result dtypes relate.
 // Grad: (grad, input) -> d loss / d input, all one float dtype.
+// Compare: (lhs, rhs) of one dtype, any -> i1.
+// BoolUnary, BoolBinary: i1 operands -> i1.
 enum class Sig {
   FloatUnary,
   NumUnary,
@@ -37,8 +39,16 @@ enum class Sig {
   FloatBinary,
   Where,
   Cast,
-  Grad
+  Grad,
+  Compare,
+  BoolUnary,
+  BoolBinary
 };
+
+// Whether `s` is a predicate: its value is a bool, stored as i1.
+inline bool isPredicate(Sig s) {
+  return s == Sig::Compare || s == Sig::BoolUnary || s == Sig::BoolBinary;
+}
 
 struct OpInfo {
   const char *name;

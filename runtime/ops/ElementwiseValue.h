@@ -4,9 +4,10 @@
 // math::value<Kind>(P, in0, in1) (valueRelu, valueGeluGrad, ...), and the
 // attributes they read (Params, as ops::ew::parseAttrs fills it, seen through
 // AttrsAs<T>). The CPU loops (cpu/Elementwise.cpp) and the CUDA step
-// interpreter (cuda/kernels/Elementwise.cu) generate their float switches from
-// the same rows with AMPC_EW_IF_VALUE_<Sig>, so an op's arithmetic is written
-// once and neither backend can lack it.
+// interpreter (cuda/kernels/Elementwise.cu) generate their float and
+// predicate switches from the same rows with AMPC_EW_IF_ARITH_<Sig> and
+// AMPC_EW_IF_PREDICATE_<Sig>, so an op's arithmetic is written once and
+// neither backend can lack it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_OPS_ELEMENTWISEVALUE_H
@@ -53,22 +54,53 @@ template <typename T, typename Fields = Params> struct AttrsAs {
 } // namespace ampc::rt::ops::ew
 
 // AMPC_EW_IF_VALUE_<Sig>(...) expands to its arguments for a row with a
-// value expression, and to nothing for `where` and `cast`.
-#define AMPC_EW_IF_VALUE_FloatUnary(...) __VA_ARGS__
-#define AMPC_EW_IF_VALUE_NumUnary(...) __VA_ARGS__
-#define AMPC_EW_IF_VALUE_FloatBinary(...) __VA_ARGS__
-#define AMPC_EW_IF_VALUE_NumBinary(...) __VA_ARGS__
-#define AMPC_EW_IF_VALUE_Grad(...) __VA_ARGS__
-#define AMPC_EW_IF_VALUE_Where(...)
-#define AMPC_EW_IF_VALUE_Cast(...)
+// value expression, and to nothing for `where` and `cast`. Of those,
+// AMPC_EW_IF_ARITH_<Sig> keeps the rows whose value is a T (the float
+// loops) and AMPC_EW_IF_PREDICATE_<Sig> the rows whose value is a bool (the
+// comparisons and logical ops, whose result is stored as i1).
+#define AMPC_EW_IF_ARITH_FloatUnary(...) __VA_ARGS__
+#define AMPC_EW_IF_ARITH_NumUnary(...) __VA_ARGS__
+#define AMPC_EW_IF_ARITH_FloatBinary(...) __VA_ARGS__
+#define AMPC_EW_IF_ARITH_NumBinary(...) __VA_ARGS__
+#define AMPC_EW_IF_ARITH_Grad(...) __VA_ARGS__
+#define AMPC_EW_IF_ARITH_Compare(...)
+#define AMPC_EW_IF_ARITH_BoolUnary(...)
+#define AMPC_EW_IF_ARITH_BoolBinary(...)
+#define AMPC_EW_IF_ARITH_Where(...)
+#define AMPC_EW_IF_ARITH_Cast(...)
 
-// The names the value expressions give the operands: a unary op ignores
-// its second operand.
+#define AMPC_EW_IF_PREDICATE_FloatUnary(...)
+#define AMPC_EW_IF_PREDICATE_NumUnary(...)
+#define AMPC_EW_IF_PREDICATE_FloatBinary(...)
+#define AMPC_EW_IF_PREDICATE_NumBinary(...)
+#define AMPC_EW_IF_PREDICATE_Grad(...)
+#define AMPC_EW_IF_PREDICATE_Compare(...) __VA_ARGS__
+#define AMPC_EW_IF_PREDICATE_BoolUnary(...) __VA_ARGS__
+#define AMPC_EW_IF_PREDICATE_BoolBinary(...) __VA_ARGS__
+#define AMPC_EW_IF_PREDICATE_Where(...)
+#define AMPC_EW_IF_PREDICATE_Cast(...)
+
+#define AMPC_EW_IF_VALUE(sig, ...)                                             \
+  AMPC_EW_IF_ARITH_##sig(__VA_ARGS__) AMPC_EW_IF_PREDICATE_##sig(__VA_ARGS__)
+
+// The type of a row's value, and the names the value expressions give the
+// operands: a unary op ignores its second operand.
+#define AMPC_EW_RESULT_FloatUnary T
+#define AMPC_EW_RESULT_NumUnary T
+#define AMPC_EW_RESULT_FloatBinary T
+#define AMPC_EW_RESULT_NumBinary T
+#define AMPC_EW_RESULT_Grad T
+#define AMPC_EW_RESULT_Compare bool
+#define AMPC_EW_RESULT_BoolUnary bool
+#define AMPC_EW_RESULT_BoolBinary bool
 #define AMPC_EW_OPERANDS_FloatUnary T x, T
 #define AMPC_EW_OPERANDS_NumUnary T x, T
 #define AMPC_EW_OPERANDS_FloatBinary T a, T b
 #define AMPC_EW_OPERANDS_NumBinary T a, T b
 #define AMPC_EW_OPERANDS_Grad T g, T x
+#define AMPC_EW_OPERANDS_Compare T a, T b
+#define AMPC_EW_OPERANDS_BoolUnary T x, T
+#define AMPC_EW_OPERANDS_BoolBinary T a, T b
 
 namespace ampc::rt::ops::math {
 
@@ -76,9 +108,10 @@ namespace ampc::rt::ops::math {
 // functions and, on the host, to <cmath>'s float and double overloads
 // (ScalarMath.h's using-declarations); under nvcc to CUDA's.
 #define AMPC_EW(name, kind, sig, expr)                                         \
-  AMPC_EW_IF_VALUE_##sig(                                                      \
-      template <typename T, typename Attrs> AMPC_HOST_DEVICE T value##kind(    \
-          const Attrs &P, AMPC_EW_OPERANDS_##sig) { return expr; })
+  AMPC_EW_IF_VALUE(                                                            \
+      sig, template <typename T, typename Attrs>                               \
+           AMPC_HOST_DEVICE AMPC_EW_RESULT_##sig value##kind(                  \
+               const Attrs &P, AMPC_EW_OPERANDS_##sig) { return expr; })
 #include "runtime/ops/Elementwise.def"
 
 } // namespace ampc::rt::ops::math

@@ -21,11 +21,14 @@
 namespace ampc::rt::ops::math {
 
 #ifndef __CUDACC__
+using std::cos;
 using std::erf;
 using std::exp;
 using std::fabs;
 using std::log;
+using std::log1p;
 using std::pow;
+using std::sin;
 using std::sqrt;
 using std::tanh;
 #endif
@@ -38,6 +41,12 @@ template <typename T> AMPC_HOST_DEVICE T sigmoid(T x) {
   return T(1) / (T(1) + exp(-x));
 }
 template <typename T> AMPC_HOST_DEVICE T reciprocal(T x) { return T(1) / x; }
+
+// ln(1 + e^x) (ONNX Softplus, PyTorch's nn.Softplus at beta 1), without
+// overflow: e^x is taken of -|x| only. NaN propagates.
+template <typename T> AMPC_HOST_DEVICE T softplus(T x) {
+  return x > T(0) ? x + log1p(exp(-x)) : log1p(exp(x));
+}
 
 // PyTorch / ONNX: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), or with
 // approximate = "none" 0.5 x (1 + erf(x / sqrt 2)).

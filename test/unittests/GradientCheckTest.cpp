@@ -156,6 +156,11 @@ TEST(GradientCheck, HardSwish) {
   checkUnary("hard_swish", "hard_swish", "", awayFrom({-3, 3}, -4.5, 4.5));
 }
 TEST(GradientCheck, Tanh) { checkUnary("tanh", "tanh", "", uniformIn(-2, 2)); }
+TEST(GradientCheck, Sin) { checkUnary("sin", "sin", "", uniformIn(-4, 4)); }
+TEST(GradientCheck, Cos) { checkUnary("cos", "cos", "", uniformIn(-4, 4)); }
+TEST(GradientCheck, Softplus) {
+  checkUnary("softplus", "softplus", "", uniformIn(-6, 6));
+}
 TEST(GradientCheck, Sigmoid) {
   checkUnary("sigmoid", "sigmoid", "", uniformIn(-3, 3));
 }

@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - ONNX elementwise ops -> graph --------------------===//
 //
-// Unary and binary arithmetic, activations, Where, Cast, Identity, Dropout.
+// Unary and binary arithmetic, activations, comparisons and logical ops,
+// Where, Cast, Identity, Dropout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,24 @@ Handler binary() {
     if (failed(a) || failed(b))
       return failure();
     return results(n.create1<OpTy>({*a, *b}));
+  };
+}
+
+/// And, Or, Xor (two inputs) and Not (one): bool tensors only.
+template <typename OpTy, unsigned Arity> Handler logical() {
+  return [](NodeBinder &n) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Value> in;
+    for (unsigned i = 0; i < Arity; ++i) {
+      auto v = n.required(i, Arity == 1 ? "X" : i ? "B" : "A");
+      if (failed(v))
+        return failure();
+      if (!n.typeOf(*v).getElementType().isInteger(1))
+        return n.error() << "input #" << i << " has type " << v->getType()
+                         << "; the op takes bool tensors",
+               failure();
+      in.push_back(*v);
+    }
+    return results(n.create1<OpTy>(in));
   };
 }
 
@@ -216,6 +235,18 @@ void populateElementwiseHandlers(HandlerTable &t) {
   addHandler(t, "Mul", kMin, kMax, binary<graph::MulOp>());
   addHandler(t, "Div", kMin, kMax, binary<graph::DivOp>());
   addHandler(t, "Pow", kMin, kMax, convertPow);
+  addHandler(t, "Sin", kMin, kMax, unaryFloat<graph::SinOp>());
+  addHandler(t, "Cos", kMin, kMax, unaryFloat<graph::CosOp>());
+  addHandler(t, "Softplus", kMin, kMax, unaryFloat<graph::SoftplusOp>());
+  addHandler(t, "Equal", kMin, kMax, binary<graph::EqualOp>());
+  addHandler(t, "Less", kMin, kMax, binary<graph::LessOp>());
+  addHandler(t, "Greater", kMin, kMax, binary<graph::GreaterOp>());
+  addHandler(t, "LessOrEqual", 12, kMax, binary<graph::LessEqualOp>());
+  addHandler(t, "GreaterOrEqual", 12, kMax, binary<graph::GreaterEqualOp>());
+  addHandler(t, "Not", kMin, kMax, logical<graph::LogicalNotOp, 1>());
+  addHandler(t, "And", kMin, kMax, logical<graph::LogicalAndOp, 2>());
+  addHandler(t, "Or", kMin, kMax, logical<graph::LogicalOrOp, 2>());
+  addHandler(t, "Xor", kMin, kMax, logical<graph::LogicalXorOp, 2>());
   addHandler(t, "Where", kMin, kMax, convertWhere);
   addHandler(t, "Cast", kMin, kMax, convertCast);
   addHandler(t, "Identity", kMin, kMax, convertIdentity);

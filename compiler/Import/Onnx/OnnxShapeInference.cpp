@@ -53,11 +53,14 @@ constexpr int64_t kMaxListInput = 64;
 /// was read too. Adding an op to convert-onnx-to-graph means reading its
 /// functions (onnx/defs/*/defs.cc and old.cc) and adding it here, with
 /// guards in preconditionsHold if they need any; until then its results
-/// are typed by the converter alone.
+/// are typed by the converter alone. (ConstantOfShape, Range, Tile, Pad
+/// and Trilu are not here: their functions read input data to build
+/// dimensions, unbounded by kMaxListInput; the converter types them.)
 const llvm::StringMap<int> &audited() {
   static const llvm::StringMap<int> table = {
       {"::Abs", 6},
       {"::Add", 7},
+      {"::And", 7},
       {"::AveragePool", 11},
       {"::BatchNormalization", 9},
       {"::Cast", 9},
@@ -65,8 +68,10 @@ const llvm::StringMap<int> &audited() {
       {"::Concat", 11},
       {"::Constant", 11},
       {"::Conv", 11},
+      {"::Cos", 7},
       {"::Div", 7},
       {"::Dropout", 10},
+      {"::Equal", 11},
       {"::Erf", 9},
       {"::Exp", 6},
       {"::Expand", 8},
@@ -74,11 +79,15 @@ const llvm::StringMap<int> &audited() {
       {"::Gather", 11},
       {"::Gemm", 11},
       {"::GlobalAveragePool", 1},
+      {"::Greater", 9},
+      {"::GreaterOrEqual", 12},
       {"::HardSigmoid", 6},
       {"::HardSwish", 14},
       {"::Identity", 1},
       {"::LayerNormalization", 17},
       {"::LeakyRelu", 6},
+      {"::Less", 9},
+      {"::LessOrEqual", 12},
       {"::Log", 6},
       {"::LogSoftmax", 11},
       {"::MatMul", 9},
@@ -86,6 +95,8 @@ const llvm::StringMap<int> &audited() {
       {"::Mul", 7},
       {"::Neg", 6},
       {"::NegativeLogLikelihoodLoss", 12},
+      {"::Not", 1},
+      {"::Or", 7},
       {"::Pow", 7},
       {"::Reciprocal", 6},
       {"::ReduceMax", 11},
@@ -95,9 +106,11 @@ const llvm::StringMap<int> &audited() {
       {"::Reshape", 5},
       {"::Shape", 1},
       {"::Sigmoid", 6},
+      {"::Sin", 7},
       {"::Slice", 11},
       {"::Softmax", 11},
       {"::SoftmaxCrossEntropyLoss", 12},
+      {"::Softplus", 1},
       {"::Split", 11},
       {"::Sqrt", 6},
       {"::Squeeze", 11},
@@ -106,6 +119,7 @@ const llvm::StringMap<int> &audited() {
       {"::Transpose", 1},
       {"::Unsqueeze", 11},
       {"::Where", 9},
+      {"::Xor", 7},
       {"ai.onnx.preview.training::Adagrad", 1},
       {"ai.onnx.preview.training::Adam", 1},
       {"ai.onnx.preview.training::Momentum", 1},

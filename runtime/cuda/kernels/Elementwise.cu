@@ -206,10 +206,34 @@ template <typename T> __device__ T floatStep(const EwStep &st, T a, T b) {
   const ampc::rt::ops::ew::AttrsAs<T, EwStep> P{st};
   switch (st.op) {
 #define AMPC_EW(name, kind, sig, expr)                                         \
-  AMPC_EW_IF_VALUE_##sig(case kEw##kind : return math::value##kind(P, a, b);)
+  AMPC_EW_IF_ARITH_##sig(case kEw##kind : return math::value##kind(P, a, b);)
 #include "runtime/ops/Elementwise.def"
   default:
     return a;
+  }
+}
+
+// The comparisons and logical ops (the CPU's predicateLoop): operands in T,
+// the step's srcDom; i1 operands as 0 or 1.
+__device__ __forceinline__ bool isPredicate(int op) {
+  switch (op) {
+#define AMPC_EW(name, kind, sig, expr)                                         \
+  AMPC_EW_IF_PREDICATE_##sig(case kEw##kind : return true;)
+#include "runtime/ops/Elementwise.def"
+  default:
+    return false;
+  }
+}
+
+template <typename T> __device__ bool predicateStep(const EwStep &st, T a, T b) {
+  const ampc::rt::ops::ew::AttrsAs<T, EwStep> P{st};
+  switch (st.op) {
+#define AMPC_EW(name, kind, sig, expr)                                         \
+  AMPC_EW_IF_PREDICATE_##sig(case kEw##kind                                   \
+                             : return math::value##kind(P, a, b);)
+#include "runtime/ops/Elementwise.def"
+  default:
+    return false;
   }
 }
 
@@ -246,6 +270,13 @@ __device__ __forceinline__ uint64_t runStep(const EwStep &st, uint64_t a,
     return convert(a, st.srcDom, st.dtype);
   if (st.op == kEwWhere) // x and y already hold values of the step dtype
     return asI(a) != 0 ? b : c;
+  if (isPredicate(st.op)) { // an i1 result: 0 or 1, stored exactly
+    if (st.srcDom == kDomF)
+      return ofI(predicateStep<float>(st, asF(a), asF(b)));
+    if (st.srcDom == kDomD)
+      return ofI(predicateStep<double>(st, asD(a), asD(b)));
+    return ofI(predicateStep<int64_t>(st, asI(a), asI(b)));
+  }
   uint64_t r;
   if (st.dom == kDomF)
     r = ofT(floatStep<float>(st, asF(a), asF(b)));

@@ -60,7 +60,7 @@ struct EwStep {
   int32_t op;
   int32_t dtype;  // the step's result dtype (DType code)
   int32_t dom;    // EwDom of dtype
-  int32_t srcDom; // cast: the domain of its operand
+  int32_t srcDom; // cast, comparison, logical op: its operands' domain
   // >= 0: kernel input k; < 0: slot -ref - 1.
   int32_t operand[3];
   int32_t result; // slot written

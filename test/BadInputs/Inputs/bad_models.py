@@ -86,9 +86,9 @@ save("custom_domain", model(
                       domain="com.example")],
     [x23], [y23], domains=["com.example"]))
 # Several ops ampc lacks (ONNX defines them): every one is named at once.
-save_graph("unsupported_ops", [node("Sin", ["x"], ["s"], "sin0"),
-                               node("Sin", ["s"], ["t"], "sin1"),
-                               node("Softplus", ["t"], ["y"], "softplus0")],
+save_graph("unsupported_ops", [node("Sinh", ["x"], ["s"], "sinh0"),
+                               node("Sinh", ["s"], ["t"], "sinh1"),
+                               node("Softsign", ["t"], ["y"], "softsign0")],
            [x23], [y23])
 save_graph("empty_op_type", [node("", ["x"], ["y"], "nothing")], [x23], [y23])
 save_graph("opset_future", [node("Relu", ["x"], ["y"], "relu")], [x23], [y23],

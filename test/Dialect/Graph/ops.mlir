@@ -119,3 +119,20 @@ func.func @hard_swish(%x: tensor<2x3xbf16>) -> tensor<2x3xbf16> {
   %0 = graph.hard_swish %x : tensor<2x3xbf16>
   return %0 : tensor<2x3xbf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @predicates
+// CHECK: graph.less_equal %arg0, %arg1 : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+// CHECK: graph.logical_or %{{.*}}, %arg2 : (tensor<2x3xi1>, tensor<i1>) -> tensor<2x3xi1>
+// CHECK: graph.softplus %arg0 : tensor<2x3xf16>
+// CHECK: graph.sin
+// CHECK: graph.cos
+func.func @predicates(%a: tensor<2x3xf16>, %b: tensor<3xf16>, %c: tensor<i1>) -> (tensor<2x3xi1>, tensor<2x3xf16>) {
+  %0 = graph.less_equal %a, %b : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+  %1 = graph.logical_or %0, %c : (tensor<2x3xi1>, tensor<i1>) -> tensor<2x3xi1>
+  %2 = graph.softplus %a : tensor<2x3xf16>
+  %3 = graph.sin %2 : tensor<2x3xf16>
+  %4 = graph.cos %3 : tensor<2x3xf16>
+  return %1, %4 : tensor<2x3xi1>, tensor<2x3xf16>
+}

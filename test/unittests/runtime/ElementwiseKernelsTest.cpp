@@ -105,6 +105,10 @@ std::vector<UnaryCase> unaryCases() {
       {"hard_swish",
        [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; }, -5,
        5, nullptr},
+      {"sin", [](double x) { return std::sin(x); }, -6, 6, nullptr},
+      {"cos", [](double x) { return std::cos(x); }, -6, 6, nullptr},
+      {"softplus", [](double x) { return std::log1p(std::exp(x)); }, -30, 30,
+       nullptr},
       {"clip", [](double x) { return std::min(std::max(x, -1.5), 2.25); }, -4,
        4,
        [](Attrs &a) {

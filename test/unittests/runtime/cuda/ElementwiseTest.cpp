@@ -76,7 +76,8 @@ TEST(CudaElementwise, UnaryOpsEveryFloatDtype) {
       {"erf", -3, 3},  {"exp", -5, 5},          {"log", 0.01, 50},
       {"sqrt", 0, 50}, {"reciprocal", 0.25, 4}, {"neg", -3, 3},
       {"abs", -3, 3},  {"gelu", -4, 4},         {"leaky_relu", -3, 3},
-      {"clip", -3, 3}, {"hard_sigmoid", -4, 4}, {"hard_swish", -5, 5}};
+      {"clip", -3, 3}, {"hard_sigmoid", -4, 4}, {"hard_swish", -5, 5},
+      {"sin", -6, 6},  {"cos", -6, 6},          {"softplus", -30, 30}};
   for (const U &u : ops)
     for (DType t : kFloats)
       for (const Shape &s : kShapes) {
@@ -366,6 +367,52 @@ TEST(CudaElementwise, FusedChainThroughIntegersAndF64) {
   c.steps[5].attrs.setFloat("max", 12.5);
   c.outputs = {HostTensor::empty(DType::F16, {3, 67})};
   expectCudaMatchesCpu(c);
+}
+
+// The comparisons in every dtype they take (equal on bools too), with a
+// broadcast operand and with equal operands (ties); the logical ops on i1;
+// a comparison feeding a where inside a fused chain.
+TEST(CudaElementwise, ComparisonsAndLogicalOps) {
+  AMPC_SKIP_WITHOUT_GPU();
+  for (DType t : kAll)
+    for (const char *op :
+         {"equal", "less", "less_equal", "greater", "greater_equal"}) {
+      if (t == DType::I1 && std::string(op) != "equal")
+        continue;
+      SCOPED_TRACE(caseLabel(op, t, {5, 13}));
+      OpCase c;
+      c.op = op;
+      c.inputs = {HostTensor::random(t, {5, 13}, seedOf(op, 1), -3, 3),
+                  HostTensor::random(t, {13}, seedOf(op, 2), -3, 3)};
+      c.outputs = {HostTensor::empty(DType::I1, {5, 13})};
+      expectCudaMatchesCpu(c);
+      OpCase ties = c;
+      ties.inputs[1] = HostTensor::random(t, {5, 13}, seedOf(op, 1), -3, 3);
+      expectCudaMatchesCpu(ties);
+    }
+  for (const char *op : {"logical_and", "logical_or", "logical_xor"}) {
+    SCOPED_TRACE(op);
+    OpCase c;
+    c.op = op;
+    c.inputs = {HostTensor::random(DType::I1, {3, 1, 9}, seedOf(op, 1)),
+                HostTensor::random(DType::I1, {4, 9}, seedOf(op, 2))};
+    c.outputs = {HostTensor::empty(DType::I1, {3, 4, 9})};
+    expectCudaMatchesCpu(c);
+  }
+  OpCase n;
+  n.op = "logical_not";
+  n.inputs = {HostTensor::random(DType::I1, {4099}, 5)};
+  n.outputs = {HostTensor::empty(DType::I1, {4099})};
+  expectCudaMatchesCpu(n);
+  OpCase f;
+  f.op = "fused";
+  f.inputs = {HostTensor::random(DType::F16, {37, 129}, 6, -3, 3),
+              HostTensor::random(DType::F16, {129}, 7, -1, 1)};
+  f.steps = {step("greater", {0, 1}, DType::I1),
+             step("where", {-1, 0, 1}, DType::F16),
+             step("sub", {-2, 1}, DType::F16)};
+  f.outputs = {HostTensor::empty(DType::F16, {37, 129})};
+  expectCudaMatchesCpu(f);
 }
 
 TEST(CudaElementwise, LongFusedChainReusesSlots) {
