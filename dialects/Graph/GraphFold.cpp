@@ -366,6 +366,25 @@ OpFoldResult ConcatOp::fold(FoldAdaptor a) {
   return intsAttr(outType, out);
 }
 
+/// PyTorch's F.pad export reverses its pads pairwise through a transpose of
+/// a [n, 2] constant.
+OpFoldResult TransposeOp::fold(FoldAdaptor a) {
+  auto values = foldableInts(a.getInput());
+  if (!values)
+    return {};
+  auto outType = cast<ShapedType>(getType());
+  ArrayRef<int64_t> perm = getPerm(), inShape = shapeOf(getInput());
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < outType.getNumElements(); ++i) {
+    auto idx = unravel(i, outType.getShape());
+    SmallVector<int64_t> src(idx.size());
+    for (size_t d = 0; d < idx.size(); ++d)
+      src[perm[d]] = idx[d];
+    out.push_back((*values)[ravel(src, inShape)]);
+  }
+  return intsAttr(outType, out);
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor a) {
   if (getInput().getType() == getType() &&
       llvm::all_of(getSteps(), [](int64_t s) { return s == 1; }))

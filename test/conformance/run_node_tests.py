@@ -88,9 +88,18 @@ BIND_INPUTS = {
     "ReduceMax": {1},         # axes (opset 18+)
     "Clip": {1, 2},           # min, max (opset 11+)
     "Dropout": {1, 2},        # ratio, training_mode (opset 12+)
+    "ConstantOfShape": {0},   # input (the shape)
+    "Range": {0, 1, 2},       # start, limit, delta
+    "Tile": {1},              # repeats
+    "Pad": {1, 2},            # pads, constant_value (opset 11+)
+    "Trilu": {1},             # k
 }
 BIND_NAMES = {"shape", "axes", "split", "starts", "ends", "steps", "min", "max",
-              "ratio", "training_mode"}
+              "ratio", "training_mode", "start", "limit", "delta", "repeats",
+              "pads", "constant_value", "k"}
+# Schema names that mean a shape for one op only: ConstantOfShape's "input",
+# and Tile-1's "tiles" (a count, before opset 6 and ampc's range).
+BIND_OP_NAMES = {"ConstantOfShape": {"input"}, "Tile": {"tiles"}}
 
 ONNX_TYPE_NAMES = {v: k for k, v in onnx.TensorProto.DataType.items()}
 
@@ -644,7 +653,8 @@ def self_test(scope, args):
             for i in idxs:
                 if i < len(names):
                     seen = True
-                    if names[i] not in BIND_NAMES:
+                    if names[i] not in (BIND_NAMES |
+                                        BIND_OP_NAMES.get(op, set())):
                         problems.append("%s-%d input %d is %r, not a "
                                         "shape/axes/bound input" %
                                         (op, schema.since_version, i,

@@ -182,6 +182,8 @@ void addHandler(HandlerTable &table, llvm::StringRef opType, int64_t minOpset,
                 int64_t maxOpset, Handler handler);
 
 void populateElementwiseHandlers(HandlerTable &table);
+void populateFillHandlers(HandlerTable &table);
+void populatePadHandlers(HandlerTable &table);
 void populateContractionHandlers(HandlerTable &table);
 void populateNormalizationHandlers(HandlerTable &table);
 void populateReductionHandlers(HandlerTable &table);

@@ -32,6 +32,8 @@ const HandlerTable &handlers() {
   static const HandlerTable table = [] {
     HandlerTable t;
     populateElementwiseHandlers(t);
+    populateFillHandlers(t);
+    populatePadHandlers(t);
     populateContractionHandlers(t);
     populateNormalizationHandlers(t);
     populateReductionHandlers(t);

@@ -1,0 +1,106 @@
+"""Exports a module that uses the ops of issue 24's list that PyTorch models
+reach for (a causal mask computed in forward from arange and comparisons,
+masked_fill, tril, sin/cos, softplus, F.pad in three modes, repeat, logical
+and/or/xor/not) with its loss, trains it with amp-run and with PyTorch on
+the same batches, and compares every step's loss.
+
+usage: new_ops_vs_torch.py AMP_RUN TOOLS_DIR WORK_DIR OPSET [AMP_RUN_ARGS...]
+
+Prints the exported op types that matter and one PASS or FAIL line per
+step; exits 1 on a failure. With extra amp-run arguments (an AMP level)
+the tolerance is the bf16-autocast band's, 5e-2 of the loss.
+"""
+import copy
+import csv
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+
+amp_run, tools, work, opset = sys.argv[1:5]
+extra = sys.argv[5:]
+sys.path.insert(0, tools)
+import export_torch  # noqa: E402
+
+
+class NewOps(torch.nn.Module):
+    def __init__(self, dim=8, classes=4):
+        super().__init__()
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.mix = torch.nn.Linear(dim, dim)
+        self.head = torch.nn.Linear(2 * dim, classes)
+
+    def forward(self, x):  # [batch, seq, dim]
+        seq = x.shape[1]
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        # Range, Unsqueeze, GreaterOrEqual / Less, Not, Where.
+        pos = torch.arange(seq)
+        causal = pos[:, None] >= pos[None, :]
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        scores = scores.masked_fill(~causal, float("-inf"))
+        h = torch.softmax(scores, dim=-1) @ v
+        # Trilu on an activation, Sin, Cos, Softplus.
+        g = torch.tril(h @ h.transpose(-2, -1), diagonal=-1) @ h
+        h = h + 0.1 * torch.sin(g) * torch.cos(h)
+        h = F.softplus(self.mix(h))
+        # Pad (reflect, replicate = edge, constant) and Tile.
+        p = F.pad(h.transpose(1, 2), (2, 1), mode="reflect")
+        p = F.pad(p, (1, 0), mode="replicate")
+        p = F.pad(p, (0, 1), mode="constant", value=0.5)  # [b, dim, seq+5]
+        t = p.repeat(1, 2, 1)  # [b, 2 dim, seq+5]
+        # And, Or, Xor on comparisons, then a select.
+        band = ((t > 0.2) & (t < 1.5)) | (t > 2.0)
+        odd = band ^ (t < 0.5)
+        t = torch.where(odd, t, -t)
+        return self.head(t.mean(-1))
+
+
+STEPS, BATCH, LR = 3, 4, 0.05
+torch.manual_seed(0)
+module = NewOps()
+reference = copy.deepcopy(module)
+x = torch.randn(STEPS * BATCH, 6, 8)
+labels = torch.randint(0, 4, (STEPS * BATCH,))
+os.makedirs(os.path.join(work, "data"), exist_ok=True)
+path = os.path.join(work, "model.onnx")
+export_torch.export(module, F.cross_entropy, (x[:BATCH], labels[:BATCH]),
+                    path, opset=int(opset))
+wanted = ["Range", "ConstantOfShape", "GreaterOrEqual", "Less", "Greater",
+          "Not", "And", "Or", "Xor", "Where", "Trilu", "Sin", "Cos",
+          "Softplus", "Pad", "Tile", "Equal"]
+types = {n.op_type for n in onnx.load(path).graph.node}
+print("ops:", " ".join(o for o in wanted if o in types))
+np.save(os.path.join(work, "data", "x.npy"), x.numpy())
+np.save(os.path.join(work, "data", "labels.npy"), labels.numpy())
+metrics = os.path.join(work, "steps.csv")
+subprocess.run([amp_run, path, "--data", os.path.join(work, "data"),
+                "--steps", str(STEPS), "--lr", str(LR), "--progress", "none",
+                "--metrics", metrics] + extra, check=True,
+               stdout=subprocess.DEVNULL)
+with open(metrics) as f:
+    ours = [float(r["loss"]) for r in csv.DictReader(f)]
+
+opt = torch.optim.SGD(reference.parameters(), lr=LR)
+reference.train()
+theirs = []
+for s in range(STEPS):
+    xb, yb = x[s * BATCH:(s + 1) * BATCH], labels[s * BATCH:(s + 1) * BATCH]
+    loss = F.cross_entropy(reference(xb), yb)
+    theirs.append(loss.item())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+tol = 5e-2 if extra else 1e-5
+failed = len(ours) != STEPS
+for s, (a, b) in enumerate(zip(ours, theirs)):
+    rel = abs(a - b) / abs(b)
+    ok = np.isfinite(a) and rel <= tol
+    failed |= not ok
+    print("%s step %d: amp-run %.7g, torch %.7g, rel %.1e"
+          % ("PASS" if ok else "FAIL", s, a, b, rel))
+sys.exit(1 if failed else 0)
