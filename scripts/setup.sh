@@ -20,7 +20,7 @@ PACKAGES=(
   googletest libgtest-dev libopenblas-dev libopenblas0-pthread libdnnl-dev
   dataset-fashion-mnist
   # python tooling and peers
-  python3-onnx python3-numpy python3-torch
+  python3-onnx python3-numpy python3-torch python3-torchvision
 )
 
 missing=()
