@@ -93,10 +93,12 @@ BIND_INPUTS = {
     "Tile": {1},              # repeats
     "Pad": {1, 2},            # pads, constant_value (opset 11+)
     "Trilu": {1},             # k
+    "LSTM": {4},              # sequence_lens
+    "GRU": {4},               # sequence_lens
 }
 BIND_NAMES = {"shape", "axes", "split", "starts", "ends", "steps", "min", "max",
               "ratio", "training_mode", "start", "limit", "delta", "repeats",
-              "pads", "constant_value", "k"}
+              "pads", "constant_value", "k", "sequence_lens"}
 # Schema names that mean a shape for one op only: ConstantOfShape's "input",
 # and Tile-1's "tiles" (a count, before opset 6 and ampc's range).
 BIND_OP_NAMES = {"ConstantOfShape": {"input"}, "Tile": {"tiles"}}

@@ -158,9 +158,46 @@ class Gpt(torch.nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
+class LstmLm(torch.nn.Module):
+    """An LSTM language model: embedding, a two-layer LSTM over the
+    sequence (batch first), a linear head per position."""
+
+    def __init__(self, vocab=64, dim=24, hidden=32):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, dim)
+        self.lstm = torch.nn.LSTM(dim, hidden, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(hidden, vocab)
+
+    def forward(self, idx):
+        out, _ = self.lstm(self.embed(idx))
+        return self.head(out)
+
+
+class GruClassifier(torch.nn.Module):
+    """A bidirectional GRU over float features, classified from both
+    directions' final states."""
+
+    def __init__(self, features=12, hidden=16):
+        super().__init__()
+        self.gru = torch.nn.GRU(features, hidden, bidirectional=True,
+                                batch_first=True)
+        self.head = torch.nn.Linear(2 * hidden, CLASSES)
+
+    def forward(self, x):  # [batch, seq, features]
+        _, h = self.gru(x)
+        return self.head(torch.cat([h[0], h[1]], dim=1))
+
+
 def image_batches(shape, batch):
     def make(steps):
         return (torch.randn(steps, batch, *shape),
+                torch.randint(0, CLASSES, (steps, batch)))
+    return make
+
+
+def sequence_batches(seq, batch, features):
+    def make(steps):
+        return (torch.randn(steps, batch, seq, features),
                 torch.randint(0, CLASSES, (steps, batch)))
     return make
 
@@ -182,6 +219,9 @@ def models():
     for name, build in _vision().items():
         out[name] = (build, image_batches((3, 32, 32), 8), F.cross_entropy)
     out["gpt"] = (Gpt, token_batches(64, 16, 4), sequence_loss)
+    out["lstm_lm"] = (LstmLm, token_batches(64, 12, 4), sequence_loss)
+    out["gru_classifier"] = (GruClassifier, sequence_batches(10, 4, 12),
+                             F.cross_entropy)
     return out
 
 

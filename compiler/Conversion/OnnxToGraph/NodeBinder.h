@@ -184,6 +184,7 @@ void addHandler(HandlerTable &table, llvm::StringRef opType, int64_t minOpset,
 void populateElementwiseHandlers(HandlerTable &table);
 void populateFillHandlers(HandlerTable &table);
 void populatePadHandlers(HandlerTable &table);
+void populateRecurrentHandlers(HandlerTable &table);
 void populateContractionHandlers(HandlerTable &table);
 void populateNormalizationHandlers(HandlerTable &table);
 void populateReductionHandlers(HandlerTable &table);

@@ -34,6 +34,7 @@ const HandlerTable &handlers() {
     populateElementwiseHandlers(t);
     populateFillHandlers(t);
     populatePadHandlers(t);
+    populateRecurrentHandlers(t);
     populateContractionHandlers(t);
     populateNormalizationHandlers(t);
     populateReductionHandlers(t);
