@@ -99,6 +99,24 @@ LogicalResult conv2dGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+/// y = conv_transpose2d(x, W) is conv2d's input gradient with x in the
+/// place of the output gradient: dx is the conv2d of dy, and dW the filter
+/// gradient of a conv2d whose input is dy and output gradient x.
+LogicalResult convTranspose2dGrad(Operation *op, OpBuilder &b,
+                                  ArrayRef<Value> dys,
+                                  SmallVectorImpl<Value> &dxs) {
+  auto ct = cast<ConvTranspose2dOp>(op);
+  Location loc = op->getLoc();
+  Value dy = dys[0];
+  dxs[0] = Conv2dOp::create(b, loc, dy, ct.getFilter(), Value(),
+                            ct.getStridesAttr(), ct.getPadsAttr(),
+                            ct.getDilationsAttr(), ct.getGroupAttr());
+  dxs[1] = Conv2dBackwardFilterOp::create(
+      b, loc, ct.getFilter().getType(), ct.getInput(), dy, ct.getStridesAttr(),
+      ct.getPadsAttr(), ct.getDilationsAttr(), ct.getGroupAttr());
+  return success();
+}
+
 LogicalResult maxPoolGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   auto pool = cast<MaxPool2dOp>(op);
@@ -139,6 +157,7 @@ void attachContractionGradients(MLIRContext *ctx) {
   attach<MatMulOp, matmulGrad>(ctx);
   attach<GemmOp, gemmGrad>(ctx);
   attach<Conv2dOp, conv2dGrad>(ctx);
+  attach<ConvTranspose2dOp, convTranspose2dGrad>(ctx);
   attach<MaxPool2dOp, maxPoolGrad>(ctx);
   attach<AvgPool2dOp, avgPoolGrad>(ctx);
   attach<GlobalAvgPoolOp, globalAvgPoolGrad>(ctx);

@@ -43,6 +43,7 @@ constexpr Row kDefaults[] = {
     row<graph::MatMulOp>(AmpCategory::Allow),
     row<graph::GemmOp>(AmpCategory::Allow),
     row<graph::Conv2dOp>(AmpCategory::Allow),
+    row<graph::ConvTranspose2dOp>(AmpCategory::Allow),
     // Infer: arithmetic whose range is its inputs'.
     row<graph::AddOp>(AmpCategory::Infer),
     row<graph::SubOp>(AmpCategory::Infer),

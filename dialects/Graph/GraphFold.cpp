@@ -337,21 +337,24 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor a) {
   return intsAttr(outType, out);
 }
 
+/// Small constants of any element type (ints, or floats such as the scales
+/// an F.interpolate export concatenates) join element by element.
 OpFoldResult ConcatOp::fold(FoldAdaptor a) {
   if (getInputs().size() == 1)
     return getInputs()[0];
-  SmallVector<SmallVector<int64_t>> inputs;
+  SmallVector<SmallVector<Attribute>> inputs;
   for (Attribute attr : a.getInputs()) {
-    auto v = foldableInts(attr);
-    if (!v)
+    auto d = dyn_cast_or_null<DenseElementsAttr>(attr);
+    if (!d || d.getNumElements() > kMaxFoldElements)
       return {};
-    inputs.push_back(*v);
+    inputs.emplace_back(d.getValues<Attribute>().begin(),
+                        d.getValues<Attribute>().end());
   }
   auto outType = cast<ShapedType>(getType());
   if (outType.getNumElements() > kMaxFoldElements)
     return {}; // many small inputs
   int64_t axis = getAxis();
-  SmallVector<int64_t> out;
+  SmallVector<Attribute> out;
   for (int64_t i = 0; i < outType.getNumElements(); ++i) {
     auto idx = unravel(i, outType.getShape());
     for (auto [k, v] : llvm::enumerate(getInputs())) {
@@ -363,7 +366,7 @@ OpFoldResult ConcatOp::fold(FoldAdaptor a) {
       idx[axis] -= s[axis];
     }
   }
-  return intsAttr(outType, out);
+  return DenseElementsAttr::get(outType, out);
 }
 
 /// PyTorch's F.pad export reverses its pads pairwise through a transpose of

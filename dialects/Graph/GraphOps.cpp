@@ -187,6 +187,49 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   return infer(loc, op, shape, error, elemOf(adaptor.getInput()), types);
 }
 
+LogicalResult
+ConvTranspose2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  StringRef op = getOperationName();
+  if (failed(sameElementType(
+          loc, op,
+          {{"input", adaptor.getInput()}, {"filter", adaptor.getFilter()}})))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput()),
+                    w = shapeOf(adaptor.getFilter());
+  ArrayRef<int64_t> s = adaptor.getStrides(), p = adaptor.getPads(),
+                    d = adaptor.getDilations(),
+                    extra = adaptor.getOutputPadding();
+  int64_t g = adaptor.getGroup();
+  if (in.size() != 4 || w.size() != 4)
+    return fail(loc, op, "input and filter must be 4-D");
+  if (s.size() != 2 || d.size() != 2 || p.size() != 4 || extra.size() != 2)
+    return fail(loc, op,
+                "strides, dilations and output_padding need 2 entries and "
+                "pads 4");
+  if (g < 1 || in[1] % g != 0 || w[0] != in[1])
+    return fail(loc, op,
+                "the filter's first dimension must be the input's channels, "
+                "a multiple of group");
+  SmallVector<int64_t> out{in[0], w[1] * g};
+  for (int i = 0; i < 2; ++i) {
+    if (s[i] < 1 || d[i] < 1 || w[2 + i] < 1 || p[i] < 0 || p[i + 2] < 0 ||
+        extra[i] < 0 || extra[i] >= std::max(s[i], d[i]))
+      return fail(loc, op,
+                  "strides, dilations and kernel must be >= 1, pads >= 0, "
+                  "and output_padding below the stride or the dilation");
+    // stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads
+    int64_t span = (w[2 + i] - 1) * d[i] + 1;
+    int64_t o = s[i] * (in[2 + i] - 1) + extra[i] + span - p[i] - p[i + 2];
+    if (in[2 + i] < 1 || o < 1)
+      return fail(loc, op, "the output would be empty");
+    out.push_back(o);
+  }
+  types.push_back(RankedTensorType::get(out, elemOf(adaptor.getInput())));
+  return success();
+}
+
 LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

@@ -265,6 +265,27 @@ def Graph_Conv2dOp
   }];
 }
 
+def Graph_ConvTranspose2dOp
+    : Graph_Op<"conv_transpose2d", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D transposed convolution, NCHW input, [C_in, C_out / "
+                "group, kH, kW] filter";
+  let description = [{
+    The gradient of conv2d with respect to its input, as a forward op (ONNX
+    ConvTranspose, a UNet's upsampling): the conv2d of the same strides,
+    pads, dilations and group maps the result's shape back to the input's.
+    `output_padding` adds rows and columns at the end that no input element
+    reaches. The runtime runs conv2d_backward_data's kernels for it.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$filter,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group,
+                   DenseI64ArrayAttr:$output_padding);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $filter attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Graph_MaxPool2dOp : Graph_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
   let summary = "2-D max pooling over NCHW; padding never wins the max";
   let arguments = (ins Graph_FloatTensor:$input,

@@ -175,6 +175,7 @@ Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
 
 void addConvolutionGradKernels(std::vector<KernelEntry> &out) {
   out.push_back({"conv2d_backward_data", runBackwardData, prepareBackwardData});
+  out.push_back({"conv_transpose2d", runBackwardData, prepareBackwardData});
   out.push_back(
       {"conv2d_backward_filter", runBackwardFilter, prepareBackwardFilter});
 }

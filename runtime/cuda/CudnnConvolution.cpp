@@ -495,6 +495,7 @@ Status prepareConv(const std::vector<const ops::OpCall *> &calls,
 void addCudnnConvolutionKernels(std::vector<KernelEntry> &out) {
   out.push_back({"conv2d", prepareConv<ConvKind::Forward>});
   out.push_back({"conv2d_backward_data", prepareConv<ConvKind::BackwardData>});
+  out.push_back({"conv_transpose2d", prepareConv<ConvKind::BackwardData>});
   out.push_back(
       {"conv2d_backward_filter", prepareConv<ConvKind::BackwardFilter>});
 }

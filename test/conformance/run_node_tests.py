@@ -95,10 +95,12 @@ BIND_INPUTS = {
     "Trilu": {1},             # k
     "LSTM": {4},              # sequence_lens
     "GRU": {4},               # sequence_lens
+    "Resize": {1, 2, 3},      # roi, scales, sizes
 }
 BIND_NAMES = {"shape", "axes", "split", "starts", "ends", "steps", "min", "max",
               "ratio", "training_mode", "start", "limit", "delta", "repeats",
-              "pads", "constant_value", "k", "sequence_lens"}
+              "pads", "constant_value", "k", "sequence_lens", "roi", "scales",
+              "sizes"}
 # Schema names that mean a shape for one op only: ConstantOfShape's "input",
 # and Tile-1's "tiles" (a count, before opset 6 and ampc's range).
 BIND_OP_NAMES = {"ConstantOfShape": {"input"}, "Tile": {"tiles"}}

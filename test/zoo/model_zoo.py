@@ -188,6 +188,36 @@ class GruClassifier(torch.nn.Module):
         return self.head(torch.cat([h[0], h[1]], dim=1))
 
 
+class UNet(torch.nn.Module):
+    """A small UNet: two levels down (conv, batch norm, ReLU, max pool), up
+    once by a transposed convolution and once by bilinear upsampling, each
+    concatenated with its skip connection; a per-pixel classifier."""
+
+    def __init__(self, channels=3, width=8, classes=4):
+        super().__init__()
+
+        def block(cin, cout):
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+                torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+        self.down1 = block(channels, width)
+        self.down2 = block(width, 2 * width)
+        self.bottom = block(2 * width, 4 * width)
+        self.up2 = torch.nn.ConvTranspose2d(4 * width, 2 * width, 2, stride=2)
+        self.dec2 = block(4 * width, 2 * width)
+        self.dec1 = block(3 * width, width)
+        self.head = torch.nn.Conv2d(width, classes, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(F.max_pool2d(d1, 2))
+        b = self.bottom(F.max_pool2d(d2, 2))
+        u2 = self.dec2(torch.cat([self.up2(b), d2], dim=1))
+        u1 = F.interpolate(u2, scale_factor=2, mode="bilinear",
+                           align_corners=False)
+        return self.head(self.dec1(torch.cat([u1, d1], dim=1)))
+
+
 def image_batches(shape, batch):
     def make(steps):
         return (torch.randn(steps, batch, *shape),
@@ -199,6 +229,13 @@ def sequence_batches(seq, batch, features):
     def make(steps):
         return (torch.randn(steps, batch, seq, features),
                 torch.randint(0, CLASSES, (steps, batch)))
+    return make
+
+
+def segmentation_batches(shape, batch, classes):
+    def make(steps):
+        return (torch.randn(steps, batch, *shape),
+                torch.randint(0, classes, (steps, batch, *shape[1:])))
     return make
 
 
@@ -218,6 +255,8 @@ def models():
     out = {}
     for name, build in _vision().items():
         out[name] = (build, image_batches((3, 32, 32), 8), F.cross_entropy)
+    out["unet"] = (UNet, segmentation_batches((3, 16, 16), 4, 4),
+                   F.cross_entropy)
     out["gpt"] = (Gpt, token_batches(64, 16, 4), sequence_loss)
     out["lstm_lm"] = (LstmLm, token_batches(64, 12, 4), sequence_loss)
     out["gru_classifier"] = (GruClassifier, sequence_batches(10, 4, 12),

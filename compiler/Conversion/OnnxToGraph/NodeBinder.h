@@ -185,6 +185,8 @@ void populateElementwiseHandlers(HandlerTable &table);
 void populateFillHandlers(HandlerTable &table);
 void populatePadHandlers(HandlerTable &table);
 void populateRecurrentHandlers(HandlerTable &table);
+void populateResizeHandlers(HandlerTable &table);
+void populateConvTransposeHandlers(HandlerTable &table);
 void populateContractionHandlers(HandlerTable &table);
 void populateNormalizationHandlers(HandlerTable &table);
 void populateReductionHandlers(HandlerTable &table);

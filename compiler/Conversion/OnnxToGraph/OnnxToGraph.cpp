@@ -35,6 +35,8 @@ const HandlerTable &handlers() {
     populateFillHandlers(t);
     populatePadHandlers(t);
     populateRecurrentHandlers(t);
+    populateResizeHandlers(t);
+    populateConvTransposeHandlers(t);
     populateContractionHandlers(t);
     populateNormalizationHandlers(t);
     populateReductionHandlers(t);

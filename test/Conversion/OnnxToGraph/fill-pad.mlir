@@ -88,7 +88,7 @@ func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}) -> !onnx.unknown {
 // CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<4x5xf32>, tensor<6xi64>) -> tensor<4x6xf32>
 func.func @forward(%x: tensor<2x5xf32> {onnx.name = "x"}) -> !onnx.unknown {
   %pairs = onnx.node "Constant"() {value = dense<[[0, 2], [0, 1]]> : tensor<2x2xi64>} opset 13 : () -> tensor<2x2xi64>
-  %t = onnx.node "Transpose"(%pairs) {perm = [1, 0]} opset 13 : (tensor<2x2xi64>) -> !onnx.unknown
+  %t = onnx.node "Transpose"(%pairs) {perm = array<i64: 1, 0>} opset 13 : (tensor<2x2xi64>) -> !onnx.unknown
   %shape = onnx.node "Constant"() {value = dense<[-1]> : tensor<1xi64>} opset 13 : () -> tensor<1xi64>
   %pads = onnx.node "Reshape"(%t, %shape) {} opset 13 : (!onnx.unknown, tensor<1xi64>) -> !onnx.unknown
   %0 = onnx.node "Pad"(%x, %pads) {mode = "edge"} opset 13 : (tensor<2x5xf32>, !onnx.unknown) -> !onnx.unknown

@@ -136,3 +136,10 @@ func.func @predicates(%a: tensor<2x3xf16>, %b: tensor<3xf16>, %c: tensor<i1>) ->
   %4 = graph.cos %3 : tensor<2x3xf16>
   return %1, %4 : tensor<2x3xi1>, tensor<2x3xf16>
 }
+
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: graph.conv_transpose2d %arg0, %arg1 {{.*}} -> tensor<2x6x8x13xf16>
+func.func @conv_transpose(%x: tensor<2x4x3x4xf16>, %w: tensor<4x3x3x3xf16>) -> tensor<2x6x8x13xf16> {
+  %0 = graph.conv_transpose2d %x, %w {strides = array<i64: 3, 3>, pads = array<i64: 1, 0, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 1, 2>} : (tensor<2x4x3x4xf16>, tensor<4x3x3x3xf16>) -> tensor<2x6x8x13xf16>
+  return %0 : tensor<2x6x8x13xf16>
+}
