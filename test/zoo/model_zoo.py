@@ -218,6 +218,33 @@ class UNet(torch.nn.Module):
         return self.head(self.dec1(torch.cat([u1, d1], dim=1)))
 
 
+class StyleNet(torch.nn.Module):
+    """A fast-neural-style network in miniature: reflection padding,
+    strided convolutions with affine instance norms, a residual block, and
+    upsampling by a transposed convolution."""
+
+    def __init__(self, width=8):
+        super().__init__()
+
+        def conv(cin, cout, k, stride=1):
+            return torch.nn.Sequential(
+                torch.nn.ReflectionPad2d(k // 2),
+                torch.nn.Conv2d(cin, cout, k, stride),
+                torch.nn.InstanceNorm2d(cout, affine=True), torch.nn.ReLU())
+        self.down = torch.nn.Sequential(conv(3, width, 5), conv(width, 2 * width,
+                                                                3, 2))
+        self.res = torch.nn.Sequential(conv(2 * width, 2 * width, 3),
+                                       conv(2 * width, 2 * width, 3))
+        self.up = torch.nn.ConvTranspose2d(2 * width, width, 3, stride=2,
+                                           padding=1, output_padding=1)
+        self.out = torch.nn.Conv2d(width, CLASSES, 1)
+
+    def forward(self, x):
+        h = self.down(x)
+        h = h + self.res(h)
+        return self.out(torch.relu(self.up(h))).mean((2, 3))
+
+
 def image_batches(shape, batch):
     def make(steps):
         return (torch.randn(steps, batch, *shape),
@@ -257,6 +284,8 @@ def models():
         out[name] = (build, image_batches((3, 32, 32), 8), F.cross_entropy)
     out["unet"] = (UNet, segmentation_batches((3, 16, 16), 4, 4),
                    F.cross_entropy)
+    out["style_net"] = (StyleNet, image_batches((3, 16, 16), 4),
+                        F.cross_entropy)
     out["gpt"] = (Gpt, token_batches(64, 16, 4), sequence_loss)
     out["lstm_lm"] = (LstmLm, token_batches(64, 12, 4), sequence_loss)
     out["gru_classifier"] = (GruClassifier, sequence_batches(10, 4, 12),

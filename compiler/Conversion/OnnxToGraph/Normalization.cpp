@@ -1,7 +1,9 @@
-//===- Normalization.cpp - ONNX BatchNormalization, LayerNormalization ----===//
+//===- Normalization.cpp - ONNX Batch/Layer/InstanceNormalization ---------===//
 //
 // Training or inference form of batch norm is chosen by the opset's rule:
 // the training_mode attribute from opset 14, the number of outputs before.
+// Instance normalization is a layer norm over the spatial dimensions (a
+// scale of ones), then the per-channel scale and bias.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,11 +68,55 @@ FailureOr<SmallVector<Value>> convertLayerNorm(NodeBinder &n) {
   return SmallVector<Value>((*op)->getResults());
 }
 
+FailureOr<SmallVector<Value>> convertInstanceNorm(NodeBinder &n) {
+  auto x = n.required(0, "input"), scale = n.required(1, "scale"),
+       bias = n.required(2, "B");
+  if (failed(x) || failed(scale) || failed(bias) ||
+      failed(n.requireFloat(*x, "input")))
+    return failure();
+  auto t = n.typeOf(*x);
+  if (t.getRank() < 3)
+    return n.error() << "input " << t
+                     << " must have a batch, a channel and a spatial "
+                        "dimension",
+           failure();
+  int64_t channels = t.getDimSize(1);
+  for (auto [what, v] :
+       {std::pair<const char *, Value>{"scale", *scale}, {"B", *bias}}) {
+    auto vt = n.typeOf(v);
+    if (vt.getRank() != 1 || vt.getDimSize(0) != channels ||
+        vt.getElementType() != t.getElementType())
+      return n.error() << what << " " << vt << " must be a vector of the "
+                       << channels << " channels of " << t,
+             failure();
+  }
+  SmallVector<int64_t> spatial(t.getShape().drop_front(2));
+  Value ones = n.constant(
+      DenseElementsAttr::get(RankedTensorType::get(spatial, t.getElementType()),
+                             n.b.getFloatAttr(t.getElementType(), 1.0)));
+  auto norm = n.create<graph::LayerNormOp>(
+      {*x, ones},
+      {n.named("axis", n.b.getI64IntegerAttr(2)),
+       n.named("epsilon", n.b.getF64FloatAttr(n.floatAttr("epsilon", 1e-5)))});
+  if (failed(norm))
+    return failure();
+  // [C] -> [C, 1, ...] to broadcast over the spatial dimensions.
+  SmallVector<int64_t> perChannel{channels};
+  perChannel.append(spatial.size(), 1);
+  auto scaled = n.create1<graph::MulOp>(
+      {(*norm)->getResult(0), n.reshape(*scale, perChannel)});
+  if (failed(scaled))
+    return failure();
+  return results(
+      n.create1<graph::AddOp>({*scaled, n.reshape(*bias, perChannel)}));
+}
+
 } // namespace
 
 void populateNormalizationHandlers(HandlerTable &t) {
   addHandler(t, "BatchNormalization", 9, 17, convertBatchNorm);
   addHandler(t, "LayerNormalization", 17, 17, convertLayerNorm);
+  addHandler(t, "InstanceNormalization", 11, 17, convertInstanceNorm);
 }
 
 } // namespace ampc::onnx_to_graph

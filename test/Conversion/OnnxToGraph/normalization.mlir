@@ -38,3 +38,19 @@ func.func @forward(%x: tensor<2x5x8xf16> {onnx.name = "x"}, %g: tensor<8xf16> {o
   %0:2 = onnx.node "LayerNormalization"(%x, %g, %b) {axis = -1 : i64} opset 17 : (tensor<2x5x8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x5x8xf16>, tensor<2x5x1xf32>)
   return %0#0, %0#1 : tensor<2x5x8xf16>, tensor<2x5x1xf32>
 }
+
+// -----
+
+// InstanceNormalization: a layer norm over the spatial dimensions with a
+// scale of ones, then the per-channel scale and bias.
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[ONES:.*]] = graph.constant dense<1.000000e+00> : tensor<4x5xf32>
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = graph.layer_norm %arg0, %[[ONES]] {axis = 2 : i64, epsilon = 1.000000e-03 : f64}
+// CHECK: %[[S:.*]] = graph.reshape %arg1 : tensor<3xf32> to tensor<3x1x1xf32>
+// CHECK: %[[M:.*]] = graph.mul %[[Y]], %[[S]]
+// CHECK: %[[B:.*]] = graph.reshape %arg2 : tensor<3xf32> to tensor<3x1x1xf32>
+// CHECK: graph.add %[[M]], %[[B]]
+func.func @forward(%x: tensor<2x3x4x5xf32> {onnx.name = "x"}, %s: tensor<3xf32> {onnx.name = "s"}, %b: tensor<3xf32> {onnx.name = "b"}) -> !onnx.unknown {
+  %0 = onnx.node "InstanceNormalization"(%x, %s, %b) {epsilon = 1.0e-3 : f32} opset 13 : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
