@@ -2,6 +2,12 @@
 #include "compiler/Pipelines/Pipelines.h"
 
 #include "compiler/Conversion/Passes.h"
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Onnx/OnnxOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "mlir/Transforms/Passes.h"
 
@@ -16,6 +22,32 @@ void buildGraphPipeline(OpPassManager &pm, bool trainingMode) {
   // Folds what the converter left (shape arithmetic) and drops dead ops,
   // so no kernel computes a value nobody reads.
   pm.addPass(createCanonicalizerPass());
+}
+
+std::vector<std::string> findShapeInputs(ModuleOp module) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  std::vector<std::string> names;
+  {
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    PassManager pm(module.getContext());
+    pm.addPass(createConvertOnnxToGraphPass());
+    if (succeeded(pm.run(*copy)))
+      return names;
+  }
+  auto func = copy->lookupSymbol<func::FuncOp>("forward");
+  if (!func)
+    return names;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (!func.getArgAttr(i, onnx::kNeedsConstantArgAttr))
+      continue;
+    auto name = func.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
+    if (!name)
+      name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    if (name)
+      names.push_back(name.str());
+  }
+  return names;
 }
 
 void buildLoweringPipeline(OpPassManager &pm,

@@ -13,6 +13,9 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 #include <optional>
 
 namespace ampc {
@@ -59,6 +62,14 @@ void buildTrainingStepPipeline(
 /// graph -> rt for every function of the module.
 void buildLoweringPipeline(mlir::OpPassManager &pm,
                            const InferencePipelineOptions &options);
+
+/// The graph inputs (by name) that convert-onnx-to-graph needs as
+/// compile-time constants, found by converting a copy of the imported
+/// `module` with its diagnostics held back: empty when it converts, or
+/// when what stops it is not such an input. The conversion stops at the
+/// first node it cannot convert, so a caller that binds these and imports
+/// again may find more.
+std::vector<std::string> findShapeInputs(mlir::ModuleOp module);
 
 /// Registers `ampc-infer` and `ampc-train` for amp-opt, with the options
 /// of PipelineOptions.h (`--ampc-train="amp=O2 lr=0.1"`).

@@ -34,6 +34,11 @@ inline constexpr const char *kSupportedDtypes =
 /// buffer, not a weight (its `ampc.frozen` metadata); convert-onnx-to-graph
 /// leaves it untrained.
 inline constexpr const char *kFrozenArgAttr = "onnx.frozen";
+/// Unit attribute convert-onnx-to-graph sets on a graph input (no
+/// initializer) that a node needed as a compile-time constant (a shape, a
+/// bound) before it failed: amp-run --mode infer then binds that input
+/// from its --input file (findShapeInputs).
+inline constexpr const char *kNeedsConstantArgAttr = "onnx.needs_constant";
 
 } // namespace ampc::onnx
 

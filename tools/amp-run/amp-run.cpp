@@ -16,6 +16,7 @@
 #include "compiler/Import/Onnx/OnnxImporter.h"
 #include "compiler/Import/Onnx/OnnxMetadata.h"
 #include "compiler/Pipelines/PipelineOptions.h"
+#include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
@@ -43,6 +44,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
+#include <set>
 
 using namespace llvm;
 namespace rt = ampc::rt;
@@ -360,6 +362,23 @@ int main(int argc, char **argv) {
     if (!ampc::addShapeSpec(spec, importOptions.shapes, err))
       return fail(err);
   }
+  // A graph input compiled as the constant in `file`; `flag` names the
+  // option in messages.
+  auto bindFile = [&](const std::string &flag, const std::string &name,
+                      const std::string &file, bool integerOnly) -> bool {
+    rt::HostTensor t;
+    if (rt::Status s = rt::readTensorFile(file, t); !s)
+      return fail("--" + flag + " " + name + ": " + s.message()), false;
+    if (integerOnly && t.dtype != rt::DType::I64 && t.dtype != rt::DType::I32)
+      return false;
+    ampc::OnnxBoundInput bound;
+    bound.name = name;
+    bound.onnxDtype = rt::onnxDataTypeOf(t.dtype);
+    bound.dims = t.shape;
+    bound.rawData.assign(t.bytes.begin(), t.bytes.end());
+    importOptions.bindings.push_back(std::move(bound));
+    return true;
+  };
   for (const std::string &spec : binds) {
     std::string name, file;
     if (!splitSpec(spec, "bind", name, file))
@@ -367,15 +386,8 @@ int main(int argc, char **argv) {
     if (llvm::any_of(importOptions.bindings,
                      [&](const auto &b) { return b.name == name; }))
       return fail("--bind " + name + " is given twice");
-    rt::HostTensor t;
-    if (rt::Status s = rt::readTensorFile(file, t); !s)
-      return fail("--bind " + name + ": " + s.message());
-    ampc::OnnxBoundInput bound;
-    bound.name = name;
-    bound.onnxDtype = rt::onnxDataTypeOf(t.dtype);
-    bound.dims = t.shape;
-    bound.rawData.assign(t.bytes.begin(), t.bytes.end());
-    importOptions.bindings.push_back(std::move(bound));
+    if (!bindFile("bind", name, file, /*integerOnly=*/false))
+      return 1;
   }
 
   std::optional<ampc::AmpAutoCastPassOptions> amp =
@@ -402,6 +414,39 @@ int main(int argc, char **argv) {
       (*file)->getBuffer(), modelPath, &context, importOptions);
   if (!module)
     return 1;
+  // Inference: an integer --input that a node needs as a constant (a shape,
+  // a Range bound) is bound at compile time from its file, as --bind would,
+  // with one line saying so. The conversion stops at its first such input,
+  // so this repeats until none is left.
+  std::vector<std::pair<std::string, std::string>> inferInputs;
+  for (const std::string &spec : inputs) {
+    std::string name, path;
+    if (!splitSpec(spec, "input", name, path))
+      return 1;
+    inferInputs.emplace_back(name, path);
+  }
+  std::set<std::string> autoBound;
+  for (size_t round = 0; !train && round < inferInputs.size(); ++round) {
+    bool bound = false;
+    for (const std::string &name : ampc::findShapeInputs(*module)) {
+      auto it = llvm::find_if(inferInputs,
+                              [&](const auto &in) { return in.first == name; });
+      if (it == inferInputs.end() || autoBound.count(name) ||
+          !bindFile("input", name, it->second, /*integerOnly=*/true))
+        continue;
+      errs() << "amp-run: --input " << name << ": an integer input that "
+             << "sets shapes, bound at compile time (as --bind " << name << "="
+             << it->second << ")\n";
+      autoBound.insert(name);
+      bound = true;
+    }
+    if (!bound)
+      break;
+    module = ampc::importOnnxModel((*file)->getBuffer(), modelPath, &context,
+                                   importOptions);
+    if (!module)
+      return 1;
+  }
   if (emit == "onnx-import")
     return ampc::tools::printModule(*module, outputFile);
 
@@ -435,12 +480,9 @@ int main(int argc, char **argv) {
 
   ampc::tools::InferOptions inf;
   static_cast<ampc::tools::CompiledRunOptions &>(inf) = common;
-  for (const std::string &spec : inputs) {
-    std::string name, path;
-    if (!splitSpec(spec, "input", name, path))
-      return 1;
-    inf.inputs.emplace_back(name, path);
-  }
+  for (const auto &[name, path] : inferInputs)
+    if (!autoBound.count(name))
+      inf.inputs.emplace_back(name, path);
   inf.saveOutputs = saveOutputs;
   inf.repeat = repeat;
   inf.printOutputs = printOutputs;

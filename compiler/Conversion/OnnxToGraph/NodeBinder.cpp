@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+
 #include "compiler/Conversion/TensorSize.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -118,6 +120,69 @@ std::optional<SmallVector<int64_t>> NodeBinder::intsAttr(StringRef name) {
   return std::nullopt;
 }
 
+/// Marks the graph inputs (without an initializer) that `v` is computed
+/// from, through the ops converted so far, as inputs a node needed as a
+/// constant (onnx::kNeedsConstantArgAttr): binding them would make `v` fold.
+/// Returns their names, quoted.
+static SmallVector<std::string> markNeedsConstant(Value v) {
+  SmallVector<std::string> names;
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  llvm::SmallPtrSet<void *, 4> args;
+  while (!work.empty() && seen.size() < 4096) {
+    Value cur = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(cur)) {
+      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      unsigned n = arg.getArgNumber();
+      if (!func || func.getArgAttr(n, graph::kInitAttr) ||
+          !args.insert(cur.getAsOpaquePointer()).second)
+        continue;
+      func.setArgAttr(n, onnx::kNeedsConstantArgAttr,
+                      UnitAttr::get(v.getContext()));
+      auto name = func.getArgAttrOfType<StringAttr>(n, graph::kNameAttr);
+      names.push_back(name ? "'" + name.str() + "'" : "#" + std::to_string(n));
+      continue;
+    }
+    Operation *def = cur.getDefiningOp();
+    if (def && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return names;
+}
+
+/// Completes an error on a node input `v` that must be a compile-time
+/// constant and is not: what it is instead, and the way out.
+static void explainNotConstant(InFlightDiagnostic &diag, Value v) {
+  SmallVector<std::string> inputs = markNeedsConstant(v);
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  if (func && func.getArgAttr(arg.getArgNumber(), graph::kInitAttr)) {
+    auto name =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kNameAttr);
+    diag << ", but it is initializer '" << (name ? name.str() : "?")
+         << "', which ampc trains as a parameter; give it with a Constant "
+            "node";
+    return;
+  }
+  if (func) {
+    diag << ", but it is graph input " << inputs.front();
+  } else if (matchPattern(v, m_Constant())) {
+    diag << ", but it is a constant of type " << v.getType();
+    return;
+  } else {
+    diag << ", but the model computes it";
+    if (inputs.empty())
+      return;
+    diag << " from graph input" << (inputs.size() > 1 ? "s " : " ")
+         << llvm::join(inputs, ", ");
+  }
+  diag << ", known only when the model runs; bind "
+       << (inputs.size() > 1 ? "them" : "it")
+       << " with --bind (amp-run --mode infer binds an integer --input "
+          "itself)";
+}
+
 /// Integer values of a constant attribute, inline or resource.
 static std::optional<SmallVector<int64_t>> intValues(Attribute a) {
   if (auto d = dyn_cast_or_null<DenseIntElementsAttr>(a)) {
@@ -142,11 +207,13 @@ FailureOr<SmallVector<int64_t>> NodeBinder::constInts(unsigned i,
     return error() << "missing input #" << i << " (" << what << ")",
            failure();
   Attribute a;
-  if (!matchPattern(v, m_Constant(&a)))
-    return error() << "input #" << i << " (" << what
-                   << ") must be a compile-time constant: ampc compiles "
-                      "static shapes",
-           failure();
+  if (!matchPattern(v, m_Constant(&a))) {
+    auto diag = error() << "input #" << i << " (" << what
+                        << ") must be a compile-time constant (ampc compiles "
+                           "static shapes)";
+    explainNotConstant(diag, v);
+    return failure();
+  }
   if (auto values = intValues(a))
     return *values;
   return error() << "input #" << i << " (" << what
@@ -174,27 +241,7 @@ FailureOr<double> NodeBinder::constScalar(unsigned i, StringRef what) {
     return *d;
   auto diag = error() << what << " (input #" << i
                       << ") must be a compile-time constant scalar";
-  auto arg = dyn_cast<BlockArgument>(v);
-  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                  : func::FuncOp();
-  if (func) {
-    unsigned n = arg.getArgNumber();
-    auto name = func.getArgAttrOfType<StringAttr>(n, graph::kNameAttr);
-    std::string quoted =
-        name ? "'" + name.str() + "'" : "#" + std::to_string(n);
-    if (func.getArgAttr(n, graph::kInitAttr))
-      diag << ", but it is initializer " << quoted
-           << ", which ampc trains as a parameter; give it with a Constant "
-              "node";
-    else
-      diag << ", but it is graph input " << quoted
-           << ", known only when the model runs; give it with a Constant "
-              "node, or bind the input with --bind";
-  } else if (matchPattern(v, m_Constant())) {
-    diag << ", but it is a constant of type " << v.getType();
-  } else {
-    diag << ", but the model computes it";
-  }
+  explainNotConstant(diag, v);
   return failure();
 }
 

@@ -48,7 +48,7 @@ func.func @forward(%a: tensor<2x3xf32> {onnx.name = "a"}, %b: tensor<2x3xf16> {o
 // -----
 
 func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}, %s: tensor<2xi64> {onnx.name = "s"}) -> !onnx.unknown {
-  // expected-error @+1 {{node (Reshape, opset 13): input #1 (shape) must be a compile-time constant: ampc compiles static shapes}}
+  // expected-error @+1 {{node (Reshape, opset 13): input #1 (shape) must be a compile-time constant (ampc compiles static shapes), but it is graph input 's', known only when the model runs; bind it with --bind (amp-run --mode infer binds an integer --input itself)}}
   %0 = onnx.node "Reshape"(%x, %s) {} opset 13 : (tensor<2x3xf32>, tensor<2xi64>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
@@ -132,7 +132,7 @@ func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %r: tensor<f32> {onnx.na
 // -----
 
 func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %lo: tensor<f32> {onnx.name = "lo"}) -> !onnx.unknown {
-  // expected-error @+1 {{node (Clip, opset 13): min (input #1) must be a compile-time constant scalar, but it is graph input 'lo', known only when the model runs; give it with a Constant node, or bind the input with --bind}}
+  // expected-error @+1 {{node (Clip, opset 13): min (input #1) must be a compile-time constant scalar, but it is graph input 'lo', known only when the model runs; bind it with --bind (amp-run --mode infer binds an integer --input itself)}}
   %0 = onnx.node "Clip"(%x, %lo) {} opset 13 : (tensor<4xf32>, tensor<f32>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
@@ -151,7 +151,7 @@ func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> !onnx.unknown {
 
 func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %s: tensor<f32> {onnx.name = "s"}) -> !onnx.unknown {
   %r = onnx.node "Neg"(%s) {} opset 13 : (tensor<f32>) -> tensor<f32>
-  // expected-error @+1 {{node (Dropout, opset 13): ratio (input #1) must be a compile-time constant scalar, but the model computes it}}
+  // expected-error @+1 {{node (Dropout, opset 13): ratio (input #1) must be a compile-time constant scalar, but the model computes it from graph input 's', known only when the model runs; bind it with --bind (amp-run --mode infer binds an integer --input itself)}}
   %0 = onnx.node "Dropout"(%x, %r) {} opset 13 : (tensor<4xf32>, tensor<f32>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }

@@ -3,7 +3,7 @@
 func.func @forward(%n: tensor<i64> {onnx.name = "n"}) -> !onnx.unknown {
   %s = onnx.node "Constant"() {value = dense<0> : tensor<i64>} opset 13 : () -> tensor<i64>
   %d = onnx.node "Constant"() {value = dense<1> : tensor<i64>} opset 13 : () -> tensor<i64>
-  // expected-error @+1 {{node (Range, opset 13): input #1 (limit) must be a compile-time constant: ampc compiles static shapes}}
+  // expected-error @+1 {{node (Range, opset 13): input #1 (limit) must be a compile-time constant (ampc compiles static shapes), but it is graph input 'n', known only when the model runs; bind it with --bind (amp-run --mode infer binds an integer --input itself)}}
   %0 = onnx.node "Range"(%s, %n, %d) {} opset 13 : (tensor<i64>, tensor<i64>, tensor<i64>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
