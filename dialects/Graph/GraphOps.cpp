@@ -212,17 +212,26 @@ ConvTranspose2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
     return fail(loc, op,
                 "the filter's first dimension must be the input's channels, "
                 "a multiple of group");
-  SmallVector<int64_t> out{in[0], w[1] * g};
+  int64_t channels;
+  if (llvm::MulOverflow(w[1], g, channels))
+    return fail(loc, op, "the output channels overflow int64");
+  SmallVector<int64_t> out{in[0], channels};
   for (int i = 0; i < 2; ++i) {
+    // output_padding below the stride: conv2d of the result must give
+    // the input's shape back (the kernels and the gradient rely on it).
     if (s[i] < 1 || d[i] < 1 || w[2 + i] < 1 || p[i] < 0 || p[i + 2] < 0 ||
-        extra[i] < 0 || extra[i] >= std::max(s[i], d[i]))
+        extra[i] < 0 || extra[i] >= s[i])
       return fail(loc, op,
                   "strides, dilations and kernel must be >= 1, pads >= 0, "
-                  "and output_padding below the stride or the dilation");
+                  "and output_padding below the stride");
     // stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads
-    int64_t span = (w[2 + i] - 1) * d[i] + 1;
-    int64_t o = s[i] * (in[2 + i] - 1) + extra[i] + span - p[i] - p[i + 2];
-    if (in[2 + i] < 1 || o < 1)
+    int64_t span, grown, o;
+    if (in[2 + i] < 1 || llvm::MulOverflow(w[2 + i] - 1, d[i], span) ||
+        llvm::MulOverflow(s[i], in[2 + i] - 1, grown) ||
+        llvm::AddOverflow(grown, extra[i] + span + 1, o) ||
+        llvm::SubOverflow(o, p[i], o) || llvm::SubOverflow(o, p[i + 2], o))
+      return fail(loc, op, "the output size overflows int64");
+    if (o < 1)
       return fail(loc, op, "the output would be empty");
     out.push_back(o);
   }

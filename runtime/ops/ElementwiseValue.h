@@ -53,7 +53,7 @@ template <typename T, typename Fields = Params> struct AttrsAs {
 
 } // namespace ampc::rt::ops::ew
 
-// AMPC_EW_IF_VALUE_<Sig>(...) expands to its arguments for a row with a
+// AMPC_EW_IF_VALUE(Sig, ...) expands to its arguments for a row with a
 // value expression, and to nothing for `where` and `cast`. Of those,
 // AMPC_EW_IF_ARITH_<Sig> keeps the rows whose value is a T (the float
 // loops) and AMPC_EW_IF_PREDICATE_<Sig> the rows whose value is a bool (the

@@ -5,11 +5,15 @@
 // come from `pads`, or from `output_shape` or auto_pad as ONNX computes
 // them: total = stride * (in - 1) + output_padding + dilated kernel - out,
 // split with the larger half at the end for SAME_UPPER (and an explicit
-// output_shape) and at the start for SAME_LOWER.
+// output_shape, as ONNX Runtime does) and at the start for SAME_LOWER.
+// output_padding must stay below the stride (PyTorch also allows it below
+// the dilation, which the kernels' conv2d shape rule cannot express).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 namespace ampc::onnx_to_graph {
@@ -47,10 +51,16 @@ FailureOr<SmallVector<Value>> convertConvTranspose(NodeBinder &n) {
                      << sp << ", " << sp << ", " << sp << " and " << 2 * sp
                      << " entries for input " << in,
            failure();
-  for (size_t i = 0; i < sp; ++i)
+  for (size_t i = 0; i < sp; ++i) {
     if (strides[i] < 1 || dilations[i] < 1 || kernel[i] < 1)
       return n.error() << "strides, dilations and the kernel must be >= 1",
              failure();
+    if (extra[i] < 0 || extra[i] >= strides[i])
+      return n.error() << "output_padding " << extra[i] << " of spatial "
+                       << "dimension " << i << " must be in [0, stride "
+                       << strides[i] << ")",
+             failure();
+  }
   std::string autoPad = n.strAttr("auto_pad", "NOTSET");
   std::optional<SmallVector<int64_t>> outShape = n.intsAttr("output_shape");
   if (outShape && outShape->size() == sp + 2)
@@ -62,18 +72,23 @@ FailureOr<SmallVector<Value>> convertConvTranspose(NodeBinder &n) {
     pads.assign(2 * sp, 0);
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" || outShape) {
     for (size_t i = 0; i < sp; ++i) {
-      int64_t span = (kernel[i] - 1) * dilations[i] + 1;
-      int64_t full = strides[i] * (in.getDimSize(2 + i) - 1) + extra[i] + span;
-      int64_t out =
-          outShape ? (*outShape)[i] : in.getDimSize(2 + i) * strides[i];
+      int64_t span, full, out = outShape ? (*outShape)[i] : 0;
+      if (llvm::MulOverflow(kernel[i] - 1, dilations[i], span) ||
+          llvm::MulOverflow(strides[i], in.getDimSize(2 + i) - 1, full) ||
+          llvm::AddOverflow(full, extra[i] + span + 1, full) ||
+          (!outShape &&
+           llvm::MulOverflow(in.getDimSize(2 + i), strides[i], out)))
+        return n.error() << "the output size of spatial dimension " << i
+                         << " overflows int64",
+               failure();
       int64_t total = full - out;
       // A few more rows than the windows reach: they are output padding
       // (zeros before the bias), as ONNX's reference makes them.
-      if (total < 0 && -total < std::max(strides[i], dilations[i])) {
+      if (total < 0 && -total < strides[i]) {
         extra[i] -= total;
         total = 0;
       }
-      if (total < 0 || extra[i] >= std::max(strides[i], dilations[i]))
+      if (total < 0 || extra[i] >= strides[i])
         return n.error() << "output size " << out << " of spatial dimension "
                          << i << " is larger than the " << full
                          << " the transposed convolution makes, by a stride "

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -52,7 +53,7 @@ FailureOr<SmallVector<Value>> convertConstantOfShape(NodeBinder &n) {
 /// none when it is not finite or too long to make at compile time.
 template <typename T>
 std::optional<int64_t> rangeLength(T start, T limit, T delta) {
-  constexpr double kMaxElements = double(int64_t(1) << 31);
+  constexpr double kMaxElements = double(int64_t(1) << 24);
   if constexpr (std::is_floating_point_v<T>) {
     if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) ||
         !std::isfinite(delta))
@@ -94,7 +95,7 @@ FailureOr<SmallVector<Value>> convertRange(NodeBinder &n) {
     return n.error() << "range of " << elem << " is not supported", failure();
   auto tooLong = [&](auto start, auto limit, auto delta) {
     return n.error() << "range(" << start << ", " << limit << ", " << delta
-                     << ") must have a finite length of at most 2^31 "
+                     << ") must have a finite length of at most 2^24 "
                         "elements",
            failure();
   };
@@ -135,12 +136,16 @@ FailureOr<SmallVector<Value>> convertRange(NodeBinder &n) {
   auto type = RankedTensorType::get({*len}, elem);
   if (failed(n.checkSize(type)))
     return failure();
-  // Every element lies between start and limit, so it fits the type.
+  // Every element lies between start and limit, so it fits the type; the
+  // products are taken in uint64, where they wrap instead of overflowing.
   SmallVector<APInt> out;
   unsigned w = elem.getIntOrFloatBitWidth();
   for (int64_t i = 0; i < *len; ++i)
-    out.push_back(APInt(w, static_cast<uint64_t>(v[0] + i * v[2]),
-                        /*isSigned=*/true, /*implicitTrunc=*/true));
+    out.push_back(
+        APInt(w,
+              static_cast<uint64_t>(v[0]) +
+                  static_cast<uint64_t>(i) * static_cast<uint64_t>(v[2]),
+              /*isSigned=*/true, /*implicitTrunc=*/true));
   return SmallVector<Value>{n.constant(DenseElementsAttr::get(type, out))};
 }
 
@@ -153,10 +158,13 @@ FailureOr<SmallVector<Value>> convertTrilu(NodeBinder &n) {
     return n.error() << "input must have rank 2 or more, got " << t, failure();
   int64_t k = 0;
   if (n.input(1)) {
-    FailureOr<double> c = n.constScalar(1, "k");
+    auto c = n.constInts(1, "k");
     if (failed(c))
       return failure();
-    k = static_cast<int64_t>(*c);
+    if (c->size() != 1)
+      return n.error() << "k must be a scalar", failure();
+    // Beyond the matrix's diagonals every k keeps all or nothing.
+    k = std::clamp<int64_t>((*c)[0], -(int64_t(1) << 40), int64_t(1) << 40);
   }
   bool upper = n.intAttr("upper", 1) != 0;
   int64_t rows = t.getDimSize(t.getRank() - 2),

@@ -22,6 +22,9 @@ namespace ampc::onnx_to_graph {
 namespace {
 
 constexpr int64_t kMin = 11, kMax = 17;
+/// The largest pad on one side: edge and reflect build an index per
+/// element of the padded axis at compile time.
+constexpr int64_t kMaxPad = int64_t(1) << 24;
 
 /// `x` gathered along `axis` at the constant `indices`.
 FailureOr<Value> gatherAxis(NodeBinder &n, Value x, int64_t axis,
@@ -84,13 +87,18 @@ FailureOr<SmallVector<Value>> convertPad(NodeBinder &n) {
   bool crop = false;
   for (int64_t a = 0; a < rank; ++a) {
     int64_t b = (*pads)[a], e = (*pads)[a + rank], d = t.getDimSize(a);
+    // Checked before negating: -INT64_MIN overflows.
+    if (b < -d || e < -d || (b < 0 && e < 0 && -b > d + e))
+      return n.error() << "pads " << b << " and " << e << " crop more than "
+                       << "axis " << a << " of " << t << " holds",
+             failure();
+    if (b > kMaxPad || e > kMaxPad)
+      return n.error() << "pads " << b << " and " << e << " on axis " << a
+                       << " are larger than ampc pads at compile time ("
+                       << kMaxPad << ")",
+             failure();
     starts[a] = std::max<int64_t>(0, -b);
     ends[a] = d - std::max<int64_t>(0, -e);
-    if (starts[a] > ends[a])
-      return n.error() << "pads " << (*pads)[a] << " and " << (*pads)[a + rank]
-                       << " crop more than axis " << a << " of " << t
-                       << " holds",
-             failure();
     crop |= b < 0 || e < 0;
   }
   Value cur = *x;

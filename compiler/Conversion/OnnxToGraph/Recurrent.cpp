@@ -25,6 +25,7 @@ namespace ampc::onnx_to_graph {
 namespace {
 
 constexpr int64_t kMin = 11, kMax = 17;
+constexpr int64_t kMaxSteps = 4096;
 
 /// Emits the graph ops of one recurrent node; every helper returns null
 /// after reporting an error on the node.
@@ -34,7 +35,7 @@ public:
 
   NodeBinder &n;
   int64_t gates; // 4 for LSTM (i o f c), 3 for GRU (z r h)
-  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, layout = 0;
   Type elem;
 
   /// Rows [begin, end) of dimension `axis` of `v`.
@@ -115,6 +116,7 @@ public:
     layout = n.opset() >= 14 ? n.intAttr("layout", 0) : 0;
     if (layout != 0 && layout != 1)
       return n.error() << "layout must be 0 or 1, got " << layout, failure();
+    this->layout = layout;
     auto xt = n.typeOf(x);
     if (xt.getRank() != 3 || !isa<FloatType>(xt.getElementType()))
       return n.error() << "X must be a float tensor of rank 3, got " << xt,
@@ -138,6 +140,9 @@ public:
                        << rt,
              failure();
     hidden = h ? *h : rt.getDimSize(2);
+    if (hidden < 1 || hidden > (int64_t(1) << 40) / gates)
+      return n.error() << "hidden_size " << hidden << " is out of range",
+             failure();
     SmallVector<int64_t> wantW{dirs, gates * hidden, input},
         wantR{dirs, gates * hidden, hidden};
     if (wt.getShape() != ArrayRef<int64_t>(wantW) ||
@@ -152,6 +157,12 @@ public:
              failure();
     if (seq == 0)
       return n.error() << "the sequence is empty", failure();
+    // Every step is written out: a sequence this long would make millions
+    // of ops (and hours of compiling) before any error.
+    if (seq > kMaxSteps)
+      return n.error() << "the sequence has " << seq << " steps; ampc unrolls "
+                       << "at most " << kMaxSteps << " at compile time",
+             failure();
     return success();
   }
 
@@ -171,17 +182,22 @@ public:
     return success();
   }
 
-  /// Input `index` ([dirs, batch, hidden]) for direction d as [B, H], or
-  /// zeros.
+  /// Input `index` ([dirs, batch, hidden], or [batch, dirs, hidden] in
+  /// layout 1) for direction d as [B, H], or zeros.
   Value initial(unsigned index, int64_t d) {
     if (Value v = n.input(index)) {
       auto t = n.typeOf(v);
       SmallVector<int64_t> want{dirs, batch, hidden};
+      if (layout == 1)
+        std::swap(want[0], want[1]);
       if (t.getShape() != ArrayRef<int64_t>(want) || t.getElementType() != elem)
         return n.error() << "input #" << index << " must be "
                          << RankedTensorType::get(want, elem) << ", got " << t,
                Value();
-      return ofDirection(v, d);
+      if (layout == 1)
+        v = op<graph::TransposeOp>(
+            v, {n.named("perm", n.b.getDenseI64ArrayAttr({1, 0, 2}))});
+      return v ? ofDirection(v, d) : Value();
     }
     auto type = RankedTensorType::get({batch, hidden}, elem);
     return n.constant(DenseElementsAttr::get(type, n.b.getFloatAttr(elem, 0)));

@@ -15,6 +15,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -22,6 +24,9 @@ namespace ampc::onnx_to_graph {
 namespace {
 
 constexpr int64_t kMin = 11, kMax = 17;
+/// The most entries of an index vector or interpolation matrix made at
+/// compile time (a 4096 x 4096 matrix).
+constexpr int64_t kMaxEntries = int64_t(1) << 24;
 
 struct Options {
   std::string coordinates, mode, nearest;
@@ -238,6 +243,21 @@ FailureOr<SmallVector<Value>> convertResize(NodeBinder &n) {
   }
   if (failed(n.checkSize(t.clone(ArrayRef<int64_t>(outs)))))
     return failure();
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = t.getDimSize(d), entries;
+    if (outs[d] == in && scales[d] == 1.0)
+      continue;
+    if (in == 0)
+      return n.error() << "axis " << d << " of " << t
+                       << " is empty and cannot be resized to " << outs[d],
+             failure();
+    if (llvm::MulOverflow(o.mode == "nearest" ? 1 : in, outs[d], entries) ||
+        entries > kMaxEntries)
+      return n.error() << "resizing axis " << d << " from " << in << " to "
+                       << outs[d] << " needs more than " << kMaxEntries
+                       << " interpolation entries at compile time",
+             failure();
+  }
   Value cur = *x;
   for (int64_t d = 0; d < rank; ++d) {
     // A scale of 1 maps every position to itself, except where

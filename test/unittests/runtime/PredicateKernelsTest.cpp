@@ -120,6 +120,27 @@ TEST(PredicateKernels, FusedComparisonFeedsWhere) {
     ASSERT_EQ(got.bits(i), want.bits(i)) << i;
 }
 
+// int64 comparisons are exact: values 1 apart near 2^62 differ, where a
+// comparison through float or double would find them equal.
+TEST(PredicateKernels, Int64ComparesExactly) {
+  Tensor a(DType::I64, {3}), b(DType::I64, {3});
+  int64_t av[] = {int64_t(1) << 62, (int64_t(1) << 62) + 1, -7};
+  int64_t bv[] = {(int64_t(1) << 62) + 1, int64_t(1) << 62, -7};
+  for (int i = 0; i < 3; ++i) {
+    static_cast<int64_t *>(a.view().data)[i] = av[i];
+    static_cast<int64_t *>(b.view().data)[i] = bv[i];
+  }
+  Tensor lt(DType::I1, {3}), eq(DType::I1, {3});
+  ASSERT_TRUE(Call("less", {&a, &b}, {&lt}).run());
+  ASSERT_TRUE(Call("equal", {&a, &b}, {&eq}).run());
+  EXPECT_EQ(lt.get(0), 1);
+  EXPECT_EQ(lt.get(1), 0);
+  EXPECT_EQ(lt.get(2), 0);
+  EXPECT_EQ(eq.get(0), 0);
+  EXPECT_EQ(eq.get(1), 0);
+  EXPECT_EQ(eq.get(2), 1);
+}
+
 TEST(PredicateKernels, TypeRulesNameTheOperand) {
   Tensor f(DType::F32, {3}), h(DType::F16, {3}), i1(DType::I1, {3}),
       out(DType::I1, {3}), fout(DType::F32, {3});

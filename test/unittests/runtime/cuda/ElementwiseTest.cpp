@@ -408,9 +408,12 @@ TEST(CudaElementwise, ComparisonsAndLogicalOps) {
   f.op = "fused";
   f.inputs = {HostTensor::random(DType::F16, {37, 129}, 6, -3, 3),
               HostTensor::random(DType::F16, {129}, 7, -1, 1)};
-  f.steps = {step("greater", {0, 1}, DType::I1),
-             step("where", {-1, 0, 1}, DType::F16),
-             step("sub", {-2, 1}, DType::F16)};
+  // A comparison of an earlier step's f16 result, negated: the predicate
+  // steps read operands from slots as well as from inputs.
+  f.steps = {
+      step("mul", {0, 1}, DType::F16), step("greater", {-1, 1}, DType::I1),
+      step("logical_not", {-2}, DType::I1),
+      step("where", {-3, 0, 1}, DType::F16), step("sub", {-4, 1}, DType::F16)};
   f.outputs = {HostTensor::empty(DType::F16, {37, 129})};
   expectCudaMatchesCpu(f);
 }
