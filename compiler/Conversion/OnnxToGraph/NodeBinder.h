@@ -187,6 +187,7 @@ void populatePadHandlers(HandlerTable &table);
 void populateRecurrentHandlers(HandlerTable &table);
 void populateResizeHandlers(HandlerTable &table);
 void populateConvTransposeHandlers(HandlerTable &table);
+void populateEinsumHandlers(HandlerTable &table);
 void populateContractionHandlers(HandlerTable &table);
 void populateNormalizationHandlers(HandlerTable &table);
 void populateReductionHandlers(HandlerTable &table);

@@ -37,6 +37,7 @@ const HandlerTable &handlers() {
     populateRecurrentHandlers(t);
     populateResizeHandlers(t);
     populateConvTransposeHandlers(t);
+    populateEinsumHandlers(t);
     populateContractionHandlers(t);
     populateNormalizationHandlers(t);
     populateReductionHandlers(t);

@@ -1,7 +1,7 @@
 """Exports a module that uses the ops of issue 24's list that PyTorch models
 reach for (a causal mask computed in forward from arange and comparisons,
 masked_fill, tril, sin/cos, softplus, F.pad in three modes, repeat, logical
-and/or/xor/not) with its loss, trains it with amp-run and with PyTorch on
+and/or/xor/not, einsum for the attention's contractions) with its loss, trains it with amp-run and with PyTorch on
 the same batches, and compares every step's loss.
 
 usage: new_ops_vs_torch.py AMP_RUN TOOLS_DIR WORK_DIR OPSET [AMP_RUN_ARGS...]
@@ -40,9 +40,10 @@ class NewOps(torch.nn.Module):
         # Range, Unsqueeze, GreaterOrEqual / Less, Not, Where.
         pos = torch.arange(seq)
         causal = pos[:, None] >= pos[None, :]
-        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        # Einsum, as attention code often writes its contractions.
+        scores = torch.einsum("bqd,bkd->bqk", q, k) / q.shape[-1] ** 0.5
         scores = scores.masked_fill(~causal, float("-inf"))
-        h = torch.softmax(scores, dim=-1) @ v
+        h = torch.einsum("bqk,bkd->bqd", torch.softmax(scores, dim=-1), v)
         # Trilu on an activation, Sin, Cos, Softplus.
         g = torch.tril(h @ h.transpose(-2, -1), diagonal=-1) @ h
         h = h + 0.1 * torch.sin(g) * torch.cos(h)
@@ -71,7 +72,7 @@ export_torch.export(module, F.cross_entropy, (x[:BATCH], labels[:BATCH]),
                     path, opset=int(opset))
 wanted = ["Range", "ConstantOfShape", "GreaterOrEqual", "Less", "Greater",
           "Not", "And", "Or", "Xor", "Where", "Trilu", "Sin", "Cos",
-          "Softplus", "Pad", "Tile", "Equal"]
+          "Softplus", "Pad", "Tile", "Equal", "Einsum"]
 types = {n.op_type for n in onnx.load(path).graph.node}
 print("ops:", " ".join(o for o in wanted if o in types))
 np.save(os.path.join(work, "data", "x.npy"), x.numpy())
