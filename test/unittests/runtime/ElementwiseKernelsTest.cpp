@@ -509,22 +509,15 @@ void runUnfusedChain(Tensor &x, Tensor &b, Tensor &c, Tensor &cond, Tensor &out,
 }
 
 std::vector<ops::FusedStep> chainSteps() {
-  auto step = [](const char *op, std::vector<int> operands, DType t) {
-    ops::FusedStep s;
-    s.op = op;
-    s.operands = std::move(operands);
-    s.dtype = t;
-    return s;
-  };
   std::vector<ops::FusedStep> steps = {
-      step("add", {0, 1}, DType::F16),       // s0 = x + b
-      step("cast", {-1}, DType::F32),        // s1
-      step("mul", {-2, 2}, DType::F32),      // s2 = s1 * c
-      step("gelu", {-3}, DType::F32),        // s3
-      step("cast", {-4}, DType::F16),        // s4
-      step("sigmoid", {-5}, DType::F16),     // s5
-      step("where", {3, -6, 0}, DType::F16), // s6 = cond ? s5 : x
-      step("sub", {-7, -1}, DType::F16),     // s7 = s6 - s0
+      fusedStep("add", {0, 1}, DType::F16),       // s0 = x + b
+      fusedStep("cast", {-1}, DType::F32),        // s1
+      fusedStep("mul", {-2, 2}, DType::F32),      // s2 = s1 * c
+      fusedStep("gelu", {-3}, DType::F32),        // s3
+      fusedStep("cast", {-4}, DType::F16),        // s4
+      fusedStep("sigmoid", {-5}, DType::F16),     // s5
+      fusedStep("where", {3, -6, 0}, DType::F16), // s6 = cond ? s5 : x
+      fusedStep("sub", {-7, -1}, DType::F16),     // s7 = s6 - s0
   };
   steps[3].attrs.setString("approximate", "tanh");
   return steps;

@@ -122,6 +122,17 @@ inline int64_t broadcastSource(const std::vector<int64_t> &outIdx,
   return lin;
 }
 
+// A step of a "fused" call: `op` on `operands` (>= 0: kernel input; < 0:
+// step -k-1), its result in `dtype`.
+inline ops::FusedStep fusedStep(const char *op, std::vector<int> operands,
+                                DType dtype) {
+  ops::FusedStep s;
+  s.op = op;
+  s.operands = std::move(operands);
+  s.dtype = dtype;
+  return s;
+}
+
 struct Call {
   ops::OpCall call;
   Attrs attrs;

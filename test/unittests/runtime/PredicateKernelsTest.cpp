@@ -103,17 +103,10 @@ TEST(PredicateKernels, FusedComparisonFeedsWhere) {
   ASSERT_TRUE(Call("greater", {&x, &b}, {&m}).run());
   ASSERT_TRUE(Call("where", {&m, &x, &c}, {&w}).run());
   ASSERT_TRUE(Call("sub", {&w, &b}, {&want}).run());
-  auto step = [](const char *op, std::vector<int> operands, DType t) {
-    ops::FusedStep st;
-    st.op = op;
-    st.operands = std::move(operands);
-    st.dtype = t;
-    return st;
-  };
   Call f("fused", {&x, &b, &c}, {&got});
-  f.steps = {step("greater", {0, 1}, DType::I1),
-             step("where", {-1, 0, 2}, DType::F16),
-             step("sub", {-2, 1}, DType::F16)};
+  f.steps = {fusedStep("greater", {0, 1}, DType::I1),
+             fusedStep("where", {-1, 0, 2}, DType::F16),
+             fusedStep("sub", {-2, 1}, DType::F16)};
   Status st = f.run();
   ASSERT_TRUE(st) << st.message();
   for (int64_t i = 0; i < got.size(); ++i)
