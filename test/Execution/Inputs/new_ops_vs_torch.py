@@ -11,15 +11,13 @@ step; exits 1 on a failure. With extra amp-run arguments (an AMP level)
 the tolerance is the bf16-autocast band's, 5e-2 of the loss.
 """
 import copy
-import csv
 import os
-import subprocess
 import sys
 
-import numpy as np
 import onnx
 import torch
 import torch.nn.functional as F
+from torch_test_data import train_and_compare
 
 amp_run, tools, work, opset = sys.argv[1:5]
 extra = sys.argv[5:]
@@ -66,7 +64,6 @@ module = NewOps()
 reference = copy.deepcopy(module)
 x = torch.randn(STEPS * BATCH, 6, 8)
 labels = torch.randint(0, 4, (STEPS * BATCH,))
-os.makedirs(os.path.join(work, "data"), exist_ok=True)
 path = os.path.join(work, "model.onnx")
 export_torch.export(module, F.cross_entropy, (x[:BATCH], labels[:BATCH]),
                     path, opset=int(opset))
@@ -75,33 +72,6 @@ wanted = ["Range", "ConstantOfShape", "GreaterOrEqual", "Less", "Greater",
           "Softplus", "Pad", "Tile", "Equal", "Einsum"]
 types = {n.op_type for n in onnx.load(path).graph.node}
 print("ops:", " ".join(o for o in wanted if o in types))
-np.save(os.path.join(work, "data", "x.npy"), x.numpy())
-np.save(os.path.join(work, "data", "labels.npy"), labels.numpy())
-metrics = os.path.join(work, "steps.csv")
-subprocess.run([amp_run, path, "--data", os.path.join(work, "data"),
-                "--steps", str(STEPS), "--lr", str(LR), "--progress", "none",
-                "--metrics", metrics] + extra, check=True,
-               stdout=subprocess.DEVNULL)
-with open(metrics) as f:
-    ours = [float(r["loss"]) for r in csv.DictReader(f)]
-
-opt = torch.optim.SGD(reference.parameters(), lr=LR)
-reference.train()
-theirs = []
-for s in range(STEPS):
-    xb, yb = x[s * BATCH:(s + 1) * BATCH], labels[s * BATCH:(s + 1) * BATCH]
-    loss = F.cross_entropy(reference(xb), yb)
-    theirs.append(loss.item())
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-
-tol = 5e-2 if extra else 1e-5
-failed = len(ours) != STEPS
-for s, (a, b) in enumerate(zip(ours, theirs)):
-    rel = abs(a - b) / abs(b)
-    ok = np.isfinite(a) and rel <= tol
-    failed |= not ok
-    print("%s step %d: amp-run %.7g, torch %.7g, rel %.1e"
-          % ("PASS" if ok else "FAIL", s, a, b, rel))
-sys.exit(1 if failed else 0)
+ok = train_and_compare(amp_run, path, reference, x, labels, STEPS, BATCH, LR,
+                       work, extra, 5e-2 if extra else 1e-5)
+sys.exit(0 if ok else 1)
