@@ -36,7 +36,9 @@ public:
   NodeBinder &n;
   int64_t gates; // 4 for LSTM (i o f c), 3 for GRU (z r h)
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, layout = 0;
+  bool reverse = false;
   Type elem;
+  Value x, w, r; // X in layout 0, and the node's W and R
 
   /// Rows [begin, end) of dimension `axis` of `v`.
   Value slice(Value v, int64_t axis, int64_t begin, int64_t end) {
@@ -44,17 +46,17 @@ public:
     SmallVector<int64_t> s(t.getRank(), 0), e(t.getShape()), st(t.getRank(), 1);
     s[axis] = begin;
     e[axis] = end;
-    auto r = n.create1<graph::SliceOp>(
+    auto res = n.create1<graph::SliceOp>(
         v, {n.named("starts", n.b.getDenseI64ArrayAttr(s)),
             n.named("ends", n.b.getDenseI64ArrayAttr(e)),
             n.named("steps", n.b.getDenseI64ArrayAttr(st))});
-    return succeeded(r) ? *r : Value();
+    return succeeded(res) ? *res : Value();
   }
 
   template <typename OpTy>
   Value op(ValueRange operands, ArrayRef<NamedAttribute> attrs = {}) {
-    auto r = n.create1<OpTy>(operands, attrs);
-    return succeeded(r) ? *r : Value();
+    auto res = n.create1<OpTy>(operands, attrs);
+    return succeeded(res) ? *res : Value();
   }
 
   /// a [M, K] times b [N, K] transposed, plus c broadcast to [M, N].
@@ -94,8 +96,7 @@ public:
 
   /// Checks X, W, R and the attributes both ops share, and reads the
   /// sizes. X comes back as [seq, batch, input].
-  LogicalResult prepare(Value &x, Value w, Value r, bool &reverse,
-                        bool &bidirectional, int64_t &layout) {
+  LogicalResult prepare() {
     for (StringRef a : {"activations", "activation_alpha", "activation_beta"})
       if (n.attr(a))
         return n.error() << "attribute '" << a
@@ -111,12 +112,10 @@ public:
                        << "' is not forward, reverse or bidirectional",
              failure();
     reverse = direction == "reverse";
-    bidirectional = direction == "bidirectional";
-    dirs = bidirectional ? 2 : 1;
+    dirs = direction == "bidirectional" ? 2 : 1;
     layout = n.opset() >= 14 ? n.intAttr("layout", 0) : 0;
     if (layout != 0 && layout != 1)
       return n.error() << "layout must be 0 or 1, got " << layout, failure();
-    this->layout = layout;
     auto xt = n.typeOf(x);
     if (xt.getRank() != 3 || !isa<FloatType>(xt.getElementType()))
       return n.error() << "X must be a float tensor of rank 3, got " << xt,
@@ -164,6 +163,18 @@ public:
                        << "at most " << kMaxSteps << " at compile time",
              failure();
     return success();
+  }
+
+  /// Reads X, W and R, checks what both ops share and sequence_lens.
+  LogicalResult begin() {
+    auto xi = n.required(0, "X"), wi = n.required(1, "W"),
+         ri = n.required(2, "R");
+    if (failed(xi) || failed(wi) || failed(ri))
+      return failure();
+    x = *xi;
+    w = *wi;
+    r = *ri;
+    return failure(failed(prepare()) || failed(checkSequenceLens(4)));
   }
 
   /// sequence_lens, when given, must be a constant of the whole length.
@@ -269,14 +280,14 @@ public:
   }
 
   /// Y in the node's layout: [seq, dirs, B, H], or [B, seq, dirs, H].
-  Value layoutY(Value y, int64_t layout) {
+  Value layoutY(Value y) {
     if (!y || layout == 0)
       return y;
     return op<graph::TransposeOp>(
         y, {n.named("perm", n.b.getDenseI64ArrayAttr({2, 0, 1, 3}))});
   }
   /// Y_h/Y_c in the node's layout: [dirs, B, H], or [B, dirs, H].
-  Value layoutState(Value s, int64_t layout) {
+  Value layoutState(Value s) {
     if (!s || layout == 0)
       return s;
     return op<graph::TransposeOp>(
@@ -285,15 +296,8 @@ public:
 };
 
 FailureOr<SmallVector<Value>> convertLSTM(NodeBinder &n) {
-  auto x = n.required(0, "X"), w = n.required(1, "W"), r = n.required(2, "R");
-  if (failed(x) || failed(w) || failed(r))
-    return failure();
   Unroller u(n, 4);
-  Value xv = *x;
-  bool reverse, bidirectional;
-  int64_t layout;
-  if (failed(u.prepare(xv, *w, *r, reverse, bidirectional, layout)) ||
-      failed(u.checkSequenceLens(4)))
+  if (failed(u.begin()))
     return failure();
   if (n.intAttr("input_forget", 0))
     return n.error() << "attribute 'input_forget' is not supported", failure();
@@ -309,7 +313,7 @@ FailureOr<SmallVector<Value>> convertLSTM(NodeBinder &n) {
   SmallVector<SmallVector<Value>> outputs;
   SmallVector<Value> lastH, lastC;
   for (int64_t d = 0; d < u.dirs; ++d) {
-    Value wd = u.ofDirection(*w, d), rd = u.ofDirection(*r, d), wb, rb;
+    Value wd = u.ofDirection(u.w, d), rd = u.ofDirection(u.r, d), wb, rb;
     if (!wd || !rd || failed(u.biases(3, d, wb, rb)))
       return failure();
     Value bias = wb ? u.add(wb, rb) : Value();
@@ -324,11 +328,11 @@ FailureOr<SmallVector<Value>> convertLSTM(NodeBinder &n) {
       if (!pi || !po || !pf)
         return failure();
     }
-    Value xw = u.inputProjection(xv, wd, bias);
+    Value xw = u.inputProjection(u.x, wd, bias);
     Value h = u.initial(5, d), c = u.initial(6, d);
     if (!xw || !h || !c)
       return failure();
-    bool backwards = reverse || d == 1;
+    bool backwards = u.reverse || d == 1;
     SmallVector<Value> hs(u.seq);
     for (int64_t k = 0; k < u.seq; ++k) {
       int64_t t = backwards ? u.seq - 1 - k : k;
@@ -354,30 +358,23 @@ FailureOr<SmallVector<Value>> convertLSTM(NodeBinder &n) {
     lastH.push_back(h);
     lastC.push_back(c);
   }
-  Value y = u.layoutY(u.stack(outputs), layout);
-  Value yh = u.layoutState(u.finals(lastH), layout);
-  Value yc = u.layoutState(u.finals(lastC), layout);
+  Value y = u.layoutY(u.stack(outputs));
+  Value yh = u.layoutState(u.finals(lastH));
+  Value yc = u.layoutState(u.finals(lastC));
   if (!y || !yh || !yc)
     return failure();
   return SmallVector<Value>{y, yh, yc};
 }
 
 FailureOr<SmallVector<Value>> convertGRU(NodeBinder &n) {
-  auto x = n.required(0, "X"), w = n.required(1, "W"), r = n.required(2, "R");
-  if (failed(x) || failed(w) || failed(r))
-    return failure();
   Unroller u(n, 3);
-  Value xv = *x;
-  bool reverse, bidirectional;
-  int64_t layout;
-  if (failed(u.prepare(xv, *w, *r, reverse, bidirectional, layout)) ||
-      failed(u.checkSequenceLens(4)))
+  if (failed(u.begin()))
     return failure();
   bool beforeReset = n.intAttr("linear_before_reset", 0) != 0;
   SmallVector<SmallVector<Value>> outputs;
   SmallVector<Value> last;
   for (int64_t d = 0; d < u.dirs; ++d) {
-    Value wd = u.ofDirection(*w, d), rd = u.ofDirection(*r, d), wb, rb;
+    Value wd = u.ofDirection(u.w, d), rd = u.ofDirection(u.r, d), wb, rb;
     if (!wd || !rd || failed(u.biases(3, d, wb, rb)))
       return failure();
     // The input GEMM takes every bias that adds outside the reset product:
@@ -399,7 +396,7 @@ FailureOr<SmallVector<Value>> convertGRU(NodeBinder &n) {
       if (!inBias || (beforeReset && !rbh))
         return failure();
     }
-    Value xw = u.inputProjection(xv, wd, inBias);
+    Value xw = u.inputProjection(u.x, wd, inBias);
     Value h = u.initial(5, d);
     Value rzr = u.slice(rd, 0, 0, 2 * u.hidden),
           rh = u.slice(rd, 0, 2 * u.hidden, 3 * u.hidden);
@@ -407,7 +404,7 @@ FailureOr<SmallVector<Value>> convertGRU(NodeBinder &n) {
       return failure();
     Value one = n.constant(DenseElementsAttr::get(
         RankedTensorType::get({}, u.elem), n.b.getFloatAttr(u.elem, 1)));
-    bool backwards = reverse || d == 1;
+    bool backwards = u.reverse || d == 1;
     SmallVector<Value> hs(u.seq);
     for (int64_t k = 0; k < u.seq; ++k) {
       int64_t t = backwards ? u.seq - 1 - k : k;
@@ -430,8 +427,8 @@ FailureOr<SmallVector<Value>> convertGRU(NodeBinder &n) {
     outputs.push_back(hs);
     last.push_back(h);
   }
-  Value y = u.layoutY(u.stack(outputs), layout);
-  Value yh = u.layoutState(u.finals(last), layout);
+  Value y = u.layoutY(u.stack(outputs));
+  Value yh = u.layoutState(u.finals(last));
   if (!y || !yh)
     return failure();
   return SmallVector<Value>{y, yh};
