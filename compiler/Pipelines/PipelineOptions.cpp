@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstdio>
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -143,6 +144,76 @@ template <typename Derived>
 bool CompileOptions<Derived>::given(llvm::StringRef name) const {
   auto it = this->OptionsMap.find(name);
   return it != this->OptionsMap.end() && it->second->getNumOccurrences() > 0;
+}
+
+template <typename Derived>
+std::vector<std::string>
+CompileOptions<Derived>::givenIn(PipelineOptionGroup group) const {
+  std::vector<std::string> names;
+  for (const auto &entry : this->OptionsMap)
+    if (entry.second->getNumOccurrences() > 0 &&
+        llvm::is_contained(entry.second->Categories, &pipelineCategory(group)))
+      names.push_back(entry.first.str());
+  llvm::sort(names);
+  return names;
+}
+
+template <typename Derived>
+bool CompileOptions<Derived>::has(llvm::StringRef name) const {
+  return this->OptionsMap.count(name);
+}
+
+template <typename Derived>
+std::vector<std::string> CompileOptions<Derived>::names() const {
+  std::vector<std::string> out;
+  for (const auto &entry : this->OptionsMap)
+    out.push_back(entry.first.str());
+  return out;
+}
+
+template <typename Derived>
+LogicalResult CompileOptions<Derived>::set(llvm::StringRef name,
+                                           llvm::StringRef text,
+                                           std::string &error) {
+  if (!has(name)) {
+    error = "no option named '" + name.str() + "'";
+    return failure();
+  }
+  // A value with a space is quoted, as a pipeline string quotes it.
+  std::string spec = name.str() + "=";
+  spec += text.contains(' ') ? "\"" + text.str() + "\"" : text.str();
+  // llvm::cl's parsers report a bad value on llvm::errs(), whatever stream
+  // parseFromString is given: stderr is sent to a temporary file for the
+  // call, and the message taken from there.
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  llvm::errs().flush();
+  std::fflush(stderr);
+  std::FILE *captured = std::tmpfile();
+  int saved = captured ? ::dup(2) : -1;
+  if (saved >= 0)
+    ::dup2(::fileno(captured), 2);
+  bool ok = succeeded(this->parseFromString(spec, os));
+  llvm::errs().flush();
+  if (saved >= 0) {
+    ::dup2(saved, 2);
+    ::close(saved);
+    std::rewind(captured);
+    char buffer[512];
+    while (size_t n = std::fread(buffer, 1, sizeof(buffer), captured))
+      message.append(buffer, n);
+  }
+  if (captured)
+    std::fclose(captured);
+  if (ok)
+    return success();
+  // "PROGRAM: for the --amp option: ..." without the program's name (the
+  // parser's, or none), as amp-run prints it after its own.
+  llvm::StringRef m = llvm::StringRef(message).trim();
+  if (size_t at = m.find(": for the --"); at != llvm::StringRef::npos)
+    m = m.drop_front(at + 2);
+  error = m.empty() ? "'" + text.str() + "' is not a valid value" : m.str();
+  return failure();
 }
 
 template struct CompileOptions<InferPipelineOptions>;

@@ -111,6 +111,17 @@ struct CompileOptions : mlir::PassPipelineOptions<Derived> {
   /// The flag names given (on the command line, in a pipeline string, or
   /// added as occurrences).
   bool given(llvm::StringRef name) const;
+  /// The names of the options of `group` that were given, in name order.
+  std::vector<std::string> givenIn(PipelineOptionGroup group) const;
+  /// Whether an option is named `name` ("amp-dtype").
+  bool has(llvm::StringRef name) const;
+  /// Every option's name.
+  std::vector<std::string> names() const;
+  /// Sets option `name` from `text` as a pipeline string would ("bf16";
+  /// a list comma-separated) and records it as given. The error says what
+  /// is wrong with the value.
+  mlir::LogicalResult set(llvm::StringRef name, llvm::StringRef text,
+                          std::string &error);
 
 private:
   std::vector<std::string> helpTexts_;

@@ -45,16 +45,26 @@ int64_t labelAt(const rt::HostTensor &t, int64_t i) {
 
 TrainLoop::TrainLoop(rt::Session &train, rt::Session *eval, rt::StepInfo step,
                      BatchSource &data, BatchSource *test, LoopOptions options)
-    : train_(train), eval_(eval), step_(std::move(step)), data_(data),
-      test_(test), o_(std::move(options)) {
+    : TrainLoop(train, std::move(step),
+                data.specs().empty() || data.specs()[0].shape.empty()
+                    ? 1
+                    : data.specs()[0].shape[0],
+                std::move(options)) {
+  eval_ = eval;
+  data_ = &data;
+  test_ = test;
+}
+
+TrainLoop::TrainLoop(rt::Session &train, rt::StepInfo step, int64_t batch,
+                     LoopOptions options)
+    : train_(train), eval_(nullptr), step_(std::move(step)), data_(nullptr),
+      test_(nullptr), o_(std::move(options)), batch_(batch) {
   history_.stepColumns = {"step",     "loss",       "step_time_ms",
                           "input_ms", "loss_scale", "skipped"};
   if (o_.checksumState)
     history_.stepColumns.push_back("state_checksum");
   history_.evalColumns = {"step",      "epoch",         "train_loss",
                           "test_loss", "test_accuracy", "samples_per_s"};
-  if (!data_.specs().empty() && !data_.specs()[0].shape.empty())
-    batch_ = data_.specs()[0].shape[0];
 }
 
 int TrainLoop::fail(const std::string &msg) {
@@ -188,9 +198,9 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
   return rt::Status::ok();
 }
 
-rt::Status TrainLoop::saveCheckpoint(int64_t stepsDone) {
+rt::Status TrainLoop::saveCheckpoint(const std::string &dir) {
   Checkpoint c;
-  c.step = stepsDone;
+  c.step = stepsDone();
   c.config = o_.config;
   for (const rt::BindingInfo &b : train_.function().params) {
     rt::TensorView v;
@@ -202,8 +212,8 @@ rt::Status TrainLoop::saveCheckpoint(int64_t stepsDone) {
   c.stepRows = history_.stepRows;
   c.evalColumns = history_.evalColumns;
   c.evalRows = history_.evalRows;
-  AMPC_RETURN_IF_ERROR(tools::writeCheckpoint(o_.checkpointDir, c));
-  savedStep_ = stepsDone;
+  AMPC_RETURN_IF_ERROR(tools::writeCheckpoint(dir, c));
+  savedStep_ = c.step;
   return rt::Status::ok();
 }
 
@@ -222,7 +232,7 @@ int TrainLoop::stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
     saved = "no checkpoint written (--checkpoint DIR was not given)";
   } else {
     if (savedStep_ != stepsDone)
-      if (rt::Status st = saveCheckpoint(stepsDone); !st)
+      if (rt::Status st = saveCheckpoint(o_.checkpointDir); !st)
         return fail("--checkpoint: " + st.message() + " (" + what + ")");
     saved = "checkpoint written to " + checkpointPath(o_.checkpointDir) +
             " (continue with --resume " + o_.checkpointDir + ")";
@@ -336,7 +346,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
   // The train loss: the mean finite step loss of the epoch so far (without
   // epochs: since the last evaluation), so that an evaluation at the end of
   // a run cut mid-epoch does not change the next epoch's figure.
-  int64_t spe = data_.stepsPerEpoch();
+  int64_t spe = data_->stepsPerEpoch();
   int64_t prevEval =
       history_.evalRows.empty()
           ? 0
@@ -389,7 +399,51 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
   return rt::Status::ok();
 }
 
+rt::Status TrainLoop::step(const std::vector<Feed> &batch, bool probe,
+                           StepOutcome &out) {
+  int64_t s = stepsDone();
+  out.scale = currentScale();
+  out.updates = (s + 1) % step_.accumulate == 0;
+  auto inputStart = Clock::now();
+  for (const Feed &feed : batch)
+    AMPC_RETURN_IF_ERROR(train_.setInput(feed.first, feed.second));
+  train_.setNonFiniteProbe(probe);
+  std::string where = o_.modelPath + ": step " + std::to_string(s) + ": ";
+  // The batch's copy to the device is timed apart from the step (input_ms),
+  // as the PyTorch peer times its .to(device) (bench/gpu/torch_peer.py).
+  if (rt::Status st = train_.waitForInputs(); !st)
+    return rt::Status::error(where + st.message());
+  auto runStart = Clock::now();
+  double inputMs = seconds(inputStart, runStart) * 1e3;
+  if (rt::Status st = train_.run(); !st)
+    return rt::Status::error(where + st.message());
+  // A GPU session's run() only enqueues the step; reading the loss waits
+  // for it, so the clock stops after that read.
+  rt::TensorView lv;
+  AMPC_RETURN_IF_ERROR(train_.output(step_.loss, lv));
+  out.loss = rt::elementAsDouble(lv, 0);
+  out.overflow = false;
+  if (step_.checksOverflow) {
+    rt::TensorView fv;
+    AMPC_RETURN_IF_ERROR(train_.output(kFoundInf, fv));
+    out.overflow = rt::elementAsDouble(fv, 0) != 0;
+  }
+  double ms = seconds(runStart, Clock::now()) * 1e3;
+  times_.push_back(ms);
+  inputTimes_.push_back(inputMs);
+  std::vector<double> row = {
+      static_cast<double>(s),  out.loss, ms, inputMs, out.scale,
+      out.overflow ? 1.0 : 0.0};
+  if (o_.checksumState)
+    row.push_back(stateChecksum());
+  history_.stepRows.push_back(std::move(row));
+  return rt::Status::ok();
+}
+
 int TrainLoop::run() {
+  if (!data_)
+    return fail("the loop has no data source: its caller feeds it through "
+                "step()");
   std::unique_ptr<MetricsWriter> metrics, evalMetrics;
   if (!o_.metrics.empty())
     if (rt::Status s =
@@ -416,8 +470,9 @@ int TrainLoop::run() {
   if (rt::Status s = flushEval(); !s)
     return fail("--eval-metrics: " + s.message());
 
-  progress_ = std::make_unique<Progress>(
-      o_.progress, o_.run, o_.steps, firstStep_, data_.stepsPerEpoch(), batch_);
+  progress_ =
+      std::make_unique<Progress>(o_.progress, o_.run, o_.steps, firstStep_,
+                                 data_->stepsPerEpoch(), batch_);
   // Overflowing updates in a row, as far as the history goes back.
   int64_t overflowRun = 0;
   for (int64_t s = 0; s < static_cast<int64_t>(history_.stepRows.size()); ++s)
@@ -436,68 +491,40 @@ int TrainLoop::run() {
 
   std::vector<rt::HostTensor> scratch;
   const std::vector<rt::HostTensor> *batch = nullptr;
-  int64_t spe = data_.stepsPerEpoch();
+  std::vector<Feed> feeds;
+  int64_t spe = data_->stepsPerEpoch();
   double periodSeconds = 0;
   // From here on SIGINT and SIGTERM end the run between steps, state saved.
   InterruptScope interrupts;
   for (int64_t s = firstStep_; s < o_.steps; ++s) {
     auto start = Clock::now();
-    if (rt::Status st = data_.batch(s, scratch, batch); !st)
+    if (rt::Status st = data_->batch(s, scratch, batch); !st)
       return fail("--data: step " + std::to_string(s) + ": " + st.message());
-    double scale = currentScale();
-    auto inputStart = Clock::now();
-    for (const rt::HostTensor &t : *batch)
-      // setInput copies the bytes: the view need not be writable.
-      if (rt::Status st = train_.setInput(
-              t.name, rt::TensorView{t.dtype, t.shape,
-                                     const_cast<uint8_t *>(t.bytes.data())});
-          !st)
-        return fail(st.message());
+    bool updates = (s + 1) % step_.accumulate == 0;
     // The step that would reach --max-overflow-steps runs with the probe
     // that finds the first kernel to write an inf or NaN. Only every
     // accumulate-th step updates, and only an update checks.
-    bool updates = (s + 1) % step_.accumulate == 0;
     bool probe = step_.checksOverflow && o_.maxOverflowSteps > 0 && updates &&
                  overflowRun + 1 >= o_.maxOverflowSteps;
-    train_.setNonFiniteProbe(probe || numerics.has_value());
-    // The batch's copy to the device is timed apart from the step (input_ms),
-    // as the PyTorch peer times its .to(device) (bench/gpu/torch_peer.py).
-    if (rt::Status st = train_.waitForInputs(); !st)
-      return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
-                  st.message());
-    auto runStart = Clock::now();
-    double inputMs = seconds(inputStart, runStart) * 1e3;
-    if (rt::Status st = train_.run(); !st)
-      return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
-                  st.message());
-    // A GPU session's run() only enqueues the step; reading the loss waits
-    // for it, so the clock stops after that read.
-    rt::TensorView lv;
-    if (rt::Status st = train_.output(step_.loss, lv); !st)
+    feeds.clear();
+    for (const rt::HostTensor &t : *batch)
+      // setInput copies the bytes: the view need not be writable.
+      feeds.emplace_back(t.name,
+                         rt::TensorView{t.dtype, t.shape,
+                                        const_cast<uint8_t *>(t.bytes.data())});
+    StepOutcome outcome;
+    if (rt::Status st = step(feeds, probe || numerics.has_value(), outcome);
+        !st)
       return fail(st.message());
-    double loss = rt::elementAsDouble(lv, 0);
-    bool overflow = false;
-    if (step_.checksOverflow) {
-      rt::TensorView fv;
-      if (rt::Status st = train_.output(kFoundInf, fv); !st)
-        return fail(st.message());
-      overflow = rt::elementAsDouble(fv, 0) != 0;
-    }
-    auto end = Clock::now();
-    double ms = seconds(runStart, end) * 1e3;
-    times_.push_back(ms);
-    runSeconds_ += seconds(start, end);
-    periodSeconds += seconds(start, end);
+    double loss = outcome.loss, scale = outcome.scale;
+    bool overflow = outcome.overflow;
+    double taken = seconds(start, Clock::now());
+    runSeconds_ += taken;
+    periodSeconds += taken;
     if (updates)
       overflowRun = overflow ? overflowRun + 1 : 0;
-    inputTimes_.push_back(inputMs);
-    std::vector<double> row = {static_cast<double>(s), loss, ms, inputMs, scale,
-                               overflow ? 1.0 : 0.0};
-    if (o_.checksumState)
-      row.push_back(stateChecksum());
-    history_.stepRows.push_back(row);
     if (metrics)
-      if (rt::Status st = metrics->row(row); !st)
+      if (rt::Status st = metrics->row(history_.stepRows.back()); !st)
         return fail("--metrics: " + st.message());
     progress_->update(s, loss, step_.checksOverflow ? scale : NAN);
 
@@ -545,7 +572,7 @@ int TrainLoop::run() {
     if (!o_.checkpointDir.empty() &&
         (done == o_.steps ||
          (o_.checkpointEvery > 0 ? done % o_.checkpointEvery == 0 : epochEnd)))
-      if (rt::Status st = saveCheckpoint(done); !st)
+      if (rt::Status st = saveCheckpoint(o_.checkpointDir); !st)
         return fail("--checkpoint: " + st.message());
     // After the evaluation this step owes, which a resumed run would not
     // make up for. A signal during the last step lets the run finish: a

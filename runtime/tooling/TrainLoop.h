@@ -81,14 +81,39 @@ public:
   /// sources must outlive the loop.
   TrainLoop(rt::Session &train, rt::Session *eval, rt::StepInfo step,
             BatchSource &data, BatchSource *test, LoopOptions options);
+  /// A loop whose batches its caller feeds through step() (the Python
+  /// module): no data source, no evaluation; `batch` is the batch size.
+  TrainLoop(rt::Session &train, rt::StepInfo step, int64_t batch,
+            LoopOptions options);
+
+  /// An input's name and a host view of its bytes.
+  using Feed = std::pair<std::string, rt::TensorView>;
+  /// What one step did.
+  struct StepOutcome {
+    double loss = 0;
+    bool overflow = false; // found_inf: the update was skipped
+    bool updates = false;  // the step ends an accumulation (it may update)
+    double scale = 1;      // the loss scale it ran with
+  };
+  /// Runs step `stepsDone()` on `batch` (every graph input, once) and
+  /// appends its history row; `probe` turns the non-finite probe on for it
+  /// (Session::setNonFiniteProbe). run() steps through this.
+  rt::Status step(const std::vector<Feed> &batch, bool probe, StepOutcome &out);
+  /// Steps done: the next step's index.
+  int64_t stepsDone() const {
+    return static_cast<int64_t>(history_.stepRows.size());
+  }
+  /// Writes every parameter of the step and the history, at stepsDone(),
+  /// into DIR/checkpoint.ampc with options().config.
+  rt::Status saveCheckpoint(const std::string &dir);
 
   /// Continues from `ckpt` (read and config-checked by the caller): every
   /// parameter of the step is restored and the history is taken over.
   /// Nothing is changed when the checkpoint does not fit the step.
   rt::Status resume(const Checkpoint &ckpt, const std::string &dir);
 
-  /// Runs the remaining steps; returns the process exit code after printing
-  /// any error.
+  /// Runs the remaining steps on the data source's batches; returns the
+  /// process exit code after printing any error.
   int run();
 
   const History &history() const { return history_; }
@@ -113,7 +138,6 @@ public:
 
 private:
   rt::Status evaluate(int64_t stepsDone, double periodSeconds);
-  rt::Status saveCheckpoint(int64_t stepsDone);
   /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h) with the state of
   /// `stepsDone` steps, fewer than the run's, saved; returns the exit code,
   /// 128 + sig.
@@ -125,7 +149,7 @@ private:
   rt::Session &train_;
   rt::Session *eval_;
   rt::StepInfo step_;
-  BatchSource &data_;
+  BatchSource *data_; // null: fed through step()
   BatchSource *test_;
   LoopOptions o_;
   History history_;

@@ -11,7 +11,7 @@ using namespace mlir;
 
 namespace ampc::tools {
 
-static llvm::json::Object toJson(const ArenaBytes &b) {
+llvm::json::Object toJson(const ArenaBytes &b) {
   // The first five are the fields of the first report; their names stay.
   return llvm::json::Object{
       {"arena_bytes", b.arena},

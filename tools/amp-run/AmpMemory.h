@@ -9,11 +9,16 @@
 
 #include "tools/amp-run/StepMemory.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
 
 namespace ampc::tools {
+
+/// The figures under the names the report gives them ("arena_bytes",
+/// "saved_for_backward_bytes", ...).
+llvm::json::Object toJson(const ArenaBytes &bytes);
 
 /// Adds `"memory": {"f32": {...}, "amp": {...}}` to the report amp-auto-cast
 /// wrote at `path`, rewriting it atomically.

@@ -19,6 +19,7 @@
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/ProgramIO.h"
+#include "tools/amp-run/RunSetup.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -94,29 +95,17 @@ int runInference(mlir::OwningOpRef<mlir::ModuleOp> module,
     rt::HostTensor t;
     if (rt::Status s = rt::readTensorFile(path, t); !s)
       return fail("--input " + name + ": " + s.message());
-    // NumPy has no bfloat16: an f32 file feeds a bf16 input, rounded to
-    // nearest even. Every other dtype must match exactly.
-    std::optional<rt::HostTensor> before;
-    if (t.dtype == rt::DType::F32 && want.dtype == rt::DType::BF16) {
-      before = t;
-      if (rt::Status s = rt::convertTo(t, rt::DType::BF16); !s)
-        return fail("--input " + name + ": " + s.message());
-    }
-    if (t.dtype != want.dtype || t.shape != want.shape)
-      return fail("--input " + name + ": '" + path + "' holds " + t.typeStr() +
-                  ", but the model's input '" + name + "' is " +
-                  want.typeStr());
     if (given.count(name))
       return fail("--input " + name + " is given twice");
-    // A NaN or inf input is refused like a training sample.
-    rt::TensorView beforeView;
-    if (before)
-      beforeView = before->view();
-    if (rt::Status s = checkFinite(t.view(), /*samples=*/false,
-                                   before ? &beforeView : nullptr);
+    rt::TensorView value = t.view();
+    rt::HostTensor converted;
+    if (rt::Status s =
+            checkFeedValue(want, name, "--input " + name + ": '" + path + "'",
+                           /*samples=*/false, value, converted);
         !s)
-      return fail("--input " + name + ": " + path + ": " + s.message() +
-                  "; the data must be finite");
+      return fail(s.message());
+    if (value.data != t.view().data)
+      t = std::move(converted);
     given[name] = std::move(t);
   }
   std::string missing;

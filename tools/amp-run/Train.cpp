@@ -20,6 +20,7 @@
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/ProgramIO.h"
+#include "tools/amp-run/RunSetup.h"
 #include "tools/amp-run/TrainStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -77,44 +78,6 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   return writeProgramFile(*module, o.outputFile, w);
 }
 
-/// The graph inputs of the imported @forward: what a batch must hold.
-rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
-  auto f = module.lookupSymbol<mlir::func::FuncOp>("forward");
-  if (!f)
-    return rt::Status::error("the imported module has no @forward");
-  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-    if (f.getArgAttr(i, "onnx.initializer"))
-      continue;
-    auto name = f.getArgAttrOfType<mlir::StringAttr>(i, "onnx.name");
-    auto type = dyn_cast<mlir::RankedTensorType>(f.getArgument(i).getType());
-    if (!name || !type || !type.hasStaticShape())
-      return rt::Status::error("graph input " + std::to_string(i) +
-                               " has no static shape (give it with --shape)");
-    std::optional<rt::DType> d = runtimeDType(type.getElementType());
-    if (!d)
-      return rt::Status::error("graph input '" + name.getValue().str() +
-                               "' has an element type training data cannot "
-                               "feed");
-    if (type.getRank() == 0)
-      return rt::Status::error("input '" + name.getValue().str() +
-                               "' is a scalar; training data needs a batch "
-                               "axis 0");
-    out.push_back({name.getValue().str(), *d,
-                   rt::Shape(type.getShape().begin(), type.getShape().end()),
-                   0});
-  }
-  if (out.empty())
-    return rt::Status::error("the model has no graph inputs to feed");
-  return rt::Status::ok();
-}
-
-std::string runLabel(const std::optional<AmpAutoCastPassOptions> &amp) {
-  if (!amp || amp->level == AmpLevel::O0)
-    return "f32";
-  return ("AMP " + stringifyEnum(amp->level) + " " + stringifyEnum(amp->dtype))
-      .str();
-}
-
 PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
   PlotRun r;
   r.label = label;
@@ -132,23 +95,6 @@ PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
     r.testAccuracy.push_back(row[TrainLoop::kTestAccuracy]);
   }
   return r;
-}
-
-/// Whether two spellings of --data (or --test-data) name one directory:
-/// data, ./data/ and its absolute path do. Keywords (synthetic,
-/// fashion-mnist) and an empty value only match themselves.
-bool sameDataDirectory(const std::string &a, const std::string &b) {
-  if (a == b)
-    return true;
-  auto keyword = [](const std::string &v) {
-    return v.empty() || v == "synthetic" || v == "fashion-mnist";
-  };
-  if (keyword(a) || keyword(b))
-    return false;
-  std::error_code ea, eb;
-  std::filesystem::path ca = std::filesystem::weakly_canonical(a, ea),
-                        cb = std::filesystem::weakly_canonical(b, eb);
-  return !ea && !eb && ca == cb;
 }
 
 /// Sessions for the train_step of `step` and, when it was compiled, its
@@ -186,23 +132,14 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
   int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
   if (o.run.steps == 0)
-    o.run.steps = o.run.epochs > 0 ? o.run.epochs * perEpoch
-                                   : std::max<int64_t>(perEpoch, 1);
+    o.run.steps = runSteps(o.run, perEpoch);
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
   if (o.emit.empty() && o.run.steps % acc)
     return fail("--steps " + Twine(o.run.steps) + " is not a multiple of " +
                 "--accumulate " + Twine(acc) + ": the gradients of the last " +
                 Twine(o.run.steps % acc) + " steps would never be applied");
-  // ampc.step, which the schedule reads, counts updates. Only the cosine
-  // schedule has a length; the others keep the option's default, so that a
-  // run resumed with a longer --steps compiles the same step.
-  if (o.training.lrTotalSteps <= 0)
-    o.training.lrTotalSteps =
-        graph::symbolizeLrScheduleKind(o.training.lrSchedule) ==
-                graph::LrScheduleKind::Cosine
-            ? std::max<int64_t>(1, (o.run.steps + acc - 1) / acc)
-            : GraphBuildTrainingPassOptions().lrTotalSteps;
+  resolveScheduleLength(o.training, o.run.steps);
 
   if (!o.emit.empty())
     return emitStage(std::move(module), o);
@@ -235,60 +172,28 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       return fail(err);
   }
 
-  // Labels read from files are checked once, now that the step tells their
-  // range: a bad one is named by its sample in the file, before any step.
-  for (const auto &[name, classes] : step.info.classes) {
-    auto ignore = step.info.ignoreIndex.find(name);
-    std::optional<int64_t> ignoreIndex;
-    if (ignore != step.info.ignoreIndex.end())
-      ignoreIndex = ignore->second;
-    for (auto [flag, source] :
-         {std::pair<StringRef, BatchSource *>{"--data", data.train.get()},
-          {"--test-data", data.test.get()}})
-      if (source)
-        if (rt::Status s = source->checkLabels(name, classes, ignoreIndex); !s)
-          return fail(flag + ": " + s.message());
-  }
+  if (rt::Status s = checkDataLabels(step.info, data); !s)
+    return fail(s.message());
 
   std::unique_ptr<rt::Session> session, evalSession;
   if (rt::Status s =
           createSessions(step, sessionOptionsOf(o.run), session, evalSession);
       !s)
     return fail(s.message());
-  if (synthetic) {
-    // The label range of a synthetic batch is the class axis of the loss
-    // its labels feed.
-    for (InputSpec &spec : specs)
-      if (auto c = step.info.classes.find(spec.name);
-          c != step.info.classes.end())
-        spec.classes = c->second;
-    if (rt::Status s = BatchSource::synthetic(o.run.seed, specs, data.train,
-                                              o.run.syntheticBatches);
-        !s)
-      return fail("--data: " + s.message());
-  }
+  if (synthetic)
+    if (rt::Status s = openSyntheticData(o.run, step.info, specs, data); !s)
+      return fail(s.message());
 
-  // What a checkpoint must have been written with to be resumed here:
-  // every option of the compiled step, and what decides the data order.
-  std::map<std::string, std::string> config = o.compileFlags->values();
-  // What the flags resolved to in the compiled step: the schedule's length
-  // (0 in the flags: the run's updates), and the loss-scale mode (without
-  // AMP, any scaling flag means dynamic; no scaling at all is none).
-  config["--lr-total-steps"] = std::to_string(o.training.lrTotalSteps);
-  config["--loss-scale"] =
-      o.lossScale ? stringifyEnum(o.lossScale->mode).str() : "none";
-  config.merge(dataOrderConfig(o.run, data.shuffled));
-  config["--no-fuse"] = o.lowering.fuse ? "false" : "true";
-  config["--no-memory-reuse"] = o.lowering.reuseMemory ? "false" : "true";
-  const std::string programKey = "compiled-step";
-  std::string programHash = formatv("{0:x16}", step.programHash).str();
+  // What a checkpoint must have been written with to be resumed here.
+  std::map<std::string, std::string> config =
+      checkpointConfig(*o.compileFlags, o.training, o.lossScale, o.lowering,
+                       o.run, data.shuffled, step.programHash);
 
   LoopOptions lo = loopOptionsOf(o.run);
   lo.run = runLabel(o.amp);
   lo.modelPath = o.modelPath;
   lo.steps = o.run.steps;
   lo.config = config;
-  lo.config[programKey] = programHash;
   TrainLoop loop(*session, evalSession.get(), step.info, *data.train,
                  data.test.get(), lo);
 
@@ -296,33 +201,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     Checkpoint ckpt;
     if (rt::Status s = readCheckpoint(o.run.resumeDir, ckpt); !s)
       return fail("--resume: " + s.message());
-    std::map<std::string, std::string> written = ckpt.config;
-    auto hash = written.find(programKey);
-    std::string writtenHash = hash == written.end() ? "" : hash->second;
-    if (hash != written.end())
-      written.erase(hash);
-    // The checkpoint keeps the data directories as its run wrote them; one
-    // written otherwise here (./data/, an absolute path) is the same data.
-    // A relative path is resolved against this run's directory.
-    for (const char *key : {"--data", "--test-data"}) {
-      auto w = written.find(key);
-      auto c = config.find(key);
-      if (w != written.end() && c != config.end() &&
-          sameDataDirectory(w->second, c->second))
-        w->second = c->second;
-    }
-    ckpt.config = written;
-    if (rt::Status s = checkConfig(ckpt, config, o.run.resumeDir); !s)
-      return fail(
-          "--resume: " + s.message() +
-          (s.message().find("--lr-total-steps") != std::string::npos
-               ? " (a cosine schedule's length is the run's: give both runs "
-                 "the same --lr-total-steps to extend a run)"
-               : ""));
-    if (writtenHash != programHash)
-      return fail("--resume: " + o.run.resumeDir +
-                  ": the checkpoint was written by a different training step "
-                  "(same options, but another model file or ampc version)");
+    if (rt::Status s = checkResumable(ckpt, config, o.run.resumeDir); !s)
+      return fail("--resume: " + s.message());
     if (ckpt.step >= o.run.steps)
       return fail("--resume: " + o.run.resumeDir + " is at step " +
                   Twine(ckpt.step) + " and the run has " + Twine(o.run.steps) +

@@ -7,6 +7,7 @@
 #include "tools/amp-run/ProgramIO.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "runtime/io/TensorFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -23,6 +24,36 @@ LogicalResult failStep(const llvm::Twine &msg) {
 }
 
 } // namespace
+
+rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
+  auto f = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!f)
+    return rt::Status::error("the imported module has no @forward");
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    if (f.getArgAttr(i, "onnx.initializer"))
+      continue;
+    auto name = f.getArgAttrOfType<mlir::StringAttr>(i, "onnx.name");
+    auto type = dyn_cast<mlir::RankedTensorType>(f.getArgument(i).getType());
+    if (!name || !type || !type.hasStaticShape())
+      return rt::Status::error("graph input " + std::to_string(i) +
+                               " has no static shape (give it with --shape)");
+    std::optional<rt::DType> d = runtimeDType(type.getElementType());
+    if (!d)
+      return rt::Status::error("graph input '" + name.getValue().str() +
+                               "' has an element type training data cannot "
+                               "feed");
+    if (type.getRank() == 0)
+      return rt::Status::error("input '" + name.getValue().str() +
+                               "' is a scalar; training data needs a batch "
+                               "axis 0");
+    out.push_back({name.getValue().str(), *d,
+                   rt::Shape(type.getShape().begin(), type.getShape().end()),
+                   0});
+  }
+  if (out.empty())
+    return rt::Status::error("the model has no graph inputs to feed");
+  return rt::Status::ok();
+}
 
 LogicalResult compileStep(OwningOpRef<ModuleOp> module,
                           const std::string &modelPath,

@@ -12,6 +12,7 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "runtime/Program.h"
+#include "runtime/tooling/TrainData.h"
 #include "tools/amp-run/AmpMemory.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -37,6 +38,9 @@ struct CompiledStep {
   ArenaBytes trainArena;                // the planned arena of train_step
   uint64_t programHash = 0; // FNV-1a of the train_step Program's bytes
 };
+
+/// The graph inputs of the imported @forward: what a batch must hold.
+rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out);
 
 /// Compiles `module` (the imported model, consumed) into `out`; returns
 /// failure after the diagnostics were printed.

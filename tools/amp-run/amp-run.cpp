@@ -30,6 +30,7 @@
 #include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
 #include "tools/amp-run/RunFlagsCl.h"
+#include "tools/amp-run/RunSetup.h"
 #include "tools/amp-run/Train.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -174,51 +175,32 @@ bool splitSpec(StringRef spec, StringRef flag, std::string &name,
   return true;
 }
 
-/// Options a model's metadata may set (`ampc.train.<option>`): the training
-/// recipe, nothing that names files or changes what is run.
-constexpr StringLiteral kRecipeOptions[] = {
-    "optimizer",      "lr",          "momentum",     "dampening",
-    "beta1",          "beta2",       "epsilon",      "weight-decay",
-    "lr-decay",       "lr-schedule", "lr-step-size", "lr-gamma",
-    "lr-total-steps", "lr-min",      "epochs",       "steps",
-    "accumulate",     "loss"};
-
 /// Applies the model's recipe to the options the user left unset and says
 /// so on `os`; returns false after printing an error.
 bool applyRecipe(const ampc::tools::RunOptions &run, raw_ostream &os) {
-  std::vector<std::pair<std::string, std::string>> props;
-  std::string err;
-  if (!ampc::readOnnxMetadata(modelPath, props, err)) {
-    fail(err);
+  auto file = MemoryBuffer::getFile(modelPath, /*IsText=*/false);
+  if (!file) {
+    fail("cannot read '" + modelPath + "': " + file.getError().message());
+    return false;
+  }
+  std::vector<std::pair<std::string, std::string>> recipe;
+  if (rt::Status s =
+          ampc::tools::readRecipe((*file)->getBuffer(), modelPath, recipe);
+      !s) {
+    fail(s.message());
     return false;
   }
   auto &registered = cl::getRegisteredOptions();
-  // The run's length is one choice: a user's --steps overrides the recipe's
-  // --epochs as well.
-  bool lengthGiven = run.isGiven("steps") || run.isGiven("epochs");
   std::string applied;
-  for (const auto &[key, value] : props) {
-    StringRef name(key);
-    if (!name.consume_front("ampc.train."))
-      continue;
-    if (!llvm::is_contained(kRecipeOptions, name)) {
-      fail(modelPath + ": metadata '" + key + "' names no option a recipe " +
-           "may set (" + join(ArrayRef(kRecipeOptions), ", ") + ")");
-      return false;
-    }
+  for (const auto &[name, value] : recipe) {
     cl::Option *opt = registered.lookup(name);
-    // Synthetic data has no epochs: a recipe's length in epochs is for the
-    // data it was tuned on.
-    if (opt->getNumOccurrences() ||
-        ((name == "steps" || name == "epochs") && lengthGiven) ||
-        (name == "epochs" && run.data == "synthetic"))
+    if (!ampc::tools::recipeApplies(name, run, opt->getNumOccurrences() > 0))
       continue;
     if (opt->addOccurrence(0, name, value)) {
-      fail(modelPath + ": metadata '" + key + "' = '" + value +
-           "' is not a valid --" + name + " value");
+      fail(ampc::tools::badRecipeValue(modelPath, name, value));
       return false;
     }
-    applied += " --" + name.str() + " " + value;
+    applied += " --" + name + " " + value;
   }
   if (!applied.empty())
     os << "amp-run: recipe from " << modelPath << ":" << applied
@@ -293,25 +275,16 @@ int main(int argc, char **argv) {
                 "O1|O2|O3");
   // Opened before anything is compiled: a missing GPU is the one line the
   // user sees.
-  uint64_t deviceMemory = 0;
-  if (rt::Status s = rt::Session::openDevice(run.device, deviceMemory); !s)
-    return fail("--device " + run.device + ": " + s.message());
-  if (rt::Status s = rt::cpu::checkThreadCount(run.threads); !s)
-    return fail("--threads: " + s.message());
-  // The device's memory unless told otherwise: a step that cannot fit is
-  // refused when it is compiled, naming what is too large.
-  uint64_t budget = deviceMemory;
-  if (run.isGiven("memory-budget"))
-    budget = ampc::tools::memoryBudgetBytes(run.memoryBudget);
+  uint64_t budget = 0;
+  if (rt::Status s = ampc::tools::openRunDevice(run, budget); !s)
+    return fail(s.message());
   if (repeat == 0)
     return fail("--repeat must be at least 1");
-  if (compileFlags.amp == ampc::AmpLevel::O0)
-    for (auto &[name, opt] : cl::getRegisteredOptions())
-      if (opt->getNumOccurrences() && name != "amp" && name != "amp-report" &&
-          llvm::is_contained(opt->Categories, &ampCat))
-        return fail("--" + name +
-                    " shapes what AMP does, and without --amp O1|O2|O3 "
-                    "there is none: give --amp or leave it out");
+  if (rt::Status s = ampc::tools::checkAmpOptionsNeedAmp(
+          compileFlags.amp,
+          compileFlags.givenIn(ampc::PipelineOptionGroup::Amp));
+      !s)
+    return fail(s.message());
   if (!plotFile.empty() && !StringRef(plotFile).ends_with(".svg"))
     return fail("--plot: plot file " + plotFile +
                 ": the plot is an SVG; the name must end in .svg");
@@ -393,16 +366,9 @@ int main(int argc, char **argv) {
   std::optional<ampc::AmpAutoCastPassOptions> amp =
       compileFlags.autoCastOptions(ampReport);
 
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, ampc::onnx::OnnxDialect,
-                  ampc::graph::GraphDialect, ampc::amp::AmpDialect,
-                  ampc::rtir::RtDialect>();
-  ampc::registerGradientModels(registry);
-  mlir::MLIRContext context(registry);
-  // An error names its op and location; printing the whole function (with
-  // its weights) after it helps nobody.
-  context.printOpOnDiagnostic(false);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<mlir::MLIRContext> contextOwner =
+      ampc::tools::createCompilerContext();
+  mlir::MLIRContext &context = *contextOwner;
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
 
@@ -461,12 +427,8 @@ int main(int argc, char **argv) {
   if (train) {
     ampc::tools::TrainOptions t;
     static_cast<ampc::tools::CompiledRunOptions &>(t) = common;
-    if (compileFlags.accumulate < 1)
-      return fail("--accumulate must be >= 1, got " +
-                  Twine(compileFlags.accumulate));
-    if (compileFlags.given("lr-total-steps") && compileFlags.lrTotalSteps < 1)
-      return fail("--lr-total-steps must be >= 1, got " +
-                  Twine(compileFlags.lrTotalSteps));
+    if (rt::Status s = ampc::tools::checkTrainOptions(compileFlags); !s)
+      return fail(s.message());
     // lr-total-steps 0: the run's updates, known once the data fixes the
     // run's length.
     t.training = compileFlags.trainingOptions();

@@ -19,6 +19,15 @@ bool readOnnxMetadata(const std::string &modelPath,
     error = s.message();
     return false;
   }
+  return readOnnxMetadata(
+      llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
+                      bytes.size()),
+      modelPath, out, error);
+}
+
+bool readOnnxMetadata(llvm::StringRef bytes, const std::string &modelPath,
+                      std::vector<std::pair<std::string, std::string>> &out,
+                      std::string &error) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {

@@ -8,6 +8,8 @@
 #ifndef AMPC_COMPILER_IMPORT_ONNX_ONNXMETADATA_H
 #define AMPC_COMPILER_IMPORT_ONNX_ONNXMETADATA_H
 
+#include "llvm/ADT/StringRef.h"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +20,11 @@ namespace ampc {
 /// order. Returns false with `error` set when the file cannot be read or
 /// parsed, or a key is empty or given twice.
 bool readOnnxMetadata(const std::string &modelPath,
+                      std::vector<std::pair<std::string, std::string>> &out,
+                      std::string &error);
+
+/// The same for a model held in memory; `modelPath` names it in messages.
+bool readOnnxMetadata(llvm::StringRef bytes, const std::string &modelPath,
                       std::vector<std::pair<std::string, std::string>> &out,
                       std::string &error);
 

@@ -75,6 +75,10 @@ bool replaceData(pb::TensorProto &t, const rt::HostTensor &w,
   return true;
 }
 
+constexpr const char *kTooLarge =
+    " bytes, over protobuf's 2 GB limit for one message; models that large "
+    "keep their weights in external data files, which ampc does not write";
+
 } // namespace
 
 bool writeOnnxWithWeights(const std::string &modelPath,
@@ -82,10 +86,6 @@ bool writeOnnxWithWeights(const std::string &modelPath,
                           const std::vector<rt::HostTensor> &weights,
                           std::string &error) {
   error.clear();
-  const std::string kTooLarge =
-      " bytes, over protobuf's 2 GB limit for one message; models that "
-      "large keep their weights in external data files, which ampc does not "
-      "write";
   std::error_code ec;
   uintmax_t size = std::filesystem::file_size(modelPath, ec);
   if (ec)
@@ -96,16 +96,32 @@ bool writeOnnxWithWeights(const std::string &modelPath,
   std::vector<uint8_t> bytes;
   if (rt::Status s = rt::readFileBytes(modelPath, bytes); !s)
     return fail(error, s.message());
+  return writeOnnxWithWeights(
+      llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
+                      bytes.size()),
+      modelPath, outPath, weights, error);
+}
+
+bool writeOnnxWithWeights(llvm::StringRef modelBytes,
+                          const std::string &modelPath,
+                          const std::string &outPath,
+                          const std::vector<rt::HostTensor> &weights,
+                          std::string &error) {
+  error.clear();
+  if (modelBytes.size() > size_t(INT_MAX))
+    return fail(error, modelPath + ": the model is " +
+                           std::to_string(modelBytes.size()) + kTooLarge);
   pb::ModelProto model;
-  if (bytes.empty() ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+  if (modelBytes.empty() ||
+      !model.ParseFromArray(modelBytes.data(),
+                            static_cast<int>(modelBytes.size())) ||
       !model.has_graph())
-    return fail(error, modelPath + ": not an ONNX model (" +
-                           (bytes.empty() ? std::string("the file is empty")
-                                          : "the protobuf does not parse or "
-                                            "has no graph") +
-                           ")");
-  bytes = {};
+    return fail(error,
+                modelPath + ": not an ONNX model (" +
+                    (modelBytes.empty() ? std::string("the file is empty")
+                                        : "the protobuf does not parse or "
+                                          "has no graph") +
+                    ")");
 
   pb::GraphProto &graph = *model.mutable_graph();
   std::map<std::string, pb::TensorProto *> byName;

@@ -10,6 +10,8 @@
 
 #include "runtime/io/TensorFile.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <string>
 #include <vector>
 
@@ -33,6 +35,14 @@ namespace ampc {
 /// weight names no initializer or names one twice, or its type, dims or byte
 /// count do not match.
 bool writeOnnxWithWeights(const std::string &modelPath,
+                          const std::string &outPath,
+                          const std::vector<rt::HostTensor> &weights,
+                          std::string &error);
+
+/// The same for a model held in memory (`modelBytes`); `modelPath` names it
+/// in messages.
+bool writeOnnxWithWeights(llvm::StringRef modelBytes,
+                          const std::string &modelPath,
                           const std::string &outPath,
                           const std::vector<rt::HostTensor> &weights,
                           std::string &error);
