@@ -21,6 +21,8 @@ PACKAGES=(
   dataset-fashion-mnist
   # python tooling and peers
   python3-onnx python3-numpy python3-torch python3-torchvision
+  # the Python module `ampc` and its tests
+  pybind11-dev python3-pytest
 )
 
 missing=()
