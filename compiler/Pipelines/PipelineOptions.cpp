@@ -266,6 +266,13 @@ TrainPipelineOptions::lossScaleOptions(bool autoCast) const {
   return o;
 }
 
+GraphDataParallelPassOptions TrainPipelineOptions::dataParallelOptions() const {
+  GraphDataParallelPassOptions o;
+  o.worldSize = dataParallel;
+  o.bucketMb = bucketMb;
+  return o;
+}
+
 void registerPipelines() {
   PassPipelineRegistration<InferPipelineOptions>(
       "ampc-infer",
@@ -282,7 +289,8 @@ void registerPipelines() {
       "ampc-train",
       "Imported ONNX (onnx dialect) to rt form of @train_step: "
       "convert-onnx-to-graph{training-mode}, canonicalize, (amp-auto-cast,) "
-      "graph-build-training, (amp-loss-scale,) canonicalize, cse, "
+      "graph-build-training, (graph-data-parallel,) (amp-loss-scale,) "
+      "canonicalize, cse, "
       "(amp-fold-casts,) amp-describe-step, convert-graph-to-rt; takes "
       "amp-run's compile flags as options (amp=O2 lr=0.1 ...)",
       [](OpPassManager &pm, const TrainPipelineOptions &o) {
@@ -292,7 +300,8 @@ void registerPipelines() {
         if (training.lrTotalSteps <= 0)
           training.lrTotalSteps = GraphBuildTrainingPassOptions().lrTotalSteps;
         buildTrainingGraphPipeline(pm, training, amp,
-                                   o.lossScaleOptions(amp.has_value()));
+                                   o.lossScaleOptions(amp.has_value()),
+                                   o.dataParallelOptions());
         buildLoweringPipeline(pm, o.loweringOptions());
       });
 }

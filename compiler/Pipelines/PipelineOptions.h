@@ -263,6 +263,22 @@ struct TrainPipelineOptions : CompileOptions<TrainPipelineOptions> {
   /// of its options is given (then, without AMP, `auto` means dynamic);
   /// otherwise none.
   std::optional<AmpLossScalePassOptions> lossScaleOptions(bool autoCast) const;
+
+  Option<int64_t> dataParallel{
+      *this, "data-parallel",
+      llvm::cl::desc("Ranks whose gradients each update averages "
+                     "(graph-data-parallel; amp-run under mpirun takes the "
+                     "launch's)"),
+      llvm::cl::init(GraphDataParallelPassOptions().worldSize),
+      llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
+  Option<double> bucketMb{
+      *this, "bucket-mb",
+      llvm::cl::desc("Data parallelism: the most gradient MiB one all-reduce "
+                     "takes"),
+      llvm::cl::init(GraphDataParallelPassOptions().bucketMb),
+      llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
+  /// graph-data-parallel's options.
+  GraphDataParallelPassOptions dataParallelOptions() const;
 };
 
 } // namespace ampc

@@ -74,8 +74,13 @@ void buildInferencePipeline(OpPassManager &pm,
 
 void buildTrainingStepPipeline(
     OpPassManager &pm, const GraphBuildTrainingPassOptions &options, bool amp,
-    const std::optional<AmpLossScalePassOptions> &lossScale) {
+    const std::optional<AmpLossScalePassOptions> &lossScale,
+    const std::optional<GraphDataParallelPassOptions> &dataParallel) {
   pm.addPass(createGraphBuildTrainingPass(options));
+  // Before loss scaling, whose overflow check then reads the averaged
+  // gradients (the same on every rank).
+  if (dataParallel && dataParallel->worldSize > 1)
+    pm.addPass(createGraphDataParallelPass(*dataParallel));
   // Before canonicalization folds the seed of the backward pass.
   if (amp || lossScale)
     pm.addPass(
@@ -94,13 +99,15 @@ void buildTrainingStepPipeline(
 void buildTrainingGraphPipeline(
     OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
     const std::optional<AmpAutoCastPassOptions> &amp,
-    const std::optional<AmpLossScalePassOptions> &lossScale) {
+    const std::optional<AmpLossScalePassOptions> &lossScale,
+    const std::optional<GraphDataParallelPassOptions> &dataParallel) {
   buildGraphPipeline(pm, /*trainingMode=*/true);
   // Before differentiation, so the backward graph inherits the forward
   // precision through the gradients of the casts.
   if (amp)
     buildAutoCastPipeline(pm, *amp);
-  buildTrainingStepPipeline(pm, options, amp.has_value(), lossScale);
+  buildTrainingStepPipeline(pm, options, amp.has_value(), lossScale,
+                            dataParallel);
 }
 
 } // namespace ampc

@@ -49,16 +49,22 @@ void buildInferencePipeline(mlir::OpPassManager &pm,
 /// With AMP on, amp-loss-scale runs with `lossScale` (or its defaults:
 /// dynamic for f16, none for bf16); without AMP only when `lossScale` is
 /// given.
+/// With `dataParallel`, graph-data-parallel averages the gradients over its
+/// world size.
 void buildTrainingGraphPipeline(
     mlir::OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
     const std::optional<AmpAutoCastPassOptions> &amp = std::nullopt,
-    const std::optional<AmpLossScalePassOptions> &lossScale = std::nullopt);
+    const std::optional<AmpLossScalePassOptions> &lossScale = std::nullopt,
+    const std::optional<GraphDataParallelPassOptions> &dataParallel =
+        std::nullopt);
 
 /// The part of buildTrainingGraphPipeline after the graph (and AMP) stages:
 /// graph ops (with casts when `amp`) -> @train_step.
 void buildTrainingStepPipeline(
     mlir::OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
-    bool amp, const std::optional<AmpLossScalePassOptions> &lossScale);
+    bool amp, const std::optional<AmpLossScalePassOptions> &lossScale,
+    const std::optional<GraphDataParallelPassOptions> &dataParallel =
+        std::nullopt);
 /// graph -> rt for every function of the module.
 void buildLoweringPipeline(mlir::OpPassManager &pm,
                            const InferencePipelineOptions &options);

@@ -487,6 +487,8 @@ static std::optional<rt::StepInfo> readStepInfo(func::FuncOp f) {
     info.workingCopies[e.getName().str()] =
         cast<StringAttr>(e.getValue()).getValue().str();
   info.accumulate = d.getAs<IntegerAttr>(key::kAccumulate).getInt();
+  if (auto n = d.getAs<IntegerAttr>(key::kWorldSize))
+    info.worldSize = n.getInt();
   return info;
 }
 
@@ -520,6 +522,7 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
     p.mutable_working_copies()->insert(s->workingCopies.begin(),
                                        s->workingCopies.end());
     p.set_accumulate(s->accumulate);
+    p.set_world_size(s->worldSize);
   }
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())

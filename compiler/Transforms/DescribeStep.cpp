@@ -48,6 +48,9 @@ DictionaryAttr describe(func::FuncOp f) {
   int64_t accumulate = 1;
   if (auto n = f->getAttrOfType<IntegerAttr>(graph::kAccumulateStepsAttr))
     accumulate = n.getInt();
+  int64_t worldSize = 1;
+  if (auto n = f->getAttrOfType<IntegerAttr>(graph::kWorldSizeAttr))
+    worldSize = n.getInt();
   bool checksOverflow = false;
   for (unsigned i = 0; i < f.getNumResults(); ++i)
     if (auto n = f.getResultAttrOfType<StringAttr>(i, graph::kNameAttr))
@@ -100,7 +103,7 @@ DictionaryAttr describe(func::FuncOp f) {
   SmallVector<Attribute> weightNames;
   for (const std::string &w : weights)
     weightNames.push_back(b.getStringAttr(w));
-  return b.getDictionaryAttr({
+  SmallVector<NamedAttribute> entries = {
       b.getNamedAttr(key::kLoss, b.getStringAttr(loss)),
       b.getNamedAttr(key::kChecksOverflow, b.getBoolAttr(checksOverflow)),
       b.getNamedAttr(key::kStaticScale, b.getF64FloatAttr(staticScale)),
@@ -109,7 +112,11 @@ DictionaryAttr describe(func::FuncOp f) {
       b.getNamedAttr(key::kWeights, b.getArrayAttr(weightNames)),
       b.getNamedAttr(key::kWorkingCopies, b.getDictionaryAttr(workingCopies)),
       b.getNamedAttr(key::kAccumulate, b.getI64IntegerAttr(accumulate)),
-  });
+  };
+  if (worldSize > 1)
+    entries.push_back(
+        b.getNamedAttr(key::kWorldSize, b.getI64IntegerAttr(worldSize)));
+  return b.getDictionaryAttr(entries);
 }
 
 struct AmpDescribeStepPass

@@ -110,6 +110,43 @@ def GraphBuildTrainingPass : Pass<"graph-build-training", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
+  let summary = "averages @train_step's gradients over the ranks of a "
+                "data-parallel run";
+  let description = [{
+    Runs after graph-build-training (and before amp-loss-scale), with
+    `world-size=N` (N > 1; 1 leaves the module unchanged). Every rank runs
+    the same step on its own batch; the gradient each optimizer update
+    reads is replaced by its mean over the N ranks (`graph.all_reduce_mean`),
+    so the update is the one of a batch N times as large, and every rank
+    keeps the same parameters.
+
+    The gradients are taken in the order the backward pass produces them
+    and cut into buckets of at most `bucket-mb` MiB (a larger gradient is a
+    bucket of its own); each bucket's all-reduce is placed right after its
+    last gradient exists, and the updates that read it follow it. A
+    gradient that the update reads through a widening cast (an f16 or bf16
+    gradient of an f32 master weight) is reduced in its own type, half the
+    bytes, and cast after.
+
+    Loss scaling's overflow check, placed after this pass, reads the
+    averaged gradients: an inf or NaN on any rank is in every rank's mean,
+    so every rank skips the same steps with no extra exchange. With
+    gradient accumulation the all-reduce runs on every micro-step (on the
+    update's averaged sum), not only on the steps that update.
+
+    `@train_step` then carries `graph.world_size = N`, which the Program's
+    step information passes on to the runtime.
+  }];
+  let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
+  let options = [
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"1",
+           "the ranks of the run (1: no data parallelism)">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "the most gradient bytes (MiB) one all-reduce takes">,
+  ];
+}
+
 def AmpAutoCastPass : Pass<"amp-auto-cast", "mlir::ModuleOp"> {
   let summary = "decides which ops of @forward run in f16/bf16 and places "
                 "the fewest casts that realise it";

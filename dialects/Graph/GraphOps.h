@@ -36,6 +36,9 @@ inline constexpr llvm::StringLiteral kLossAttr = "graph.loss";
 /// the gradients of N > 1 steps (graph-build-training's accumulate=N): N.
 inline constexpr llvm::StringLiteral kAccumulateStepsAttr =
     "graph.accumulate_steps";
+/// Function attribute of @train_step, set when graph-data-parallel made it
+/// for N > 1 ranks: N.
+inline constexpr llvm::StringLiteral kWorldSizeAttr = "graph.world_size";
 /// Argument attribute of @train_step: optimizer or counter state.
 inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
 /// Op attribute: the type a low-precision (f16/bf16) contraction or
@@ -61,6 +64,9 @@ inline constexpr llvm::StringLiteral kWeights = "weights";
 inline constexpr llvm::StringLiteral kWorkingCopies = "working_copies";
 /// Steps per optimizer update (i64 >= 1).
 inline constexpr llvm::StringLiteral kAccumulate = "accumulate";
+/// The ranks whose gradients each update averages (i64 >= 1); absent: 1
+/// (a step that is not data-parallel does not carry it).
+inline constexpr llvm::StringLiteral kWorldSize = "world_size";
 } // namespace step_info
 inline constexpr llvm::StringLiteral kStepInfoAttr = "graph.step_info";
 /// Checks that `attr` is a step_info dictionary on a function.

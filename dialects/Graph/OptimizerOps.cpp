@@ -142,6 +142,24 @@ LogicalResult LrScheduleOp::verify() {
   return success();
 }
 
+LogicalResult AllReduceMeanOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location>,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  for (Value g : adaptor.getGrads())
+    types.push_back(g.getType());
+  return success();
+}
+
+LogicalResult AllReduceMeanOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("needs at least one gradient");
+  // I64Attr's getter is unsigned: read it as signed.
+  if (int64_t n = getWorldSizeAttr().getInt(); n < 2)
+    return emitOpError("world_size must be >= 2, got ") << n;
+  return success();
+}
+
 bool ampc::graph::isUpdateWithWorkingCopy(Block &body) {
   auto ops = body.without_terminator();
   if (std::distance(ops.begin(), ops.end()) != 2)

@@ -165,4 +165,29 @@ def Graph_LrScheduleOp : Graph_OptimizerOp<"lr_schedule"> {
   let hasVerifier = 1;
 }
 
+def Graph_GradientTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
+
+// Not Pure: it exchanges data with the other processes of the run, so it
+// may be neither removed nor merged with another (as graph.dropout, it has
+// unknown effects).
+def Graph_AllReduceMeanOp
+    : Graph_Op<"all_reduce_mean", [Graph_Optimizer, InferTypeOpAdaptor]> {
+  let summary = "the mean of each gradient over the ranks of a data-parallel run";
+  let description = [{
+    graph-data-parallel puts one after the last gradient of each bucket.
+    Every rank passes its gradients of one step; each result is the sum of
+    that operand over the `world_size` ranks, accumulated in f32, times
+    1/world_size rounded to f32, rounded once to the operand's type. A
+    non-finite value on any rank is non-finite in every rank's result, so
+    the overflow check after it agrees on every rank.
+  }];
+  let arguments = (ins Variadic<Graph_GradientTensor>:$grads,
+                   I64Attr:$world_size);
+  let results = (outs Variadic<Graph_GradientTensor>:$means);
+  let assemblyFormat = [{
+    $grads attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // AMPC_DIALECTS_GRAPH_OPTIMIZEROPS_TD

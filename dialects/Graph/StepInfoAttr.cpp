@@ -40,6 +40,7 @@ LogicalResult verifyStepInfo(Operation *op, Attribute attr) {
     StringLiteral name;
     const char *what;
     function_ref<bool(Attribute)> ok;
+    bool optional = false; // absent means its default
   };
   auto isString = [](Attribute a) { return isa<StringAttr>(a); };
   auto intsByName = [](Attribute a) {
@@ -71,9 +72,16 @@ LogicalResult verifyStepInfo(Operation *op, Attribute attr) {
        [](Attribute a) {
          return isI64(a) && cast<IntegerAttr>(a).getInt() >= 1;
        }},
+      {key::kWorldSize, "an i64 >= 1",
+       [](Attribute a) {
+         return isI64(a) && cast<IntegerAttr>(a).getInt() >= 1;
+       },
+       /*optional=*/true},
   };
   for (const Key &k : keys) {
     Attribute v = d.get(k.name);
+    if (!v && k.optional)
+      continue;
     if (!v)
       return bad("without '" + k.name + "'");
     if (!k.ok(v))

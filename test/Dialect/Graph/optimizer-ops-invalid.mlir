@@ -141,3 +141,27 @@ func.func @schedule_result(%t: tensor<i64>) {
   %0 = graph.lr_schedule %t {base_lr = 0.1 : f64} : (tensor<i64>) -> tensor<1xf32>
   return
 }
+
+// -----
+
+func.func @all_reduce_one_rank(%g: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'graph.all_reduce_mean' op world_size must be >= 2, got 1}}
+  %m = graph.all_reduce_mean %g {world_size = 1 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %m : tensor<3xf32>
+}
+
+// -----
+
+func.func @all_reduce_nothing() {
+  // expected-error @+1 {{'graph.all_reduce_mean' op needs at least one gradient}}
+  graph.all_reduce_mean {world_size = 2 : i64} : () -> ()
+  return
+}
+
+// -----
+
+func.func @all_reduce_f64(%g: tensor<3xf64>) -> tensor<3xf64> {
+  // expected-error @+1 {{'graph.all_reduce_mean' op operand #0 must be variadic of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %m = graph.all_reduce_mean %g {world_size = 2 : i64} : (tensor<3xf64>) -> tensor<3xf64>
+  return %m : tensor<3xf64>
+}

@@ -49,3 +49,11 @@ func.func @schedules(%t: tensor<i64>) -> (tensor<f32>, tensor<f64>) {
   %1 = graph.lr_schedule %t {base_lr = 1.0 : f64, kind = "cosine", total_steps = 100 : i64, min_lr = 0.01 : f64} : (tensor<i64>) -> tensor<f64>
   return %0, %1 : tensor<f32>, tensor<f64>
 }
+
+// Data parallelism: a bucket of gradients of different shapes and types.
+// CHECK-LABEL: func @all_reduce_mean
+// CHECK: graph.all_reduce_mean %{{.*}}, %{{.*}} {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
+func.func @all_reduce_mean(%a: tensor<4x3xf16>, %b: tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>) {
+  %m:2 = graph.all_reduce_mean %a, %b {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
+  return %m#0, %m#1 : tensor<4x3xf16>, tensor<3xf32>
+}

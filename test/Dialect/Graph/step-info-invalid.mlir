@@ -50,3 +50,11 @@ func.func @f() {
   %0 = graph.constant {graph.step_info = {}} dense<1.0> : tensor<f32>
   return
 }
+
+// -----
+
+// world_size may be left out (1), but a given one is at least 1.
+// expected-error @+1 {{'func.func' op has graph.step_info whose 'world_size' is not an i64 >= 1}}
+func.func @train_step() attributes {graph.step_info = {accumulate = 1 : i64, checks_overflow = false, classes = {}, ignore_index = {}, loss = "loss", static_scale = 1.0 : f64, weights = [], working_copies = {}, world_size = 0 : i64}} {
+  return
+}

@@ -1,0 +1,182 @@
+//===- DataParallel.cpp - the graph-data-parallel pass --------------------===//
+//
+// Averages the gradients the optimizer updates read over the ranks of a
+// data-parallel run: one graph.all_reduce_mean per bucket of gradients,
+// placed as soon as the bucket's last gradient exists, with the updates
+// after it. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "dialects/Amp/AmpOps.h"
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace ampc {
+#define GEN_PASS_DEF_GRAPHDATAPARALLELPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace ampc
+
+using namespace mlir;
+
+namespace ampc {
+namespace {
+
+/// One gradient an update reads: the value to reduce and, when the update
+/// reads it through a widening cast, that cast.
+struct Member {
+  graph::OptimizerUpdateOpInterface update;
+  Value reduced;
+  amp::CastOp widening; // null: the update reads `reduced` itself
+};
+
+int64_t bytesOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return t.getNumElements() *
+         static_cast<int64_t>(t.getElementTypeBitWidth() / 8);
+}
+
+/// The cast a gradient is read through when it only widens (f16/bf16 to
+/// f32): the narrow value is what the backward pass made.
+amp::CastOp wideningCast(Value grad) {
+  auto c = grad.getDefiningOp<amp::CastOp>();
+  if (!c)
+    return nullptr;
+  auto from = cast<RankedTensorType>(c.getInput().getType());
+  auto to = cast<RankedTensorType>(grad.getType());
+  return from.getElementTypeBitWidth() < to.getElementTypeBitWidth() ? c
+                                                                     : nullptr;
+}
+
+/// Moves `ops` (in block order) and every op of the block that reads what
+/// they make, transitively, to right after `anchor`, keeping their order.
+/// The terminator stays.
+void moveAfter(ArrayRef<Operation *> ops, Operation *anchor) {
+  Block *block = anchor->getBlock();
+  llvm::SetVector<Operation *> moved;
+  for (Operation *op : ops)
+    if (op->isBeforeInBlock(anchor))
+      moved.insert(op);
+  if (moved.empty())
+    return;
+  for (Operation &op : *block)
+    if (!op.hasTrait<OpTrait::IsTerminator>() && !moved.contains(&op) &&
+        llvm::any_of(op.getOperands(), [&](Value v) {
+          return moved.contains(v.getDefiningOp());
+        }))
+      moved.insert(&op);
+  SmallVector<Operation *> inOrder(moved.begin(), moved.end());
+  llvm::sort(inOrder,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  Operation *after = anchor;
+  for (Operation *op : inOrder) {
+    if (!op->isBeforeInBlock(anchor) && op != anchor)
+      continue; // already after it: a reader stays where it is
+    op->moveAfter(after);
+    after = op;
+  }
+}
+
+struct GraphDataParallelPass
+    : impl::GraphDataParallelPassBase<GraphDataParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (worldSize < 1) {
+      module.emitError("graph-data-parallel: option 'world-size' must be "
+                       ">= 1, got ")
+          << static_cast<int64_t>(worldSize);
+      return signalPassFailure();
+    }
+    if (!(bucketMb > 0)) {
+      module.emitError("graph-data-parallel: option 'bucket-mb' must be > 0, "
+                       "got ")
+          << static_cast<double>(bucketMb);
+      return signalPassFailure();
+    }
+    if (worldSize == 1)
+      return;
+    auto f = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!f || f.isExternal() || !f.getBody().hasOneBlock()) {
+      module.emitError("graph-data-parallel: the module has no @train_step "
+                       "with one block; run graph-build-training first");
+      return signalPassFailure();
+    }
+    average(f);
+  }
+
+  void average(func::FuncOp f) {
+    Block &block = f.getBody().front();
+    SmallVector<Member> members;
+    for (auto u : block.getOps<graph::OptimizerUpdateOpInterface>()) {
+      Value g = u.getGrad();
+      amp::CastOp c = wideningCast(g);
+      members.push_back({u, c ? c.getInput() : g, c});
+    }
+    if (members.empty())
+      return;
+    // The order the backward pass makes them in. A gradient is never a
+    // block argument: it is computed by the step.
+    llvm::stable_sort(members, [](const Member &a, const Member &b) {
+      return a.reduced.getDefiningOp()->isBeforeInBlock(
+          b.reduced.getDefiningOp());
+    });
+
+    const int64_t limit = static_cast<int64_t>(bucketMb * 1024 * 1024);
+    SmallVector<SmallVector<Member>> buckets;
+    int64_t bytes = 0;
+    for (const Member &m : members) {
+      if (buckets.empty() || bytes + bytesOf(m.reduced) > limit) {
+        buckets.emplace_back();
+        bytes = 0;
+      }
+      buckets.back().push_back(m);
+      bytes += bytesOf(m.reduced);
+    }
+
+    OpBuilder b(f.getContext());
+    for (MutableArrayRef<Member> bucket : buckets) {
+      SmallVector<Value> grads;
+      Operation *last = bucket.front().reduced.getDefiningOp();
+      for (Member &m : bucket) {
+        grads.push_back(m.reduced);
+        if (last->isBeforeInBlock(m.reduced.getDefiningOp()))
+          last = m.reduced.getDefiningOp();
+      }
+      b.setInsertionPointAfter(last);
+      auto mean = graph::AllReduceMeanOp::create(
+          b, last->getLoc(), grads, b.getI64IntegerAttr(worldSize));
+      Operation *anchor = mean;
+      SmallVector<Operation *> updates;
+      for (auto [m, averaged] : llvm::zip(bucket, mean.getMeans())) {
+        Value read = averaged;
+        if (m.widening) {
+          b.setInsertionPointAfter(anchor);
+          auto c = amp::CastOp::create(b, m.widening.getLoc(),
+                                       m.widening.getType(), averaged);
+          c->setAttrs(m.widening->getAttrs());
+          anchor = c;
+          read = c;
+        }
+        m.update.getGradMutable().set(read);
+        updates.push_back(m.update);
+      }
+      moveAfter(updates, anchor);
+    }
+    // The casts the updates read before are dead now, unless the step
+    // reads them elsewhere.
+    for (Member &m : members)
+      if (m.widening && m.widening->use_empty())
+        m.widening->erase();
+    f->setAttr(graph::kWorldSizeAttr,
+               IntegerAttr::get(IntegerType::get(f.getContext(), 64),
+                                static_cast<int64_t>(worldSize)));
+  }
+};
+
+} // namespace
+} // namespace ampc
