@@ -117,6 +117,7 @@ Status CpuSession::create(FunctionInfo function, const SessionOptions &options,
     std::string().swap(p.init); // the arena holds the value now
   }
   s->pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
+  s->collective_ = options.collective;
   AMPC_RETURN_IF_ERROR(s->pool_->status());
   AMPC_RETURN_IF_ERROR(s->buildCalls());
   // oneDNN primitives are built here, once, never in run(), for the team
@@ -148,7 +149,7 @@ Status CpuSession::setInput(const std::string &name, const TensorView &value) {
 Status CpuSession::run() {
   nonFinite_.reset();
   AMPC_RETURN_IF_ERROR(checkInputsSet());
-  cpu::CpuContext ctx{pool_.get()};
+  cpu::CpuContext ctx{pool_.get(), collective_.get()};
   // oneDNN's OpenMP team takes the cores the pool's threads take between
   // contractions: the same count.
   cpu::setDnnlThreads(static_cast<int>(pool_->size()));

@@ -43,6 +43,7 @@ private:
   size_t stagingBytes_ = 0;
   uint64_t heldBytes_ = 0; // arena and staging, counted process-wide
   std::unique_ptr<cpu::ThreadPool> pool_;
+  std::shared_ptr<Collective> collective_; // SessionOptions::collective
 };
 
 } // namespace ampc::rt

@@ -522,6 +522,11 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
                          std::to_string(s.accumulate()) +
                          " steps per update: it must be at least 1");
   info.accumulate = s.accumulate() == 0 ? 1 : s.accumulate();
+  if (s.world_size() < 0)
+    return Status::error("the step averages over " +
+                         std::to_string(s.world_size()) +
+                         " ranks: it must be at least 1");
+  info.worldSize = s.world_size() == 0 ? 1 : s.world_size();
   out.step = std::move(info);
   return Status::ok();
 }

@@ -83,6 +83,7 @@ struct StepInfo {
   std::set<std::string> weights;              // initializers, not state
   std::map<std::string, std::string> workingCopies; // weight -> its copy
   int64_t accumulate = 1; // steps per optimizer update
+  int64_t worldSize = 1;  // ranks whose gradients each update averages
 };
 
 struct ProgramInfo {

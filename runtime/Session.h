@@ -10,6 +10,7 @@
 #ifndef AMPC_RUNTIME_SESSION_H
 #define AMPC_RUNTIME_SESSION_H
 
+#include "runtime/Collective.h"
 #include "runtime/Program.h"
 
 #include <memory>
@@ -52,6 +53,9 @@ struct SessionOptions {
   // CUDA: capture the step into a CUDA graph on its second run and replay
   // it (off: launch kernel by kernel, for debugging).
   bool cudaGraph = true;
+  // The ranks of a data-parallel run, which a step's all_reduce_mean
+  // kernels exchange gradients with (runtime/mpi); null: one process.
+  std::shared_ptr<Collective> collective;
 };
 
 // The executor of one function on one device (CpuSession, CudaSession).

@@ -18,6 +18,8 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   # tests and runtime
   googletest libgtest-dev libopenblas-dev libopenblas0-pthread libdnnl-dev
+  # data parallelism: MPI (mpirun starts the ranks)
+  libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
   # python tooling and peers
   python3-onnx python3-numpy python3-torch python3-torchvision

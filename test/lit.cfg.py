@@ -25,6 +25,11 @@ config.environment["PATH"] = os.pathsep.join(
 
 if os.path.isdir(config.shared_models):
     config.available_features.add("shared-models")
+# OpenMPI's launcher (scripts/setup.sh installs openmpi-bin): the
+# data-parallel tests start ranks with it.
+import shutil
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")

@@ -27,6 +27,7 @@ const std::vector<KernelEntry> &table() {
     addLossGradKernels(v);
     addOptimizerKernels(v);
     addLossScalingKernels(v);
+    addCollectiveKernels(v);
     sortByName(v);
     return v;
   }();

@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace ampc::rt {
+class Collective;
+}
+
 namespace ampc::rt::cpu {
 
 class ThreadPool;
@@ -25,6 +29,9 @@ using ops::PreparedKernel;
 
 struct CpuContext {
   ThreadPool *pool = nullptr; // may be null: run on the calling thread
+  // The ranks of a data-parallel run (SessionOptions::collective); null in
+  // a single process.
+  Collective *collective = nullptr;
 };
 
 // Builds, for a call that passed ops::checkKernel, what its kernel would

@@ -36,6 +36,7 @@ void addNormalizationGradKernels(std::vector<KernelEntry> &out);
 void addLossGradKernels(std::vector<KernelEntry> &out);
 void addOptimizerKernels(std::vector<KernelEntry> &out);
 // check_finite and update_scale (dynamic loss scaling).
+void addCollectiveKernels(std::vector<KernelEntry> &out);
 void addLossScalingKernels(std::vector<KernelEntry> &out);
 
 } // namespace ampc::rt::cpu

@@ -225,4 +225,38 @@ Status checkUpdateScale(const OpCall &call) {
   return readScaleAttrs(*call.attrs, a);
 }
 
+//===----------------------------------------------------------------------===//
+// all_reduce_mean(grads...) -> means... {world_size}
+//===----------------------------------------------------------------------===//
+
+Status checkAllReduceMean(const OpCall &call) {
+  if (!call.attrs)
+    return Status::error("has no attribute list");
+  int64_t worldSize = 0;
+  AMPC_RETURN_IF_ERROR(getInt(*call.attrs, "world_size", worldSize));
+  if (worldSize < 2)
+    return Status::error("world_size must be >= 2, got " +
+                         std::to_string(worldSize));
+  if (call.inputs.empty())
+    return Status::error("has no gradient");
+  if (call.outputs.size() != call.inputs.size())
+    return Status::error("expects one output per gradient (" +
+                         std::to_string(call.inputs.size()) + "), got " +
+                         std::to_string(call.outputs.size()));
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    std::string what = "gradient " + std::to_string(i);
+    if (!call.present[i])
+      return Status::error("input " + std::to_string(i) +
+                           " is required but marked absent");
+    const TensorView &g = call.inputs[i];
+    if (g.dtype != DType::F32 && g.dtype != DType::F16 &&
+        g.dtype != DType::BF16)
+      return Status::error(what + " is " + g.typeStr() +
+                           ": expected f32, f16 or bf16");
+    AMPC_RETURN_IF_ERROR(
+        checkOutput(call, i, "output " + std::to_string(i), g.shape, g.dtype));
+  }
+  return Status::ok();
+}
+
 } // namespace ampc::rt::ops

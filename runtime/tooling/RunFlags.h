@@ -47,6 +47,10 @@ struct RunOptions {
   int64_t checkpointEvery = 0;    // 0: at the end of every epoch
   int64_t maxOverflowSteps = 100; // 0: never stop
   bool checksumState = false;
+  // amp-run's data parallelism: ranks to start under mpirun (1: none), and
+  // the seconds a rank waits in a collective for the others.
+  int64_t nproc = 1;
+  int64_t collectiveTimeout = 60;
   // amp-exec's own: a Program's weights and the summary file.
   std::string initParams = "keep";
   std::string json;

@@ -67,6 +67,15 @@ TrainLoop::TrainLoop(rt::Session &train, rt::StepInfo step, int64_t batch,
                           "test_loss", "test_accuracy", "samples_per_s"};
 }
 
+int64_t TrainLoop::stepsPerEpoch() const {
+  int64_t spe = data_ ? data_->stepsPerEpoch() : 0;
+  // A data-parallel step takes worldSize batches: an epoch is a whole
+  // number of steps only when they divide it.
+  if (o_.worldSize > 1)
+    spe = spe % o_.worldSize == 0 ? spe / o_.worldSize : 0;
+  return spe;
+}
+
 int TrainLoop::fail(const std::string &msg) {
   if (progress_)
     progress_->clear();
@@ -346,7 +355,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
   // The train loss: the mean finite step loss of the epoch so far (without
   // epochs: since the last evaluation), so that an evaluation at the end of
   // a run cut mid-epoch does not change the next epoch's figure.
-  int64_t spe = data_->stepsPerEpoch();
+  int64_t spe = stepsPerEpoch();
   int64_t prevEval =
       history_.evalRows.empty()
           ? 0
@@ -470,9 +479,8 @@ int TrainLoop::run() {
   if (rt::Status s = flushEval(); !s)
     return fail("--eval-metrics: " + s.message());
 
-  progress_ =
-      std::make_unique<Progress>(o_.progress, o_.run, o_.steps, firstStep_,
-                                 data_->stepsPerEpoch(), batch_);
+  progress_ = std::make_unique<Progress>(o_.progress, o_.run, o_.steps,
+                                         firstStep_, stepsPerEpoch(), batch_);
   // Overflowing updates in a row, as far as the history goes back.
   int64_t overflowRun = 0;
   for (int64_t s = 0; s < static_cast<int64_t>(history_.stepRows.size()); ++s)
@@ -492,13 +500,15 @@ int TrainLoop::run() {
   std::vector<rt::HostTensor> scratch;
   const std::vector<rt::HostTensor> *batch = nullptr;
   std::vector<Feed> feeds;
-  int64_t spe = data_->stepsPerEpoch();
+  int64_t spe = stepsPerEpoch();
   double periodSeconds = 0;
   // From here on SIGINT and SIGTERM end the run between steps, state saved.
   InterruptScope interrupts;
   for (int64_t s = firstStep_; s < o_.steps; ++s) {
     auto start = Clock::now();
-    if (rt::Status st = data_->batch(s, scratch, batch); !st)
+    if (rt::Status st =
+            data_->batch(s * o_.worldSize + o_.rank, scratch, batch);
+        !st)
       return fail("--data: step " + std::to_string(s) + ": " + st.message());
     bool updates = (s + 1) % step_.accumulate == 0;
     // The step that would reach --max-overflow-steps runs with the probe

@@ -48,6 +48,10 @@ struct LoopOptions {
   // an interruption then says where the AMP run's checkpoint went.
   std::string comparedCheckpoint;
   std::map<std::string, std::string> config; // written into checkpoints
+  // Data parallelism: this process is rank `rank` of `worldSize`, and
+  // step s takes batch s * worldSize + rank of the data.
+  int rank = 0;
+  int worldSize = 1;
 };
 
 /// The run so far: one row per step and one per evaluation.
@@ -133,17 +137,22 @@ public:
   /// Samples/s over the steps this process ran (data loading included,
   /// evaluation not).
   double samplesPerSecond() const;
+  /// FNV-1a (32 bits) over every parameter and state byte, the loss-scale
+  /// state left out (equal before and after a skipped step).
+  uint32_t stateChecksum() const;
   /// The last evaluation: false when there was none.
   bool lastEval(double &testLoss, double &testAccuracy) const;
 
 private:
   rt::Status evaluate(int64_t stepsDone, double periodSeconds);
+  /// Steps in an epoch of the data (0: no epochs, or a data-parallel step
+  /// that does not divide one).
+  int64_t stepsPerEpoch() const;
   /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h) with the state of
   /// `stepsDone` steps, fewer than the run's, saved; returns the exit code,
   /// 128 + sig.
   int stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
                    MetricsWriter *evalMetrics);
-  uint32_t stateChecksum() const;
   int fail(const std::string &msg);
 
   rt::Session &train_;

@@ -419,3 +419,11 @@ def test_check_numerics_names_the_kernel(data_dir):
     assert np.isfinite(step.step({"x": np.ones((2, 3), np.float32)}).loss)
     with pytest.raises(ampc.Error, match="'log'"):
         step.step({"x": -np.ones((2, 3), np.float32)})
+
+
+def test_data_parallel_is_amp_runs():
+    with pytest.raises(ampc.Error, match="^--data-parallel 2: data-parallel "
+                       "training runs as ranks that mpirun starts"):
+        ampc.compile_training(MLP, steps=6, data_parallel=2)
+    with pytest.raises(ampc.Error, match="^--nproc steers amp-run's own loop"):
+        ampc.compile_training(MLP, steps=6, nproc=2)

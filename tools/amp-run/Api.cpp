@@ -34,9 +34,10 @@ using tools::RunOptions;
 /// progress, checkpoints on a schedule, resuming) or are another tool's: a
 /// host program does these itself, through the calls of Api.h.
 constexpr const char *kLoopFlags[] = {
-    "mode",     "metrics",     "eval-metrics",
-    "progress", "checkpoint",  "checkpoint-every",
-    "resume",   "init-params", "json"};
+    "mode",     "metrics",           "eval-metrics",
+    "progress", "checkpoint",        "checkpoint-every",
+    "resume",   "init-params",       "json",
+    "nproc",    "collective-timeout"};
 
 /// Where the compiler's diagnostics and fail()'s messages go while a model
 /// is compiled: into one text, which becomes the error.
@@ -330,6 +331,11 @@ rt::Status Training::compile(const CompileRequest &r,
           tools::badRecipeValue(st->modelName, name, value));
   }
   AMPC_RETURN_IF_ERROR(tools::checkTrainOptions(flags));
+  if (flags.dataParallel > 1)
+    return rt::Status::error(
+        "--data-parallel " + std::to_string(flags.dataParallel) +
+        ": data-parallel training runs as ranks that mpirun starts (amp-run "
+        "--nproc N); a host program steps one process");
   if (run.isGiven("steps") && run.isGiven("epochs"))
     return rt::Status::error(st->modelName +
                              ": its recipe gives both --steps and --epochs");

@@ -42,6 +42,14 @@ private:
   std::string text_;
 };
 
+/// What an error line starts with: "amp-run: error: ", and in a
+/// data-parallel run "amp-run: rank R: error: ", so that each rank's errors
+/// say whose they are.
+inline std::string &failPrefix() {
+  static std::string prefix = "amp-run: error: ";
+  return prefix;
+}
+
 /// Prints "amp-run: error: MSG" on stderr, after what stdout holds (so the
 /// two keep their order in one log), or adds MSG to the live
 /// CapturedErrors; returns 1, amp-run's exit code for an error.
@@ -51,7 +59,8 @@ inline int fail(const llvm::Twine &msg) {
     return 1;
   }
   llvm::outs().flush();
-  llvm::errs() << "amp-run: error: " << msg << "\n";
+  // One write: the ranks of a data-parallel run share the stream.
+  llvm::errs() << failPrefix() + msg.str() + "\n";
   return 1;
 }
 

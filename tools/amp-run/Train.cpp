@@ -50,7 +50,8 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   if (o.amp)
     buildAutoCastPipeline(pm, *o.amp);
   if (o.emit != "amp")
-    buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale);
+    buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale,
+                              o.dataParallel);
   if (o.emit == "rt" || o.emit == "program")
     buildLoweringPipeline(pm, o.lowering);
   // --emit=rt with --amp-report: the report gets its memory figures as a run
@@ -62,7 +63,8 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
     return 1;
   if (f32) {
     mlir::PassManager f32Pm(ctx);
-    buildTrainingGraphPipeline(f32Pm, o.training);
+    buildTrainingGraphPipeline(f32Pm, o.training, std::nullopt, std::nullopt,
+                               o.dataParallel);
     buildLoweringPipeline(f32Pm, o.lowering);
     if (mlir::failed(f32Pm.run(*f32)))
       return 1;
@@ -116,6 +118,11 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
                 const TrainOptions &given) {
   TrainOptions o = given;
   bool synthetic = o.run.data == "synthetic";
+  // Data parallelism: this process is rank `rank` of `ranks`; rank 0 alone
+  // evaluates, shows progress and writes files.
+  int ranks = o.collective ? o.collective->size() : 1;
+  int rank = o.collective ? o.collective->rank() : 0;
+  bool lead = rank == 0;
 
   // File data is opened before compiling: epochs fix the step count, and
   // with it the default length of the lr schedule compiled into the step.
@@ -132,7 +139,16 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
   int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
   if (o.run.steps == 0)
-    o.run.steps = runSteps(o.run, perEpoch);
+    o.run.steps =
+        ranks > 1
+            ? std::max<int64_t>(
+                  1, (o.run.epochs > 0 ? o.run.epochs * perEpoch : perEpoch) /
+                         ranks)
+            : runSteps(o.run, perEpoch);
+  // A data-parallel step takes `ranks` batches (TrainLoop's steps per
+  // epoch): epochs are whole steps only when the ranks divide one.
+  if (ranks > 1)
+    perEpoch = perEpoch % ranks == 0 ? perEpoch / ranks : 0;
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
   if (o.emit.empty() && o.run.steps % acc)
@@ -152,7 +168,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   main.amp = o.amp;
   main.lossScale = o.lossScale;
   main.lowering = o.lowering;
-  main.withEval = data.test != nullptr;
+  main.withEval = data.test != nullptr && lead;
+  main.dataParallel = o.dataParallel;
   CompiledStep step, f32;
   if (amp) {
     StepCompileOptions f32Options = main;
@@ -176,8 +193,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     return fail(s.message());
 
   std::unique_ptr<rt::Session> session, evalSession;
-  if (rt::Status s =
-          createSessions(step, sessionOptionsOf(o.run), session, evalSession);
+  rt::SessionOptions sessionOptions = sessionOptionsOf(o.run);
+  sessionOptions.collective = o.collective;
+  if (rt::Status s = createSessions(step, sessionOptions, session, evalSession);
       !s)
     return fail(s.message());
   if (synthetic)
@@ -191,6 +209,19 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   LoopOptions lo = loopOptionsOf(o.run);
   lo.run = runLabel(o.amp);
+  lo.rank = rank;
+  lo.worldSize = ranks;
+  if (ranks > 1) {
+    lo.tool = "amp-run: rank " + std::to_string(rank);
+    // Rank 0 writes what the run shows and keeps; every rank holds the
+    // same parameters after each update.
+    if (!lead) {
+      lo.metrics.clear();
+      lo.evalMetrics.clear();
+      lo.checkpointDir.clear();
+      lo.progress = Progress::Style::None;
+    }
+  }
   lo.modelPath = o.modelPath;
   lo.steps = o.run.steps;
   lo.config = config;
@@ -212,34 +243,68 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       return fail("--resume: " + s.message());
   }
 
-  // Say what is about to happen, in the terms of the flags.
-  outs() << "amp-run: training " << o.modelPath << " (" << lo.run;
-  if (step.info.checksOverflow)
-    outs() << ", loss scaling";
-  outs() << ") on " << (synthetic ? "synthetic data" : o.run.data);
-  if (perEpoch > 0 && o.run.steps % perEpoch == 0)
-    outs() << ", " << o.run.steps / perEpoch << " epoch"
-           << (o.run.steps / perEpoch == 1 ? "" : "s") << " of " << perEpoch
-           << " steps";
-  else if (perEpoch > 0)
-    outs() << ", " << o.run.steps << " steps ("
-           << format("%.2f", static_cast<double>(o.run.steps) / perEpoch)
-           << " epochs of " << perEpoch << ")";
-  else
-    outs() << ", " << o.run.steps << (o.run.steps == 1 ? " step" : " steps");
-  if (perEpoch > 0)
-    outs() << ", batch " << specs[0].shape[0]
-           << (data.shuffled ? ", shuffled" : "");
-  if (loop.firstStep() > 0)
-    outs() << ", resumed at step " << loop.firstStep();
-  outs() << "\n";
-  if (amp && o.run.device == "cpu")
-    outs() << "amp-run: "
-           << rt::cpu::describeCpuCompute(stringifyEnum(o.amp->dtype).str())
-           << "\n";
-  outs().flush();
+  // Say what is about to happen, in the terms of the flags (rank 0).
+  if (lead) {
+    outs() << "amp-run: training " << o.modelPath << " (" << lo.run;
+    if (step.info.checksOverflow)
+      outs() << ", loss scaling";
+    outs() << ") on " << (synthetic ? "synthetic data" : o.run.data);
+    if (perEpoch > 0 && o.run.steps % perEpoch == 0)
+      outs() << ", " << o.run.steps / perEpoch << " epoch"
+             << (o.run.steps / perEpoch == 1 ? "" : "s") << " of " << perEpoch
+             << " steps";
+    else if (perEpoch > 0)
+      outs() << ", " << o.run.steps << " steps ("
+             << format("%.2f", static_cast<double>(o.run.steps) / perEpoch)
+             << " epochs of " << perEpoch << ")";
+    else
+      outs() << ", " << o.run.steps << (o.run.steps == 1 ? " step" : " steps");
+    if (perEpoch > 0)
+      outs() << ", batch " << specs[0].shape[0]
+             << (data.shuffled ? ", shuffled" : "");
+    if (ranks > 1)
+      outs() << ", data-parallel over " << ranks << " ranks (a step takes "
+             << ranks << " batches)";
+    if (loop.firstStep() > 0)
+      outs() << ", resumed at step " << loop.firstStep();
+    outs() << "\n";
+    if (amp && o.run.device == "cpu")
+      outs() << "amp-run: "
+             << rt::cpu::describeCpuCompute(stringifyEnum(o.amp->dtype).str())
+             << "\n";
+    outs().flush();
+  }
   if (int rc = loop.run())
     return rc;
+  // --checksum-state: the ranks' states must be equal after every update;
+  // rank 0 compares them after the last (each rank's checksum in its two
+  // 16-bit halves, exact in the f32 sum of one all-reduce).
+  if (ranks > 1 && o.run.checksumState) {
+    std::vector<float> halves(2 * static_cast<size_t>(ranks), 0.0f);
+    uint32_t mine = loop.stateChecksum();
+    halves[2 * rank] = static_cast<float>(mine >> 16);
+    halves[2 * rank + 1] = static_cast<float>(mine & 0xFFFFu);
+    if (rt::Status s = o.collective->allReduceSum(halves.data(), halves.size());
+        !s)
+      return fail(s.message());
+    if (lead) {
+      std::string each;
+      bool equal = true;
+      for (int r = 0; r < ranks; ++r) {
+        uint32_t c = (static_cast<uint32_t>(halves[2 * r]) << 16) |
+                     static_cast<uint32_t>(halves[2 * r + 1]);
+        equal &= c == mine;
+        each += formatv("{0}rank {1} {2:x8}", r ? ", " : "", r, c).str();
+      }
+      if (!equal)
+        return fail("the ranks' states differ after the last step (" + each +
+                    "): their updates were not the same");
+      outs() << formatv("amp-run: state checksum {0:x8} on all {1} ranks\n",
+                        mine, ranks);
+    }
+  }
+  if (!lead)
+    return 0; // rank 0 writes the model, the plot and the summary
 
   std::unique_ptr<TrainLoop> f32Loop;
   std::unique_ptr<rt::Session> f32Session, f32Eval;

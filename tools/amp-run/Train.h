@@ -22,6 +22,11 @@ struct TrainOptions : CompiledRunOptions {
   const TrainPipelineOptions *compileFlags = nullptr;
   std::string plot, saveOnnx;
   bool compareFp32 = false;
+  // Data parallelism: the step averages its gradients over
+  // dataParallel->worldSize ranks, which `collective` connects (null: one
+  // process; only --emit then).
+  std::optional<GraphDataParallelPassOptions> dataParallel;
+  std::shared_ptr<rt::Collective> collective;
 };
 
 /// Compiles the imported model into a training step and runs it; returns

@@ -64,7 +64,8 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
     evalModule = module->clone();
 
   PassManager pm(ctx);
-  buildTrainingGraphPipeline(pm, o.training, o.amp, o.lossScale);
+  buildTrainingGraphPipeline(pm, o.training, o.amp, o.lossScale,
+                             o.dataParallel);
   buildLoweringPipeline(pm, o.lowering);
   if (failed(pm.run(*module)))
     return failure();

@@ -28,6 +28,7 @@ struct StepCompileOptions {
   std::optional<AmpAutoCastPassOptions> amp;        // none: f32
   std::optional<AmpLossScalePassOptions> lossScale; // none: the default
   InferencePipelineOptions lowering;
+  std::optional<GraphDataParallelPassOptions> dataParallel; // none: 1 rank
   bool withEval = false; // also compile `forward` for the test split
 };
 

@@ -29,6 +29,7 @@
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
+#include "tools/amp-run/Ranks.h"
 #include "tools/amp-run/RunFlagsCl.h"
 #include "tools/amp-run/RunSetup.h"
 #include "tools/amp-run/Train.h"
@@ -46,6 +47,7 @@
 
 #include <optional>
 #include <set>
+#include <thread>
 
 using namespace llvm;
 namespace rt = ampc::rt;
@@ -211,10 +213,28 @@ bool applyRecipe(const ampc::tools::RunOptions &run, raw_ostream &os) {
 constexpr StringLiteral kStages[] = {
     "onnx-import", "graph", "amp", "training", "rt", "program", "mlir"};
 
+/// The launch's world when mpirun started this process (Ranks.h).
+std::shared_ptr<ampc::rt::mpi::MpiCollective> world;
+
+int runTool(int argc, char **argv);
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  int rc = runTool(argc, argv);
+  // A rank that stops with an error ends the others now: they would wait
+  // in their next all-reduce until --collective-timeout (mpirun ends the
+  // job when a rank dies of a signal, not when it returns non-zero).
+  if (rc != 0 && world && world->size() > 1)
+    world->abortAll(rc);
+  world.reset(); // MPI_Finalize, on every rank at the end of its run
+  return rc;
+}
+
+namespace {
+
+int runTool(int argc, char **argv) {
   compileFlags.exposeAsFlags();
   cl::HideUnrelatedOptions(
       {&generalCat, &inferCat, &trainCat, &ckptCat, &ampCat, &scaleCat,
@@ -273,6 +293,46 @@ int main(int argc, char **argv) {
   if (compareFp32 && compileFlags.amp == ampc::AmpLevel::O0)
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
+  // Data parallelism: --nproc starts the ranks (this process is replaced);
+  // under mpirun this process is one of them.
+  if (run.nproc > 1 && !ampc::rt::mpi::launchedByMpi()) {
+    if (!train || !emit.empty())
+      return fail("--nproc starts ranks that train: it needs --mode train "
+                  "(or --data) and no --emit (--data-parallel N shows the "
+                  "step of N ranks)");
+    return ampc::tools::startRanks(argc, argv, run.nproc);
+  }
+  if (rt::Status s = ampc::tools::joinRanks(run, world); !s)
+    return fail(s.message());
+  int64_t ranks = world ? world->size() : 1;
+  if (ranks > 1) {
+    ampc::tools::failPrefix() =
+        "amp-run: rank " + std::to_string(world->rank()) + ": error: ";
+    if (!train || !emit.empty())
+      return fail("started as one of " + std::to_string(ranks) +
+                  " ranks, which train data-parallel: this needs --mode "
+                  "train (or --data) and no --emit");
+    if (compareFp32)
+      return fail("--compare-fp32 trains a second model in one process; "
+                  "it does not run data-parallel");
+    if (compileFlags.given("data-parallel") &&
+        compileFlags.dataParallel != ranks)
+      return fail("--data-parallel " + Twine(compileFlags.dataParallel) +
+                  ", but mpirun started " + Twine(ranks) + " ranks");
+    std::string err;
+    if (mlir::failed(
+            compileFlags.set("data-parallel", std::to_string(ranks), err)))
+      return fail(err);
+    // --threads counts one process's cores: the ranks share the machine's.
+    if (!run.isGiven("threads"))
+      run.threads = std::max(1u, std::thread::hardware_concurrency() /
+                                     static_cast<unsigned>(ranks));
+  } else if (compileFlags.dataParallel > 1 && emit.empty()) {
+    return fail("--data-parallel " + Twine(compileFlags.dataParallel) +
+                " needs that many ranks: start amp-run with --nproc " +
+                Twine(compileFlags.dataParallel) + " (or under mpirun -n " +
+                Twine(compileFlags.dataParallel) + ")");
+  }
   // Opened before anything is compiled: a missing GPU is the one line the
   // user sees.
   uint64_t budget = 0;
@@ -293,7 +353,8 @@ int main(int argc, char **argv) {
   if (emit == "program")
     if (rt::Status s = rt::checkWritable(outputFile); !s)
       return fail("-o: " + s.message());
-  if (emit.empty()) {
+  // (Rank 0 alone writes them.)
+  if (emit.empty() && (!world || world->rank() == 0)) {
     for (auto [flag, path] :
          {std::pair<StringRef, StringRef>{"metrics", run.metrics},
           {"eval-metrics", run.evalMetrics},
@@ -314,7 +375,10 @@ int main(int argc, char **argv) {
   }
   // --emit shows the step a run would compile, recipe included; its output
   // may be stdout, so the recipe line goes to stderr then.
-  if (train && !applyRecipe(run, emit.empty() ? outs() : errs()))
+  // (In a data-parallel run, rank 0 says so for all.)
+  if (train && !applyRecipe(run, world && world->rank() > 0 ? nulls()
+                                 : emit.empty()             ? outs()
+                                                            : errs()))
     return 1;
   // Read again, with the recipe's values: the user's were checked above.
   ampc::tools::RunOptions withRecipe;
@@ -437,6 +501,9 @@ int main(int argc, char **argv) {
     t.plot = plotFile;
     t.compareFp32 = compareFp32;
     t.saveOnnx = saveOnnx;
+    t.dataParallel = compileFlags.dataParallelOptions();
+    if (ranks > 1)
+      t.collective = world;
     return ampc::tools::runTraining(std::move(module), t);
   }
 
@@ -450,3 +517,5 @@ int main(int argc, char **argv) {
   inf.printOutputs = printOutputs;
   return ampc::tools::runInference(std::move(module), inf);
 }
+
+} // namespace

@@ -104,12 +104,14 @@ struct Call {
     return c;
   }
   Status check() const { return ops::checkKernel(make(false)); }
-  // Checks (as the Program loader does), then runs.
-  Status run(cpu::ThreadPool *pool = nullptr) const {
+  // Checks (as the Program loader does), then runs; `collective`: the
+  // ranks a data-parallel kernel exchanges with.
+  Status run(cpu::ThreadPool *pool = nullptr,
+             Collective *collective = nullptr) const {
     Status s = check();
     if (!s)
       return s;
-    cpu::CpuContext ctx{pool};
+    cpu::CpuContext ctx{pool, collective};
     return cpu::runKernel(make(true), ctx);
   }
 };

@@ -1,0 +1,33 @@
+//===- Collective.h - the processes of a data-parallel run ------*- C++ -*-===//
+//
+// What the kernels that exchange gradients (all_reduce_mean) see of the
+// other processes: a rank, a world size and an in-place sum. The runtime
+// core knows no transport; runtime/mpi implements it over MPI, and a
+// Session is given one through SessionOptions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_COLLECTIVE_H
+#define AMPC_RUNTIME_COLLECTIVE_H
+
+#include "runtime/Status.h"
+
+#include <cstddef>
+
+namespace ampc::rt {
+
+class Collective {
+public:
+  virtual ~Collective() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Replaces `data[0, count)` on every process by its elementwise sum
+  /// over all processes (IEEE f32 additions: an inf or NaN anywhere is in
+  /// every sum). Every process makes the same calls in the same order; a
+  /// process that does not arrive within the collective's timeout makes
+  /// the call fail, naming the wait.
+  virtual Status allReduceSum(float *data, size_t count) = 0;
+};
+
+} // namespace ampc::rt
+
+#endif // AMPC_RUNTIME_COLLECTIVE_H

@@ -1,0 +1,94 @@
+//===- Collectives.cpp - CPU kernels that exchange data between ranks -----===//
+//
+// all_reduce_mean: the bucket's gradients are widened into one f32 buffer,
+// summed over the ranks in place by the session's rt::Collective (one
+// exchange per bucket), multiplied by 1/world_size rounded to f32, and
+// rounded once into each output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Collective.h"
+#include "runtime/Half.h"
+#include "runtime/cpu/Registry.h"
+#include "runtime/cpu/Scratch.h"
+#include "runtime/ops/AttrReaders.h"
+
+#include <algorithm>
+
+namespace ampc::rt::cpu {
+namespace {
+
+void widen(const TensorView &in, float *out) {
+  size_t n = static_cast<size_t>(in.numElements());
+  switch (in.dtype) {
+  case DType::F16:
+    halfToFloat(in.as<uint16_t>(), out, n);
+    break;
+  case DType::BF16:
+    bfloatToFloat(in.as<uint16_t>(), out, n);
+    break;
+  default:
+    std::copy_n(in.as<float>(), n, out);
+    break;
+  }
+}
+
+void narrow(const float *in, const TensorView &out) {
+  size_t n = static_cast<size_t>(out.numElements());
+  switch (out.dtype) {
+  case DType::F16:
+    floatToHalf(in, out.as<uint16_t>(), n);
+    break;
+  case DType::BF16:
+    floatToBFloat(in, out.as<uint16_t>(), n);
+    break;
+  default:
+    std::copy_n(in, n, out.as<float>());
+    break;
+  }
+}
+
+Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
+  int64_t worldSize = 0;
+  AMPC_RETURN_IF_ERROR(ops::getInt(*call.attrs, "world_size", worldSize));
+  if (!ctx.collective)
+    return Status::error(
+        "the step averages its gradients over " + std::to_string(worldSize) +
+        " ranks (data parallelism), but it runs in one process: start it "
+        "under mpirun -n " +
+        std::to_string(worldSize));
+  if (ctx.collective->size() != worldSize)
+    return Status::error("the step was compiled for " +
+                         std::to_string(worldSize) + " ranks but runs in " +
+                         std::to_string(ctx.collective->size()));
+  size_t total = 0;
+  for (const TensorView &g : call.inputs)
+    total += static_cast<size_t>(g.numElements());
+  Scratch<float> sum;
+  float *buffer = sum.resize(total);
+  size_t at = 0;
+  for (const TensorView &g : call.inputs) {
+    widen(g, buffer + at);
+    at += static_cast<size_t>(g.numElements());
+  }
+  AMPC_RETURN_IF_ERROR(ctx.collective->allReduceSum(buffer, total));
+  // Gradient accumulation's mean is the same product: sum * (1/N).
+  const float inverse =
+      static_cast<float>(1.0 / static_cast<double>(worldSize));
+  for (size_t i = 0; i < total; ++i)
+    buffer[i] *= inverse;
+  at = 0;
+  for (const TensorView &out : call.outputs) {
+    narrow(buffer + at, out);
+    at += static_cast<size_t>(out.numElements());
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+void addCollectiveKernels(std::vector<KernelEntry> &out) {
+  out.push_back({"all_reduce_mean", runAllReduceMean});
+}
+
+} // namespace ampc::rt::cpu

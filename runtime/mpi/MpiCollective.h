@@ -1,0 +1,50 @@
+//===- MpiCollective.h - the processes of an mpirun launch ------*- C++ -*-===//
+//
+// rt::Collective over MPI (Debian's OpenMPI): a tool started under
+// `mpirun -n N` is one of N ranks. Sums are non-blocking all-reduces
+// polled against a deadline, so that a rank that died or hangs makes the
+// others fail within the timeout instead of waiting forever.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_MPI_MPICOLLECTIVE_H
+#define AMPC_RUNTIME_MPI_MPICOLLECTIVE_H
+
+#include "runtime/Collective.h"
+
+#include <memory>
+#include <string>
+
+namespace ampc::rt::mpi {
+
+/// Whether this process was started by mpirun (or another MPI launcher).
+bool launchedByMpi();
+
+class MpiCollective : public Collective {
+public:
+  /// Initialises MPI (once per process) with the world of the launch.
+  /// `timeoutSeconds`: how long a collective waits for the other ranks.
+  static Status create(double timeoutSeconds,
+                       std::unique_ptr<MpiCollective> &out);
+  ~MpiCollective() override; // finalises MPI
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status allReduceSum(float *data, size_t count) override;
+  /// Waits until every rank arrives (the same timeout).
+  Status barrier();
+  /// The largest of every rank's `value`.
+  Status allReduceMax(double &value);
+  /// Ends every rank of the launch with `code` (after an error one rank
+  /// alone saw: the others would wait for it until their timeout).
+  [[noreturn]] void abortAll(int code);
+
+private:
+  MpiCollective(int rank, int size, double timeout)
+      : rank_(rank), size_(size), timeout_(timeout) {}
+  int rank_, size_;
+  double timeout_;
+};
+
+} // namespace ampc::rt::mpi
+
+#endif // AMPC_RUNTIME_MPI_MPICOLLECTIVE_H
