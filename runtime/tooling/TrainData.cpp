@@ -636,4 +636,20 @@ Status openFileData(const std::string &data, const std::string &testData,
   return Status::ok();
 }
 
+rt::Status checkDataLabels(const rt::StepInfo &step, const FileData &data) {
+  for (const auto &[name, classes] : step.classes) {
+    auto ignore = step.ignoreIndex.find(name);
+    std::optional<int64_t> ignoreIndex;
+    if (ignore != step.ignoreIndex.end())
+      ignoreIndex = ignore->second;
+    for (auto [flag, source] :
+         {std::pair<const char *, BatchSource *>{"--data", data.train.get()},
+          {"--test-data", data.test.get()}})
+      if (source)
+        if (rt::Status s = source->checkLabels(name, classes, ignoreIndex); !s)
+          return rt::Status::error(std::string(flag) + ": " + s.message());
+  }
+  return rt::Status::ok();
+}
+
 } // namespace ampc::tools

@@ -13,6 +13,7 @@
 #ifndef AMPC_RUNTIME_TOOLING_TRAINDATA_H
 #define AMPC_RUNTIME_TOOLING_TRAINDATA_H
 
+#include "runtime/Program.h"
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/FashionMnist.h"
 
@@ -203,6 +204,11 @@ bool isIdxDirectory(const std::string &dir);
 rt::Status openFileData(const std::string &data, const std::string &testData,
                         std::optional<bool> shuffle, uint64_t seed,
                         const std::vector<InputSpec> &specs, FileData &d);
+
+// Checks the labels of `data` against the classes of the losses they feed
+// (the step's), once, before any step: a bad one is named by its sample
+// and the flag of its split (--data, --test-data).
+rt::Status checkDataLabels(const rt::StepInfo &step, const FileData &data);
 
 } // namespace ampc::tools
 

@@ -488,17 +488,8 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   if (data.test && !forward)
     return fail("--test-data: " + o.program +
                 " has no @forward to evaluate the test split with");
-  for (const auto &[name, classes] : step.classes) {
-    std::optional<int64_t> ignore;
-    if (auto i = step.ignoreIndex.find(name); i != step.ignoreIndex.end())
-      ignore = i->second;
-    for (auto [flag, source] :
-         {std::pair<const char *, BatchSource *>{"--data", data.train.get()},
-          {"--test-data", data.test.get()}})
-      if (source)
-        if (rt::Status s = source->checkLabels(name, classes, ignore); !s)
-          return fail(std::string(flag) + ": " + s.message());
-  }
+  if (rt::Status s = checkDataLabels(step, data); !s)
+    return fail(s.message());
   int64_t perEpoch = data.train->stepsPerEpoch();
   int64_t steps = o.steps        ? o.steps
                   : o.epochs > 0 ? o.epochs * perEpoch

@@ -160,22 +160,6 @@ int64_t runSteps(const RunOptions &run, int64_t perEpoch) {
                         : std::max<int64_t>(perEpoch, 1);
 }
 
-rt::Status checkDataLabels(const rt::StepInfo &step, const FileData &data) {
-  for (const auto &[name, classes] : step.classes) {
-    auto ignore = step.ignoreIndex.find(name);
-    std::optional<int64_t> ignoreIndex;
-    if (ignore != step.ignoreIndex.end())
-      ignoreIndex = ignore->second;
-    for (auto [flag, source] :
-         {std::pair<const char *, BatchSource *>{"--data", data.train.get()},
-          {"--test-data", data.test.get()}})
-      if (source)
-        if (rt::Status s = source->checkLabels(name, classes, ignoreIndex); !s)
-          return rt::Status::error(std::string(flag) + ": " + s.message());
-  }
-  return rt::Status::ok();
-}
-
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,
                              std::vector<InputSpec> specs, FileData &data) {
   for (InputSpec &spec : specs)

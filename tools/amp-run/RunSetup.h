@@ -86,10 +86,6 @@ void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
 /// `perEpoch` steps, or one epoch (at least one step).
 int64_t runSteps(const RunOptions &run, int64_t perEpoch);
 
-/// Checks the labels of file data against the classes of the losses they
-/// feed, once, before any step: a bad one is named by its sample.
-rt::Status checkDataLabels(const rt::StepInfo &step, const FileData &data);
-
 /// Makes --data synthetic's batches for `specs`, the label inputs drawn in
 /// the class range of the loss they feed.
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,
