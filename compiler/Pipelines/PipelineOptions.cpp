@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstdio>
+#include <mutex>
 #include <unistd.h>
 
 using namespace mlir;
@@ -185,6 +186,10 @@ LogicalResult CompileOptions<Derived>::set(llvm::StringRef name,
   // llvm::cl's parsers report a bad value on llvm::errs(), whatever stream
   // parseFromString is given: stderr is sent to a temporary file for the
   // call, and the message taken from there.
+  // stderr is the process's: one redirection at a time (the Python module
+  // compiles with the interpreter lock released).
+  static std::mutex redirecting;
+  std::lock_guard<std::mutex> lock(redirecting);
   std::string message;
   llvm::raw_string_ostream os(message);
   llvm::errs().flush();

@@ -522,7 +522,10 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
     p.mutable_working_copies()->insert(s->workingCopies.begin(),
                                        s->workingCopies.end());
     p.set_accumulate(s->accumulate);
-    p.set_world_size(s->worldSize);
+    // Only a data-parallel step carries it, so that other Programs (and
+    // the checkpoints keyed by their hash) stay as they were.
+    if (s->worldSize > 1)
+      p.set_world_size(s->worldSize);
   }
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())

@@ -13,6 +13,7 @@
 #include "dialects/Graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace ampc {
@@ -92,9 +93,10 @@ struct GraphDataParallelPass
           << static_cast<int64_t>(worldSize);
       return signalPassFailure();
     }
-    if (!(bucketMb > 0)) {
-      module.emitError("graph-data-parallel: option 'bucket-mb' must be > 0, "
-                       "got ")
+    // At most 2^20 MiB (1 TiB): the byte count stays an int64.
+    if (!(bucketMb > 0 && bucketMb <= 1048576.0)) {
+      module.emitError("graph-data-parallel: option 'bucket-mb' must be in "
+                       "(0, 1048576], got ")
           << static_cast<double>(bucketMb);
       return signalPassFailure();
     }
@@ -130,6 +132,12 @@ struct GraphDataParallelPass
     SmallVector<SmallVector<Member>> buckets;
     int64_t bytes = 0;
     for (const Member &m : members) {
+      // A value read by several updates is adjacent after the sort: its
+      // bytes count once, in one bucket.
+      if (!buckets.empty() && buckets.back().back().reduced == m.reduced) {
+        buckets.back().push_back(m);
+        continue;
+      }
       if (buckets.empty() || bytes + bytesOf(m.reduced) > limit) {
         buckets.emplace_back();
         bytes = 0;
@@ -139,28 +147,42 @@ struct GraphDataParallelPass
     }
 
     OpBuilder b(f.getContext());
+    llvm::SetVector<Operation *> oldCasts;
     for (MutableArrayRef<Member> bucket : buckets) {
-      SmallVector<Value> grads;
+      // One operand per value: updates that read the same gradient (or
+      // the same cast of it) share its mean.
+      llvm::MapVector<Value, unsigned> operand;
       Operation *last = bucket.front().reduced.getDefiningOp();
       for (Member &m : bucket) {
-        grads.push_back(m.reduced);
+        operand.insert({m.reduced, operand.size()});
         if (last->isBeforeInBlock(m.reduced.getDefiningOp()))
           last = m.reduced.getDefiningOp();
       }
+      SmallVector<Value> grads;
+      for (auto &entry : operand)
+        grads.push_back(entry.first);
       b.setInsertionPointAfter(last);
       auto mean = graph::AllReduceMeanOp::create(
           b, last->getLoc(), grads, b.getI64IntegerAttr(worldSize));
       Operation *anchor = mean;
+      // The cast after the mean of each widened gradient, made once.
+      llvm::DenseMap<Operation *, Value> recast;
       SmallVector<Operation *> updates;
-      for (auto [m, averaged] : llvm::zip(bucket, mean.getMeans())) {
+      for (Member &m : bucket) {
+        Value averaged = mean.getMeans()[operand.lookup(m.reduced)];
         Value read = averaged;
         if (m.widening) {
-          b.setInsertionPointAfter(anchor);
-          auto c = amp::CastOp::create(b, m.widening.getLoc(),
-                                       m.widening.getType(), averaged);
-          c->setAttrs(m.widening->getAttrs());
-          anchor = c;
+          Value &c = recast[m.widening];
+          if (!c) {
+            b.setInsertionPointAfter(anchor);
+            auto made = amp::CastOp::create(b, m.widening.getLoc(),
+                                            m.widening.getType(), averaged);
+            made->setAttrs(m.widening->getAttrs());
+            anchor = made;
+            c = made;
+          }
           read = c;
+          oldCasts.insert(m.widening);
         }
         m.update.getGradMutable().set(read);
         updates.push_back(m.update);
@@ -169,9 +191,9 @@ struct GraphDataParallelPass
     }
     // The casts the updates read before are dead now, unless the step
     // reads them elsewhere.
-    for (Member &m : members)
-      if (m.widening && m.widening->use_empty())
-        m.widening->erase();
+    for (Operation *c : oldCasts)
+      if (c->use_empty())
+        c->erase();
     f->setAttr(graph::kWorldSizeAttr,
                IntegerAttr::get(IntegerType::get(f.getContext(), 64),
                                 static_cast<int64_t>(worldSize)));

@@ -94,11 +94,11 @@ Status MpiCollective::allReduceSum(float *data, size_t count) {
   return waitFor(request, timeout_, "the gradient all-reduce");
 }
 
-Status MpiCollective::barrier() {
+Status MpiCollective::waitForAll(double timeoutSeconds) {
   MPI_Request request;
   if (int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request); rc != MPI_SUCCESS)
-    return Status::error("a barrier: " + mpiError(rc));
-  return waitFor(request, timeout_, "a barrier");
+    return Status::error("waiting for rank 0: " + mpiError(rc));
+  return waitFor(request, timeoutSeconds, "waiting for rank 0");
 }
 
 Status MpiCollective::allReduceMax(double &value) {

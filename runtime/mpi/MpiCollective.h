@@ -30,8 +30,7 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Status allReduceSum(float *data, size_t count) override;
-  /// Waits until every rank arrives (the same timeout).
-  Status barrier();
+  Status waitForAll(double timeoutSeconds) override;
   /// The largest of every rank's `value`.
   Status allReduceMax(double &value);
   /// Ends every rank of the launch with `code` (after an error one rank

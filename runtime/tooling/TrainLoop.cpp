@@ -21,6 +21,10 @@ namespace {
 
 constexpr const char *kFoundInf = "found_inf";
 constexpr const char *kScaleParam = "loss_scale";
+// How long the other ranks of a data-parallel run wait while rank 0
+// evaluates or writes a checkpoint (an hour: a test split or a checkpoint
+// that takes longer is not a hang).
+constexpr double kLeadWorkSeconds = 3600;
 
 using Clock = std::chrono::steady_clock;
 
@@ -547,7 +551,7 @@ int TrainLoop::run() {
         return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
                     v.text);
       }
-      if (v.kind == NumericsVerdict::Note) {
+      if (v.kind == NumericsVerdict::Note && o_.rank == 0) {
         progress_->clear();
         std::cout << o_.run << ": " << v.text << std::endl;
       }
@@ -584,10 +588,21 @@ int TrainLoop::run() {
          (o_.checkpointEvery > 0 ? done % o_.checkpointEvery == 0 : epochEnd)))
       if (rt::Status st = saveCheckpoint(o_.checkpointDir); !st)
         return fail("--checkpoint: " + st.message());
+    // Rank 0 alone evaluates and writes checkpoints: the other ranks wait
+    // for it after each step where it may, not in their next all-reduce,
+    // whose timeout is for a rank that died or hangs.
+    if (o_.collective && o_.worldSize > 1 &&
+        (epochEnd || done == o_.steps ||
+         (o_.checkpointEvery > 0 && done % o_.checkpointEvery == 0)))
+      if (rt::Status st = o_.collective->waitForAll(kLeadWorkSeconds); !st)
+        return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
+                    st.message());
     // After the evaluation this step owes, which a resumed run would not
     // make up for. A signal during the last step lets the run finish: a
-    // resume could not give it its --save-onnx, --plot and summary.
-    if (int sig = interrupts.received(); sig && done < o_.steps)
+    // resume could not give it its --save-onnx, --plot and summary. In a
+    // data-parallel run rank 0 stops (with its checkpoint) and ends the
+    // other ranks; they do not stop on their own.
+    if (int sig = interrupts.received(); sig && done < o_.steps && o_.rank == 0)
       return stopOnSignal(sig, done, metrics.get(), evalMetrics.get());
   }
   progress_->clear();

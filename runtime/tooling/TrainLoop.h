@@ -13,6 +13,7 @@
 #ifndef AMPC_RUNTIME_TOOLING_TRAINLOOP_H
 #define AMPC_RUNTIME_TOOLING_TRAINLOOP_H
 
+#include "runtime/Collective.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/tooling/Checkpoint.h"
@@ -52,6 +53,10 @@ struct LoopOptions {
   // step s takes batch s * worldSize + rank of the data.
   int rank = 0;
   int worldSize = 1;
+  // The ranks (worldSize > 1): after a step where rank 0 alone may
+  // evaluate or write a checkpoint, the others wait for it here, with a
+  // longer timeout than a gradient all-reduce's.
+  rt::Collective *collective = nullptr;
 };
 
 /// The run so far: one row per step and one per evaluation.
@@ -137,9 +142,6 @@ public:
   /// Samples/s over the steps this process ran (data loading included,
   /// evaluation not).
   double samplesPerSecond() const;
-  /// FNV-1a (32 bits) over every parameter and state byte, the loss-scale
-  /// state left out (equal before and after a skipped step).
-  uint32_t stateChecksum() const;
   /// The last evaluation: false when there was none.
   bool lastEval(double &testLoss, double &testAccuracy) const;
 
@@ -153,6 +155,7 @@ private:
   /// 128 + sig.
   int stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
                    MetricsWriter *evalMetrics);
+  uint32_t stateChecksum() const;
   int fail(const std::string &msg);
 
   rt::Session &train_;

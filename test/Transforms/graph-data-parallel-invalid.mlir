@@ -1,6 +1,6 @@
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel=world-size=0 -verify-diagnostics
 // RUN: not amp-opt %s -graph-build-training -graph-data-parallel="world-size=2 bucket-mb=0" 2>&1 | FileCheck %s --check-prefix=BUCKET
-// BUCKET: error: graph-data-parallel: option 'bucket-mb' must be > 0, got 0
+// BUCKET: error: graph-data-parallel: option 'bucket-mb' must be in (0, 1048576], got 0
 
 // expected-error @below {{graph-data-parallel: option 'world-size' must be >= 1, got 0}}
 module {
@@ -12,3 +12,5 @@ func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
   return %loss : tensor<f32>
 }
 }
+// RUN: not amp-opt %s -graph-build-training -graph-data-parallel="world-size=2 bucket-mb=inf" 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: graph-data-parallel: option 'bucket-mb' must be in (0, 1048576], got INF

@@ -72,3 +72,25 @@ func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
   %loss = graph.reduce_mean %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Two weights used alike have one gradient after CSE: it is averaged once,
+// and both updates read the mean.
+// RUN: amp-opt %s -split-input-file -graph-build-training -cse -graph-data-parallel=world-size=2 | FileCheck %s --check-prefix=SHARED
+// SHARED-LABEL: func.func @train_step(
+// SHARED: %[[M:.*]] = graph.all_reduce_mean %{{[^,]*}} {world_size = 2 : i64} : (tensor<8x2xf32>) -> tensor<8x2xf32>
+// SHARED-NOT: graph.all_reduce_mean
+// SHARED: graph.sgd_update %{{.*}}, %{{.*}}, %[[M]]
+// SHARED: graph.sgd_update %{{.*}}, %{{.*}}, %[[M]]
+
+func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
+                   %w1: tensor<8x2xf32> {graph.name = "w1", graph.init = dense<0.5> : tensor<8x2xf32>, graph.trainable = true},
+                   %w2: tensor<8x2xf32> {graph.name = "w2", graph.init = dense<0.5> : tensor<8x2xf32>, graph.trainable = true})
+    -> (tensor<f32> {graph.name = "loss"}) {
+  %a = graph.matmul %x, %w1 : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %b = graph.matmul %x, %w2 : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %s = graph.add %a, %b : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %loss = graph.reduce_mean %s {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -2,6 +2,7 @@
 #include "tools/amp-run/AmpMemory.h"
 
 #include "compiler/Transforms/AmpReport.h"
+#include "tools/amp-run/Fail.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -114,8 +115,7 @@ int reportMemory(ModuleOp f32, ModuleOp amp, StringRef name, StringRef path) {
     error = "the lowered @" + name.str() + " has no planned arena to measure";
   else if (succeeded(addMemoryToReport(path, *a, *b, error)))
     return 0;
-  llvm::errs() << "amp-run: error: " << error << "\n";
-  return 1;
+  return fail(error);
 }
 
 } // namespace ampc::tools

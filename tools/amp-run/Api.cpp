@@ -22,6 +22,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <mutex>
 #include <set>
 
 namespace ampc::api {
@@ -280,6 +281,9 @@ struct Training::State {
   std::vector<rt::HostTensor> converted;
   bool ran = false; // the session's outputs hold a step's values
   std::optional<tools::StepNumerics> numerics; // --check-numerics
+  // One call at a time: the Python module releases the interpreter lock
+  // while a step runs, and the session is not reentrant.
+  mutable std::mutex busy;
 };
 
 /// A loop over the step with no steps done, which the host feeds.
@@ -432,6 +436,7 @@ rt::Status Training::compile(const CompileRequest &r,
 const std::vector<InputInfo> &Training::inputs() const { return s_->inputs; }
 
 rt::Status Training::step(const std::vector<Feed> &feeds, StepResult &out) {
+  std::lock_guard<std::mutex> lock(s_->busy);
   AMPC_RETURN_IF_ERROR(checkFeeds(*s_->session, feeds, /*samples=*/true,
                                   s_->views, s_->converted));
   // Labels in their loss's range: a kernel reading one outside it would
@@ -486,6 +491,7 @@ std::vector<std::string> Training::outputNames() const {
 
 rt::Status Training::output(const std::string &name,
                             rt::TensorView &out) const {
+  std::lock_guard<std::mutex> lock(s_->busy);
   if (!s_->ran)
     return rt::Status::error("no step has run yet: output '" + name +
                              "' has no value");
@@ -493,10 +499,12 @@ rt::Status Training::output(const std::string &name,
 }
 
 rt::Status Training::state(std::vector<rt::HostTensor> &out) const {
+  std::lock_guard<std::mutex> lock(s_->busy);
   return paramsOf(*s_->session, out);
 }
 
 rt::Status Training::loadState(const std::vector<rt::HostTensor> &tensors) {
+  std::lock_guard<std::mutex> lock(s_->busy);
   std::map<std::string, rt::HostTensor> byName;
   for (const rt::HostTensor &t : tensors)
     if (!byName.emplace(t.name, t).second)
@@ -522,16 +530,22 @@ rt::Status Training::loadState(const std::vector<rt::HostTensor> &tensors) {
   return rt::Status::ok();
 }
 
-rt::Status Training::param(const std::string &name, rt::TensorView &out) const {
-  return s_->session->param(name, out);
+rt::Status Training::param(const std::string &name, rt::HostTensor &out) const {
+  std::lock_guard<std::mutex> lock(s_->busy);
+  rt::TensorView v;
+  AMPC_RETURN_IF_ERROR(s_->session->param(name, v));
+  out = rt::copyOf(v, name);
+  return rt::Status::ok();
 }
 
 rt::Status Training::saveCheckpoint(const std::string &dir) {
+  std::lock_guard<std::mutex> lock(s_->busy);
   AMPC_RETURN_IF_ERROR(tools::checkCheckpointDirectory(dir));
   return s_->loop->saveCheckpoint(dir);
 }
 
 rt::Status Training::loadCheckpoint(const std::string &dir) {
+  std::lock_guard<std::mutex> lock(s_->busy);
   tools::Checkpoint ckpt;
   AMPC_RETURN_IF_ERROR(tools::readCheckpoint(dir, ckpt));
   AMPC_RETURN_IF_ERROR(tools::checkResumable(ckpt, s_->config, dir));
@@ -544,6 +558,7 @@ rt::Status Training::loadCheckpoint(const std::string &dir) {
 }
 
 rt::Status Training::saveOnnx(const std::string &path) const {
+  std::lock_guard<std::mutex> lock(s_->busy);
   std::vector<rt::HostTensor> weights;
   for (const rt::BindingInfo &b : s_->session->function().params) {
     if (!s_->step.info.weights.count(b.name))
@@ -575,6 +590,7 @@ const std::string &Training::runLabel() const { return s_->label; }
 std::string Training::device() const { return s_->session->deviceName(); }
 
 rt::Status Training::batch(int64_t s, std::vector<rt::HostTensor> &out) {
+  std::lock_guard<std::mutex> lock(s_->busy);
   if (!s_->data.train)
     return rt::Status::error(
         "no data to take batches from: give the data option (a directory "
@@ -601,6 +617,7 @@ struct Inference::State {
   std::vector<Feed> views;
   std::vector<rt::HostTensor> converted;
   bool ran = false;
+  mutable std::mutex busy; // as Training::State's
 };
 
 Inference::Inference(std::unique_ptr<State> state) : s_(std::move(state)) {}
@@ -669,6 +686,7 @@ std::vector<std::string> Inference::outputNames() const {
 }
 
 rt::Status Inference::run(const std::vector<Feed> &feeds) {
+  std::lock_guard<std::mutex> lock(s_->busy);
   AMPC_RETURN_IF_ERROR(checkFeeds(*s_->session, feeds, /*samples=*/false,
                                   s_->views, s_->converted));
   for (const auto &[name, view] : s_->views)
@@ -683,6 +701,7 @@ rt::Status Inference::run(const std::vector<Feed> &feeds) {
 
 rt::Status Inference::output(const std::string &name,
                              rt::TensorView &out) const {
+  std::lock_guard<std::mutex> lock(s_->busy);
   if (!s_->ran)
     return rt::Status::error("the model has not run yet: output '" + name +
                              "' has no value");
@@ -690,10 +709,12 @@ rt::Status Inference::output(const std::string &name,
 }
 
 rt::Status Inference::weights(std::vector<rt::HostTensor> &out) const {
+  std::lock_guard<std::mutex> lock(s_->busy);
   return paramsOf(*s_->session, out);
 }
 
 rt::Status Inference::loadWeights(const std::vector<rt::HostTensor> &tensors) {
+  std::lock_guard<std::mutex> lock(s_->busy);
   std::vector<rt::HostTensor> ready;
   std::set<std::string> seen;
   for (rt::HostTensor t : tensors) {
@@ -713,12 +734,12 @@ rt::Status Inference::loadWeights(const std::vector<rt::HostTensor> &tensors) {
 rt::Status Inference::loadWeights(const Training &from) {
   std::vector<rt::HostTensor> tensors;
   for (const rt::BindingInfo &b : s_->session->function().params) {
-    rt::TensorView v;
-    if (!from.param(b.name, v))
+    rt::HostTensor t;
+    if (!from.param(b.name, t))
       return rt::Status::error("parameter '" + b.name +
                                "' of the inference model is not in the "
                                "training step");
-    tensors.push_back(rt::copyOf(v, b.name));
+    tensors.push_back(std::move(t));
   }
   return loadWeights(tensors);
 }

@@ -88,8 +88,8 @@ public:
   /// exact; f32 feeds f16/bf16 state only if it converts exactly); checked
   /// in full before anything changes.
   rt::Status loadState(const std::vector<rt::HostTensor> &tensors);
-  /// A view of one parameter or state tensor, valid until the next step.
-  rt::Status param(const std::string &name, rt::TensorView &out) const;
+  /// A copy of one parameter or state tensor.
+  rt::Status param(const std::string &name, rt::HostTensor &out) const;
   /// amp-run's checkpoint format, in DIR/checkpoint.ampc (atomically);
   /// loading checks the configuration as `amp-run --resume` does.
   rt::Status saveCheckpoint(const std::string &dir);

@@ -211,6 +211,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   lo.run = runLabel(o.amp);
   lo.rank = rank;
   lo.worldSize = ranks;
+  lo.collective = o.collective.get();
   if (ranks > 1) {
     lo.tool = "amp-run: rank " + std::to_string(rank);
     // Rank 0 writes what the run shows and keeps; every rank holds the
@@ -276,12 +277,21 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
   if (int rc = loop.run())
     return rc;
-  // --checksum-state: the ranks' states must be equal after every update;
-  // rank 0 compares them after the last (each rank's checksum in its two
-  // 16-bit halves, exact in the f32 sum of one all-reduce).
+  // --checksum-state: the ranks' weights must be equal after every update;
+  // rank 0 compares them after the last (each rank's FNV-1a of its weights
+  // in two 16-bit halves, exact in the f32 sum of one all-reduce). Batch
+  // norm's running statistics are each rank's own, as in PyTorch's DDP.
   if (ranks > 1 && o.run.checksumState) {
     std::vector<float> halves(2 * static_cast<size_t>(ranks), 0.0f);
-    uint32_t mine = loop.stateChecksum();
+    uint32_t mine = 2166136261u;
+    for (const rt::BindingInfo &b : session->function().params) {
+      rt::TensorView v;
+      if (!step.info.weights.count(b.name) || !session->param(b.name, v))
+        continue;
+      const auto *p = static_cast<const uint8_t *>(v.data);
+      for (int64_t i = 0, n = v.byteSize(); i < n; ++i)
+        mine = (mine ^ p[i]) * 16777619u;
+    }
     halves[2 * rank] = static_cast<float>(mine >> 16);
     halves[2 * rank + 1] = static_cast<float>(mine & 0xFFFFu);
     if (rt::Status s = o.collective->allReduceSum(halves.data(), halves.size());
@@ -297,9 +307,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
         each += formatv("{0}rank {1} {2:x8}", r ? ", " : "", r, c).str();
       }
       if (!equal)
-        return fail("the ranks' states differ after the last step (" + each +
+        return fail("the ranks' weights differ after the last step (" + each +
                     "): their updates were not the same");
-      outs() << formatv("amp-run: state checksum {0:x8} on all {1} ranks\n",
+      outs() << formatv("amp-run: weights checksum {0:x8} on all {1} ranks\n",
                         mine, ranks);
     }
   }

@@ -323,10 +323,6 @@ int runTool(int argc, char **argv) {
     if (mlir::failed(
             compileFlags.set("data-parallel", std::to_string(ranks), err)))
       return fail(err);
-    // --threads counts one process's cores: the ranks share the machine's.
-    if (!run.isGiven("threads"))
-      run.threads = std::max(1u, std::thread::hardware_concurrency() /
-                                     static_cast<unsigned>(ranks));
   } else if (compileFlags.dataParallel > 1 && emit.empty()) {
     return fail("--data-parallel " + Twine(compileFlags.dataParallel) +
                 " needs that many ranks: start amp-run with --nproc " +
@@ -386,6 +382,10 @@ int runTool(int argc, char **argv) {
     return fail(modelPath + ": its recipe: " + s.message());
   withRecipe.mode = run.mode;
   run = std::move(withRecipe);
+  // --threads counts one process's cores: the ranks share the machine's.
+  if (ranks > 1 && !run.isGiven("threads"))
+    run.threads = std::max(1u, std::thread::hardware_concurrency() /
+                                   static_cast<unsigned>(ranks));
   if (run.isGiven("steps") && run.isGiven("epochs") && emit.empty())
     return fail(modelPath + ": its recipe gives both --steps and --epochs");
 
@@ -428,7 +428,9 @@ int runTool(int argc, char **argv) {
   }
 
   std::optional<ampc::AmpAutoCastPassOptions> amp =
-      compileFlags.autoCastOptions(ampReport);
+      compileFlags.autoCastOptions(ranks > 1 && world->rank() > 0
+                                       ? std::string() // rank 0 writes it
+                                       : std::string(ampReport));
 
   std::unique_ptr<mlir::MLIRContext> contextOwner =
       ampc::tools::createCompilerContext();

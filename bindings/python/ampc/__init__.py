@@ -83,6 +83,10 @@ def _array(value, what):
     return array if array.flags.c_contiguous else array.copy(order="C")
 
 
+def _json_or_none(text):
+    return json.loads(text) if text else None
+
+
 def _feeds(feeds):
     if not isinstance(feeds, dict):
         raise Error(f"feeds: a {type(feeds).__name__} is not a dict of input "
@@ -181,8 +185,7 @@ class TrainingStep:
     def amp_report(self):
         """The AMP decisions and memory figures (amp-run's --amp-report)
         as a dict; None without AMP."""
-        text = self._t.amp_report()
-        return json.loads(text) if text else None
+        return _json_or_none(self._t.amp_report())
 
     def memory(self):
         """The planned bytes of this step ('step') and, with AMP, of the
@@ -223,8 +226,7 @@ class InferenceStep:
                               for k, v in dict(weights).items()})
 
     def amp_report(self):
-        text = self._i.amp_report()
-        return json.loads(text) if text else None
+        return _json_or_none(self._i.amp_report())
 
 
 def compile_training(model, **options):

@@ -38,6 +38,7 @@ struct OtherRanks : Collective {
       data[i] += others[i];
     return Status::ok();
   }
+  Status waitForAll(double) override { return Status::ok(); }
 };
 
 Attrs worldAttrs(int64_t n) {
