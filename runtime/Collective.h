@@ -30,6 +30,9 @@ public:
   /// `timeoutSeconds` (the wait while one process alone does other work,
   /// such as rank 0 evaluating or writing a checkpoint).
   virtual Status waitForAll(double timeoutSeconds) = 0;
+  /// Seconds spent in allReduceSum so far (the exchange and the wait for
+  /// the other ranks): what data parallelism costs a step.
+  virtual double allReduceSeconds() const = 0;
 };
 
 } // namespace ampc::rt

@@ -86,12 +86,17 @@ Status MpiCollective::allReduceSum(float *data, size_t count) {
   if (count > static_cast<size_t>(INT_MAX))
     return Status::error("an all-reduce of " + std::to_string(count) +
                          " values, over MPI's 2^31 - 1 per call");
+  auto start = std::chrono::steady_clock::now();
   MPI_Request request;
   if (int rc = MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
                               MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
       rc != MPI_SUCCESS)
     return Status::error("the gradient all-reduce: " + mpiError(rc));
-  return waitFor(request, timeout_, "the gradient all-reduce");
+  Status s = waitFor(request, timeout_, "the gradient all-reduce");
+  allReduceSeconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return s;
 }
 
 Status MpiCollective::waitForAll(double timeoutSeconds) {

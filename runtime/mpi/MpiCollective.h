@@ -31,6 +31,7 @@ public:
   int size() const override { return size_; }
   Status allReduceSum(float *data, size_t count) override;
   Status waitForAll(double timeoutSeconds) override;
+  double allReduceSeconds() const override { return allReduceSeconds_; }
   /// The largest of every rank's `value`.
   Status allReduceMax(double &value);
   /// Ends every rank of the launch with `code` (after an error one rank
@@ -42,6 +43,7 @@ private:
       : rank_(rank), size_(size), timeout_(timeout) {}
   int rank_, size_;
   double timeout_;
+  double allReduceSeconds_ = 0;
 };
 
 } // namespace ampc::rt::mpi

@@ -372,6 +372,15 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
            << format("%.9g", loop.currentScale());
   if (!std::isnan(loop.medianStepMs()))
     outs() << "; median step " << format("%.3f", loop.medianStepMs()) << " ms";
+  // What the ranks cost rank 0: its time in the gradient all-reduces (the
+  // exchange and the wait for the slowest rank), per step of this process.
+  if (ranks > 1 && loop.history().stepRows.size() > size_t(loop.firstStep()))
+    outs() << "; all-reduce "
+           << format("%.3f",
+                     o.collective->allReduceSeconds() * 1e3 /
+                         static_cast<double>(loop.history().stepRows.size() -
+                                             size_t(loop.firstStep())))
+           << " ms per step";
   outs() << "\n";
   double testLoss, accuracy;
   if (loop.lastEval(testLoss, accuracy)) {
