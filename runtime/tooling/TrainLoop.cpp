@@ -72,12 +72,7 @@ TrainLoop::TrainLoop(rt::Session &train, rt::StepInfo step, int64_t batch,
 }
 
 int64_t TrainLoop::stepsPerEpoch() const {
-  int64_t spe = data_ ? data_->stepsPerEpoch() : 0;
-  // A data-parallel step takes worldSize batches: an epoch is a whole
-  // number of steps only when they divide it.
-  if (o_.worldSize > 1)
-    spe = spe % o_.worldSize == 0 ? spe / o_.worldSize : 0;
-  return spe;
+  return stepsPerEpochOf(data_ ? data_->stepsPerEpoch() : 0, o_.worldSize);
 }
 
 int TrainLoop::fail(const std::string &msg) {

@@ -29,6 +29,15 @@ namespace ampc::tools {
 
 class MetricsWriter;
 
+/// Steps in an epoch of `batchesPerEpoch` batches when a step takes
+/// `worldSize` of them (data parallelism): 0 (no epoch ends on a step)
+/// unless the ranks divide the epoch.
+inline int64_t stepsPerEpochOf(int64_t batchesPerEpoch, int worldSize) {
+  if (worldSize <= 1)
+    return batchesPerEpoch;
+  return batchesPerEpoch % worldSize == 0 ? batchesPerEpoch / worldSize : 0;
+}
+
 struct LoopOptions {
   std::string tool = "amp-run"; // prefixes its messages
   std::string run;              // "AMP O2 f16", "f32": names the run in output

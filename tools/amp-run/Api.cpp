@@ -147,12 +147,7 @@ rt::Status importModel(const CompileRequest &r, bool checkModel,
   for (const rt::HostTensor &t : r.binds) {
     if (!bound.insert(t.name).second)
       return rt::Status::error("--bind " + t.name + " is given twice");
-    OnnxBoundInput b;
-    b.name = t.name;
-    b.onnxDtype = rt::onnxDataTypeOf(t.dtype);
-    b.dims = t.shape;
-    b.rawData.assign(t.bytes.begin(), t.bytes.end());
-    o.bindings.push_back(std::move(b));
+    o.bindings.push_back(tools::boundInputOf(t.name, t));
   }
   module = importOnnxModel(r.modelBytes, modelName(r), &context, o);
   return module ? rt::Status::ok() : errors.error();
@@ -384,31 +379,14 @@ rt::Status Training::compile(const CompileRequest &r,
   main.lossScale = flags.lossScaleOptions(amp.has_value());
   main.lowering = flags.loweringOptions(budget);
   tools::CompiledStep f32;
-  if (st->amp) {
-    tools::StepCompileOptions f32Options = main;
-    f32Options.amp.reset();
-    f32Options.lossScale.reset();
-    if (mlir::failed(tools::compileStep(module->clone(), st->modelName,
-                                        f32Options, f32))) {
-      llvm::sys::fs::remove(report);
-      return errors.error();
-    }
-    st->f32Arena = f32.trainArena;
-  }
-  if (mlir::failed(tools::compileStep(std::move(module), st->modelName, main,
-                                      st->step))) {
-    llvm::sys::fs::remove(report);
+  bool compiled = mlir::succeeded(
+      tools::compileStepWithF32(std::move(module), st->modelName, main,
+                                /*f32Eval=*/false, st->step, f32));
+  if (!report.empty())
+    st->report = takeReport(report); // the file goes either way
+  if (!compiled)
     return errors.error();
-  }
-  if (st->amp) {
-    std::string err;
-    if (mlir::failed(tools::addMemoryToReport(report, f32.trainArena,
-                                              st->step.trainArena, err))) {
-      llvm::sys::fs::remove(report);
-      return rt::Status::error(err);
-    }
-    st->report = takeReport(report);
-  }
+  st->f32Arena = f32.trainArena;
   AMPC_RETURN_IF_ERROR(tools::checkDataLabels(st->step.info, st->data));
 
   AMPC_RETURN_IF_ERROR(rt::Session::create(
@@ -560,13 +538,7 @@ rt::Status Training::loadCheckpoint(const std::string &dir) {
 rt::Status Training::saveOnnx(const std::string &path) const {
   std::lock_guard<std::mutex> lock(s_->busy);
   std::vector<rt::HostTensor> weights;
-  for (const rt::BindingInfo &b : s_->session->function().params) {
-    if (!s_->step.info.weights.count(b.name))
-      continue;
-    rt::TensorView v;
-    AMPC_RETURN_IF_ERROR(s_->session->param(b.name, v));
-    weights.push_back(rt::copyOf(v, b.name));
-  }
+  AMPC_RETURN_IF_ERROR(tools::weightsOf(*s_->session, s_->step.info, weights));
   std::string err;
   if (!writeOnnxWithWeights(s_->modelBytes, s_->modelName, path, weights, err))
     return rt::Status::error(err);

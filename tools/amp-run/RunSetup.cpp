@@ -155,9 +155,9 @@ void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                               : GraphBuildTrainingPassOptions().lrTotalSteps;
 }
 
-int64_t runSteps(const RunOptions &run, int64_t perEpoch) {
-  return run.epochs > 0 ? run.epochs * perEpoch
-                        : std::max<int64_t>(perEpoch, 1);
+int64_t runSteps(const RunOptions &run, int64_t perEpoch, int ranks) {
+  int64_t batches = run.epochs > 0 ? run.epochs * perEpoch : perEpoch;
+  return std::max<int64_t>(1, batches / ranks);
 }
 
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,
@@ -192,6 +192,28 @@ rt::Status checkFeedValue(const rt::TensorView &want, const std::string &name,
     return rt::Status::error(source + ": " + s.message() +
                              "; the data must be finite");
   return rt::Status::ok();
+}
+
+rt::Status weightsOf(const rt::Session &session, const rt::StepInfo &step,
+                     std::vector<rt::HostTensor> &out) {
+  out.clear();
+  for (const rt::BindingInfo &b : session.function().params) {
+    if (!step.weights.count(b.name))
+      continue;
+    rt::TensorView v;
+    AMPC_RETURN_IF_ERROR(session.param(b.name, v));
+    out.push_back(rt::copyOf(v, b.name));
+  }
+  return rt::Status::ok();
+}
+
+OnnxBoundInput boundInputOf(const std::string &name, const rt::HostTensor &t) {
+  OnnxBoundInput bound;
+  bound.name = name;
+  bound.onnxDtype = rt::onnxDataTypeOf(t.dtype);
+  bound.dims = t.shape;
+  bound.rawData.assign(t.bytes.begin(), t.bytes.end());
+  return bound;
 }
 
 std::map<std::string, std::string>

@@ -11,8 +11,10 @@
 #ifndef AMPC_TOOLS_AMPRUN_RUNSETUP_H
 #define AMPC_TOOLS_AMPRUN_RUNSETUP_H
 
+#include "compiler/Import/Onnx/OnnxImporter.h"
 #include "compiler/Pipelines/PipelineOptions.h"
 #include "runtime/Program.h"
+#include "runtime/Session.h"
 #include "runtime/Status.h"
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/Checkpoint.h"
@@ -83,8 +85,9 @@ void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                            int64_t steps);
 
 /// The run's length in steps when --steps is not given: --epochs of
-/// `perEpoch` steps, or one epoch (at least one step).
-int64_t runSteps(const RunOptions &run, int64_t perEpoch);
+/// `perEpoch` batches, or one epoch, at least one step; a data-parallel
+/// step takes `ranks` batches.
+int64_t runSteps(const RunOptions &run, int64_t perEpoch, int ranks = 1);
 
 /// Makes --data synthetic's batches for `specs`, the label inputs drawn in
 /// the class range of the loss they feed.
@@ -100,6 +103,14 @@ rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,
 rt::Status checkFeedValue(const rt::TensorView &want, const std::string &name,
                           const std::string &source, bool samples,
                           rt::TensorView &value, rt::HostTensor &converted);
+
+/// Copies of the step's model weights (StepInfo::weights, not its state),
+/// in the session's parameter order: what --save-onnx writes.
+rt::Status weightsOf(const rt::Session &session, const rt::StepInfo &step,
+                     std::vector<rt::HostTensor> &out);
+
+/// `t` as a graph input compiled as a constant (--bind), named `name`.
+OnnxBoundInput boundInputOf(const std::string &name, const rt::HostTensor &t);
 
 /// What a checkpoint must have been written with to be resumed: every
 /// option of the compiled step as it resolved, what decides the data

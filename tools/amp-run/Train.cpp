@@ -139,16 +139,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   }
   int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
   if (o.run.steps == 0)
-    o.run.steps =
-        ranks > 1
-            ? std::max<int64_t>(
-                  1, (o.run.epochs > 0 ? o.run.epochs * perEpoch : perEpoch) /
-                         ranks)
-            : runSteps(o.run, perEpoch);
-  // A data-parallel step takes `ranks` batches (TrainLoop's steps per
-  // epoch): epochs are whole steps only when the ranks divide one.
-  if (ranks > 1)
-    perEpoch = perEpoch % ranks == 0 ? perEpoch / ranks : 0;
+    o.run.steps = runSteps(o.run, perEpoch, ranks);
+  // In steps, as the loop counts them (a data-parallel step takes `ranks`
+  // batches).
+  perEpoch = stepsPerEpochOf(perEpoch, ranks);
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
   if (o.emit.empty() && o.run.steps % acc)
@@ -171,23 +165,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   main.withEval = data.test != nullptr && lead;
   main.dataParallel = o.dataParallel;
   CompiledStep step, f32;
-  if (amp) {
-    StepCompileOptions f32Options = main;
-    f32Options.amp.reset();
-    f32Options.lossScale.reset();
-    f32Options.withEval = main.withEval && o.compareFp32;
-    if (mlir::failed(
-            compileStep(module->clone(), o.modelPath, f32Options, f32)))
-      return 1;
-  }
-  if (mlir::failed(compileStep(std::move(module), o.modelPath, main, step)))
+  if (mlir::failed(compileStepWithF32(std::move(module), o.modelPath, main,
+                                      main.withEval && o.compareFp32, step,
+                                      f32)))
     return 1;
-  if (o.amp && !o.amp->report.empty()) {
-    std::string err;
-    if (mlir::failed(addMemoryToReport(o.amp->report, f32.trainArena,
-                                       step.trainArena, err)))
-      return fail(err);
-  }
 
   if (rt::Status s = checkDataLabels(step.info, data); !s)
     return fail(s.message());
@@ -284,14 +265,12 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   if (ranks > 1 && o.run.checksumState) {
     std::vector<float> halves(2 * static_cast<size_t>(ranks), 0.0f);
     uint32_t mine = 2166136261u;
-    for (const rt::BindingInfo &b : session->function().params) {
-      rt::TensorView v;
-      if (!step.info.weights.count(b.name) || !session->param(b.name, v))
-        continue;
-      const auto *p = static_cast<const uint8_t *>(v.data);
-      for (int64_t i = 0, n = v.byteSize(); i < n; ++i)
-        mine = (mine ^ p[i]) * 16777619u;
-    }
+    std::vector<rt::HostTensor> weights;
+    if (rt::Status st = weightsOf(*session, step.info, weights); !st)
+      return fail(st.message());
+    for (const rt::HostTensor &w : weights)
+      for (uint8_t byte : w.bytes)
+        mine = (mine ^ byte) * 16777619u;
     halves[2 * rank] = static_cast<float>(mine >> 16);
     halves[2 * rank + 1] = static_cast<float>(mine & 0xFFFFu);
     if (rt::Status s = o.collective->allReduceSum(halves.data(), halves.size());
@@ -337,14 +316,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   if (!o.saveOnnx.empty()) {
     std::vector<rt::HostTensor> weights;
-    for (const rt::BindingInfo &b : session->function().params) {
-      if (!step.info.weights.count(b.name))
-        continue;
-      rt::TensorView v;
-      if (rt::Status st = session->param(b.name, v); !st)
-        return fail(st.message());
-      weights.push_back(rt::copyOf(v, b.name));
-    }
+    if (rt::Status st = weightsOf(*session, step.info, weights); !st)
+      return fail(st.message());
     std::string err;
     if (!writeOnnxWithWeights(o.modelPath, o.saveOnnx, weights, err))
       return fail("--save-onnx: " + err);

@@ -100,4 +100,27 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
   return loadFunction(*evalModule, "forward", modelPath, *out.eval, nullptr);
 }
 
+LogicalResult compileStepWithF32(OwningOpRef<ModuleOp> module,
+                                 const std::string &modelPath,
+                                 const StepCompileOptions &main, bool f32Eval,
+                                 CompiledStep &step, CompiledStep &f32) {
+  if (main.amp && main.amp->level != AmpLevel::O0) {
+    StepCompileOptions f32Options = main;
+    f32Options.amp.reset();
+    f32Options.lossScale.reset();
+    f32Options.withEval = f32Eval;
+    if (failed(compileStep(module->clone(), modelPath, f32Options, f32)))
+      return failure();
+  }
+  if (failed(compileStep(std::move(module), modelPath, main, step)))
+    return failure();
+  if (main.amp && !main.amp->report.empty()) {
+    std::string err;
+    if (failed(addMemoryToReport(main.amp->report, f32.trainArena,
+                                 step.trainArena, err)))
+      return failStep(err);
+  }
+  return success();
+}
+
 } // namespace ampc::tools

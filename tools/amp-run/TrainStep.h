@@ -50,6 +50,17 @@ mlir::LogicalResult compileStep(mlir::OwningOpRef<mlir::ModuleOp> module,
                                 const StepCompileOptions &options,
                                 CompiledStep &out);
 
+/// Compiles the step (`main`) into `step` and, when it computes with AMP,
+/// the f32 step beside it into `f32` (for the memory figures; with its
+/// forward function when `f32Eval`), and adds both steps' figures to the
+/// AMP report when one is asked for. Returns failure after the errors were
+/// reported.
+mlir::LogicalResult compileStepWithF32(mlir::OwningOpRef<mlir::ModuleOp> module,
+                                       const std::string &modelPath,
+                                       const StepCompileOptions &main,
+                                       bool f32Eval, CompiledStep &step,
+                                       CompiledStep &f32);
+
 } // namespace ampc::tools
 
 #endif // AMPC_TOOLS_AMPRUN_TRAINSTEP_H

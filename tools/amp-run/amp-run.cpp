@@ -408,12 +408,7 @@ int runTool(int argc, char **argv) {
       return fail("--" + flag + " " + name + ": " + s.message()), false;
     if (integerOnly && t.dtype != rt::DType::I64 && t.dtype != rt::DType::I32)
       return false;
-    ampc::OnnxBoundInput bound;
-    bound.name = name;
-    bound.onnxDtype = rt::onnxDataTypeOf(t.dtype);
-    bound.dims = t.shape;
-    bound.rawData.assign(t.bytes.begin(), t.bytes.end());
-    importOptions.bindings.push_back(std::move(bound));
+    importOptions.bindings.push_back(ampc::tools::boundInputOf(name, t));
     return true;
   };
   for (const std::string &spec : binds) {
