@@ -452,8 +452,21 @@ int runTool(int argc, char **argv) {
       return 1;
     inferInputs.emplace_back(name, path);
   }
+  // Only an integer graph input can be bound so: without one among the
+  // --input names, the probe (a second conversion) is skipped.
+  bool integerInputGiven = false;
+  if (auto forward = module->lookupSymbol<mlir::func::FuncOp>("forward"))
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+      auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "onnx.name");
+      auto type = dyn_cast<mlir::ShapedType>(forward.getArgument(i).getType());
+      integerInputGiven |= name && type && type.getElementType().isInteger() &&
+                           llvm::any_of(inferInputs, [&](const auto &in) {
+                             return in.first == name.getValue();
+                           });
+    }
   std::set<std::string> autoBound;
-  for (size_t round = 0; !train && round < inferInputs.size(); ++round) {
+  for (size_t round = 0;
+       !train && integerInputGiven && round < inferInputs.size(); ++round) {
     bool bound = false;
     for (const std::string &name : ampc::findShapeInputs(*module)) {
       auto it = llvm::find_if(inferInputs,

@@ -319,4 +319,26 @@ void addHandler(HandlerTable &table, StringRef opType, int64_t minOpset,
   table[opType].push_back({minOpset, maxOpset, std::move(handler)});
 }
 
+FailureOr<Value> sliceAxis(NodeBinder &n, Value x, int64_t axis, int64_t start,
+                           int64_t end) {
+  auto t = n.typeOf(x);
+  SmallVector<int64_t> starts(t.getRank(), 0), ends(t.getShape()),
+      steps(t.getRank(), 1);
+  starts[axis] = start;
+  ends[axis] = end;
+  return n.create1<graph::SliceOp>(
+      x, {n.named("starts", n.b.getDenseI64ArrayAttr(starts)),
+          n.named("ends", n.b.getDenseI64ArrayAttr(ends)),
+          n.named("steps", n.b.getDenseI64ArrayAttr(steps))});
+}
+
+FailureOr<Value> gatherAxis(NodeBinder &n, Value x, int64_t axis,
+                            ArrayRef<int64_t> indices) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(indices.size())},
+                                    n.b.getI64Type());
+  Value idx = n.constant(DenseIntElementsAttr::get(type, indices));
+  return n.create1<graph::GatherOp>(
+      {x, idx}, {n.named("axis", n.b.getI64IntegerAttr(axis))});
+}
+
 } // namespace ampc::onnx_to_graph

@@ -170,6 +170,16 @@ private:
 using Handler =
     std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(NodeBinder &)>;
 
+/// A slice of `x` along one axis, every other dimension whole.
+mlir::FailureOr<mlir::Value> sliceAxis(NodeBinder &n, mlir::Value x,
+                                       int64_t axis, int64_t start,
+                                       int64_t end);
+
+/// `x` gathered along `axis` at the constant `indices`.
+mlir::FailureOr<mlir::Value> gatherAxis(NodeBinder &n, mlir::Value x,
+                                        int64_t axis,
+                                        llvm::ArrayRef<int64_t> indices);
+
 /// Handlers keyed by "domain::OpType" (domain empty for ai.onnx), each with
 /// the opset range it implements.
 struct HandlerEntry {

@@ -26,16 +26,6 @@ constexpr int64_t kMin = 11, kMax = 17;
 /// element of the padded axis at compile time.
 constexpr int64_t kMaxPad = int64_t(1) << 24;
 
-/// `x` gathered along `axis` at the constant `indices`.
-FailureOr<Value> gatherAxis(NodeBinder &n, Value x, int64_t axis,
-                            ArrayRef<int64_t> indices) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(indices.size())},
-                                    n.b.getI64Type());
-  Value idx = n.constant(DenseIntElementsAttr::get(type, indices));
-  return n.create1<graph::GatherOp>(
-      {x, idx}, {n.named("axis", n.b.getI64IntegerAttr(axis))});
-}
-
 /// A block of `shape` filled with `value`, of `elem`: a scalar constant
 /// broadcast, so a large block is not stored in the Program.
 FailureOr<Value> fill(NodeBinder &n, ArrayRef<int64_t> shape, Type elem,

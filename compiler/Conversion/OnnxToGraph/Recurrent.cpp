@@ -42,14 +42,7 @@ public:
 
   /// Rows [begin, end) of dimension `axis` of `v`.
   Value slice(Value v, int64_t axis, int64_t begin, int64_t end) {
-    auto t = n.typeOf(v);
-    SmallVector<int64_t> s(t.getRank(), 0), e(t.getShape()), st(t.getRank(), 1);
-    s[axis] = begin;
-    e[axis] = end;
-    auto res = n.create1<graph::SliceOp>(
-        v, {n.named("starts", n.b.getDenseI64ArrayAttr(s)),
-            n.named("ends", n.b.getDenseI64ArrayAttr(e)),
-            n.named("steps", n.b.getDenseI64ArrayAttr(st))});
+    FailureOr<Value> res = sliceAxis(n, v, axis, begin, end);
     return succeeded(res) ? *res : Value();
   }
 
@@ -253,19 +246,15 @@ public:
       SmallVector<Value> dirsAtT;
       for (const SmallVector<Value> &hs : perDirection)
         dirsAtT.push_back(n.reshape(hs[t], {1, 1, batch, hidden}));
-      Value at =
-          dirsAtT.size() == 1
-              ? dirsAtT[0]
-              : op<graph::ConcatOp>(
-                    dirsAtT, {n.named("axis", n.b.getI64IntegerAttr(1))});
+      // A concat of one folds to it (one direction, one step).
+      Value at = op<graph::ConcatOp>(
+          dirsAtT, {n.named("axis", n.b.getI64IntegerAttr(1))});
       if (!at)
         return {};
       steps.push_back(at);
     }
-    return steps.size() == 1
-               ? steps[0]
-               : op<graph::ConcatOp>(
-                     steps, {n.named("axis", n.b.getI64IntegerAttr(0))});
+    return op<graph::ConcatOp>(steps,
+                               {n.named("axis", n.b.getI64IntegerAttr(0))});
   }
 
   /// [dirs, B, H] from each direction's final state.
@@ -273,10 +262,8 @@ public:
     SmallVector<Value> parts;
     for (Value s : states)
       parts.push_back(n.reshape(s, {1, batch, hidden}));
-    return parts.size() == 1
-               ? parts[0]
-               : op<graph::ConcatOp>(
-                     parts, {n.named("axis", n.b.getI64IntegerAttr(0))});
+    return op<graph::ConcatOp>(parts,
+                               {n.named("axis", n.b.getI64IntegerAttr(0))});
   }
 
   /// Y in the node's layout: [seq, dirs, B, H], or [B, seq, dirs, H].

@@ -115,10 +115,7 @@ FailureOr<Value> resizeAxis(NodeBinder &n, const Options &o, Value x,
     SmallVector<int64_t> idx;
     for (int64_t i = 0; i < out; ++i)
       idx.push_back(nearestOf(o, sourceOf(o, i, in, out, scale), in));
-    auto type = RankedTensorType::get({out}, n.b.getI64Type());
-    Value ids = n.constant(DenseIntElementsAttr::get(type, idx));
-    return n.create1<graph::GatherOp>(
-        {x, ids}, {n.named("axis", n.b.getI64IntegerAttr(axis))});
+    return gatherAxis(n, x, axis, idx);
   }
   // The matrix [out, in] in x's float type, applied on the last axis as
   // x [.., in] @ M^T [in, out].

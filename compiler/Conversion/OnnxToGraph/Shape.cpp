@@ -195,20 +195,6 @@ FailureOr<SmallVector<Value>> convertConcat(NodeBinder &n) {
       inputs, {n.named("axis", n.b.getI64IntegerAttr(*a))}));
 }
 
-/// A slice of `x` along one axis, every other dimension whole.
-FailureOr<Value> sliceAxis(NodeBinder &n, Value x, int64_t axis,
-                           int64_t start, int64_t end) {
-  auto t = n.typeOf(x);
-  SmallVector<int64_t> starts(t.getRank(), 0), ends(t.getShape()),
-      steps(t.getRank(), 1);
-  starts[axis] = start;
-  ends[axis] = end;
-  return n.create1<graph::SliceOp>(
-      x, {n.named("starts", n.b.getDenseI64ArrayAttr(starts)),
-          n.named("ends", n.b.getDenseI64ArrayAttr(ends)),
-          n.named("steps", n.b.getDenseI64ArrayAttr(steps))});
-}
-
 FailureOr<SmallVector<Value>> convertSplit(NodeBinder &n) {
   auto x = n.required(0, "input");
   if (failed(x))

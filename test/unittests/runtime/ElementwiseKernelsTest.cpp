@@ -712,14 +712,6 @@ TEST(ElementwiseKernels, CheckErrors) {
   }
 }
 
-ops::FusedStep mk(const char *op, std::vector<int> operands, DType t) {
-  ops::FusedStep s;
-  s.op = op;
-  s.operands = std::move(operands);
-  s.dtype = t;
-  return s;
-}
-
 TEST(ElementwiseKernels, FusedCheckErrors) {
   Tensor f23(DType::F32, {2, 3}), f3(DType::F32, {3}), f4(DType::F32, {4}),
       h23(DType::F16, {2, 3});
@@ -729,55 +721,57 @@ TEST(ElementwiseKernels, FusedCheckErrors) {
   }
   {
     Call c("fused", {&f23}, {&f23});
-    c.steps = {mk("matmul", {0, 0}, DType::F32)};
+    c.steps = {fusedStep("matmul", {0, 0}, DType::F32)};
     expectCheckError(c, "step 0 ('matmul'): 'matmul' is not an elementwise op");
   }
   {
     Call c("fused", {&f23}, {&f23});
-    c.steps = {mk("add", {0}, DType::F32)};
+    c.steps = {fusedStep("add", {0}, DType::F32)};
     expectCheckError(c, "step 0 ('add'): takes 2 operands, got 1");
   }
   {
     Call c("fused", {&f23}, {&f23});
-    c.steps = {mk("relu", {-1}, DType::F32)};
+    c.steps = {fusedStep("relu", {-1}, DType::F32)};
     expectCheckError(c, "refers to step 0, which is not computed before");
   }
   {
     Call c("fused", {&f23}, {&f23});
-    c.steps = {mk("relu", {2}, DType::F32)};
+    c.steps = {fusedStep("relu", {2}, DType::F32)};
     expectCheckError(c, "refers to kernel input 2 but there are 1 inputs");
   }
   {
     Call c("fused", {&f23}, {&f23});
-    c.steps = {mk("relu", {0}, DType::F16), mk("cast", {-1}, DType::F32)};
+    c.steps = {fusedStep("relu", {0}, DType::F16),
+               fusedStep("cast", {-1}, DType::F32)};
     expectCheckError(c, "step 0 ('relu'): output has dtype f16 but f32");
   }
   {
     Call c("fused", {&f23}, {&f23});
-    c.steps = {mk("cast", {0}, DType::F16)};
+    c.steps = {fusedStep("cast", {0}, DType::F16)};
     expectCheckError(c, "the last step has dtype f16 but output 0 has f32");
   }
   {
     // relu of a [3] input computes [3], not the output shape [2, 3].
     Call c("fused", {&f3, &f23}, {&f23});
-    c.steps = {mk("relu", {0}, DType::F32), mk("add", {-1, 1}, DType::F32)};
+    c.steps = {fusedStep("relu", {0}, DType::F32),
+               fusedStep("add", {-1, 1}, DType::F32)};
     expectCheckError(c, "step 0 ('relu'): computes shape [3] but every step "
                         "must have the output shape [2, 3]");
   }
   {
     Call c("fused", {&f4, &f23}, {&f23});
-    c.steps = {mk("add", {1, 1}, DType::F32)};
+    c.steps = {fusedStep("add", {1, 1}, DType::F32)};
     expectCheckError(c, "input 0 of shape [4] does not broadcast to the "
                         "output shape [2, 3]");
   }
   {
     Call c("fused", {&f23, &h23}, {&f23});
-    c.steps = {mk("add", {0, 1}, DType::F32)};
+    c.steps = {fusedStep("add", {0, 1}, DType::F32)};
     expectCheckError(c, "step 0 ('add'): lhs has dtype f32 but rhs has f16");
   }
   {
     Call c("fused", {&f23}, {&f23});
-    ops::FusedStep s = mk("leaky_relu", {0}, DType::F32);
+    ops::FusedStep s = fusedStep("leaky_relu", {0}, DType::F32);
     s.attrs.setString("alpha", "x");
     c.steps = {s};
     expectCheckError(c, "step 0 ('leaky_relu'): attribute 'alpha' must be");
