@@ -8,7 +8,7 @@ Scope. A test is in scope when the importer can convert every node of its
 model. The supported set is parsed from the op-mapping table of
 docs/onnx-import.md (first column: op names; a trailing "(12+)", "(17)" or
 "(opset 20; com.microsoft opset 1)" narrows the opset range of the names in
-that cell; the section heading gives the default range, "opsets 11 to 17").
+that cell; the section heading gives the default range, "opsets 11 to 18").
 The importer also dispatches on the model's opset and accepts only the element
 types listed in "Supported element types:", so a test whose opset is outside
 an op's range, or whose graph inputs/outputs are not tensors of those types,
@@ -233,7 +233,9 @@ class Test:
         self.datasets = []
 
 
-def discover(data_dir, suites):
+def discover(data_dir, suites, opset=None):
+    """The tests under data_dir; with `opset`, only those whose model imports
+    exactly that default-domain opset."""
     tests = []
     for suite in suites:
         root = os.path.join(data_dir, suite)
@@ -241,9 +243,32 @@ def discover(data_dir, suites):
             continue
         for name in sorted(os.listdir(root)):
             path = os.path.join(root, name)
-            if os.path.isfile(os.path.join(path, "model.onnx")):
-                tests.append(Test(suite, name, path))
+            model = os.path.join(path, "model.onnx")
+            if not os.path.isfile(model):
+                continue
+            if opset is not None:
+                proto = onnx.ModelProto()
+                with open(model, "rb") as f:
+                    proto.ParseFromString(f.read())
+                if opset_of(proto, "") != opset:
+                    continue
+            tests.append(Test(suite, name, path))
     return tests
+
+
+def data_dir_of(python):
+    """The node-test data of the onnx package that `python` imports, or None
+    when there is no such interpreter or package."""
+    if not os.access(python, os.X_OK):
+        return None
+    try:
+        out = subprocess.run(
+            [python, "-c", "import os, onnx.backend.test as t; "
+             "print(os.path.join(os.path.dirname(t.__file__), 'data'))"],
+            capture_output=True, text=True, timeout=120, check=True)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    return out.stdout.strip() or None
 
 
 def node_key(node):
@@ -627,11 +652,16 @@ def self_test(scope, args):
     # 1. The doc table against the handlers the conversion registers.
     code = {}
     conv = os.path.join(REPO, "compiler", "Conversion", "OnnxToGraph")
+    constant = r"\b(k[A-Z]\w*)\s*=\s*(\d+)"
+    shared = {}
+    if os.path.isfile(os.path.join(conv, "NodeBinder.h")):
+        shared = dict(re.findall(constant, open(os.path.join(
+            conv, "NodeBinder.h"), encoding="utf-8").read()))
     for f in sorted(os.listdir(conv)) if os.path.isdir(conv) else []:
         if not f.endswith(".cpp"):
             continue
         src = open(os.path.join(conv, f), encoding="utf-8").read()
-        local = dict(re.findall(r"\b(kM(?:in|ax))\s*=\s*(\d+)", src))
+        local = dict(shared, **dict(re.findall(constant, src)))
         for op, a, b in re.findall(
                 r'addHandler\(\s*t,\s*"([^"]+)",\s*(\w+),\s*(\w+)', src):
             code[op] = (int(local.get(a, a)), int(local.get(b, b)))
@@ -735,6 +765,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--amp-run", help="the amp-run binary")
     ap.add_argument("--data-dir", default=DEFAULT_DATA)
+    ap.add_argument("--data-from-python", metavar="PYTHON",
+                    help="take the test data from the onnx package this "
+                    "interpreter imports (a newer onnx than Debian's, for "
+                    "the opsets libonnx-testdata lacks)")
+    ap.add_argument("--opset", type=int,
+                    help="only the tests whose model imports exactly this "
+                    "default-domain opset")
     ap.add_argument("--doc", default=os.path.join(REPO, "docs",
                                                   "onnx-import.md"))
     ap.add_argument("--expected-failures", default=os.path.join(
@@ -756,6 +793,12 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()
 
+    if args.data_from_python:
+        args.data_dir = data_dir_of(args.data_from_python)
+        if not args.data_dir:
+            print("%s has no onnx package with node tests (scripts/setup.sh "
+                  "installs it): skipped" % args.data_from_python)
+            return 77
     if not os.path.isdir(args.data_dir):
         print("libonnx-testdata is not installed (%s missing): skipped" %
               args.data_dir)
@@ -766,7 +809,7 @@ def main():
     if args.self_test:
         return self_test(scope, args)
 
-    all_tests = discover(args.data_dir, SUITES)
+    all_tests = discover(args.data_dir, SUITES, args.opset)
     entries = read_expected(args.expected_failures)
     listed, problems = match_expected(entries, all_tests,
                                       args.expected_failures)

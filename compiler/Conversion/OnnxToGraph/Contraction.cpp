@@ -15,8 +15,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
-
 FailureOr<SmallVector<Value>> convertMatMul(NodeBinder &n) {
   auto a = n.required(0, "A"), b = n.required(1, "B");
   if (failed(a) || failed(b))
@@ -218,13 +216,13 @@ FailureOr<SmallVector<Value>> convertGlobalAveragePool(NodeBinder &n) {
 } // namespace
 
 void populateContractionHandlers(HandlerTable &t) {
-  addHandler(t, "MatMul", kMin, kMax, convertMatMul);
-  addHandler(t, "Gemm", kMin, kMax, convertGemm);
-  addHandler(t, "Conv", kMin, kMax, convertConv);
-  addHandler(t, "MaxPool", kMin, kMax, convertMaxPool);
-  addHandler(t, "AveragePool", kMin, kMax, convertAveragePool);
+  addHandler(t, "MatMul", kMinOpset, kMaxOpset, convertMatMul);
+  addHandler(t, "Gemm", kMinOpset, kMaxOpset, convertGemm);
+  addHandler(t, "Conv", kMinOpset, kMaxOpset, convertConv);
+  addHandler(t, "MaxPool", kMinOpset, kMaxOpset, convertMaxPool);
+  addHandler(t, "AveragePool", kMinOpset, kMaxOpset, convertAveragePool);
   // Unchanged since opset 1 (ONNX still tests it at opset 1).
-  addHandler(t, "GlobalAveragePool", 1, kMax, convertGlobalAveragePool);
+  addHandler(t, "GlobalAveragePool", 1, kMaxOpset, convertGlobalAveragePool);
 }
 
 } // namespace ampc::onnx_to_graph

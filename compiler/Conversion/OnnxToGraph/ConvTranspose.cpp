@@ -19,8 +19,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
-
 FailureOr<SmallVector<Value>> convertConvTranspose(NodeBinder &n) {
   auto x = n.required(0, "X"), w = n.required(1, "W");
   if (failed(x) || failed(w) || failed(n.requireFloat(*x, "input X")))
@@ -148,7 +146,7 @@ FailureOr<SmallVector<Value>> convertConvTranspose(NodeBinder &n) {
 } // namespace
 
 void populateConvTransposeHandlers(HandlerTable &t) {
-  addHandler(t, "ConvTranspose", kMin, kMax, convertConvTranspose);
+  addHandler(t, "ConvTranspose", kMinOpset, kMaxOpset, convertConvTranspose);
 }
 
 } // namespace ampc::onnx_to_graph

@@ -21,7 +21,8 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 12, kMax = 17;
+/// Einsum entered the default domain at opset 12.
+constexpr int64_t kMinEinsum = 12;
 
 /// One term of the equation as letters, its ellipsis expanded.
 using Term = SmallVector<char>;
@@ -248,7 +249,7 @@ FailureOr<SmallVector<Value>> convertEinsum(NodeBinder &n) {
 } // namespace
 
 void populateEinsumHandlers(HandlerTable &t) {
-  addHandler(t, "Einsum", kMin, kMax, convertEinsum);
+  addHandler(t, "Einsum", kMinEinsum, kMaxOpset, convertEinsum);
 }
 
 } // namespace ampc::onnx_to_graph

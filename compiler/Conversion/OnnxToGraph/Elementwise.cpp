@@ -11,8 +11,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
-
 template <typename OpTy>
 Handler unaryFloat() {
   return [](NodeBinder &n) -> FailureOr<SmallVector<Value>> {
@@ -210,47 +208,51 @@ FailureOr<SmallVector<Value>> convertDropout(NodeBinder &n) {
 } // namespace
 
 void populateElementwiseHandlers(HandlerTable &t) {
-  addHandler(t, "Relu", kMin, kMax, unaryFloat<graph::ReluOp>());
-  addHandler(t, "Tanh", kMin, kMax, unaryFloat<graph::TanhOp>());
-  addHandler(t, "Sigmoid", kMin, kMax, unaryFloat<graph::SigmoidOp>());
-  addHandler(t, "Erf", kMin, kMax, unaryFloat<graph::ErfOp>());
-  addHandler(t, "Exp", kMin, kMax, unaryFloat<graph::ExpOp>());
-  addHandler(t, "Log", kMin, kMax, unaryFloat<graph::LogOp>());
-  addHandler(t, "Sqrt", kMin, kMax, unaryFloat<graph::SqrtOp>());
-  addHandler(t, "Reciprocal", kMin, kMax, unaryFloat<graph::ReciprocalOp>());
-  addHandler(t, "Neg", kMin, kMax, unaryNumeric<graph::NegOp>());
-  addHandler(t, "Abs", kMin, kMax, unaryNumeric<graph::AbsOp>());
-  addHandler(t, "LeakyRelu", kMin, kMax, convertLeakyRelu);
-  addHandler(t, "HardSigmoid", kMin, kMax, convertHardSigmoid);
+  addHandler(t, "Relu", kMinOpset, kMaxOpset, unaryFloat<graph::ReluOp>());
+  addHandler(t, "Tanh", kMinOpset, kMaxOpset, unaryFloat<graph::TanhOp>());
+  addHandler(t, "Sigmoid", kMinOpset, kMaxOpset,
+             unaryFloat<graph::SigmoidOp>());
+  addHandler(t, "Erf", kMinOpset, kMaxOpset, unaryFloat<graph::ErfOp>());
+  addHandler(t, "Exp", kMinOpset, kMaxOpset, unaryFloat<graph::ExpOp>());
+  addHandler(t, "Log", kMinOpset, kMaxOpset, unaryFloat<graph::LogOp>());
+  addHandler(t, "Sqrt", kMinOpset, kMaxOpset, unaryFloat<graph::SqrtOp>());
+  addHandler(t, "Reciprocal", kMinOpset, kMaxOpset,
+             unaryFloat<graph::ReciprocalOp>());
+  addHandler(t, "Neg", kMinOpset, kMaxOpset, unaryNumeric<graph::NegOp>());
+  addHandler(t, "Abs", kMinOpset, kMaxOpset, unaryNumeric<graph::AbsOp>());
+  addHandler(t, "LeakyRelu", kMinOpset, kMaxOpset, convertLeakyRelu);
+  addHandler(t, "HardSigmoid", kMinOpset, kMaxOpset, convertHardSigmoid);
   // HardSwish entered the default domain at opset 14; PyTorch exports
   // nn.Hardswish to older opsets as HardSigmoid and Mul.
-  addHandler(t, "HardSwish", 14, kMax, unaryFloat<graph::HardSwishOp>());
+  addHandler(t, "HardSwish", 14, kMaxOpset, unaryFloat<graph::HardSwishOp>());
   // Gelu entered the default domain at opset 20; exporters targeting older
   // opsets emit it in com.microsoft.
   addHandler(t, "Gelu", 20, 20, convertGelu);
   addHandler(t, "com.microsoft::Gelu", 1, 1, convertGelu);
-  addHandler(t, "Clip", kMin, kMax, convertClip);
-  addHandler(t, "Add", kMin, kMax, binary<graph::AddOp>());
-  addHandler(t, "Sub", kMin, kMax, binary<graph::SubOp>());
-  addHandler(t, "Mul", kMin, kMax, binary<graph::MulOp>());
-  addHandler(t, "Div", kMin, kMax, binary<graph::DivOp>());
-  addHandler(t, "Pow", kMin, kMax, convertPow);
-  addHandler(t, "Sin", kMin, kMax, unaryFloat<graph::SinOp>());
-  addHandler(t, "Cos", kMin, kMax, unaryFloat<graph::CosOp>());
-  addHandler(t, "Softplus", kMin, kMax, unaryFloat<graph::SoftplusOp>());
-  addHandler(t, "Equal", kMin, kMax, binary<graph::EqualOp>());
-  addHandler(t, "Less", kMin, kMax, binary<graph::LessOp>());
-  addHandler(t, "Greater", kMin, kMax, binary<graph::GreaterOp>());
-  addHandler(t, "LessOrEqual", 12, kMax, binary<graph::LessEqualOp>());
-  addHandler(t, "GreaterOrEqual", 12, kMax, binary<graph::GreaterEqualOp>());
-  addHandler(t, "Not", kMin, kMax, logical<graph::LogicalNotOp, 1>());
-  addHandler(t, "And", kMin, kMax, logical<graph::LogicalAndOp, 2>());
-  addHandler(t, "Or", kMin, kMax, logical<graph::LogicalOrOp, 2>());
-  addHandler(t, "Xor", kMin, kMax, logical<graph::LogicalXorOp, 2>());
-  addHandler(t, "Where", kMin, kMax, convertWhere);
-  addHandler(t, "Cast", kMin, kMax, convertCast);
-  addHandler(t, "Identity", kMin, kMax, convertIdentity);
-  addHandler(t, "Dropout", kMin, kMax, convertDropout);
+  addHandler(t, "Clip", kMinOpset, kMaxOpset, convertClip);
+  addHandler(t, "Add", kMinOpset, kMaxOpset, binary<graph::AddOp>());
+  addHandler(t, "Sub", kMinOpset, kMaxOpset, binary<graph::SubOp>());
+  addHandler(t, "Mul", kMinOpset, kMaxOpset, binary<graph::MulOp>());
+  addHandler(t, "Div", kMinOpset, kMaxOpset, binary<graph::DivOp>());
+  addHandler(t, "Pow", kMinOpset, kMaxOpset, convertPow);
+  addHandler(t, "Sin", kMinOpset, kMaxOpset, unaryFloat<graph::SinOp>());
+  addHandler(t, "Cos", kMinOpset, kMaxOpset, unaryFloat<graph::CosOp>());
+  addHandler(t, "Softplus", kMinOpset, kMaxOpset,
+             unaryFloat<graph::SoftplusOp>());
+  addHandler(t, "Equal", kMinOpset, kMaxOpset, binary<graph::EqualOp>());
+  addHandler(t, "Less", kMinOpset, kMaxOpset, binary<graph::LessOp>());
+  addHandler(t, "Greater", kMinOpset, kMaxOpset, binary<graph::GreaterOp>());
+  addHandler(t, "LessOrEqual", 12, kMaxOpset, binary<graph::LessEqualOp>());
+  addHandler(t, "GreaterOrEqual", 12, kMaxOpset,
+             binary<graph::GreaterEqualOp>());
+  addHandler(t, "Not", kMinOpset, kMaxOpset, logical<graph::LogicalNotOp, 1>());
+  addHandler(t, "And", kMinOpset, kMaxOpset, logical<graph::LogicalAndOp, 2>());
+  addHandler(t, "Or", kMinOpset, kMaxOpset, logical<graph::LogicalOrOp, 2>());
+  addHandler(t, "Xor", kMinOpset, kMaxOpset, logical<graph::LogicalXorOp, 2>());
+  addHandler(t, "Where", kMinOpset, kMaxOpset, convertWhere);
+  addHandler(t, "Cast", kMinOpset, kMaxOpset, convertCast);
+  addHandler(t, "Identity", kMinOpset, kMaxOpset, convertIdentity);
+  addHandler(t, "Dropout", kMinOpset, kMaxOpset, convertDropout);
 }
 
 } // namespace ampc::onnx_to_graph

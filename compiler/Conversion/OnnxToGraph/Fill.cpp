@@ -21,8 +21,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMax = 17;
-
 FailureOr<SmallVector<Value>> convertConstantOfShape(NodeBinder &n) {
   auto dims = n.constInts(0, "input");
   if (failed(dims))
@@ -193,9 +191,9 @@ FailureOr<SmallVector<Value>> convertTrilu(NodeBinder &n) {
 } // namespace
 
 void populateFillHandlers(HandlerTable &t) {
-  addHandler(t, "ConstantOfShape", 11, kMax, convertConstantOfShape);
-  addHandler(t, "Range", 11, kMax, convertRange);
-  addHandler(t, "Trilu", 14, kMax, convertTrilu);
+  addHandler(t, "ConstantOfShape", 11, kMaxOpset, convertConstantOfShape);
+  addHandler(t, "Range", 11, kMaxOpset, convertRange);
+  addHandler(t, "Trilu", 14, kMaxOpset, convertTrilu);
 }
 
 } // namespace ampc::onnx_to_graph

@@ -180,6 +180,10 @@ mlir::FailureOr<mlir::Value> gatherAxis(NodeBinder &n, mlir::Value x,
                                         int64_t axis,
                                         llvm::ArrayRef<int64_t> indices);
 
+/// The default-domain opsets ampc converts: an op handled "from kMinOpset"
+/// is handled as every version of it in this range defines it.
+constexpr int64_t kMinOpset = 11, kMaxOpset = 18;
+
 /// Handlers keyed by "domain::OpType" (domain empty for ai.onnx), each with
 /// the opset range it implements.
 struct HandlerEntry {

@@ -114,9 +114,9 @@ FailureOr<SmallVector<Value>> convertInstanceNorm(NodeBinder &n) {
 } // namespace
 
 void populateNormalizationHandlers(HandlerTable &t) {
-  addHandler(t, "BatchNormalization", 9, 17, convertBatchNorm);
-  addHandler(t, "LayerNormalization", 17, 17, convertLayerNorm);
-  addHandler(t, "InstanceNormalization", 11, 17, convertInstanceNorm);
+  addHandler(t, "BatchNormalization", 9, kMaxOpset, convertBatchNorm);
+  addHandler(t, "LayerNormalization", 17, kMaxOpset, convertLayerNorm);
+  addHandler(t, "InstanceNormalization", 11, kMaxOpset, convertInstanceNorm);
 }
 
 } // namespace ampc::onnx_to_graph

@@ -21,7 +21,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
 /// The largest pad on one side: edge and reflect build an index per
 /// element of the padded axis at compile time.
 constexpr int64_t kMaxPad = int64_t(1) << 24;
@@ -57,14 +56,34 @@ FailureOr<SmallVector<Value>> convertPad(NodeBinder &n) {
     return n.error() << "mode '" << mode
                      << "' is not supported (constant, reflect, edge)",
            failure();
-  auto pads = n.constInts(1, "pads");
-  if (failed(pads))
+  auto given = n.constInts(1, "pads");
+  if (failed(given))
     return failure();
-  if (static_cast<int64_t>(pads->size()) != 2 * rank)
-    return n.error() << "pads has " << pads->size() << " entries; the input "
-                     << t << " needs " << 2 * rank
-                     << " (a begin and an end per axis)",
-           failure();
+  // From opset 18 `axes` (input 3) names the axes `pads` covers; the others
+  // are not padded.
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (n.input(3)) {
+    auto a = n.constInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+    if (failed(n.axes(axes, rank)))
+      return failure();
+  }
+  int64_t count = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(given->size()) != 2 * count) {
+    auto diag = n.error() << "pads has " << given->size() << " entries; ";
+    if (n.input(3))
+      diag << "axes names " << count << " axes, which need " << 2 * count;
+    else
+      diag << "the input " << t << " needs " << 2 * rank;
+    return diag << " (a begin and an end per axis)", failure();
+  }
+  SmallVector<int64_t> pads(2 * rank, 0);
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    pads[a] = (*given)[i];
+    pads[a + rank] = (*given)[i + count];
+  }
   double value = 0;
   if (n.input(2)) {
     FailureOr<double> c = n.constScalar(2, "constant_value");
@@ -76,7 +95,7 @@ FailureOr<SmallVector<Value>> convertPad(NodeBinder &n) {
   SmallVector<int64_t> starts(rank, 0), ends(t.getShape()), steps(rank, 1);
   bool crop = false;
   for (int64_t a = 0; a < rank; ++a) {
-    int64_t b = (*pads)[a], e = (*pads)[a + rank], d = t.getDimSize(a);
+    int64_t b = pads[a], e = pads[a + rank], d = t.getDimSize(a);
     // Checked before negating: -INT64_MIN overflows.
     if (b < -d || e < -d || (b < 0 && e < 0 && -b > d + e))
       return n.error() << "pads " << b << " and " << e << " crop more than "
@@ -102,8 +121,8 @@ FailureOr<SmallVector<Value>> convertPad(NodeBinder &n) {
     cur = *s;
   }
   for (int64_t a = 0; a < rank; ++a) {
-    int64_t b = std::max<int64_t>(0, (*pads)[a]),
-            e = std::max<int64_t>(0, (*pads)[a + rank]);
+    int64_t b = std::max<int64_t>(0, pads[a]),
+            e = std::max<int64_t>(0, pads[a + rank]);
     if (b == 0 && e == 0)
       continue;
     auto ct = n.typeOf(cur);
@@ -193,8 +212,8 @@ FailureOr<SmallVector<Value>> convertTile(NodeBinder &n) {
 } // namespace
 
 void populatePadHandlers(HandlerTable &t) {
-  addHandler(t, "Pad", kMin, kMax, convertPad);
-  addHandler(t, "Tile", kMin, kMax, convertTile);
+  addHandler(t, "Pad", kMinOpset, kMaxOpset, convertPad);
+  addHandler(t, "Tile", kMinOpset, kMaxOpset, convertTile);
 }
 
 } // namespace ampc::onnx_to_graph

@@ -24,7 +24,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
 constexpr int64_t kMaxSteps = 4096;
 
 /// Emits the graph ops of one recurrent node; every helper returns null
@@ -424,8 +423,8 @@ FailureOr<SmallVector<Value>> convertGRU(NodeBinder &n) {
 } // namespace
 
 void populateRecurrentHandlers(HandlerTable &t) {
-  addHandler(t, "LSTM", kMin, kMax, convertLSTM);
-  addHandler(t, "GRU", kMin, kMax, convertGRU);
+  addHandler(t, "LSTM", kMinOpset, kMaxOpset, convertLSTM);
+  addHandler(t, "GRU", kMinOpset, kMaxOpset, convertGRU);
 }
 
 } // namespace ampc::onnx_to_graph

@@ -1,6 +1,7 @@
 //===- Reduction.cpp - ONNX reductions, softmax and losses -> graph -------===//
 //
-// Reductions (axes as attribute or, for ReduceSum from opset 13, as input),
+// Reductions (axes as attribute, or as input: ReduceSum from opset 13, the
+// others from 18),
 // Softmax/LogSoftmax (2-D coercion before opset 13), and the fused losses.
 //
 //===----------------------------------------------------------------------===//
@@ -11,18 +12,16 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
-
-/// `axesInputFrom13`: the op takes its axes as an input from opset 13
-/// (ReduceSum; the others through opset 17 take an attribute).
-template <typename OpTy, bool axesInputFrom13>
+/// `axesInputFrom`: the opset from which the op takes its axes as an input
+/// (13 for ReduceSum, 18 for the others) instead of an attribute.
+template <typename OpTy, int64_t axesInputFrom>
 FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
   auto x = n.required(0, "data");
   if (failed(x))
     return failure();
   int64_t rank = n.typeOf(*x).getRank();
   SmallVector<int64_t> axes;
-  bool axesFromInput = axesInputFrom13 && n.opset() >= 13;
+  bool axesFromInput = n.opset() >= axesInputFrom;
   if (axesFromInput) {
     if (n.input(1)) {
       auto a = n.constInts(1, "axes");
@@ -125,17 +124,19 @@ FailureOr<SmallVector<Value>> convertNll(NodeBinder &n) {
 } // namespace
 
 void populateReductionHandlers(HandlerTable &t) {
-  addHandler(t, "ReduceSum", kMin, kMax,
-             convertReduce<graph::ReduceSumOp, true>);
-  addHandler(t, "ReduceMean", kMin, kMax,
-             convertReduce<graph::ReduceMeanOp, false>);
-  addHandler(t, "ReduceMax", kMin, kMax,
-             convertReduce<graph::ReduceMaxOp, false>);
-  addHandler(t, "Softmax", kMin, kMax, convertSoftmax<graph::SoftmaxOp>);
-  addHandler(t, "LogSoftmax", kMin, kMax, convertSoftmax<graph::LogSoftmaxOp>);
-  addHandler(t, "SoftmaxCrossEntropyLoss", 12, kMax,
+  addHandler(t, "ReduceSum", kMinOpset, kMaxOpset,
+             convertReduce<graph::ReduceSumOp, 13>);
+  addHandler(t, "ReduceMean", kMinOpset, kMaxOpset,
+             convertReduce<graph::ReduceMeanOp, 18>);
+  addHandler(t, "ReduceMax", kMinOpset, kMaxOpset,
+             convertReduce<graph::ReduceMaxOp, 18>);
+  addHandler(t, "Softmax", kMinOpset, kMaxOpset,
+             convertSoftmax<graph::SoftmaxOp>);
+  addHandler(t, "LogSoftmax", kMinOpset, kMaxOpset,
+             convertSoftmax<graph::LogSoftmaxOp>);
+  addHandler(t, "SoftmaxCrossEntropyLoss", 12, kMaxOpset,
              convertSoftmaxCrossEntropy);
-  addHandler(t, "NegativeLogLikelihoodLoss", 12, kMax, convertNll);
+  addHandler(t, "NegativeLogLikelihoodLoss", 12, kMaxOpset, convertNll);
 }
 
 } // namespace ampc::onnx_to_graph

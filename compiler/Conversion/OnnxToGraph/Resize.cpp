@@ -23,7 +23,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
 /// The most entries of an index vector or interpolation matrix made at
 /// compile time (a 4096 x 4096 matrix).
 constexpr int64_t kMaxEntries = int64_t(1) << 24;
@@ -187,49 +186,82 @@ FailureOr<SmallVector<Value>> convertResize(NodeBinder &n) {
   if (o.mode != "nearest" && !isa<FloatType>(t.getElementType()))
     return n.error() << o.mode << " resize needs a float input, got " << t,
            failure();
+  // From opset 18 the `axes` attribute names the axes that `scales` or
+  // `sizes` cover; the others keep their size.
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (auto a = n.intsAttr("axes")) {
+    axes = *a;
+    if (failed(n.axes(axes, rank)))
+      return failure();
+  }
+  int64_t count = static_cast<int64_t>(axes.size());
+  std::string policy = n.strAttr("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return n.error() << "keep_aspect_ratio_policy '" << policy
+                     << "' is not stretch, not_larger or not_smaller",
+           failure();
   // Output sizes from `sizes` (input 3) or `scales` (input 2); the scale of
   // an axis is out / in for sizes, as ONNX computes it.
-  SmallVector<int64_t> outs;
-  SmallVector<double> scales;
+  SmallVector<int64_t> outs(t.getShape());
+  SmallVector<double> scales(rank, 1.0);
   if (n.input(3)) {
     auto sizes = n.constInts(3, "sizes");
     if (failed(sizes))
       return failure();
-    if (static_cast<int64_t>(sizes->size()) != rank)
-      return n.error() << "sizes has " << sizes->size()
-                       << " entries but X has rank " << rank,
+    if (static_cast<int64_t>(sizes->size()) != count)
+      return n.error() << "sizes has " << sizes->size() << " entries but "
+                       << (n.attr("axes") ? "axes names " : "X has rank ")
+                       << count,
              failure();
-    for (int64_t d = 0; d < rank; ++d) {
-      if ((*sizes)[d] <= 0)
+    for (int64_t s : *sizes)
+      if (s <= 0)
         return n.error() << "sizes " << shape::str(*sizes)
                          << " must be positive",
                failure();
-      outs.push_back((*sizes)[d]);
-      scales.push_back(double((*sizes)[d]) / double(t.getDimSize(d)));
+    for (auto [i, d] : llvm::enumerate(axes)) {
+      outs[d] = (*sizes)[i];
+      scales[d] = double((*sizes)[i]) / double(t.getDimSize(d));
+    }
+    if (policy != "stretch") {
+      // One scale for every listed axis: the one that fits inside the
+      // sizes (not_larger) or covers them (not_smaller); sizes rounded
+      // half up from it.
+      double scale = scales[axes.front()];
+      for (int64_t d : axes)
+        scale = policy == "not_larger" ? std::min(scale, scales[d])
+                                       : std::max(scale, scales[d]);
+      for (int64_t d : axes) {
+        scales[d] = scale;
+        outs[d] = static_cast<int64_t>(
+            std::floor(scale * double(t.getDimSize(d)) + 0.5));
+      }
     }
   } else if (n.input(2)) {
     Attribute a;
-    auto d = matchPattern(n.input(2), m_Constant(&a))
-                 ? dyn_cast<DenseFPElementsAttr>(a)
-                 : DenseFPElementsAttr();
-    if (!d)
+    auto dense = matchPattern(n.input(2), m_Constant(&a))
+                     ? dyn_cast<DenseFPElementsAttr>(a)
+                     : DenseFPElementsAttr();
+    if (!dense)
       return n.error() << "input #2 (scales) must be a compile-time constant "
                           "float tensor",
              failure();
-    for (APFloat s : d.getValues<APFloat>())
-      scales.push_back(s.convertToDouble());
-    if (static_cast<int64_t>(scales.size()) != rank)
-      return n.error() << "scales has " << scales.size()
-                       << " entries but X has rank " << rank,
+    SmallVector<double> given;
+    for (APFloat s : dense.getValues<APFloat>())
+      given.push_back(s.convertToDouble());
+    if (static_cast<int64_t>(given.size()) != count)
+      return n.error() << "scales has " << given.size() << " entries but "
+                       << (n.attr("axes") ? "axes names " : "X has rank ")
+                       << count,
              failure();
-    for (int64_t k = 0; k < rank; ++k) {
+    for (auto [i, k] : llvm::enumerate(axes)) {
+      scales[k] = given[i];
       if (!(scales[k] > 0) || !std::isfinite(scales[k]))
         return n.error() << "scale " << scales[k] << " of axis " << k
                          << " must be positive and finite",
                failure();
-      outs.push_back(static_cast<int64_t>(
-          std::floor(double(t.getDimSize(k)) * scales[k])));
-      if (outs.back() <= 0)
+      outs[k] =
+          static_cast<int64_t>(std::floor(double(t.getDimSize(k)) * scales[k]));
+      if (outs[k] <= 0)
         return n.error() << "scale " << scales[k] << " makes axis " << k
                          << " empty",
                failure();
@@ -238,6 +270,14 @@ FailureOr<SmallVector<Value>> convertResize(NodeBinder &n) {
     return n.error() << "needs scales (input #2) or sizes (input #3)",
            failure();
   }
+  if (n.intAttr("antialias", 0) && o.mode != "nearest")
+    for (int64_t d = 0; d < rank; ++d)
+      if (outs[d] < t.getDimSize(d))
+        return n.error() << "antialias " << o.mode
+                         << " resize is not supported when it shrinks an "
+                            "axis (axis "
+                         << d << " of " << t << " to " << outs[d] << ")",
+               failure();
   if (failed(n.checkSize(t.clone(ArrayRef<int64_t>(outs)))))
     return failure();
   for (int64_t d = 0; d < rank; ++d) {
@@ -273,7 +313,7 @@ FailureOr<SmallVector<Value>> convertResize(NodeBinder &n) {
 } // namespace
 
 void populateResizeHandlers(HandlerTable &t) {
-  addHandler(t, "Resize", kMin, kMax, convertResize);
+  addHandler(t, "Resize", kMinOpset, kMaxOpset, convertResize);
 }
 
 } // namespace ampc::onnx_to_graph

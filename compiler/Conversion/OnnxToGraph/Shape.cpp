@@ -17,8 +17,6 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
-constexpr int64_t kMin = 11, kMax = 17;
-
 /// Axes from the attribute (before opset 13) or the input at `index`.
 FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeBinder &n,
                                                       unsigned index) {
@@ -216,6 +214,32 @@ FailureOr<SmallVector<Value>> convertSplit(NodeBinder &n) {
       return failure();
     sizes = *s;
   }
+  if (n.opset() >= 18 && !n.input(1)) {
+    // From opset 18 `num_outputs` gives the count: parts of ceil(dim / N),
+    // the last one smaller when N does not divide the dimension.
+    std::optional<int64_t> count = n.intAttr("num_outputs");
+    if (!count)
+      return n.error() << "needs the split sizes (input #1) or the attribute "
+                          "num_outputs",
+             failure();
+    if (*count != static_cast<int64_t>(parts) || parts == 0)
+      return n.error() << "num_outputs is " << *count << " but the node has "
+                       << parts << " outputs",
+             failure();
+    int64_t chunk = llvm::divideCeil(dim, static_cast<int64_t>(parts));
+    int64_t last = dim - chunk * (parts - 1);
+    if (last < 0)
+      return n.error() << "dimension " << axis << " of " << in
+                       << " does not split into " << parts << " parts of "
+                       << chunk << " and a smaller last one",
+             failure();
+    sizes.assign(parts - 1, chunk);
+    sizes.push_back(last);
+  } else if (n.input(1) && n.attr("num_outputs")) {
+    return n.error() << "gives both the split sizes (input #1) and "
+                        "num_outputs; ONNX allows one",
+           failure();
+  }
   if (sizes.empty()) {
     if (parts == 0 || dim % parts != 0)
       return n.error() << "dimension " << axis << " of " << in
@@ -385,18 +409,18 @@ FailureOr<SmallVector<Value>> convertConstant(NodeBinder &n) {
 } // namespace
 
 void populateShapeHandlers(HandlerTable &t) {
-  addHandler(t, "Reshape", kMin, kMax, convertReshape);
-  addHandler(t, "Flatten", kMin, kMax, convertFlatten);
-  addHandler(t, "Squeeze", kMin, kMax, convertSqueeze);
-  addHandler(t, "Unsqueeze", kMin, kMax, convertUnsqueeze);
-  addHandler(t, "Transpose", kMin, kMax, convertTranspose);
-  addHandler(t, "Concat", kMin, kMax, convertConcat);
-  addHandler(t, "Split", kMin, kMax, convertSplit);
-  addHandler(t, "Slice", kMin, kMax, convertSlice);
-  addHandler(t, "Gather", kMin, kMax, convertGather);
-  addHandler(t, "Expand", kMin, kMax, convertExpand);
-  addHandler(t, "Shape", kMin, kMax, convertShape);
-  addHandler(t, "Constant", kMin, kMax, convertConstant);
+  addHandler(t, "Reshape", kMinOpset, kMaxOpset, convertReshape);
+  addHandler(t, "Flatten", kMinOpset, kMaxOpset, convertFlatten);
+  addHandler(t, "Squeeze", kMinOpset, kMaxOpset, convertSqueeze);
+  addHandler(t, "Unsqueeze", kMinOpset, kMaxOpset, convertUnsqueeze);
+  addHandler(t, "Transpose", kMinOpset, kMaxOpset, convertTranspose);
+  addHandler(t, "Concat", kMinOpset, kMaxOpset, convertConcat);
+  addHandler(t, "Split", kMinOpset, kMaxOpset, convertSplit);
+  addHandler(t, "Slice", kMinOpset, kMaxOpset, convertSlice);
+  addHandler(t, "Gather", kMinOpset, kMaxOpset, convertGather);
+  addHandler(t, "Expand", kMinOpset, kMaxOpset, convertExpand);
+  addHandler(t, "Shape", kMinOpset, kMaxOpset, convertShape);
+  addHandler(t, "Constant", kMinOpset, kMaxOpset, convertConstant);
 }
 
 } // namespace ampc::onnx_to_graph

@@ -10,6 +10,7 @@
 #include "compiler/Import/Onnx/OnnxImporter.h"
 #include "compiler/Conversion/TensorSize.h"
 #include "compiler/Import/Onnx/OnnxNodeCheck.h"
+#include "compiler/Import/Onnx/OnnxSchemas.h"
 #include "compiler/Import/Onnx/OnnxShapeInference.h"
 #include "dialects/Onnx/OnnxOps.h"
 
@@ -28,6 +29,8 @@
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 
+#include <algorithm>
+#include <climits>
 #include <exception>
 #include <optional>
 
@@ -88,6 +91,8 @@ private:
   std::string nodeDesc(const pb::NodeProto &node, size_t index,
                        std::optional<int64_t> opset);
   LogicalResult checkNodes(const pb::GraphProto &graph);
+  /// ONNX's model checker, judging nodes by onnxSchemas().
+  LogicalResult checkWithOnnx(const pb::ModelProto &model);
 
   LogicalResult applyShapeOverrides(pb::GraphProto &graph);
   Type valueType(const pb::TypeProto &type);
@@ -134,6 +139,44 @@ std::string Importer::nodeDesc(const pb::NodeProto &node, size_t index,
   if (opset)
     s += ", opset " + std::to_string(*opset);
   return s + ")";
+}
+
+LogicalResult Importer::checkWithOnnx(const pb::ModelProto &model) {
+  // What pb::checker::check_model does around check_graph, with another
+  // schema registry (it has no parameter for one) and external data found
+  // next to the model whether it was read from a file or from memory.
+  if (model.ir_version() > pb::IR_VERSION)
+    return error() << "the model's IR version is " << model.ir_version()
+                   << "; ampc reads IR versions up to " << int(pb::IR_VERSION)
+                   << " (ONNX 1.12)",
+           failure();
+  llvm::StringSet<> keys;
+  for (const pb::StringStringEntryProto &kv : model.metadata_props())
+    if (!keys.insert(kv.key()).second)
+      return error() << "ONNX checker rejected the model: metadata key '"
+                     << kv.key() << "' appears twice",
+             failure();
+  pb::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(model.ir_version()));
+  std::unordered_map<std::string, int> imports;
+  for (const pb::OperatorSetIdProto &o : model.opset_import())
+    imports[o.domain()] =
+        static_cast<int>(std::clamp<int64_t>(o.version(), INT_MIN, INT_MAX));
+  ctx.set_opset_imports(std::move(imports));
+  ctx.set_schema_registry(&onnxSchemas());
+  ctx.set_model_dir(options.modelDir);
+  try {
+    pb::checker::LexicalScopeContext scope;
+    pb::checker::check_graph(model.graph(), ctx, scope);
+    if (model.ir_version() >= 8)
+      pb::checker::check_model_local_functions(model, ctx, scope);
+  } catch (const std::exception &e) {
+    std::string msg = e.what();
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
+      msg.pop_back();
+    return error() << "ONNX checker rejected the model: " << msg, failure();
+  }
+  return success();
 }
 
 LogicalResult Importer::checkNodes(const pb::GraphProto &graph) {
@@ -710,25 +753,8 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   if (failed(applyShapeOverrides(*model.mutable_graph())) ||
       failed(applyBindings(*model.mutable_graph())))
     return nullptr;
-  bool externalData = llvm::any_of(model.graph().initializer(), [](auto &t) {
-    return t.data_location() == pb::TensorProto::EXTERNAL;
-  });
-  try {
-    // ONNX 1.12 checks external data paths against the model's directory
-    // only when it reads the model from its path; in memory it uses the
-    // current directory. So a file with external data is checked by path
-    // (the --shape overrides do not matter to the checker).
-    if (options.checkModel && externalData && fileName != "-")
-      pb::checker::check_model(fileName);
-    else if (options.checkModel)
-      pb::checker::check_model(model);
-  } catch (const std::exception &e) {
-    std::string msg = e.what();
-    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
-      msg.pop_back();
-    error() << "ONNX checker rejected the model: " << msg;
+  if (options.checkModel && failed(checkWithOnnx(model)))
     return nullptr;
-  }
   // Checked with or without ONNX's checker: the converter relies on it.
   if (failed(checkNodes(model.graph())))
     return nullptr;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/OnnxNodeCheck.h"
+#include "compiler/Import/Onnx/OnnxSchemas.h"
 
 #include <climits>
 #include <exception>
@@ -43,8 +44,8 @@ const pb::OpSchema *onnxSchemaOf(const pb::NodeProto &node,
   auto opset = opsets.find(domain);
   if (opset == opsets.end() || opset->second > INT_MAX)
     return nullptr;
-  return pb::OpSchemaRegistry::Schema(node.op_type(),
-                                      static_cast<int>(opset->second), domain);
+  return onnxSchemas().GetSchema(node.op_type(),
+                                 static_cast<int>(opset->second), domain);
 }
 
 std::string checkOnnxNode(const pb::NodeProto &node,

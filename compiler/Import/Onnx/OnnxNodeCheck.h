@@ -29,8 +29,8 @@ inline std::string onnxDomainKey(const std::string &domain) {
 }
 
 /// The schema ONNX defines for `node` at the opset the model imports for its
-/// domain (`opsets` is keyed by domain, "" for ai.onnx), or null: an op ONNX
-/// does not know, or a domain the model does not import.
+/// domain (`opsets` is keyed by domain, "" for ai.onnx), from onnxSchemas(),
+/// or null: an op ONNX does not know, or a domain the model does not import.
 const ::onnx::OpSchema *onnxSchemaOf(const ::onnx::NodeProto &node,
                                      const llvm::StringMap<int64_t> &opsets);
 

@@ -17,7 +17,7 @@ func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> !onnx.unknown {
 // -----
 
 func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}) -> !onnx.unknown {
-  // expected-error @+1 {{node (Relu, opset 9): opset 9 is not supported for this op (ampc supports opsets 11 to 17)}}
+  // expected-error @+1 {{node (Relu, opset 9): opset 9 is not supported for this op (ampc supports opsets 11 to 18)}}
   %0 = onnx.node "Relu"(%x) {} opset 9 : (tensor<4xf32>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }

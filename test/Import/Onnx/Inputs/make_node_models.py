@@ -86,3 +86,18 @@ chain("expand_long_shape", node("Expand", ["x", "s"], ["h"], "expand"),
       [x, vi("s", [1 << 40], TensorProto.INT64)])
 # An op whose inference ampc has not audited (no conversion either).
 chain("det", node("Det", ["q"], ["h"], "det"), [vi("q", [3, 3])])
+
+# Opset 18, which libonnx 1.12 does not know: ampc's schemas of the ops
+# that changed there. ReduceMean takes its axes as an input; the opset-17
+# attribute is refused; LpPool changed at 18 and has no schema there.
+axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+y21 = vi("y", [2, 1])
+save("reduce_mean_18", [node("ReduceMean", ["x", "axes"], ["y"], "mean")],
+     [x], [y21], [axes], opset=18)
+save("reduce_mean_18_attr", [node("ReduceMean", ["x"], ["y"], "mean",
+                                  axes=[1])], [x], [y21], opset=18)
+save("split_18", [node("Split", ["x"], ["a", "b", "c"], "split", axis=1,
+                       num_outputs=3)], [x],
+     [vi("a", [2, 1]), vi("b", [2, 1]), vi("c", [2, 1])], opset=18)
+save("lppool_18", [node("LpPool", ["x"], ["y"], "pool", kernel_shape=[1])],
+     [vi("x", [1, 2, 3])], [vi("y", [1, 2, 3])], opset=18)

@@ -1,0 +1,33 @@
+//===- OnnxSchemas.h - the operator schemas the importer checks by -*- C++
+//-*-===//
+//
+// libonnx 1.12 knows opsets up to 17. PyTorch 2 exports opset 18 by
+// default, where the reductions take their axes as an input, Split takes
+// num_outputs, Pad takes axes and Resize gains axes, antialias and
+// keep_aspect_ratio_policy. This registry answers with ampc's own schemas
+// for those ops at opset 18 and with libonnx's for everything else, so the
+// model checker, the node checks and shape inference judge an opset-18 node
+// by the rules it was written to.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMPC_COMPILER_IMPORT_ONNX_ONNXSCHEMAS_H
+#define AMPC_COMPILER_IMPORT_ONNX_ONNXSCHEMAS_H
+
+#include "onnx/defs/schema.h"
+
+namespace ampc {
+
+/// The newest default-domain opset whose schemas the importer knows (libonnx
+/// 1.12's 17, plus ampc's schemas of the ops that changed at 18).
+constexpr int kNewestKnownOpset = 18;
+
+/// libonnx's schemas, with ampc's for the default-domain ops that changed at
+/// opset 18. An op that changed at 18 and has no schema here (LpPool,
+/// ScatterElements, ...) has none at 18: libonnx's older schema would judge
+/// it by rules it no longer follows.
+const ::onnx::ISchemaRegistry &onnxSchemas();
+
+} // namespace ampc
+
+#endif // AMPC_COMPILER_IMPORT_ONNX_ONNXSCHEMAS_H
