@@ -251,6 +251,31 @@ class StyleNet(torch.nn.Module):
         return self.out(torch.relu(self.up(h))).mean((2, 3))
 
 
+class VideoNet(torch.nn.Module):
+    """A small 3-D CNN over [batch, 3, frames, height, width] clips: a
+    strided 3-D convolution with batch norm, ceil-mode 3-D max pooling, a
+    dilated grouped 3-D convolution, 3-D average pooling without the
+    padding in its counts, and a 1-D convolution and pool over time."""
+
+    def __init__(self, width=8):
+        super().__init__()
+        self.stem = torch.nn.Sequential(
+            torch.nn.Conv3d(3, width, 3, stride=(1, 2, 2), padding=1),
+            torch.nn.BatchNorm3d(width), torch.nn.ReLU(),
+            torch.nn.MaxPool3d(2, stride=2, ceil_mode=True))
+        self.mid = torch.nn.Conv3d(width, width, 3, padding=2, dilation=2,
+                                   groups=2, bias=False)
+        self.avg = torch.nn.AvgPool3d(2, stride=1, padding=1,
+                                      count_include_pad=False)
+        self.time = torch.nn.Conv1d(width, width, 2)
+        self.head = torch.nn.Linear(width, CLASSES)
+
+    def forward(self, x):
+        h = self.avg(torch.relu(self.mid(self.stem(x))))
+        t = F.max_pool1d(torch.relu(self.time(h.mean((3, 4)))), 2)
+        return self.head(t.mean(2))
+
+
 def image_batches(shape, batch):
     def make(steps):
         return (torch.randn(steps, batch, *shape),
@@ -291,6 +316,8 @@ def models():
     out["unet"] = (UNet, segmentation_batches((3, 16, 16), 4, 4),
                    F.cross_entropy)
     out["style_net"] = (StyleNet, image_batches((3, 16, 16), 4),
+                        F.cross_entropy)
+    out["video_net"] = (VideoNet, image_batches((3, 7, 10, 10), 4),
                         F.cross_entropy)
     out["gpt"] = (Gpt, token_batches(64, 16, 4), sequence_loss)
     out["lstm_lm"] = (LstmLm, token_batches(64, 12, 4), sequence_loss)

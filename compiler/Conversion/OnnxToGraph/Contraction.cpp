@@ -2,11 +2,11 @@
 //
 // Contractions and windowed ops. ONNX's auto_pad and default attributes are
 // resolved here into explicit strides/pads/dilations; 1-D convolution and
-// pooling run as 2-D with a unit height.
+// pooling run as 2-D with a unit height, 3-D as 2-D ops (Volume.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+#include "compiler/Conversion/OnnxToGraph/Window.h"
 #include "dialects/Graph/ShapeInference.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -42,25 +42,20 @@ FailureOr<SmallVector<Value>> convertGemm(NodeBinder &n) {
   return results(n.create1<graph::GemmOp>(operands, attrs));
 }
 
-/// The window attributes of Conv and the pools, resolved to 2-D.
-struct Window {
-  SmallVector<int64_t> kernel, strides, pads, dilations;
-  bool oneD = false;
-};
-
-/// Reads kernel_shape/strides/pads/dilations/auto_pad for a rank-3 or
-/// rank-4 input; `kernel` is given for Conv (from the filter).
+/// Reads kernel_shape/strides/pads/dilations/auto_pad for an input of rank
+/// 3 to 5; `kernel` is given for Conv (from the filter). A 1-D window comes
+/// back as a 2-D one of unit height.
 FailureOr<Window> window(NodeBinder &n, RankedTensorType input,
                          std::optional<SmallVector<int64_t>> kernel) {
   int64_t rank = input.getRank();
-  if (rank != 3 && rank != 4)
+  if (rank < 3 || rank > 5)
     return n.error() << "input " << input
-                     << " must be 3-D (1-D spatial) or 4-D (2-D spatial); "
-                        "ampc has no 3-D convolution or pooling",
+                     << " must be 3-D, 4-D or 5-D ([N, C] and 1 to 3 "
+                        "spatial dimensions)",
            failure();
   size_t sp = rank - 2;
   Window w;
-  w.oneD = sp == 1;
+  w.spatial = sp;
   if (!kernel)
     kernel = n.intsAttr("kernel_shape");
   if (!kernel)
@@ -109,7 +104,16 @@ FailureOr<Window> window(NodeBinder &n, RankedTensorType input,
                      << autoPad << "\"",
            failure();
   }
-  if (w.oneD) {
+  // The 2-D ops check their own pads; the depth pads of a 3-D window go
+  // into index arithmetic first (Volume.cpp).
+  if (sp == 3)
+    for (int64_t p : w.pads)
+      if (p < 0 || p > (int64_t(1) << 40)) {
+        auto diag = n.error() << "pads [";
+        llvm::interleaveComma(w.pads, diag);
+        return diag << "] must be between 0 and 2^40", failure();
+      }
+  if (sp == 1) {
     w.kernel.insert(w.kernel.begin(), 1);
     w.strides.insert(w.strides.begin(), 1);
     w.dilations.insert(w.dilations.begin(), 1);
@@ -131,6 +135,16 @@ FailureOr<Value> from2d(NodeBinder &n, FailureOr<Value> v, bool oneD) {
   return n.reshape(*v, {t.getDimSize(0), t.getDimSize(1), t.getDimSize(3)});
 }
 
+/// `pool2d` applied to `x` over `win`: a 1-D input as 2-D of unit height,
+/// a 3-D one as two 2-D pools.
+FailureOr<Value> pooled(NodeBinder &n, Value x, const Window &win,
+                        Pool2d pool2d) {
+  if (win.spatial == 3)
+    return pool3d(n, x, win, pool2d);
+  bool oneD = win.spatial == 1;
+  return from2d(n, pool2d(oneD ? to2d(n, x) : x, win), oneD);
+}
+
 FailureOr<SmallVector<Value>> convertConv(NodeBinder &n) {
   auto x = n.required(0, "X"), w = n.required(1, "W");
   if (failed(x) || failed(w))
@@ -149,8 +163,11 @@ FailureOr<SmallVector<Value>> convertConv(NodeBinder &n) {
     if (ArrayRef<int64_t>(*k) != filter.getShape().drop_front(2))
       return n.error() << "kernel_shape does not match the filter " << filter,
              failure();
-  Value input = win->oneD ? to2d(n, *x) : *x;
-  Value weight = win->oneD ? to2d(n, *w) : *w;
+  if (win->spatial == 3)
+    return results(conv3d(n, *x, *w, n.input(2), *win, n.intAttr("group", 1)));
+  bool oneD = win->spatial == 1;
+  Value input = oneD ? to2d(n, *x) : *x;
+  Value weight = oneD ? to2d(n, *w) : *w;
   SmallVector<Value> operands{input, weight};
   if (Value bias = n.input(2))
     operands.push_back(bias);
@@ -159,7 +176,7 @@ FailureOr<SmallVector<Value>> convertConv(NodeBinder &n) {
                  n.named("pads", n.b.getDenseI64ArrayAttr(win->pads)),
                  n.named("dilations", n.b.getDenseI64ArrayAttr(win->dilations)),
                  n.named("group", n.b.getI64IntegerAttr(n.intAttr("group", 1)))});
-  return results(from2d(n, y, win->oneD));
+  return results(from2d(n, y, oneD));
 }
 
 FailureOr<SmallVector<Value>> convertMaxPool(NodeBinder &n) {
@@ -174,15 +191,16 @@ FailureOr<SmallVector<Value>> convertMaxPool(NodeBinder &n) {
   auto win = window(n, n.typeOf(*x), std::nullopt);
   if (failed(win))
     return failure();
-  Value input = win->oneD ? to2d(n, *x) : *x;
-  auto y = n.create1<graph::MaxPool2dOp>(
-      input,
-      {n.named("kernel_shape", n.b.getDenseI64ArrayAttr(win->kernel)),
-       n.named("strides", n.b.getDenseI64ArrayAttr(win->strides)),
-       n.named("pads", n.b.getDenseI64ArrayAttr(win->pads)),
-       n.named("dilations", n.b.getDenseI64ArrayAttr(win->dilations)),
-       n.named("ceil_mode", n.b.getBoolAttr(n.intAttr("ceil_mode", 0)))});
-  return results(from2d(n, y, win->oneD));
+  bool ceil = n.intAttr("ceil_mode", 0);
+  auto pool = [&](Value input, const Window &w) {
+    return n.create1<graph::MaxPool2dOp>(
+        input, {n.named("kernel_shape", n.b.getDenseI64ArrayAttr(w.kernel)),
+                n.named("strides", n.b.getDenseI64ArrayAttr(w.strides)),
+                n.named("pads", n.b.getDenseI64ArrayAttr(w.pads)),
+                n.named("dilations", n.b.getDenseI64ArrayAttr(w.dilations)),
+                n.named("ceil_mode", n.b.getBoolAttr(ceil))});
+  };
+  return results(pooled(n, *x, *win, pool));
 }
 
 FailureOr<SmallVector<Value>> convertAveragePool(NodeBinder &n) {
@@ -194,16 +212,17 @@ FailureOr<SmallVector<Value>> convertAveragePool(NodeBinder &n) {
     return failure();
   if (llvm::any_of(win->dilations, [](int64_t d) { return d != 1; }))
     return n.error() << "dilated average pooling is not supported", failure();
-  Value input = win->oneD ? to2d(n, *x) : *x;
-  auto y = n.create1<graph::AvgPool2dOp>(
-      input,
-      {n.named("kernel_shape", n.b.getDenseI64ArrayAttr(win->kernel)),
-       n.named("strides", n.b.getDenseI64ArrayAttr(win->strides)),
-       n.named("pads", n.b.getDenseI64ArrayAttr(win->pads)),
-       n.named("ceil_mode", n.b.getBoolAttr(n.intAttr("ceil_mode", 0))),
-       n.named("count_include_pad",
-               n.b.getBoolAttr(n.intAttr("count_include_pad", 0)))});
-  return results(from2d(n, y, win->oneD));
+  bool ceil = n.intAttr("ceil_mode", 0),
+       includePad = n.intAttr("count_include_pad", 0);
+  auto pool = [&](Value input, const Window &w) {
+    return n.create1<graph::AvgPool2dOp>(
+        input, {n.named("kernel_shape", n.b.getDenseI64ArrayAttr(w.kernel)),
+                n.named("strides", n.b.getDenseI64ArrayAttr(w.strides)),
+                n.named("pads", n.b.getDenseI64ArrayAttr(w.pads)),
+                n.named("ceil_mode", n.b.getBoolAttr(ceil)),
+                n.named("count_include_pad", n.b.getBoolAttr(includePad))});
+  };
+  return results(pooled(n, *x, *win, pool));
 }
 
 FailureOr<SmallVector<Value>> convertGlobalAveragePool(NodeBinder &n) {

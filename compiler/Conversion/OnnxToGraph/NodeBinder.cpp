@@ -319,6 +319,24 @@ void addHandler(HandlerTable &table, StringRef opType, int64_t minOpset,
   table[opType].push_back({minOpset, maxOpset, std::move(handler)});
 }
 
+FailureOr<Value> fill(NodeBinder &n, ArrayRef<int64_t> shape, Type elem,
+                      double value) {
+  Attribute v =
+      isa<FloatType>(elem)
+          ? Attribute(n.b.getFloatAttr(elem, value))
+          : Attribute(n.b.getIntegerAttr(
+                elem,
+                elem.isInteger(1) ? value != 0 : static_cast<int64_t>(value)));
+  SmallVector<int64_t> ones(shape.size(), 1);
+  Value scalar =
+      n.constant(DenseElementsAttr::get(RankedTensorType::get(ones, elem), v));
+  auto op = n.createTyped<graph::BroadcastToOp>(
+      RankedTensorType::get(shape, elem), scalar);
+  if (failed(op))
+    return failure();
+  return n.foldResult(*op);
+}
+
 FailureOr<Value> sliceAxis(NodeBinder &n, Value x, int64_t axis, int64_t start,
                            int64_t end) {
   auto t = n.typeOf(x);

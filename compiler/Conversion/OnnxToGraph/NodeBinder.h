@@ -175,6 +175,11 @@ mlir::FailureOr<mlir::Value> sliceAxis(NodeBinder &n, mlir::Value x,
                                        int64_t axis, int64_t start,
                                        int64_t end);
 
+/// A constant of `shape` whose every element is `value` (a broadcast
+/// scalar: nothing the size of `shape` is stored).
+mlir::FailureOr<mlir::Value> fill(NodeBinder &n, llvm::ArrayRef<int64_t> shape,
+                                  mlir::Type elem, double value);
+
 /// `x` gathered along `axis` at the constant `indices`.
 mlir::FailureOr<mlir::Value> gatherAxis(NodeBinder &n, mlir::Value x,
                                         int64_t axis,

@@ -25,26 +25,6 @@ namespace {
 /// element of the padded axis at compile time.
 constexpr int64_t kMaxPad = int64_t(1) << 24;
 
-/// A block of `shape` filled with `value`, of `elem`: a scalar constant
-/// broadcast, so a large block is not stored in the Program.
-FailureOr<Value> fill(NodeBinder &n, ArrayRef<int64_t> shape, Type elem,
-                      double value) {
-  Attribute v =
-      isa<FloatType>(elem)
-          ? Attribute(n.b.getFloatAttr(elem, value))
-          : Attribute(n.b.getIntegerAttr(
-                elem,
-                elem.isInteger(1) ? value != 0 : static_cast<int64_t>(value)));
-  SmallVector<int64_t> ones(shape.size(), 1);
-  Value scalar =
-      n.constant(DenseElementsAttr::get(RankedTensorType::get(ones, elem), v));
-  auto op = n.createTyped<graph::BroadcastToOp>(
-      RankedTensorType::get(shape, elem), scalar);
-  if (failed(op))
-    return failure();
-  return n.foldResult(*op);
-}
-
 FailureOr<SmallVector<Value>> convertPad(NodeBinder &n) {
   auto x = n.required(0, "data");
   if (failed(x))

@@ -80,9 +80,9 @@ func.func @forward(%x: tensor<3xf32> {onnx.name = "x"}) -> !onnx.unknown {
 
 // -----
 
-func.func @forward(%x: tensor<1x1x4x4x4xf32> {onnx.name = "x"}, %w: tensor<1x1x2x2x2xf32> {onnx.name = "w"}) -> !onnx.unknown {
-  // expected-error @+1 {{node (Conv, opset 13): input 'tensor<1x1x4x4x4xf32>' must be 3-D (1-D spatial) or 4-D (2-D spatial); ampc has no 3-D convolution or pooling}}
-  %0 = onnx.node "Conv"(%x, %w) {} opset 13 : (tensor<1x1x4x4x4xf32>, tensor<1x1x2x2x2xf32>) -> !onnx.unknown
+func.func @forward(%x: tensor<1x1x4x4x4x4xf32> {onnx.name = "x"}, %w: tensor<1x1x2x2x2x2xf32> {onnx.name = "w"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Conv, opset 13): input 'tensor<1x1x4x4x4x4xf32>' must be 3-D, 4-D or 5-D ([N, C] and 1 to 3 spatial dimensions)}}
+  %0 = onnx.node "Conv"(%x, %w) {} opset 13 : (tensor<1x1x4x4x4x4xf32>, tensor<1x1x2x2x2x2xf32>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
 
@@ -153,5 +153,21 @@ func.func @forward(%x: tensor<4xf32> {onnx.name = "x"}, %s: tensor<f32> {onnx.na
   %r = onnx.node "Neg"(%s) {} opset 13 : (tensor<f32>) -> tensor<f32>
   // expected-error @+1 {{node (Dropout, opset 13): ratio (input #1) must be a compile-time constant scalar, but the model computes it from graph input 's', known only when the model runs; bind it with --bind (amp-run --mode infer binds an integer --input itself)}}
   %0 = onnx.node "Dropout"(%x, %r) {} opset 13 : (tensor<4xf32>, tensor<f32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<1x2x3x4x4xf32> {onnx.name = "x"}, %w: tensor<2x2x5x1x1xf32> {onnx.name = "w"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Conv, opset 13): the window of kernel_shape 5 dilated by 1 does not fit spatial dimension 0 of 'tensor<1x2x3x4x4xf32>' with its pads}}
+  %0 = onnx.node "Conv"(%x, %w) {} opset 13 : (tensor<1x2x3x4x4xf32>, tensor<2x2x5x1x1xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<1x2x3x4x4xf32> {onnx.name = "x"}, %w: tensor<2x2x1x1x1xf32> {onnx.name = "w"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Conv, opset 13): pads [0, 0, -1, 0, 0, 0] must be between 0 and 2^40}}
+  %0 = onnx.node "Conv"(%x, %w) {pads = array<i64: 0, 0, -1, 0, 0, 0>} opset 13 : (tensor<1x2x3x4x4xf32>, tensor<2x2x1x1x1xf32>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
