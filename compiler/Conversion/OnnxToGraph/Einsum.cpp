@@ -7,9 +7,11 @@
 // output lacks are contracted, and the rest belong to one side. Each side is
 // transposed to [batch, own, contracted] (or [batch, contracted, own]),
 // reshaped to 3-D, multiplied, and the product reshaped and transposed to
-// the output's order. One operand is a sum and a transpose. An ellipsis
-// stands for the same leading letters in every term. A letter repeated in
-// one term (a diagonal) is not supported.
+// the output's order. One operand is a sum and a transpose; three or more
+// are contracted pairwise from the left, each product keeping the letters
+// the output or a later operand needs. An ellipsis stands for the same
+// leading letters in every term. A letter repeated in one input term takes
+// that operand's diagonal first (a gather on the two axes merged).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +65,89 @@ public:
     return succeeded(r) ? *r : Value();
   }
 
+  /// Takes the diagonal of every letter `t` repeats: the two axes moved
+  /// last, merged, and gathered at k * (d + 1); the letter then appears
+  /// once, last.
+  Value diagonals(Value v, Term &t) {
+    for (;;) {
+      // The first letter that appears twice, at i and j.
+      size_t i = 0, j = 0;
+      for (size_t k = 1; k < t.size() && !j; ++k)
+        for (size_t p = 0; p < k && !j; ++p)
+          if (t[p] == t[k])
+            i = p, j = k;
+      if (!j)
+        return v;
+      char c = t[i];
+      Term moved;
+      for (auto [k, d] : llvm::enumerate(t))
+        if (k != i && k != j)
+          moved.push_back(d);
+      // By position: transpose() finds letters by value, and c is twice.
+      SmallVector<int64_t> perm;
+      for (size_t k = 0; k < t.size(); ++k)
+        if (k != i && k != j)
+          perm.push_back(k);
+      perm.push_back(i);
+      perm.push_back(j);
+      auto r = n.create1<graph::TransposeOp>(
+          v, {n.named("perm", n.b.getDenseI64ArrayAttr(perm))});
+      if (failed(r))
+        return Value();
+      SmallVector<int64_t> merged = shapeOf(moved);
+      int64_t d = size[c];
+      merged.push_back(d * d);
+      SmallVector<int64_t> index;
+      for (int64_t k = 0; k < d; ++k)
+        index.push_back(k * (d + 1));
+      auto g = gatherAxis(n, n.reshape(*r, merged), merged.size() - 1, index);
+      if (failed(g))
+        return Value();
+      v = *g;
+      moved.push_back(c);
+      t = moved;
+    }
+  }
+
+  /// `va` (letters `a`) times `vb` (letters `b`), summed over the letters
+  /// `keep` lacks, in `keep`'s order.
+  Value contract(Value va, Term a, Value vb, Term b, const Term &keep) {
+    // Sum what only one side has and `keep` lacks.
+    Term keepA = keep, keepB = keep;
+    keepA.append(b.begin(), b.end());
+    keepB.append(a.begin(), a.end());
+    va = sumOthers(va, a, keepA);
+    vb = sumOthers(vb, b, keepB);
+    if (!va || !vb)
+      return Value();
+    Term batch, contracted, ownA, ownB;
+    for (char c : a) {
+      bool inB = llvm::is_contained(b, c), kept = llvm::is_contained(keep, c);
+      (inB ? (kept ? batch : contracted) : ownA).push_back(c);
+    }
+    for (char c : b)
+      if (!llvm::is_contained(a, c))
+        ownB.push_back(c);
+    Term ta = batch, tb = batch;
+    ta.append(ownA.begin(), ownA.end());
+    ta.append(contracted.begin(), contracted.end());
+    tb.append(contracted.begin(), contracted.end());
+    tb.append(ownB.begin(), ownB.end());
+    int64_t nb = product(batch), m = product(ownA), k = product(contracted),
+            nn = product(ownB);
+    Value pa = transpose(va, a, ta), pb = transpose(vb, b, tb);
+    if (!pa || !pb)
+      return Value();
+    auto mm = n.create1<graph::MatMulOp>(
+        {n.reshape(pa, {nb, m, k}), n.reshape(pb, {nb, k, nn})});
+    if (failed(mm))
+      return Value();
+    Term prod = batch;
+    prod.append(ownA.begin(), ownA.end());
+    prod.append(ownB.begin(), ownB.end());
+    return transpose(n.reshape(*mm, shapeOf(prod)), prod, keep);
+  }
+
   int64_t product(const Term &t) {
     int64_t p = 1;
     for (char c : t)
@@ -96,7 +181,8 @@ LogicalResult parse(NodeBinder &n, StringRef eq, ArrayRef<int64_t> ranks,
                      << " inputs",
            failure();
   int64_t ellipsisRank = -1;
-  auto expand = [&](StringRef p, int64_t rank, Term &t) -> LogicalResult {
+  auto expand = [&](StringRef p, int64_t rank, Term &t,
+                    bool isOutput) -> LogicalResult {
     size_t dots = p.find("...");
     int64_t letters =
         static_cast<int64_t>(p.size()) - (dots == StringRef::npos ? 0 : 3);
@@ -127,16 +213,15 @@ LogicalResult parse(NodeBinder &n, StringRef eq, ArrayRef<int64_t> ranks,
     }
     llvm::SmallDenseSet<char> seen;
     for (char c : t)
-      if (!seen.insert(c).second)
+      if (isOutput && !seen.insert(c).second)
         return n.error() << "equation '" << eq << "' repeats '" << c
-                         << "' in one term (a diagonal), which is not "
-                            "supported",
+                         << "' in its output term",
                failure();
     return success();
   };
   for (auto [p, rank] : llvm::zip(parts, ranks)) {
     inputs.emplace_back();
-    if (failed(expand(p, rank, inputs.back())))
+    if (failed(expand(p, rank, inputs.back(), /*isOutput=*/false)))
       return failure();
   }
   if (explicitOut) {
@@ -151,7 +236,7 @@ LogicalResult parse(NodeBinder &n, StringRef eq, ArrayRef<int64_t> ranks,
                   static_cast<int64_t>(rhs.size()) -
                       (rhs.contains("...") ? 3 : 0) +
                       std::max<int64_t>(ellipsisRank, 0),
-                  output);
+                  output, /*isOutput=*/true);
   }
   // Implicit output: the ellipsis, then the letters used once, sorted.
   for (int64_t k = 0; k < ellipsisRank; ++k)
@@ -177,10 +262,8 @@ FailureOr<SmallVector<Value>> convertEinsum(NodeBinder &n) {
     ops.push_back(v);
     ranks.push_back(n.typeOf(v).getRank());
   }
-  if (ops.empty() || ops.size() > 2)
-    return n.error() << "has " << ops.size()
-                     << " inputs; ampc lowers Einsum of one or two",
-           failure();
+  if (ops.empty())
+    return n.error() << "has no inputs", failure();
   std::string eq = n.strAttr("equation", "");
   SmallVector<Term> terms;
   Term out;
@@ -196,9 +279,12 @@ FailureOr<SmallVector<Value>> convertEinsum(NodeBinder &n) {
                          << "' has sizes " << it->second << " and " << d,
                failure();
     }
-  if (ops.size() == 2 &&
-      n.typeOf(ops[0]).getElementType() != n.typeOf(ops[1]).getElementType())
-    return n.error() << "the inputs have different element types", failure();
+  for (Value v : ops)
+    if (n.typeOf(v).getElementType() != n.typeOf(ops[0]).getElementType())
+      return n.error() << "the inputs have different element types", failure();
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (!(ops[i] = l.diagonals(ops[i], terms[i])))
+      return failure();
   if (ops.size() == 1) {
     Term t = terms[0];
     Value v = l.sumOthers(ops[0], t, out);
@@ -207,43 +293,34 @@ FailureOr<SmallVector<Value>> convertEinsum(NodeBinder &n) {
       return failure();
     return SmallVector<Value>{v};
   }
-  // Sum what only one side has and the output lacks.
-  Term a = terms[0], b = terms[1];
-  Term keepA = out, keepB = out;
-  keepA.append(b.begin(), b.end());
-  keepB.append(a.begin(), a.end());
-  Value va = l.sumOthers(ops[0], a, keepA), vb = l.sumOthers(ops[1], b, keepB);
-  if (!va || !vb)
-    return failure();
-  Term batch, contracted, ownA, ownB;
-  for (char c : a) {
-    bool inB = llvm::is_contained(b, c), inOut = llvm::is_contained(out, c);
-    (inB ? (inOut ? batch : contracted) : ownA).push_back(c);
+  // From the left: each product keeps the letters the output or a later
+  // operand has, the last one exactly the output's.
+  Value acc = ops[0];
+  Term accTerm = terms[0];
+  for (size_t i = 1; i < ops.size(); ++i) {
+    Term keep;
+    if (i + 1 == ops.size()) {
+      keep = out;
+    } else {
+      auto needed = [&](char c) {
+        if (llvm::is_contained(out, c))
+          return true;
+        for (size_t j = i + 1; j < terms.size(); ++j)
+          if (llvm::is_contained(terms[j], c))
+            return true;
+        return false;
+      };
+      for (const Term *t : {&accTerm, &terms[i]})
+        for (char c : *t)
+          if (needed(c) && !llvm::is_contained(keep, c))
+            keep.push_back(c);
+    }
+    acc = l.contract(acc, accTerm, ops[i], terms[i], keep);
+    if (!acc)
+      return failure();
+    accTerm = keep;
   }
-  for (char c : b)
-    if (!llvm::is_contained(a, c))
-      ownB.push_back(c);
-  Term ta = batch, tb = batch;
-  ta.append(ownA.begin(), ownA.end());
-  ta.append(contracted.begin(), contracted.end());
-  tb.append(contracted.begin(), contracted.end());
-  tb.append(ownB.begin(), ownB.end());
-  int64_t nb = l.product(batch), m = l.product(ownA), k = l.product(contracted),
-          nn = l.product(ownB);
-  Value pa = l.transpose(va, a, ta), pb = l.transpose(vb, b, tb);
-  if (!pa || !pb)
-    return failure();
-  auto mm = n.create1<graph::MatMulOp>(
-      {n.reshape(pa, {nb, m, k}), n.reshape(pb, {nb, k, nn})});
-  if (failed(mm))
-    return failure();
-  Term prod = batch;
-  prod.append(ownA.begin(), ownA.end());
-  prod.append(ownB.begin(), ownB.end());
-  Value y = l.transpose(n.reshape(*mm, l.shapeOf(prod)), prod, out);
-  if (!y)
-    return failure();
-  return SmallVector<Value>{y};
+  return SmallVector<Value>{acc};
 }
 
 } // namespace

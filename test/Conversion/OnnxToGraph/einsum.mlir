@@ -24,3 +24,33 @@ func.func @forward(%x: tensor<2x3x4xf32> {onnx.name = "x"}) -> (!onnx.unknown, !
   %1 = onnx.node "Einsum"(%x) {equation = "kji"} opset 13 : (tensor<2x3x4xf32>) -> !onnx.unknown
   return %0, %1 : !onnx.unknown, !onnx.unknown
 }
+
+// -----
+
+// A diagonal: the repeated letter's two axes moved last, merged, and
+// gathered at k * (d + 1); a trace sums it.
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[T:.*]] = graph.transpose %arg0 {perm = array<i64: 1, 0, 2>} : (tensor<3x2x3xf32>) -> tensor<2x3x3xf32>
+// CHECK: %[[R:.*]] = graph.reshape %[[T]] : tensor<2x3x3xf32> to tensor<2x9xf32>
+// CHECK: %[[I:.*]] = graph.constant dense<[0, 4, 8]> : tensor<3xi64>
+// CHECK: %[[D:.*]] = graph.gather %[[R]], %[[I]] {axis = 1 : i64} : (tensor<2x9xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+// CHECK: graph.transpose %[[D]] {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+func.func @forward(%x: tensor<3x2x3xf32> {onnx.name = "x"}) -> (!onnx.unknown, !onnx.unknown) {
+  %0 = onnx.node "Einsum"(%x) {equation = "ibi->ib"} opset 13 : (tensor<3x2x3xf32>) -> !onnx.unknown
+  %1 = onnx.node "Einsum"(%x) {equation = "ibi->b"} opset 13 : (tensor<3x2x3xf32>) -> !onnx.unknown
+  return %0, %1 : !onnx.unknown, !onnx.unknown
+}
+
+// -----
+
+// Three operands from the left: 'ij,jk' keeps i and k (k for the third),
+// then 'ik,kl->il'.
+// CHECK-LABEL: func.func @forward
+// CHECK: graph.matmul %{{.*}}, %{{.*}} : (tensor<1x2x3xf32>, tensor<1x3x4xf32>) -> tensor<1x2x4xf32>
+// CHECK: graph.matmul %{{.*}}, %{{.*}} : (tensor<1x2x4xf32>, tensor<1x4x5xf32>) -> tensor<1x2x5xf32>
+// CHECK: return %{{.*}} : tensor<2x5xf32>
+func.func @forward(%a: tensor<2x3xf32> {onnx.name = "a"}, %b: tensor<3x4xf32> {onnx.name = "b"}, %c: tensor<4x5xf32> {onnx.name = "c"}) -> !onnx.unknown {
+  %0 = onnx.node "Einsum"(%a, %b, %c) {equation = "ij,jk,kl->il"} opset 13 : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4x5xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}

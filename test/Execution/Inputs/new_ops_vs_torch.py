@@ -1,7 +1,8 @@
 """Exports a module that uses the ops of issue 24's list that PyTorch models
 reach for (a causal mask computed in forward from arange and comparisons,
 masked_fill, tril, sin/cos, softplus, F.pad in three modes, repeat, logical
-and/or/xor/not, einsum for the attention's contractions) with its loss, trains it with amp-run and with PyTorch on
+and/or/xor/not, einsum for the attention's contractions, a three-operand
+bilinear form and a diagonal) with its loss, trains it with amp-run and with PyTorch on
 the same batches, and compares every step's loss.
 
 usage: new_ops_vs_torch.py AMP_RUN TOOLS_DIR WORK_DIR OPSET [AMP_RUN_ARGS...]
@@ -31,6 +32,7 @@ class NewOps(torch.nn.Module):
         self.qkv = torch.nn.Linear(dim, 3 * dim)
         self.mix = torch.nn.Linear(dim, dim)
         self.head = torch.nn.Linear(2 * dim, classes)
+        self.bilinear = torch.nn.Parameter(0.1 * torch.randn(dim, dim, dim))
 
     def forward(self, x):  # [batch, seq, dim]
         seq = x.shape[1]
@@ -42,6 +44,11 @@ class NewOps(torch.nn.Module):
         scores = torch.einsum("bqd,bkd->bqk", q, k) / q.shape[-1] ** 0.5
         scores = scores.masked_fill(~causal, float("-inf"))
         h = torch.einsum("bqk,bkd->bqd", torch.softmax(scores, dim=-1), v)
+        # Einsum of three operands (a bilinear form) and a diagonal.
+        bil = torch.einsum("bi,oij,bj->bo", h.mean(1), self.bilinear,
+                           h.amax(1))
+        diag = torch.einsum("bqq->bq", h @ h.transpose(-2, -1))
+        h = h + 0.1 * bil[:, None, :] + 0.01 * diag[..., None]
         # Trilu on an activation, Sin, Cos, Softplus.
         g = torch.tril(h @ h.transpose(-2, -1), diagonal=-1) @ h
         h = h + 0.1 * torch.sin(g) * torch.cos(h)
