@@ -46,6 +46,51 @@ LogicalResult reduceMaxGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+/// A running sum's gradient is the running sum of dy the other way.
+LogicalResult cumSumGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
+                         SmallVectorImpl<Value> &dxs) {
+  auto c = cast<CumSumOp>(op);
+  if (!isFloat(c.getInput()))
+    return success();
+  dxs[0] =
+      CumSumOp::create(b, op->getLoc(), dys[0], c.getAxisAttr(),
+                       c.getExclusiveAttr(), b.getBoolAttr(!c.getReverse()));
+  return success();
+}
+
+/// Each value's dy goes back to the element it was taken from: for the
+/// k-th value along the axis, dy where the input's index equals its index,
+/// summed over k ([.., K, N, ..] compared, then reduced over K).
+LogicalResult topKGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
+                       SmallVectorImpl<Value> &dxs) {
+  auto t = cast<TopKOp>(op);
+  if (!isFloat(t.getInput()) || !dys[0])
+    return success();
+  Location loc = op->getLoc();
+  RankedTensorType in = typeOf(t.getInput());
+  int64_t axis = t.getAxis(), n = in.getDimSize(axis);
+  SmallVector<int64_t> picked(typeOf(t.getValues()).getShape());
+  picked.insert(picked.begin() + axis + 1, 1); // [.., K, 1, ..]
+  SmallVector<int64_t> iotaShape(picked.size(), 1);
+  iotaShape[axis + 1] = n; // [1.., 1, N, 1..]
+  SmallVector<int64_t> positions;
+  for (int64_t i = 0; i < n; ++i)
+    positions.push_back(i);
+  auto i64 = IntegerType::get(b.getContext(), 64);
+  Value iota = ConstantOp::create(
+      b, loc,
+      cast<ElementsAttr>(DenseElementsAttr::get(
+          RankedTensorType::get(iotaShape, i64), ArrayRef(positions))));
+  Value hit =
+      EqualOp::create(b, loc, reshapeTo(b, loc, t.getIndices(), picked), iota);
+  Value zero = scalar(b, loc, in.getElementType(), 0.0);
+  Value spread =
+      WhereOp::create(b, loc, hit, reshapeTo(b, loc, dys[0], picked), zero);
+  dxs[0] = ReduceSumOp::create(b, loc, spread, b.getDenseI64ArrayAttr({axis}),
+                               b.getBoolAttr(false));
+  return success();
+}
+
 LogicalResult softmaxGrad(Operation *op, OpBuilder &b, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   auto s = cast<SoftmaxOp>(op);
@@ -97,6 +142,8 @@ void attachReductionGradients(MLIRContext *ctx) {
   attach<ReduceSumOp, reduceSumGrad>(ctx);
   attach<ReduceMeanOp, reduceMeanGrad>(ctx);
   attach<ReduceMaxOp, reduceMaxGrad>(ctx);
+  attach<CumSumOp, cumSumGrad>(ctx);
+  attach<TopKOp, topKGrad>(ctx);
   attach<SoftmaxOp, softmaxGrad>(ctx);
   attach<LogSoftmaxOp, logSoftmaxGrad>(ctx);
   attach<SoftmaxCrossEntropyOp, softmaxCrossEntropyGrad>(ctx);

@@ -78,6 +78,9 @@ constexpr Row kDefaults[] = {
     row<graph::ClipOp>(AmpCategory::Clear),
     row<graph::MaxPool2dOp>(AmpCategory::Clear),
     row<graph::ReduceMaxOp>(AmpCategory::Clear),
+    // Selections: an index or an element, in whatever precision arrives.
+    row<graph::ArgMaxOp>(AmpCategory::Clear),
+    row<graph::TopKOp>(AmpCategory::Clear),
     row<graph::ReshapeOp>(AmpCategory::Clear),
     row<graph::BroadcastToOp>(AmpCategory::Clear),
     row<graph::TransposeOp>(AmpCategory::Clear),
@@ -108,6 +111,8 @@ constexpr Row kDefaults[] = {
     row<graph::LayerNormOp>(AmpCategory::Deny),
     row<graph::ReduceSumOp>(AmpCategory::Deny),
     row<graph::ReduceMeanOp>(AmpCategory::Deny),
+    // A long running sum; on PyTorch autocast's fp32 list.
+    row<graph::CumSumOp>(AmpCategory::Deny),
 };
 } // namespace
 

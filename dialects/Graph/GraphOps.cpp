@@ -299,6 +299,67 @@ AMPC_REDUCE_INFER(ReduceMeanOp)
 AMPC_REDUCE_INFER(ReduceMaxOp)
 #undef AMPC_REDUCE_INFER
 
+LogicalResult CumSumOp::verify() {
+  return verifyAxis(*this, getAxisAttr(),
+                    cast<ShapedType>(getInput().getType()).getRank());
+}
+
+/// The input's shape with `axis` set to `size` (or dropped when `keep` is
+/// false); error when the axis is out of range.
+static std::optional<sh::Shape> alongAxis(ArrayRef<int64_t> in, int64_t axis,
+                                          int64_t size, bool keep,
+                                          std::string &error) {
+  int64_t rank = static_cast<int64_t>(in.size());
+  if (axis < 0 || axis >= rank) {
+    error = "axis " + std::to_string(axis) + " is out of range [0, " +
+            std::to_string(rank) + ")";
+    return std::nullopt;
+  }
+  sh::Shape out(in.begin(), in.end());
+  if (keep)
+    out[axis] = size;
+  else
+    out.erase(out.begin() + axis);
+  return out;
+}
+
+LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  std::string error;
+  std::optional<sh::Shape> out =
+      alongAxis(in, axis, 1, adaptor.getKeepdims(), error);
+  if (out && in[axis] == 0)
+    return fail(loc, getOperationName(),
+                "axis " + std::to_string(axis) +
+                    " is empty: it has no maximum");
+  return infer(loc, getOperationName(), out, error, IntegerType::get(ctx, 64),
+               types);
+}
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
+  int64_t axis = adaptor.getAxis(), k = adaptor.getK();
+  std::string error;
+  std::optional<sh::Shape> out = alongAxis(in, axis, k, true, error);
+  if (out && (k < 0 || k > in[axis]))
+    return fail(loc, getOperationName(),
+                "k = " + std::to_string(k) + " is not in [0, " +
+                    std::to_string(in[axis]) + "], the size of axis " +
+                    std::to_string(axis));
+  if (failed(infer(loc, getOperationName(), out, error,
+                   elemOf(adaptor.getInput()), types)))
+    return failure();
+  types.push_back(tensorOf(*out, IntegerType::get(ctx, 64)));
+  return success();
+}
+
 template <typename OpTy> static LogicalResult verifySoftmaxAxis(OpTy op) {
   return verifyAxis(op, op.getAxisAttr(),
                     cast<ShapedType>(op.getInput().getType()).getRank());

@@ -46,6 +46,7 @@ def Graph_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16, F64]>;
 def Graph_IntTensor : StaticShapeTensorOf<[I64, I32]>;
 def Graph_NumericTensor : StaticShapeTensorOf<[F32, F16, BF16, F64, I64, I32]>;
 def Graph_BoolTensor : StaticShapeTensorOf<[I1]>;
+def Graph_IndexTensor : StaticShapeTensorOf<[I64]>;
 def Graph_Tensor : StaticShapeTensorOf<[F32, F16, BF16, F64, I64, I32, I1]>;
 
 class Graph_Op<string mnemonic, list<Trait> traits = []>
@@ -344,6 +345,52 @@ def Graph_ReduceSumOp
 def Graph_ReduceMeanOp
     : Graph_ReduceOp<"reduce_mean", "mean", [Graph_Accumulating]>;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "maximum">;
+
+def Graph_CumSumOp
+    : Graph_Op<"cumsum", [Pure, SameOperandsAndResultType, Graph_Accumulating]> {
+  let summary = "running sum along one axis";
+  let description = [{
+    ONNX CumSum: output element i along `axis` is the sum of the input's
+    elements 0..i (0..i-1 when `exclusive`; i..end, or i+1..end, when
+    `reverse`). Floats accumulate in f32 (f64 for f64) and each output is
+    rounded once; integers wrap.
+  }];
+  let arguments = (ins Graph_NumericTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Graph_NumericTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_ArgMaxOp : Graph_Op<"arg_max", [Pure, InferTypeOpAdaptor]> {
+  let summary = "index of the largest element along one axis";
+  let description = [{
+    ONNX ArgMax: the i64 index of the maximum along `axis` (kept as size 1
+    with `keepdims`); among equal maxima the first, or the last with
+    `select_last_index`. A NaN is larger than every number.
+  }];
+  let arguments = (ins Graph_NumericTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims,
+                   DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs Graph_IndexTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_TopKOp : Graph_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
+  let summary = "the k largest (or smallest) elements along one axis";
+  let description = [{
+    ONNX TopK with a constant `k`: `values` and their i64 `indices` along
+    `axis`, which has k entries in both. Ordered from the largest (smallest
+    with `largest = false`); equal values in the order of their indices.
+    A NaN is larger than every number. The values' gradient goes back to
+    the elements they were taken from.
+  }];
+  let arguments = (ins Graph_NumericTensor:$input, I64Attr:$k, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs Graph_NumericTensor:$values, Graph_IndexTensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
 
 class Graph_SoftmaxLikeOp<string mnemonic, string what,
                           list<Trait> traits = []>

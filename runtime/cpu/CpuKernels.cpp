@@ -20,6 +20,7 @@ const std::vector<KernelEntry> &table() {
     addContractionKernels(v);
     addNormalizationKernels(v);
     addReductionKernels(v);
+    addScanKernels(v);
     addConvolutionGradKernels(v);
     addPoolingGradKernels(v);
     addMovementGradKernels(v);

@@ -75,6 +75,22 @@ inline void storeC(const T *in, int64_t n, const TensorView &t, int64_t off) {
     storeF32(in, n, t, off);
 }
 
+// Any dtype in compute type T: float, double or int64_t (integers).
+template <typename T>
+inline void loadAny(const TensorView &t, int64_t off, int64_t n, T *out) {
+  if constexpr (std::is_same<T, int64_t>::value)
+    loadI64(t, off, n, out);
+  else
+    loadC(t, off, n, out);
+}
+template <typename T>
+inline void storeAny(const T *in, int64_t n, const TensorView &t, int64_t off) {
+  if constexpr (std::is_same<T, int64_t>::value)
+    storeI64(in, n, t, off);
+  else
+    storeC(in, n, t, off);
+}
+
 constexpr int64_t kConvertChunk = 16384;
 
 // The whole tensor in compute type T: its own memory when already stored as
@@ -241,17 +257,17 @@ template <typename T>
 void loadRows(const TensorView &t, int64_t base, int64_t rows, int64_t stride,
               int64_t cols, T *buf) {
   if (stride == cols)
-    return loadC(t, base, rows * cols, buf);
+    return loadAny(t, base, rows * cols, buf);
   for (int64_t r = 0; r < rows; ++r)
-    loadC(t, base + r * stride, cols, buf + r * cols);
+    loadAny(t, base + r * stride, cols, buf + r * cols);
 }
 template <typename T>
 void storeRows(const T *buf, int64_t rows, int64_t stride, int64_t cols,
                const TensorView &t, int64_t base) {
   if (stride == cols)
-    return storeC(buf, rows * cols, t, base);
+    return storeAny(buf, rows * cols, t, base);
   for (int64_t r = 0; r < rows; ++r)
-    storeC(buf + r * cols, cols, t, base + r * stride);
+    storeAny(buf + r * cols, cols, t, base + r * stride);
 }
 
 // gather's (and gather_grad's) indices as rows of an axis of size `dim`,

@@ -21,21 +21,6 @@ using namespace kh;
 
 enum class RKind { Sum, Mean, Max };
 
-// Compute traits: T is float, double or int64_t.
-template <typename T>
-void loadAny(const TensorView &t, int64_t off, int64_t n, T *out) {
-  if constexpr (std::is_same<T, int64_t>::value)
-    loadI64(t, off, n, out);
-  else
-    loadC(t, off, n, out);
-}
-template <typename T>
-void storeAny(const T *in, int64_t n, const TensorView &t, int64_t off) {
-  if constexpr (std::is_same<T, int64_t>::value)
-    storeI64(in, n, t, off);
-  else
-    storeC(in, n, t, off);
-}
 template <typename T> T identity(RKind k) {
   if (k != RKind::Max)
     return T(0);

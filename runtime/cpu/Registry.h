@@ -1,8 +1,9 @@
 //===- Registry.h - how kernel families join the CPU backend --------------===//
 //
 // Each family file (Elementwise.cpp, Movement.cpp, Contraction.cpp,
-// Normalization.cpp, Reduction.cpp, ...) appends its entries; CpuKernels.cpp
-// dispatches by name. What a call must be is runtime/ops's (Check.h).
+// Normalization.cpp, Reduction.cpp, Scan.cpp, ...) appends its entries;
+// CpuKernels.cpp dispatches by name. What a call must be is runtime/ops's
+// (Check.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_REGISTRY_H
@@ -28,6 +29,7 @@ void addMovementKernels(std::vector<KernelEntry> &out);
 void addContractionKernels(std::vector<KernelEntry> &out);
 void addNormalizationKernels(std::vector<KernelEntry> &out);
 void addReductionKernels(std::vector<KernelEntry> &out);
+void addScanKernels(std::vector<KernelEntry> &out); // arg_max, cumsum, top_k
 // Gradients and parameter updates (training steps).
 void addConvolutionGradKernels(std::vector<KernelEntry> &out);
 void addPoolingGradKernels(std::vector<KernelEntry> &out);

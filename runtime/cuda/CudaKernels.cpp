@@ -13,6 +13,7 @@ const std::vector<KernelEntry> &table() {
     addCudnnKernels(v);
     addMovementKernels(v);
     addReductionKernels(v);
+    addScanKernels(v);
     addElementwiseKernels(v);
     addGemmKernels(v);
     addOptimizerKernels(v);

@@ -73,6 +73,7 @@ void addCudnnKernels(std::vector<KernelEntry> &out);       // conv, bn, pool
 void addNormalizationKernels(std::vector<KernelEntry> &out);
 void addLossKernels(std::vector<KernelEntry> &out);
 void addReductionKernels(std::vector<KernelEntry> &out);
+void addScanKernels(std::vector<KernelEntry> &out); // arg_max, cumsum, top_k
 void addOptimizerKernels(std::vector<KernelEntry> &out);
 
 // Null when the CUDA backend has no kernel for `op`.

@@ -652,6 +652,54 @@ TEST(GradientCheck, ReduceSum) { checkReduce("reduce_sum", 8); }
 TEST(GradientCheck, ReduceMean) { checkReduce("reduce_mean", 8); }
 TEST(GradientCheck, ReduceMax) { checkReduce("reduce_max", 8); }
 
+TEST(GradientCheck, CumSum) {
+  for (int draw = 0; draw < 8; ++draw) {
+    Rng rng(seedOf("cumsum", draw));
+    Shape s = rng.shape(1, 3, 5, 2);
+    int64_t axis = rng.integer(0, s.size() - 1);
+    bool exclusive = draw % 2, reverse = (draw / 2) % 2;
+    ForwardBuilder b;
+    std::string x = b.param("x", s, rng.values(count(s), -2, 2));
+    std::string y =
+        b.op("graph.cumsum " + x + " {axis = " + std::to_string(axis) +
+             " : i64, exclusive = " + (exclusive ? "true" : "false") +
+             ", reverse = " + (reverse ? "true" : "false") + "} : " + T(s));
+    b.lossTerm(y, s, rng);
+    checkGradients(b.finish(
+        label("cumsum " + str(s) + " axis " + std::to_string(axis) +
+                  (exclusive ? " exclusive" : "") + (reverse ? " reverse" : ""),
+              draw)));
+  }
+}
+
+TEST(GradientCheck, TopKValues) {
+  for (int draw = 0; draw < 8; ++draw) {
+    Rng rng(seedOf("top_k", draw));
+    Shape s = rng.shape(1, 3, 5, 2);
+    int64_t axis = rng.integer(0, s.size() - 1);
+    int64_t k = rng.integer(1, s[axis]);
+    bool largest = draw % 2;
+    Shape out = s;
+    out[axis] = k;
+    Shape idx = out;
+    ForwardBuilder b;
+    // Distinct values: the selection does not change under the
+    // finite-difference step.
+    std::string x = b.param("x", s, rng.distinct(count(s), -2, 2));
+    std::string y =
+        b.ops("graph.top_k " + x + " {axis = " + std::to_string(axis) +
+                  " : i64, k = " + std::to_string(k) + " : i64, largest = " +
+                  (largest ? "true" : "false") + "} : (" + T(s) + ") -> (" +
+                  T(out) + ", " + tensorType(idx, "i64") + ")",
+              2);
+    b.lossTerm(y + "#0", out, rng);
+    checkGradients(b.finish(
+        label("top_k " + str(s) + " axis " + std::to_string(axis) + " k " +
+                  std::to_string(k) + (largest ? "" : " smallest"),
+              draw)));
+  }
+}
+
 void checkSoftmaxLike(const std::string &op) {
   for (int draw = 0; draw < 6; ++draw) {
     Rng rng(seedOf(op, draw));

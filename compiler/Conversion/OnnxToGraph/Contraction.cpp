@@ -11,6 +11,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
@@ -179,15 +181,81 @@ FailureOr<SmallVector<Value>> convertConv(NodeBinder &n) {
   return results(from2d(n, y, oneD));
 }
 
+/// MaxPool's Indices output for a 2-D window over x [N, C, H, W] whose
+/// pooled result has [OH, OW]: each window's elements gathered (a -inf
+/// stands for the padding), arg_max over them gives the tap k, and the
+/// flat index into X is a constant per channel, plus one per output
+/// position, plus one per tap: (n C + c) H W + h W + w with
+/// h = oh sH - pT + kh dH and w = ow sW - pL + kw dW, or h + w H with
+/// `columnMajor` (storage_order 1).
+FailureOr<Value> maxPoolIndices(NodeBinder &n, Value x, const Window &win,
+                                int64_t oh, int64_t ow, bool columnMajor) {
+  auto xt = n.typeOf(x);
+  int64_t batch = xt.getDimSize(0), channels = xt.getDimSize(1),
+          h = xt.getDimSize(2), w = xt.getDimSize(3);
+  auto flatAt = [&](int64_t r, int64_t c) {
+    return columnMajor ? r + c * h : r * w + c;
+  };
+  int64_t kh = win.kernel[0], kw = win.kernel[1], taps = kh * kw;
+  SmallVector<int64_t> at, offsets, bases;
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t j = 0; j < ow; ++j) {
+      int64_t r0 = i * win.strides[0] - win.pads[0],
+              c0 = j * win.strides[1] - win.pads[1];
+      bases.push_back(flatAt(r0, c0));
+      for (int64_t a = 0; a < kh; ++a)
+        for (int64_t b = 0; b < kw; ++b) {
+          int64_t r = r0 + a * win.dilations[0], c = c0 + b * win.dilations[1];
+          bool inside = r >= 0 && r < h && c >= 0 && c < w;
+          at.push_back(inside ? r * w + c : h * w);
+        }
+    }
+  for (int64_t a = 0; a < kh; ++a)
+    for (int64_t b = 0; b < kw; ++b)
+      offsets.push_back(flatAt(a * win.dilations[0], b * win.dilations[1]));
+  FailureOr<Value> pad = fill(n, {batch, channels, 1}, xt.getElementType(),
+                              -std::numeric_limits<double>::infinity());
+  if (failed(pad))
+    return failure();
+  auto flat = n.create1<graph::ConcatOp>(
+      ValueRange{n.reshape(x, {batch, channels, h * w}), *pad},
+      {n.named("axis", n.b.getI64IntegerAttr(2))});
+  if (failed(flat))
+    return failure();
+  auto windows = gatherAxis(n, *flat, 2, at);
+  if (failed(windows))
+    return failure();
+  auto tap = n.create1<graph::ArgMaxOp>(
+      n.reshape(*windows, {batch, channels, oh, ow, taps}),
+      {n.named("axis", n.b.getI64IntegerAttr(4)),
+       n.named("keepdims", n.b.getBoolAttr(false))});
+  if (failed(tap))
+    return failure();
+  auto i64 = n.b.getI64Type();
+  auto table = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+    return n.constant(
+        DenseElementsAttr::get(RankedTensorType::get(shape, i64), values));
+  };
+  auto offset =
+      n.create1<graph::GatherOp>({table({taps}, offsets), *tap},
+                                 {n.named("axis", n.b.getI64IntegerAttr(0))});
+  if (failed(offset))
+    return failure();
+  SmallVector<int64_t> planes;
+  for (int64_t p = 0; p < batch * channels; ++p)
+    planes.push_back(p * h * w);
+  auto within =
+      n.create1<graph::AddOp>({*offset, table({1, 1, oh, ow}, bases)});
+  if (failed(within))
+    return failure();
+  return n.create1<graph::AddOp>(
+      {*within, table({batch, channels, 1, 1}, planes)});
+}
+
 FailureOr<SmallVector<Value>> convertMaxPool(NodeBinder &n) {
   auto x = n.required(0, "X");
-  if (failed(x) || failed(n.requireFloat(*x, "input X")) ||
-      failed(n.atMostOutputs(1)))
+  if (failed(x) || failed(n.requireFloat(*x, "input X")))
     return failure();
-  if (n.intAttr("storage_order", 0) != 0)
-    return n.error() << "storage_order = 1 (column-major indices) is not "
-                        "supported",
-           failure();
   auto win = window(n, n.typeOf(*x), std::nullopt);
   if (failed(win))
     return failure();
@@ -200,7 +268,24 @@ FailureOr<SmallVector<Value>> convertMaxPool(NodeBinder &n) {
                 n.named("dilations", n.b.getDenseI64ArrayAttr(w.dilations)),
                 n.named("ceil_mode", n.b.getBoolAttr(ceil))});
   };
-  return results(pooled(n, *x, *win, pool));
+  FailureOr<Value> y = pooled(n, *x, *win, pool);
+  if (failed(y) || n.numOutputs() < 2)
+    return results(y);
+  if (win->spatial == 3)
+    return n.error() << "the Indices output of a 3-D MaxPool is not "
+                        "supported",
+           failure();
+  // Indices count the elements of X, so a 1-D input's are those of its
+  // unit-height 2-D view.
+  bool oneD = win->spatial == 1;
+  auto yt = n.typeOf(*y);
+  int64_t oh = oneD ? 1 : yt.getDimSize(2), ow = yt.getDimSize(oneD ? 2 : 3);
+  FailureOr<Value> indices =
+      maxPoolIndices(n, oneD ? to2d(n, *x) : *x, *win, oh, ow,
+                     n.intAttr("storage_order", 0) != 0);
+  if (failed(indices))
+    return failure();
+  return SmallVector<Value>{*y, n.reshape(*indices, yt.getShape())};
 }
 
 FailureOr<SmallVector<Value>> convertAveragePool(NodeBinder &n) {

@@ -1,7 +1,7 @@
 //===- Reduction.cpp - ONNX reductions, softmax and losses -> graph -------===//
 //
 // Reductions (axes as attribute, or as input: ReduceSum from opset 13, the
-// others from 18),
+// others from 18), ArgMax, CumSum and TopK along one axis,
 // Softmax/LogSoftmax (2-D coercion before opset 13), and the fused losses.
 //
 //===----------------------------------------------------------------------===//
@@ -46,6 +46,63 @@ FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
   return results(n.create1<OpTy>(
       *x, {n.named("axes", n.b.getDenseI64ArrayAttr(axes)),
            n.named("keepdims", n.b.getBoolAttr(n.intAttr("keepdims", 1)))}));
+}
+
+FailureOr<SmallVector<Value>> convertArgMax(NodeBinder &n) {
+  auto x = n.required(0, "data");
+  if (failed(x))
+    return failure();
+  auto axis = n.axis(n.intAttr("axis", 0), n.typeOf(*x).getRank());
+  if (failed(axis))
+    return failure();
+  return results(n.create1<graph::ArgMaxOp>(
+      *x, {n.named("axis", n.b.getI64IntegerAttr(*axis)),
+           n.named("keepdims", n.b.getBoolAttr(n.intAttr("keepdims", 1))),
+           n.named("select_last_index",
+                   n.b.getBoolAttr(n.intAttr("select_last_index", 0)))}));
+}
+
+FailureOr<SmallVector<Value>> convertCumSum(NodeBinder &n) {
+  auto x = n.required(0, "x");
+  if (failed(x))
+    return failure();
+  auto given = n.constInts(1, "axis");
+  if (failed(given))
+    return failure();
+  if (given->size() != 1)
+    return n.error() << "axis has " << given->size()
+                     << " values; CumSum takes one",
+           failure();
+  auto axis = n.axis(given->front(), n.typeOf(*x).getRank());
+  if (failed(axis))
+    return failure();
+  return results(n.create1<graph::CumSumOp>(
+      *x, {n.named("axis", n.b.getI64IntegerAttr(*axis)),
+           n.named("exclusive", n.b.getBoolAttr(n.intAttr("exclusive", 0))),
+           n.named("reverse", n.b.getBoolAttr(n.intAttr("reverse", 0)))}));
+}
+
+FailureOr<SmallVector<Value>> convertTopK(NodeBinder &n) {
+  auto x = n.required(0, "X");
+  if (failed(x))
+    return failure();
+  auto k = n.constInts(1, "K");
+  if (failed(k))
+    return failure();
+  if (k->size() != 1)
+    return n.error() << "K has " << k->size() << " values; TopK takes one",
+           failure();
+  auto axis = n.axis(n.intAttr("axis", -1), n.typeOf(*x).getRank());
+  if (failed(axis))
+    return failure();
+  // `sorted = 0` leaves the order to the implementation: sorted is one.
+  auto op = n.create<graph::TopKOp>(
+      *x, {n.named("k", n.b.getI64IntegerAttr(k->front())),
+           n.named("axis", n.b.getI64IntegerAttr(*axis)),
+           n.named("largest", n.b.getBoolAttr(n.intAttr("largest", 1)))});
+  if (failed(op))
+    return failure();
+  return SmallVector<Value>{(*op)->getResult(0), (*op)->getResult(1)};
 }
 
 template <typename OpTy>
@@ -130,6 +187,9 @@ void populateReductionHandlers(HandlerTable &t) {
              convertReduce<graph::ReduceMeanOp, 18>);
   addHandler(t, "ReduceMax", kMinOpset, kMaxOpset,
              convertReduce<graph::ReduceMaxOp, 18>);
+  addHandler(t, "ArgMax", kMinOpset, kMaxOpset, convertArgMax);
+  addHandler(t, "CumSum", kMinOpset, kMaxOpset, convertCumSum);
+  addHandler(t, "TopK", kMinOpset, kMaxOpset, convertTopK);
   addHandler(t, "Softmax", kMinOpset, kMaxOpset,
              convertSoftmax<graph::SoftmaxOp>);
   addHandler(t, "LogSoftmax", kMinOpset, kMaxOpset,

@@ -11,6 +11,7 @@
 // integers in int64 with wrapping adds, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/Accumulate.cuh"
 #include "runtime/cuda/kernels/Common.cuh"
 #include "runtime/cuda/kernels/KernelNames.def"
 #include "runtime/cuda/kernels/ReduceArgs.h"
@@ -19,23 +20,6 @@
 
 namespace ampc_cuda {
 
-template <typename T> struct AccOf { using type = float; };
-template <> struct AccOf<double> { using type = double; };
-template <> struct AccOf<int64_t> { using type = int64_t; };
-template <> struct AccOf<int32_t> { using type = int64_t; };
-
-template <typename Acc, typename T> __device__ __forceinline__ Acc load(T v) {
-  if constexpr (sizeof(Acc) == 4)
-    return toF32(v);
-  else
-    return static_cast<Acc>(v);
-}
-template <typename T, typename Acc> __device__ __forceinline__ T store(Acc v) {
-  if constexpr (sizeof(Acc) == 4)
-    return fromF32<T>(v);
-  else
-    return static_cast<T>(v);
-}
 
 template <typename Acc> __device__ __forceinline__ Acc identity(int kind) {
   if (kind != kMax)

@@ -88,9 +88,9 @@ func.func @forward(%x: tensor<1x1x4x4x4x4xf32> {onnx.name = "x"}, %w: tensor<1x1
 
 // -----
 
-func.func @forward(%x: tensor<1x1x4x4xf32> {onnx.name = "x"}) -> (!onnx.unknown, !onnx.unknown) {
-  // expected-error @+1 {{node (MaxPool, opset 12): output #1 is used, but ampc produces only the first 1 output(s) of this op}}
-  %0:2 = onnx.node "MaxPool"(%x) {kernel_shape = array<i64: 2, 2>} opset 12 : (tensor<1x1x4x4xf32>) -> (!onnx.unknown, !onnx.unknown)
+func.func @forward(%x: tensor<1x1x4x4x4xf32> {onnx.name = "x"}) -> (!onnx.unknown, !onnx.unknown) {
+  // expected-error @+1 {{node (MaxPool, opset 12): the Indices output of a 3-D MaxPool is not supported}}
+  %0:2 = onnx.node "MaxPool"(%x) {kernel_shape = array<i64: 2, 2, 2>} opset 12 : (tensor<1x1x4x4x4xf32>) -> (!onnx.unknown, !onnx.unknown)
   return %0#0, %0#1 : !onnx.unknown, !onnx.unknown
 }
 

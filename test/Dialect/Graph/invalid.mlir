@@ -222,3 +222,38 @@ func.func @cast_shape(%x: tensor<10xf32>) {
   %0 = graph.cast %x : tensor<10xf32> to tensor<5xf16>
   return
 }
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<4x10xf32>) {
+  // expected-error @+1 {{'graph.cumsum' op axis 2 is out of range [0, 2)}}
+  %0 = graph.cumsum %x {axis = 2 : i64} : tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @arg_max_empty(%x: tensor<4x0xf32>) {
+  // expected-error @+2 {{'graph.arg_max' op axis 1 is empty: it has no maximum}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.arg_max %x {axis = 1 : i64} : (tensor<4x0xf32>) -> tensor<4x1xi64>
+  return
+}
+
+// -----
+
+func.func @top_k_too_many(%x: tensor<4x10xf32>) {
+  // expected-error @+2 {{'graph.top_k' op k = 11 is not in [0, 10], the size of axis 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = graph.top_k %x {axis = 1 : i64, k = 11 : i64} : (tensor<4x10xf32>) -> (tensor<4x11xf32>, tensor<4x11xi64>)
+  return
+}
+
+// -----
+
+func.func @top_k_axis(%x: tensor<4x10xf32>) {
+  // expected-error @+2 {{'graph.top_k' op axis -1 is out of range [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = graph.top_k %x {axis = -1 : i64, k = 1 : i64} : (tensor<4x10xf32>) -> (tensor<4x1xf32>, tensor<4x1xi64>)
+  return
+}

@@ -66,6 +66,19 @@ func.func @reductions_losses(%x: tensor<4x10xf32>, %l: tensor<4xi64>, %w: tensor
   return %5#0, %6, %0 : tensor<f32>, tensor<4xf32>, tensor<1x10xf32>
 }
 
+// CHECK-LABEL: func @along_one_axis
+func.func @along_one_axis(%x: tensor<4x10xf16>, %i: tensor<3x5xi32>) -> (tensor<4x10xf16>, tensor<3x5xi32>, tensor<4xi64>, tensor<4x3xf16>, tensor<4x3xi64>) {
+  // CHECK: graph.cumsum %{{.*}} {axis = 1 : i64, reverse = true} : tensor<4x10xf16>
+  %0 = graph.cumsum %x {axis = 1 : i64, reverse = true} : tensor<4x10xf16>
+  // CHECK: graph.cumsum %{{.*}} {axis = 0 : i64, exclusive = true} : tensor<3x5xi32>
+  %1 = graph.cumsum %i {axis = 0 : i64, exclusive = true} : tensor<3x5xi32>
+  // CHECK: graph.arg_max %{{.*}} {axis = 1 : i64, keepdims = false} : (tensor<4x10xf16>) -> tensor<4xi64>
+  %2 = graph.arg_max %x {axis = 1 : i64, keepdims = false} : (tensor<4x10xf16>) -> tensor<4xi64>
+  // CHECK: graph.top_k %{{.*}} {axis = 1 : i64, k = 3 : i64, largest = false} : (tensor<4x10xf16>) -> (tensor<4x3xf16>, tensor<4x3xi64>)
+  %3:2 = graph.top_k %x {axis = 1 : i64, k = 3 : i64, largest = false} : (tensor<4x10xf16>) -> (tensor<4x3xf16>, tensor<4x3xi64>)
+  return %0, %1, %2, %3#0, %3#1 : tensor<4x10xf16>, tensor<3x5xi32>, tensor<4xi64>, tensor<4x3xf16>, tensor<4x3xi64>
+}
+
 // CHECK-LABEL: func @norms
 func.func @norms(%x: tensor<2x3x4x4xf16>, %s: tensor<3xf32>, %ln: tensor<4xf16>) -> (tensor<2x3x4x4xf16>, tensor<3xf32>, tensor<2x3x4x1xf32>) {
   // CHECK: graph.batch_norm_inference

@@ -2,7 +2,7 @@
 reach for (a causal mask computed in forward from arange and comparisons,
 masked_fill, tril, sin/cos, softplus, F.pad in three modes, repeat, logical
 and/or/xor/not, einsum for the attention's contractions, a three-operand
-bilinear form and a diagonal) with its loss, trains it with amp-run and with PyTorch on
+bilinear form and a diagonal, cumsum, topk and argmax) with its loss, trains it with amp-run and with PyTorch on
 the same batches, and compares every step's loss.
 
 usage: new_ops_vs_torch.py AMP_RUN TOOLS_DIR WORK_DIR OPSET [AMP_RUN_ARGS...]
@@ -49,6 +49,12 @@ class NewOps(torch.nn.Module):
                            h.amax(1))
         diag = torch.einsum("bqq->bq", h @ h.transpose(-2, -1))
         h = h + 0.1 * bil[:, None, :] + 0.01 * diag[..., None]
+        # CumSum, TopK (its values on the loss's path) and ArgMax (an index
+        # in a mask).
+        cs = torch.cumsum(h, dim=1) / seq
+        top = torch.topk(h, 3, dim=-1).values.sum(-1, keepdim=True)
+        first = h.argmax(-1, keepdim=True) == 0
+        h = h + 0.1 * cs + 0.1 * torch.where(first, top, -top)
         # Trilu on an activation, Sin, Cos, Softplus.
         g = torch.tril(h @ h.transpose(-2, -1), diagonal=-1) @ h
         h = h + 0.1 * torch.sin(g) * torch.cos(h)
@@ -76,7 +82,8 @@ export_torch.export(module, F.cross_entropy, (x[:BATCH], labels[:BATCH]),
                     path, opset=int(opset))
 wanted = ["Range", "ConstantOfShape", "GreaterOrEqual", "Less", "Greater",
           "Not", "And", "Or", "Xor", "Where", "Trilu", "Sin", "Cos",
-          "Softplus", "Pad", "Tile", "Equal", "Einsum"]
+          "Softplus", "Pad", "Tile", "Equal", "Einsum", "CumSum", "TopK",
+          "ArgMax"]
 types = {n.op_type for n in onnx.load(path).graph.node}
 print("ops:", " ".join(o for o in wanted if o in types))
 ok = train_and_compare(amp_run, path, reference, x, labels, STEPS, BATCH, LR,

@@ -1,0 +1,34 @@
+//===- Accumulate.cuh - the compute type of a dtype's sums and scans ------===//
+//
+// Shared by Reduction.cu and Scan.cu, as the CPU's compute types: floats in
+// f32 (f64 for f64), integers in int64.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CUDA_KERNELS_ACCUMULATE_CUH
+#define AMPC_RUNTIME_CUDA_KERNELS_ACCUMULATE_CUH
+
+#include "runtime/cuda/kernels/Common.cuh"
+
+namespace ampc_cuda {
+
+template <typename T> struct AccOf { using type = float; };
+template <> struct AccOf<double> { using type = double; };
+template <> struct AccOf<int64_t> { using type = int64_t; };
+template <> struct AccOf<int32_t> { using type = int64_t; };
+
+template <typename Acc, typename T> __device__ __forceinline__ Acc load(T v) {
+  if constexpr (sizeof(Acc) == 4)
+    return toF32(v);
+  else
+    return static_cast<Acc>(v);
+}
+template <typename T, typename Acc> __device__ __forceinline__ T store(Acc v) {
+  if constexpr (sizeof(Acc) == 4)
+    return fromF32<T>(v);
+  else
+    return static_cast<T>(v);
+}
+
+} // namespace ampc_cuda
+
+#endif // AMPC_RUNTIME_CUDA_KERNELS_ACCUMULATE_CUH
