@@ -161,6 +161,17 @@ struct GraphDataParallelPass
       SmallVector<Value> grads;
       for (auto &entry : operand)
         grads.push_back(entry.first);
+      // Gradient accumulation skips the updates of the steps that only
+      // add (the only guard before amp-loss-scale): the exchange too.
+      Value skip = bucket.front().update.getSkip();
+      for (Member &m : bucket)
+        if (m.update.getSkip() != skip)
+          skip = nullptr;
+      if (Operation *def = skip ? skip.getDefiningOp() : nullptr;
+          def && def != last && !def->isBeforeInBlock(last))
+        skip = nullptr;
+      if (skip)
+        grads.push_back(skip);
       b.setInsertionPointAfter(last);
       auto mean = graph::AllReduceMeanOp::create(
           b, last->getLoc(), grads, b.getI64IntegerAttr(worldSize));

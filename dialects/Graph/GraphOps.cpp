@@ -591,12 +591,16 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 namespace ampc::graph {
-// The custom<UpdateGuards> directive of the optimizer updates
-// (OptimizerOps.cpp).
+// The custom<UpdateGuards> directive of the optimizer updates and
+// all_reduce_mean's custom<GradsAndSkip> (OptimizerOps.cpp).
 ParseResult
 parseUpdateGuards(OpAsmParser &p,
                   SmallVectorImpl<OpAsmParser::UnresolvedOperand> &guards);
 void printUpdateGuards(OpAsmPrinter &p, Operation *op, OperandRange guards);
+ParseResult
+parseGradsAndSkip(OpAsmParser &p,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs);
+void printGradsAndSkip(OpAsmPrinter &p, Operation *op, OperandRange inputs);
 } // namespace ampc::graph
 
 #define GET_OP_CLASSES

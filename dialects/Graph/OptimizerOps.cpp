@@ -142,18 +142,37 @@ LogicalResult LrScheduleOp::verify() {
   return success();
 }
 
+/// Whether `v` is a skip flag (an i1 scalar), not a gradient.
+static bool isSkipFlag(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType().isInteger(1);
+}
+
+Operation::operand_range AllReduceMeanOp::getGrads() {
+  OperandRange all = getInputs();
+  return all.drop_back(!all.empty() && isSkipFlag(all.back()) ? 1 : 0);
+}
+
+Value AllReduceMeanOp::getSkip() {
+  OperandRange all = getInputs();
+  return !all.empty() && isSkipFlag(all.back()) ? all.back() : Value();
+}
+
 LogicalResult AllReduceMeanOp::inferReturnTypes(MLIRContext *,
                                                 std::optional<Location>,
                                                 Adaptor adaptor,
                                                 SmallVectorImpl<Type> &types) {
-  for (Value g : adaptor.getGrads())
-    types.push_back(g.getType());
+  for (Value g : adaptor.getInputs())
+    if (!isSkipFlag(g))
+      types.push_back(g.getType());
   return success();
 }
 
 LogicalResult AllReduceMeanOp::verify() {
   if (getGrads().empty())
     return emitOpError("needs at least one gradient");
+  for (Value g : getGrads())
+    if (isSkipFlag(g))
+      return emitOpError("takes its skip flag last, after the gradients");
   // I64Attr's getter is unsigned: read it as signed.
   if (int64_t n = getWorldSizeAttr().getInt(); n < 2)
     return emitOpError("world_size must be >= 2, got ") << n;
@@ -226,6 +245,28 @@ parseUpdateGuards(OpAsmParser &p,
         p.parseOperand(guards.emplace_back()))
       return failure();
   return success();
+}
+
+/// `%g0, %g1 skip %s`: all_reduce_mean's gradients, then its optional
+/// skip flag.
+ParseResult
+parseGradsAndSkip(OpAsmParser &p,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs) {
+  if (p.parseOperandList(inputs))
+    return failure();
+  if (succeeded(p.parseOptionalKeyword("skip")) &&
+      p.parseOperand(inputs.emplace_back()))
+    return failure();
+  return success();
+}
+
+void printGradsAndSkip(OpAsmPrinter &p, Operation *op, OperandRange) {
+  auto mean = cast<AllReduceMeanOp>(op);
+  p.printOperands(mean.getGrads());
+  if (Value skip = mean.getSkip()) {
+    p << " skip ";
+    p.printOperand(skip);
+  }
 }
 
 void printUpdateGuards(OpAsmPrinter &p, Operation *, OperandRange guards) {

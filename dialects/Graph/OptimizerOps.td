@@ -170,6 +170,9 @@ def Graph_GradientTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
 // Not Pure: it exchanges data with the other processes of the run, so it
 // may be neither removed nor merged with another (as graph.dropout, it has
 // unknown effects).
+// A gradient of all_reduce_mean, or its trailing skip flag.
+def Graph_AllReduceOperand : AnyTypeOf<[Graph_GradientTensor, Graph_SkipTensor]>;
+
 def Graph_AllReduceMeanOp
     : Graph_Op<"all_reduce_mean", [Graph_Optimizer, InferTypeOpAdaptor]> {
   let summary = "the mean of each gradient over the ranks of a data-parallel run";
@@ -180,12 +183,25 @@ def Graph_AllReduceMeanOp
     1/world_size rounded to f32, rounded once to the operand's type. A
     non-finite value on any rank is non-finite in every rank's result, so
     the overflow check after it agrees on every rank.
+
+    With `skip` true (gradient accumulation's steps that only add, the
+    same on every rank) nothing is exchanged and each result is its
+    operand: the updates that read them are skipped too.
   }];
-  let arguments = (ins Variadic<Graph_GradientTensor>:$grads,
+  // The gradients and the optional skip flag are one operand group, as an
+  // update's guards are: no operand-segment attribute.
+  let arguments = (ins Variadic<Graph_AllReduceOperand>:$inputs,
                    I64Attr:$world_size);
   let results = (outs Variadic<Graph_GradientTensor>:$means);
   let assemblyFormat = [{
-    $grads attr-dict `:` functional-type(operands, results)
+    custom<GradsAndSkip>($inputs) attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Every operand but a trailing skip flag.
+    ::mlir::Operation::operand_range getGrads();
+    /// The skip flag, or null.
+    ::mlir::Value getSkip();
   }];
   let hasVerifier = 1;
 }

@@ -3,17 +3,20 @@
 // all_reduce_mean: the bucket's gradients are widened into one f32 buffer,
 // summed over the ranks in place by the session's rt::Collective (one
 // exchange per bucket), multiplied by 1/world_size rounded to f32, and
-// rounded once into each output.
+// rounded once into each output. With its skip flag set (an accumulation
+// step that only adds) it exchanges nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Collective.h"
 #include "runtime/Half.h"
+#include "runtime/TypedIO.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/cpu/Scratch.h"
 #include "runtime/ops/AttrReaders.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ampc::rt::cpu {
 namespace {
@@ -61,15 +64,25 @@ Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
     return Status::error("the step was compiled for " +
                          std::to_string(worldSize) + " ranks but runs in " +
                          std::to_string(ctx.collective->size()));
+  // A step of gradient accumulation that only adds: every rank skips the
+  // exchange alike, and each output is its gradient.
+  const size_t grads = call.outputs.size();
+  if (call.inputs.size() > grads && elementAsInt(call.inputs.back(), 0) != 0) {
+    for (size_t i = 0; i < grads; ++i)
+      if (call.outputs[i].data != call.inputs[i].data)
+        std::memcpy(call.outputs[i].data, call.inputs[i].data,
+                    call.inputs[i].byteSize());
+    return Status::ok();
+  }
   size_t total = 0;
-  for (const TensorView &g : call.inputs)
-    total += static_cast<size_t>(g.numElements());
+  for (size_t i = 0; i < grads; ++i)
+    total += static_cast<size_t>(call.inputs[i].numElements());
   Scratch<float> sum;
   float *buffer = sum.resize(total);
   size_t at = 0;
-  for (const TensorView &g : call.inputs) {
-    widen(g, buffer + at);
-    at += static_cast<size_t>(g.numElements());
+  for (size_t i = 0; i < grads; ++i) {
+    widen(call.inputs[i], buffer + at);
+    at += static_cast<size_t>(call.inputs[i].numElements());
   }
   AMPC_RETURN_IF_ERROR(ctx.collective->allReduceSum(buffer, total));
   // Gradient accumulation's mean is the same product: sum * (1/N).

@@ -237,13 +237,19 @@ Status checkAllReduceMean(const OpCall &call) {
   if (worldSize < 2)
     return Status::error("world_size must be >= 2, got " +
                          std::to_string(worldSize));
-  if (call.inputs.empty())
+  // The gradients, then an optional i1 skip flag.
+  size_t grads = call.inputs.size();
+  if (grads > 0 && call.inputs.back().dtype == DType::I1) {
+    --grads;
+    AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs.back(), "skip", DType::I1));
+  }
+  if (grads == 0)
     return Status::error("has no gradient");
-  if (call.outputs.size() != call.inputs.size())
+  if (call.outputs.size() != grads)
     return Status::error("expects one output per gradient (" +
-                         std::to_string(call.inputs.size()) + "), got " +
+                         std::to_string(grads) + "), got " +
                          std::to_string(call.outputs.size()));
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
+  for (size_t i = 0; i < grads; ++i) {
     std::string what = "gradient " + std::to_string(i);
     if (!call.present[i])
       return Status::error("input " + std::to_string(i) +

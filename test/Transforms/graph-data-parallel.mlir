@@ -4,6 +4,8 @@
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel=world-size=3 -canonicalize -cse | FileCheck %s --check-prefix=KEPT
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel=world-size=2 -amp-describe-step | FileCheck %s --check-prefix=INFO
 
+// RUN: amp-opt %s -split-input-file -graph-build-training=accumulate=3 -graph-data-parallel=world-size=2 | FileCheck %s --check-prefix=ACCUM
+
 // world-size=1 (the default) leaves the step as graph-build-training made it.
 // RUN: amp-opt %s -split-input-file -graph-build-training > %t.plain
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel > %t.one
@@ -31,6 +33,13 @@
 // SMALL: %[[G1:.*]] = graph.matmul {{.*}} -> tensor<8x8xf32>
 // SMALL-NEXT: %[[M1:.*]] = graph.all_reduce_mean %[[G1]] {world_size = 2 : i64} : (tensor<8x8xf32>) -> tensor<8x8xf32>
 // SMALL-NEXT: graph.sgd_update %{{.*}}, %{{.*}}, %[[M1]]
+
+// With gradient accumulation, the steps that only add skip the exchange
+// as they skip the updates: the same flag, the same on every rank.
+// ACCUM-LABEL: func.func @train_step(
+// ACCUM: %[[SKIP:.*]] = graph.cast %{{.*}} : tensor<i64> to tensor<i1>
+// ACCUM: %[[M:.*]]:2 = graph.all_reduce_mean %{{.*}}, %{{.*}} skip %[[SKIP]] {world_size = 2 : i64} : ({{.*}}, {{.*}}, tensor<i1>) -> ({{.*}}, {{.*}})
+// ACCUM: graph.sgd_update %{{.*}}, %{{.*}}, %[[M]]#{{[01]}} skip %[[SKIP]]
 
 // The Program's step information carries the world size.
 // INFO-LABEL: func.func @train_step(

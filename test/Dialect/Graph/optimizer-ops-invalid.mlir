@@ -165,3 +165,11 @@ func.func @all_reduce_f64(%g: tensor<3xf64>) -> tensor<3xf64> {
   %m = graph.all_reduce_mean %g {world_size = 2 : i64} : (tensor<3xf64>) -> tensor<3xf64>
   return %m : tensor<3xf64>
 }
+
+// -----
+
+func.func @all_reduce_mean_skip_first(%s: tensor<i1>, %g: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.all_reduce_mean' op takes its skip flag last, after the gradients}}
+  %m = "graph.all_reduce_mean"(%s, %g) {world_size = 2 : i64} : (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
+  return
+}

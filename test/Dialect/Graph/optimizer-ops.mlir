@@ -52,8 +52,10 @@ func.func @schedules(%t: tensor<i64>) -> (tensor<f32>, tensor<f64>) {
 
 // Data parallelism: a bucket of gradients of different shapes and types.
 // CHECK-LABEL: func @all_reduce_mean
+// CHECK: graph.all_reduce_mean %{{.*}} skip %{{.*}} {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
 // CHECK: graph.all_reduce_mean %{{.*}}, %{{.*}} {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
-func.func @all_reduce_mean(%a: tensor<4x3xf16>, %b: tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>) {
-  %m:2 = graph.all_reduce_mean %a, %b {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
+func.func @all_reduce_mean(%a: tensor<4x3xf16>, %b: tensor<3xf32>, %s: tensor<i1>) -> (tensor<4x3xf16>, tensor<3xf32>) {
+  %n = graph.all_reduce_mean %b skip %s {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
+  %m:2 = graph.all_reduce_mean %a, %n {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
   return %m#0, %m#1 : tensor<4x3xf16>, tensor<3xf32>
 }

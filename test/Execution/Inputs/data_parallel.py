@@ -4,8 +4,9 @@ micro-step s*N of the single run, and both apply the same updates.
 
 usage: data_parallel.py AMP_RUN WORK_DIR MODEL [--faults]
 
-For MODEL: 2 and 4 ranks in f32, 2 ranks at O2 f16 with skips (equal
-scales and skips), and a checkpoint resumed at 2 ranks and refused at 4.
+For MODEL: 2 and 4 ranks in f32, 2 ranks that each accumulate 2
+micro-batches, 2 ranks at O2 f16 with skips (equal scales and skips), and a
+checkpoint resumed at 2 ranks and refused at 4.
 --faults adds an overflow on one rank only, kill -9 of a rank and a hung
 rank. Prints one line per check; a failed check prints FAIL and exits 1.
 """
@@ -76,13 +77,17 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def compare(ranks, steps, flags, exact_scales):
-    single = os.path.join(work, f"single{ranks}.csv")
-    dp = os.path.join(work, f"dp{ranks}.csv")
-    # The cosine schedule counts updates: both runs make `steps` of them.
-    run("--steps", steps * ranks, "--accumulate", ranks, "--metrics", single,
-        *flags)
-    run("--nproc", ranks, "--steps", steps, "--metrics", dp, *flags)
+def compare(ranks, steps, flags, exact_scales, accumulate=1):
+    """`ranks` ranks, each accumulating `accumulate` micro-batches, against
+    one process accumulating ranks * accumulate: rank 0's step s is the
+    single run's micro-step s * ranks."""
+    single = os.path.join(work, f"single{ranks}x{accumulate}.csv")
+    dp = os.path.join(work, f"dp{ranks}x{accumulate}.csv")
+    # The cosine schedule counts updates: both runs make the same number.
+    run("--steps", steps * ranks, "--accumulate", ranks * accumulate,
+        "--metrics", single, *flags)
+    each = ["--accumulate", accumulate] if accumulate > 1 else []
+    run("--nproc", ranks, "--steps", steps, "--metrics", dp, *each, *flags)
     a, b = rows(single), rows(dp)
     check(len(b) == steps,
           f"{name}: {ranks} ranks: {len(b)} rows for {steps} steps")
@@ -92,12 +97,15 @@ def compare(ranks, steps, flags, exact_scales):
         got = float(row["loss"])
         worst = max(worst, abs(got - want) / max(abs(want), 1e-30))
     label = name + ": " + (" ".join(map(str, flags)) or "f32")
+    if accumulate > 1:
+        label += f", each --accumulate {accumulate}"
     # f32 sums the same gradients in another order; at O2 the single run
     # adds f16 gradients into its f16 sum and halves it, the ranks average
     # in f32 and round once, so the losses differ at f16's precision.
     bound = 1e-3 if exact_scales else 1e-6
     check(worst <= bound, f"{ranks} ranks ({label}): rank 0's losses within "
-          f"{bound:g} of --accumulate {ranks} (worst {worst:.2e})")
+          f"{bound:g} of --accumulate {ranks * accumulate} "
+          f"(worst {worst:.2e})")
     if exact_scales:
         same = all(
             float(row["loss_scale"]) == float(a[s * ranks]["loss_scale"]) and
@@ -110,6 +118,9 @@ def compare(ranks, steps, flags, exact_scales):
 
 compare(2, 20, [], False)
 compare(4, 6, [], False)
+# Accumulation on every rank: the steps that only add exchange nothing (the
+# all-reduce is skipped with the updates), and the updates are the same.
+compare(2, 12, [], False, accumulate=2)
 # A scale far too large that backs off fast: the first updates overflow and
 # are skipped on every rank, then the scale grows again.
 compare(2, 12, ["--amp", "O2", "--init-scale", 2.0 ** 40, "--scale-backoff",

@@ -2,7 +2,8 @@
 //
 // The kernel against a stand-in for the other ranks (their sum of each
 // element is known), in every gradient type: the mean is the f32 sum times
-// 1/N rounded to f32, rounded once to the gradient's type. The MPI
+// 1/N rounded to f32, rounded once to the gradient's type; with its skip
+// flag set, no exchange and the gradient unchanged. The MPI
 // transport itself runs in test/Execution/data-parallel.test.
 //
 //===----------------------------------------------------------------------===//
@@ -94,6 +95,28 @@ TEST(AllReduceMean, ANonFiniteValueOnAnyRankIsInEveryMean) {
   ASSERT_TRUE(call.run(nullptr, &world).isOk());
   EXPECT_TRUE(std::isinf(out.get(0)));
   EXPECT_EQ(out.get(1), 1.0);
+}
+
+TEST(AllReduceMean, AnAccumulationStepThatOnlyAddsExchangesNothing) {
+  Buf g = makeBuf(DType::BF16, {2}, {1.5, -2.0});
+  Buf out(DType::BF16, {2});
+  OtherRanks world(2, {4.0f, 4.0f});
+  Buf skip = makeBuf(DType::I1, {}, {1}), update = makeBuf(DType::I1, {}, {0});
+  Call skipped{"all_reduce_mean", worldAttrs(2), {&g, &skip}, {&out}};
+  Status s = skipped.run(nullptr, &world);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(world.calls, 0);
+  EXPECT_EQ(out.values(), g.values());
+  Call averaged{"all_reduce_mean", worldAttrs(2), {&g, &update}, {&out}};
+  s = averaged.run(nullptr, &world);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(world.calls, 1);
+  EXPECT_EQ(out.values(), (std::vector<double>{2.75, 1.0}));
+  Buf two = makeBuf(DType::I1, {2}, {1, 1});
+  Call bad{"all_reduce_mean", worldAttrs(2), {&g, &two}, {&out}};
+  EXPECT_NE(bad.check().message().find("skip must be a scalar (rank 0) i1"),
+            std::string::npos)
+      << bad.check().message();
 }
 
 TEST(AllReduceMean, RefusesToRunWithoutTheRanksItWasCompiledFor) {
