@@ -4,11 +4,15 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace ampc::rt::mpi {
 namespace {
@@ -20,31 +24,136 @@ std::string mpiError(int code) {
   return std::string(text, length);
 }
 
-/// Completes `request`, polling until `timeout` seconds have passed; `what`
-/// names the wait in the error.
-Status waitFor(MPI_Request &request, double timeout, const char *what) {
-  using Clock = std::chrono::steady_clock;
-  auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
-  int done = 0;
-  // Spins briefly (a loopback all-reduce takes microseconds), then yields
-  // the core, which another rank of the same machine may need to arrive.
-  for (int polls = 0;; ++polls) {
-    if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-        rc != MPI_SUCCESS)
-      return Status::error(std::string(what) + ": " + mpiError(rc));
-    if (done)
-      return Status::ok();
-    if (Clock::now() > deadline)
-      return Status::error(
-          std::string(what) + " waited " +
-          std::to_string(static_cast<int>(timeout)) +
-          " s for the other ranks (one died or hangs; --collective-timeout)");
-    if (polls > 1000)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
+/// The tag of the messages that tell rank 0 a rank is at a collective (the
+/// collectives have their own channel).
+constexpr int kArrivalTag = 7301;
+
+using Clock = std::chrono::steady_clock;
 
 } // namespace
+
+/// Who is at which collective round. Every other rank tells rank 0 when it
+/// arrives at a round, and again every `interval` while it waits in it: a
+/// rank that hangs, before the round or in the middle of it, falls silent.
+/// Rank 0 reads the messages as it waits and, on a timeout, names the
+/// ranks it has not heard from in this round for three intervals.
+struct MpiCollective::Arrivals {
+  int rank, size;
+  int64_t round = 0;
+  /// Rank 0: the last round each rank said it is at, and when it said so.
+  std::vector<int64_t> at;
+  std::vector<Clock::time_point> heard;
+  /// Another rank: its messages in flight (a deque keeps each buffer in
+  /// place until its send completes).
+  std::deque<std::pair<int64_t, MPI_Request>> sending;
+
+  Arrivals(int rank, int size)
+      : rank(rank), size(size), at(static_cast<size_t>(size), 0),
+        heard(static_cast<size_t>(size), Clock::now()) {}
+
+  /// Another rank tells rank 0 it is at the current round.
+  Status tell() {
+    while (!sending.empty()) {
+      int done = 0;
+      MPI_Test(&sending.front().second, &done, MPI_STATUS_IGNORE);
+      if (!done)
+        break;
+      sending.pop_front();
+    }
+    auto &[value, request] = sending.emplace_back(round, MPI_REQUEST_NULL);
+    if (int rc = MPI_Isend(&value, 1, MPI_INT64_T, 0, kArrivalTag,
+                           MPI_COMM_WORLD, &request);
+        rc != MPI_SUCCESS)
+      return Status::error("telling rank 0 this rank arrived: " + mpiError(rc));
+    return Status::ok();
+  }
+
+  /// Rank 0 reads the messages that have come.
+  Status take() {
+    for (;;) {
+      int waiting = 0;
+      MPI_Status status;
+      if (int rc = MPI_Iprobe(MPI_ANY_SOURCE, kArrivalTag, MPI_COMM_WORLD,
+                              &waiting, &status);
+          rc != MPI_SUCCESS)
+        return Status::error("reading the ranks' arrivals: " + mpiError(rc));
+      if (!waiting)
+        return Status::ok();
+      int64_t round = 0;
+      if (int rc = MPI_Recv(&round, 1, MPI_INT64_T, status.MPI_SOURCE,
+                            kArrivalTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          rc != MPI_SUCCESS)
+        return Status::error("reading the ranks' arrivals: " + mpiError(rc));
+      auto r = static_cast<size_t>(status.MPI_SOURCE);
+      at[r] = std::max(at[r], round);
+      heard[r] = Clock::now();
+    }
+  }
+
+  /// The next collective round starts.
+  Status arrive() {
+    ++round;
+    return rank == 0 ? take() : tell();
+  }
+
+  /// Whom a wait of this round that timed out was for: on rank 0, the
+  /// ranks not at it or silent for three intervals; elsewhere, rank 0 knows.
+  std::string late(std::chrono::duration<double> interval) {
+    if (rank != 0)
+      return "the other ranks (rank 0 names the ones missing)";
+    (void)take();
+    std::string names;
+    int count = 0;
+    for (int r = 1; r < size; ++r) {
+      auto i = static_cast<size_t>(r);
+      if (at[i] < round || Clock::now() - heard[i] > 3 * interval)
+        names += (count++ ? ", " : "") + std::to_string(r);
+    }
+    if (!count)
+      return "the other ranks";
+    return (count == 1 ? "rank " : "ranks ") + names +
+           (count == 1 ? ", which has" : ", which have") +
+           " stopped before or in it";
+  }
+
+  /// Completes `request` of this round, polling until `timeout` seconds
+  /// have passed; `what` names the wait in the error.
+  Status wait(MPI_Request &request, double timeout, const char *what) {
+    auto start = Clock::now();
+    auto deadline = start + std::chrono::duration<double>(timeout);
+    // Often enough that a rank that stops is silent for three intervals
+    // before the deadline.
+    auto interval =
+        std::chrono::duration<double>(std::clamp(timeout / 6, 0.01, 1.0));
+    auto next = start + interval;
+    int done = 0;
+    // Spins briefly (a loopback all-reduce takes microseconds), then yields
+    // the core, which another rank of the same machine may need to arrive.
+    for (int polls = 0;; ++polls) {
+      if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+          rc != MPI_SUCCESS)
+        return Status::error(std::string(what) + ": " + mpiError(rc));
+      if (done)
+        return Status::ok();
+      auto now = Clock::now();
+      if (now > deadline)
+        return Status::error(std::string(what) + " waited " +
+                             std::to_string(static_cast<int>(timeout)) +
+                             " s for " + late(interval) +
+                             " (one died or hangs; --collective-timeout)");
+      if (now > next) {
+        AMPC_RETURN_IF_ERROR(rank == 0 ? take() : tell());
+        next = now + interval;
+      }
+      if (polls > 1000)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+};
+
+MpiCollective::MpiCollective(int rank, int size, double timeout)
+    : rank_(rank), size_(size), timeout_(timeout),
+      arrivals_(new Arrivals(rank, size)) {}
 
 bool launchedByMpi() {
   // OpenMPI's, PMIx's and MPICH's (Hydra's PMI) launchers each set one.
@@ -78,8 +187,16 @@ Status MpiCollective::create(double timeoutSeconds,
 MpiCollective::~MpiCollective() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized)
-    MPI_Finalize();
+  if (finalized)
+    return;
+  // The last arrivals: rank 0 takes in what has come, the others let go
+  // of sends that rank 0 will not read (eight bytes each, sent eagerly).
+  if (rank_ == 0)
+    (void)arrivals_->take();
+  for (auto &[value, request] : arrivals_->sending)
+    if (request != MPI_REQUEST_NULL)
+      MPI_Request_free(&request);
+  MPI_Finalize();
 }
 
 Status MpiCollective::allReduceSum(float *data, size_t count) {
@@ -87,12 +204,13 @@ Status MpiCollective::allReduceSum(float *data, size_t count) {
     return Status::error("an all-reduce of " + std::to_string(count) +
                          " values, over MPI's 2^31 - 1 per call");
   auto start = std::chrono::steady_clock::now();
+  AMPC_RETURN_IF_ERROR(arrivals_->arrive());
   MPI_Request request;
   if (int rc = MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
                               MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
       rc != MPI_SUCCESS)
     return Status::error("the gradient all-reduce: " + mpiError(rc));
-  Status s = waitFor(request, timeout_, "the gradient all-reduce");
+  Status s = arrivals_->wait(request, timeout_, "the gradient all-reduce");
   allReduceSeconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -100,19 +218,21 @@ Status MpiCollective::allReduceSum(float *data, size_t count) {
 }
 
 Status MpiCollective::waitForAll(double timeoutSeconds) {
+  AMPC_RETURN_IF_ERROR(arrivals_->arrive());
   MPI_Request request;
   if (int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request); rc != MPI_SUCCESS)
     return Status::error("waiting for rank 0: " + mpiError(rc));
-  return waitFor(request, timeoutSeconds, "waiting for rank 0");
+  return arrivals_->wait(request, timeoutSeconds, "waiting for rank 0");
 }
 
 Status MpiCollective::allReduceMax(double &value) {
+  AMPC_RETURN_IF_ERROR(arrivals_->arrive());
   MPI_Request request;
   if (int rc = MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX,
                               MPI_COMM_WORLD, &request);
       rc != MPI_SUCCESS)
     return Status::error("an all-reduce: " + mpiError(rc));
-  return waitFor(request, timeout_, "an all-reduce");
+  return arrivals_->wait(request, timeout_, "an all-reduce");
 }
 
 void MpiCollective::abortAll(int code) {

@@ -3,7 +3,9 @@
 // rt::Collective over MPI (Debian's OpenMPI): a tool started under
 // `mpirun -n N` is one of N ranks. Sums are non-blocking all-reduces
 // polled against a deadline, so that a rank that died or hangs makes the
-// others fail within the timeout instead of waiting forever.
+// others fail within the timeout instead of waiting forever. Before each
+// collective every other rank tells rank 0 it has arrived (one small
+// message), so that rank 0's timeout can name the ranks that did not.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_MPI_MPICOLLECTIVE_H
@@ -39,11 +41,14 @@ public:
   [[noreturn]] void abortAll(int code);
 
 private:
-  MpiCollective(int rank, int size, double timeout)
-      : rank_(rank), size_(size), timeout_(timeout) {}
+  MpiCollective(int rank, int size, double timeout);
+  /// Who has arrived at which collective round (MpiCollective.cpp).
+  struct Arrivals;
+
   int rank_, size_;
   double timeout_;
   double allReduceSeconds_ = 0;
+  std::unique_ptr<Arrivals> arrivals_;
 };
 
 } // namespace ampc::rt::mpi

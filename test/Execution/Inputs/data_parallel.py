@@ -241,7 +241,8 @@ if faults:
           f"the last checkpoint before the kill (step {at}) resumes bit-exact")
 
     # A rank that hangs (SIGSTOP): rank 0 gives up after
-    # --collective-timeout, saying what it waited for, and ends the job.
+    # --collective-timeout, naming the rank that did not arrive, and ends
+    # the job.
     # (Reaping the stopped rank is mpirun's; the test kills it afterwards.)
     hang = ckpt + "-hang"
     log = os.path.join(work, "hang.log")
@@ -280,10 +281,11 @@ if faults:
         job.kill()
     with open(log) as f:
         output = f.read()
-    check(bool(victims) and took < 15 and
-          "waited 3 s for the other ranks" in output,
-          f"a hung rank 1: rank 0 gives up {took:.0f} s after it stopped: " +
+    named = "waited 3 s for rank 1, which has stopped before or in it"
+    check(bool(victims) and took < 15 and named in output,
+          f"a hung rank 1: rank 0 gives up {took:.0f} s after it stopped, "
+          "naming it: " +
           next((line.strip() for line in output.splitlines()
-                if "waited" in line), output[-200:]))
+                if "rank 0" in line and "waited" in line), output[-200:]))
 
 sys.exit(1 if failed else 0)
