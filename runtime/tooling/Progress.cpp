@@ -28,16 +28,25 @@ Progress::Style Progress::named(const std::string &name) {
 }
 
 Progress::Progress(Style style, std::string run, int64_t steps,
-                   int64_t firstStep, int64_t stepsPerEpoch, int64_t batch)
-    : style_(style), run_(std::move(run)), steps_(steps),
-      stepsPerEpoch_(stepsPerEpoch), batch_(batch), firstStep_(firstStep),
+                   int64_t firstStep, EpochClock epochs, int64_t batch)
+    : style_(style), run_(std::move(run)), steps_(steps), epochs_(epochs),
+      batch_(batch), firstStep_(firstStep),
       start_(std::chrono::steady_clock::now()) {}
+
+std::pair<int64_t, int64_t> Progress::periodOf(int64_t step) const {
+  if (!epochs_.known())
+    return {steps_, step + 1};
+  int64_t first = epochs_.firstStepOf(step);
+  // The step that takes the epoch's last batch, or the run's last.
+  int64_t last =
+      (epochs_.epochOf(step) * epochs_.batchesPerEpoch - 1) / epochs_.worldSize;
+  return {std::min(last, steps_ - 1) - first + 1, step - first + 1};
+}
 
 void Progress::update(int64_t step, double loss, double scale) {
   auto now = std::chrono::steady_clock::now();
-  int64_t period = stepsPerEpoch_ > 0 ? stepsPerEpoch_ : steps_;
-  bool last = step + 1 == steps_ ||
-              (stepsPerEpoch_ > 0 && (step + 1) % stepsPerEpoch_ == 0);
+  auto [period, inPeriod] = periodOf(step);
+  bool last = step + 1 == steps_ || epochs_.endsAt(step + 1);
   if (style_ == Style::Bar) {
     draw(step, loss, scale,
          last || now - lastDraw_ >= std::chrono::milliseconds(100));
@@ -46,7 +55,6 @@ void Progress::update(int64_t step, double loss, double scale) {
   // Short runs finish before anyone reads a progress line.
   if (style_ == Style::None || period < 20)
     return;
-  int64_t inPeriod = step % period + 1;
   int64_t tenth = period / 10;
   if (inPeriod % tenth == 0 && inPeriod != period)
     draw(step, loss, scale, true);
@@ -71,14 +79,10 @@ void Progress::draw(int64_t step, double loss, double scale, bool force) {
   double left = done > 0 ? secs / done * (steps_ - step - 1) : 0;
 
   std::string where;
-  int64_t inPeriod = step + 1, period = steps_;
-  if (stepsPerEpoch_ > 0) {
-    int64_t epochs = (steps_ + stepsPerEpoch_ - 1) / stepsPerEpoch_;
-    where = "epoch " + std::to_string(step / stepsPerEpoch_ + 1) + "/" +
-            std::to_string(epochs) + " ";
-    inPeriod = step % stepsPerEpoch_ + 1;
-    period = stepsPerEpoch_;
-  }
+  auto [period, inPeriod] = periodOf(step);
+  if (epochs_.known())
+    where = "epoch " + std::to_string(epochs_.epochOf(step)) + "/" +
+            std::to_string(epochs_.total(steps_)) + " ";
   char tail[160];
   if (std::isnan(scale))
     std::snprintf(tail, sizeof(tail), "loss %.4f  %.0f samples/s  %.0fs left",

@@ -12,9 +12,12 @@
 #ifndef AMPC_RUNTIME_TOOLING_PROGRESS_H
 #define AMPC_RUNTIME_TOOLING_PROGRESS_H
 
+#include "runtime/tooling/Epochs.h"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ampc::tools {
 
@@ -28,10 +31,10 @@ public:
   static Style named(const std::string &name);
 
   /// `steps` is the run's total (in its whole, a resumed run included), of
-  /// which this process runs those from `firstStep`; `stepsPerEpoch` 0 means
-  /// the data has no epochs. The clock starts here.
+  /// which this process runs those from `firstStep`; `epochs` says where
+  /// they fall in the data's epochs. The clock starts here.
   Progress(Style style, std::string run, int64_t steps, int64_t firstStep,
-           int64_t stepsPerEpoch, int64_t batch);
+           EpochClock epochs, int64_t batch);
   ~Progress() { clear(); }
 
   /// After step `step` (0-based) finished with this loss and scale (NaN:
@@ -42,10 +45,15 @@ public:
 
 private:
   void draw(int64_t step, double loss, double scale, bool force);
+  /// Steps of the epoch (or of the run, without epochs) `step` is in, and
+  /// how far into them `step` is (from 1).
+  std::pair<int64_t, int64_t> periodOf(int64_t step) const;
 
   Style style_;
   std::string run_;
-  int64_t steps_, stepsPerEpoch_, batch_;
+  int64_t steps_;
+  EpochClock epochs_;
+  int64_t batch_;
   bool drawn_ = false;
   int64_t firstStep_;
   std::chrono::steady_clock::time_point start_, lastDraw_;

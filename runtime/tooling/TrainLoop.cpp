@@ -71,8 +71,8 @@ TrainLoop::TrainLoop(rt::Session &train, rt::StepInfo step, int64_t batch,
                           "test_loss", "test_accuracy", "samples_per_s"};
 }
 
-int64_t TrainLoop::stepsPerEpoch() const {
-  return stepsPerEpochOf(data_ ? data_->stepsPerEpoch() : 0, o_.worldSize);
+EpochClock TrainLoop::epochs() const {
+  return {data_ ? data_->stepsPerEpoch() : 0, std::max(1, o_.worldSize)};
 }
 
 int TrainLoop::fail(const std::string &msg) {
@@ -354,12 +354,12 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
   // The train loss: the mean finite step loss of the epoch so far (without
   // epochs: since the last evaluation), so that an evaluation at the end of
   // a run cut mid-epoch does not change the next epoch's figure.
-  int64_t spe = stepsPerEpoch();
+  EpochClock clock = epochs();
   int64_t prevEval =
       history_.evalRows.empty()
           ? 0
           : static_cast<int64_t>(history_.evalRows.back()[kEvalStep]);
-  int64_t from = spe > 0 ? (stepsDone - 1) / spe * spe : prevEval;
+  int64_t from = clock.known() ? clock.firstStepOf(stepsDone - 1) : prevEval;
   double trainSum = 0;
   int64_t trainN = 0;
   for (int64_t s = from; s < stepsDone; ++s)
@@ -367,7 +367,7 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
       trainSum += history_.stepRows[s][kLoss];
       ++trainN;
     }
-  double epoch = spe > 0 ? static_cast<double>(stepsDone) / spe : NAN;
+  double epoch = clock.known() ? clock.fraction(stepsDone) : NAN;
   double testLoss = lossSamples ? lossSum / lossSamples : NAN;
   double accuracy =
       logits.empty() || !lossSamples ? NAN : correct / lossSamples;
@@ -382,10 +382,9 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
   if (progress_)
     progress_->clear();
   std::string line = o_.run + ": ";
-  if (spe > 0 && stepsDone % spe == 0) {
-    int64_t epochs = (o_.steps + spe - 1) / spe;
-    line += "epoch " + std::to_string(stepsDone / spe) + "/" +
-            std::to_string(epochs);
+  if (clock.endsAt(stepsDone)) {
+    line += "epoch " + std::to_string(clock.completed(stepsDone)) + "/" +
+            std::to_string(clock.total(o_.steps));
   } else {
     line +=
         "step " + std::to_string(stepsDone) + "/" + std::to_string(o_.steps);
@@ -479,7 +478,7 @@ int TrainLoop::run() {
     return fail("--eval-metrics: " + s.message());
 
   progress_ = std::make_unique<Progress>(o_.progress, o_.run, o_.steps,
-                                         firstStep_, stepsPerEpoch(), batch_);
+                                         firstStep_, epochs(), batch_);
   // Overflowing updates in a row, as far as the history goes back.
   int64_t overflowRun = 0;
   for (int64_t s = 0; s < static_cast<int64_t>(history_.stepRows.size()); ++s)
@@ -499,7 +498,7 @@ int TrainLoop::run() {
   std::vector<rt::HostTensor> scratch;
   const std::vector<rt::HostTensor> *batch = nullptr;
   std::vector<Feed> feeds;
-  int64_t spe = stepsPerEpoch();
+  const EpochClock clock = epochs();
   double periodSeconds = 0;
   // From here on SIGINT and SIGTERM end the run between steps, state saved.
   InterruptScope interrupts;
@@ -570,7 +569,7 @@ int TrainLoop::run() {
     }
 
     int64_t done = s + 1;
-    bool epochEnd = spe > 0 && done % spe == 0;
+    bool epochEnd = clock.endsAt(done);
     if (test_ && eval_ && (epochEnd || done == o_.steps)) {
       if (rt::Status st = evaluate(done, periodSeconds); !st)
         return fail(o_.modelPath + ": " + st.message());

@@ -17,6 +17,7 @@
 #include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/tooling/Checkpoint.h"
+#include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/Progress.h"
 #include "runtime/tooling/TrainData.h"
 
@@ -28,15 +29,6 @@
 namespace ampc::tools {
 
 class MetricsWriter;
-
-/// Steps in an epoch of `batchesPerEpoch` batches when a step takes
-/// `worldSize` of them (data parallelism): 0 (no epoch ends on a step)
-/// unless the ranks divide the epoch.
-inline int64_t stepsPerEpochOf(int64_t batchesPerEpoch, int worldSize) {
-  if (worldSize <= 1)
-    return batchesPerEpoch;
-  return batchesPerEpoch % worldSize == 0 ? batchesPerEpoch / worldSize : 0;
-}
 
 struct LoopOptions {
   std::string tool = "amp-run"; // prefixes its messages
@@ -156,9 +148,8 @@ public:
 
 private:
   rt::Status evaluate(int64_t stepsDone, double periodSeconds);
-  /// Steps in an epoch of the data (0: no epochs, or a data-parallel step
-  /// that does not divide one).
-  int64_t stepsPerEpoch() const;
+  /// Where the steps fall in the data's epochs.
+  EpochClock epochs() const;
   /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h) with the state of
   /// `stepsDone` steps, fewer than the run's, saved; returns the exit code,
   /// 128 + sig.

@@ -10,6 +10,7 @@
 #include "dialects/Rt/RtOps.h"
 #include "runtime/Session.h"
 #include "runtime/cpu/Parallel.h"
+#include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/NonFinite.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -156,8 +157,7 @@ void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
 }
 
 int64_t runSteps(const RunOptions &run, int64_t perEpoch, int ranks) {
-  int64_t batches = run.epochs > 0 ? run.epochs * perEpoch : perEpoch;
-  return std::max<int64_t>(1, batches / ranks);
+  return EpochClock{perEpoch, ranks}.stepsFor(std::max<int64_t>(1, run.epochs));
 }
 
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,

@@ -137,12 +137,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
           !s)
         return fail(s.message());
   }
-  int64_t perEpoch = data.train ? data.train->stepsPerEpoch() : 0;
+  int64_t batchesPerEpoch = data.train ? data.train->stepsPerEpoch() : 0;
   if (o.run.steps == 0)
-    o.run.steps = runSteps(o.run, perEpoch, ranks);
-  // In steps, as the loop counts them (a data-parallel step takes `ranks`
-  // batches).
-  perEpoch = stepsPerEpochOf(perEpoch, ranks);
+    o.run.steps = runSteps(o.run, batchesPerEpoch, ranks);
+  const EpochClock epochs{batchesPerEpoch, ranks};
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
   if (o.emit.empty() && o.run.steps % acc)
@@ -231,6 +229,9 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     if (step.info.checksOverflow)
       outs() << ", loss scaling";
     outs() << ") on " << (synthetic ? "synthetic data" : o.run.data);
+    // In steps, as the loop counts them (a data-parallel step takes `ranks`
+    // batches); an epoch the ranks do not divide is counted in batches.
+    int64_t perEpoch = epochs.wholeStepsPerEpoch();
     if (perEpoch > 0 && o.run.steps % perEpoch == 0)
       outs() << ", " << o.run.steps / perEpoch << " epoch"
              << (o.run.steps / perEpoch == 1 ? "" : "s") << " of " << perEpoch
@@ -239,9 +240,13 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       outs() << ", " << o.run.steps << " steps ("
              << format("%.2f", static_cast<double>(o.run.steps) / perEpoch)
              << " epochs of " << perEpoch << ")";
+    else if (epochs.known())
+      outs() << ", " << o.run.steps << " steps ("
+             << format("%.2f", epochs.fraction(o.run.steps)) << " epochs of "
+             << batchesPerEpoch << " batches)";
     else
       outs() << ", " << o.run.steps << (o.run.steps == 1 ? " step" : " steps");
-    if (perEpoch > 0)
+    if (epochs.known())
       outs() << ", batch " << specs[0].shape[0]
              << (data.shuffled ? ", shuffled" : "");
     if (ranks > 1)

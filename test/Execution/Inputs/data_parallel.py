@@ -5,8 +5,8 @@ micro-step s*N of the single run, and both apply the same updates.
 usage: data_parallel.py AMP_RUN WORK_DIR MODEL [--faults]
 
 For MODEL: 2 and 4 ranks in f32, 2 ranks that each accumulate 2
-micro-batches, 2 ranks at O2 f16 with skips (equal scales and skips), and a
-checkpoint resumed at 2 ranks and refused at 4.
+micro-batches, 2 ranks at O2 f16 with skips (equal scales and skips), 3
+ranks' epoch ends, and a checkpoint resumed at 2 ranks and refused at 4.
 --faults adds an overflow on one rank only, kill -9 of a rank and a hung
 rank. Prints one line per check; a failed check prints FAIL and exits 1.
 """
@@ -126,6 +126,18 @@ compare(2, 12, [], False, accumulate=2)
 compare(2, 12, ["--amp", "O2", "--init-scale", 2.0 ** 40, "--scale-backoff",
                 2.0 ** -10, "--growth-interval", 3], True)
 
+# 3 ranks do not divide an epoch of 16 batches: --epochs 2 runs 11 steps
+# (33 batches), and rank 0 evaluates on the steps that take an epoch's last
+# batch, 6 (batch 17) and 11 (batch 32).
+epochs_csv = os.path.join(work, "epochs.csv")
+p = run("--nproc", 3, "--epochs", 2, "--test-data", data, "--eval-metrics",
+        epochs_csv)
+evals = [(int(r["step"]), float(r["epoch"])) for r in rows(epochs_csv)]
+check(evals == [(6, 1.125), (11, 2.0625)] and
+      "11 steps (2.06 epochs of 16 batches)" in p.stdout,
+      f"3 ranks, 2 epochs of 16 batches: evaluations at (step, epoch) "
+      f"{evals}")
+
 # A checkpoint of 2 ranks resumes at 2 ranks bit-exact, and is refused at 4.
 ckpt = os.path.join(work, "ckpt")
 whole = os.path.join(work, "whole.csv")
@@ -140,7 +152,8 @@ p = run("--nproc", 4, "--steps", 6, "--lr-total-steps", 6, "--resume", ckpt,
         expect=1)
 check("--data-parallel" in p.stderr and "rank" in p.stderr,
       "a resume at another world size is refused, naming --data-parallel: " +
-      next((line for line in p.stderr.splitlines() if "error" in line), ""))
+      next((line for line in p.stderr.splitlines()
+            if "cannot resume" in line), p.stderr[-300:]))
 
 if faults:
     # An overflow on rank 1 alone: rank 1's batches are out of f16's range at
