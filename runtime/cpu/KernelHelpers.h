@@ -91,6 +91,16 @@ inline void storeAny(const T *in, int64_t n, const TensorView &t, int64_t off) {
     storeC(in, n, t, off);
 }
 
+// a + b in compute type T; int64 wraps (two's complement), as the integer
+// sums and scans of both backends do.
+template <typename T> T wrappingAdd(T a, T b) {
+  if constexpr (std::is_same<T, int64_t>::value)
+    return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  else
+    return a + b;
+}
+
 constexpr int64_t kConvertChunk = 16384;
 
 // The whole tensor in compute type T: its own memory when already stored as

@@ -29,13 +29,6 @@ template <typename T> T identity(RKind k) {
   else
     return std::numeric_limits<T>::min();
 }
-template <typename T> T addT(T a, T b) {
-  if constexpr (std::is_same<T, int64_t>::value)
-    return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                                static_cast<uint64_t>(b));
-  else
-    return a + b;
-}
 // max with NaN propagation (once NaN, stays NaN).
 template <typename T> T maxT(T acc, T v) {
   if constexpr (std::is_floating_point<T>::value)
@@ -124,7 +117,7 @@ void runReduceT(const OpCall &call, RKind kind, const CpuContext &ctx) {
         for (int64_t r : redOffs) {
           loadAny(x, base + r, len, row.data());
           T v = reduceRow(kind, row.data(), len);
-          acc = kind == RKind::Max ? maxT(acc, v) : addT(acc, v);
+          acc = kind == RKind::Max ? maxT(acc, v) : wrappingAdd(acc, v);
         }
         res[o - b] = finish(kind, acc, p.count);
       }
@@ -152,7 +145,7 @@ void runReduceT(const OpCall &call, RKind kind, const CpuContext &ctx) {
             acc[j] = maxT(acc[j], row[j]);
         else
           for (int64_t j = 0; j < w; ++j)
-            acc[j] = addT(acc[j], row[j]);
+            acc[j] = wrappingAdd(acc[j], row[j]);
       }
       for (int64_t j = 0; j < w; ++j)
         acc[j] = finish(kind, acc[j], p.count);

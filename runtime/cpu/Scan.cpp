@@ -34,14 +34,6 @@ void forBlocks(const CpuContext &ctx, const ops::AxisView &v, Body body) {
   });
 }
 
-template <typename T> T wrapAdd(T a, T b) {
-  if constexpr (std::is_same<T, int64_t>::value)
-    return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                                static_cast<uint64_t>(b));
-  else
-    return a + b;
-}
-
 // Calls f with the compute type of `t`'s dtype.
 template <typename F> void byCompute(DType t, F f) {
   if (t == DType::F64)
@@ -70,7 +62,7 @@ Status runCumSum(const OpCall &call, CpuContext &ctx) {
         T acc = T(0);
         for (int64_t s = 0; s < v.len; ++s) {
           T &e = buf[(reverse ? v.len - 1 - s : s) * w + j];
-          T next = wrapAdd(acc, e);
+          T next = wrappingAdd(acc, e);
           e = exclusive ? acc : next;
           acc = next;
         }
