@@ -16,8 +16,13 @@ with momentum 0.9 is the optimizer of the shared models' reference runs and
 of the examples' recipes; loss scaling is amp-run's default (dynamic for
 f16, none for bf16).
 
+With --zoo, the models are instead those of the model zoo
+(test/zoo/model_zoo.py: torchvision's and the real-model issue's, each
+exported with its loss by tools/export_torch.py at opset 17 and the zoo's
+batch), into a second table (between ZOO_BEGIN and ZOO_END).
+
 usage: /usr/bin/python3 bench/amp_memory.py [--amp-run PATH]
-           [--write-doc docs/amp.md] [MODEL ...]
+           [--write-doc docs/amp.md] [--zoo] [MODEL ...]
   MODEL: a .onnx file or a directory holding model.onnx (default: all of the
   above). The table is markdown; --write-doc also puts it into the file
   between the lines BEGIN and END below, so docs/amp.md holds exactly what
@@ -35,6 +40,8 @@ import bench_util
 
 BEGIN = "<!-- bench/amp_memory.py: table begin -->"
 END = "<!-- bench/amp_memory.py: table end -->"
+ZOO_BEGIN = "<!-- bench/amp_memory.py --zoo: table begin -->"
+ZOO_END = "<!-- bench/amp_memory.py --zoo: table end -->"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH_MODELS = ["resnet18", "transformer"]
 CONFIGS = [("O1", "f16"), ("O2", "f16"), ("O1", "bf16"), ("O2", "bf16")]
@@ -64,6 +71,25 @@ def export_bench_models(work):
         path = os.path.join(work, name + ".onnx")
         amp_cpu.export(name, path)
         paths.append(path)
+    return paths
+
+
+def export_zoo_models(work):
+    """The model zoo's models, exported as test/zoo/model_zoo.py exports
+    them (training form, dropout off, its batch), at opset 17."""
+    sys.path.insert(0, os.path.join(REPO, "test", "zoo"))
+    import model_zoo
+    import torch
+    paths = []
+    for name, (build, batches, loss_fn) in model_zoo.models().items():
+        torch.manual_seed(0)
+        module = model_zoo.no_dropout(build())
+        xs, ys = batches(1)
+        path = os.path.join(work, name + ".onnx")
+        model_zoo.export_torch.export(module, loss_fn, (xs[0], ys[0]), path,
+                                      opset=17)
+        paths.append(path)
+        print(f"  {name}: exported", file=sys.stderr, flush=True)
     return paths
 
 
@@ -118,18 +144,18 @@ def markdown(hdr, table):
     return "\n".join(lines) + "\n"
 
 
-def write_doc(path, text):
-    """Replaces what lies between the BEGIN and END lines of `path`."""
+def write_doc(path, text, begin=BEGIN, end=END):
+    """Replaces what lies between the `begin` and `end` lines of `path`."""
     with open(path) as f:
         doc = f.read()
-    if doc.count(BEGIN) != 1 or doc.count(END) != 1 or \
-            doc.index(BEGIN) > doc.index(END):
-        sys.exit(f"bench/amp_memory.py: {path} has no one {BEGIN!r} line "
-                 f"followed by one {END!r} line")
-    head, rest = doc.split(BEGIN + "\n", 1)
-    _, tail = rest.split(END, 1)
+    if doc.count(begin) != 1 or doc.count(end) != 1 or \
+            doc.index(begin) > doc.index(end):
+        sys.exit(f"bench/amp_memory.py: {path} has no one {begin!r} line "
+                 f"followed by one {end!r} line")
+    head, rest = doc.split(begin + "\n", 1)
+    _, tail = rest.split(end, 1)
     with open(path, "w") as f:
-        f.write(head + BEGIN + "\n" + text + END + tail)
+        f.write(head + begin + "\n" + text + end + tail)
 
 
 def main():
@@ -138,6 +164,8 @@ def main():
     ap.add_argument("--write-doc", metavar="FILE",
                     help="also replace the table in FILE (between its "
                     "BEGIN and END lines)")
+    ap.add_argument("--zoo", action="store_true",
+                    help="the model zoo's models instead (test/zoo)")
     ap.add_argument("models", nargs="*", help="(default: every shared train "
                     "model and every example)")
     args = ap.parse_args()
@@ -150,7 +178,9 @@ def main():
            ["saved/f32", "arena/f32"])
     table = []
     with tempfile.TemporaryDirectory() as work:
-        if not paths:
+        if args.zoo:
+            paths = export_zoo_models(work)
+        elif not paths:
             paths = default_models() + export_bench_models(work)
         for path in paths:
             name = model_name(path)
@@ -164,7 +194,8 @@ def main():
     text = markdown(hdr, table)
     print(text, end="")
     if args.write_doc:
-        write_doc(args.write_doc, text)
+        write_doc(args.write_doc, text, *((ZOO_BEGIN, ZOO_END) if args.zoo
+                                         else (BEGIN, END)))
 
 
 if __name__ == "__main__":
