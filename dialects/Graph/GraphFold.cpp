@@ -170,6 +170,20 @@ static std::optional<int64_t> checked(int64_t x, int64_t y) {
   return r;
 }
 
+OpFoldResult NegOp::fold(FoldAdaptor a) {
+  // Small integer constants only: shapes and axes computed in the graph.
+  auto values = foldableInts(a.getInput());
+  if (!values || isa<FloatType>(getElementTypeOrSelf(getType())))
+    return {};
+  SmallVector<int64_t> out;
+  for (int64_t v : *values) {
+    if (v == INT64_MIN)
+      return {};
+    out.push_back(-v);
+  }
+  return intsAttr(getType(), out);
+}
+
 OpFoldResult AddOp::fold(FoldAdaptor a) {
   if (isa<FloatType>(getElementTypeOrSelf(getType())))
     return foldBinaryFloat(*this, a.getLhs(), a.getRhs(),
@@ -306,10 +320,37 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor a) {
 OpFoldResult CastOp::fold(FoldAdaptor a) {
   if (getInput().getType() == getType())
     return getInput();
+  auto outType = cast<ShapedType>(getType());
+  // A small float constant (an exported epsilon, a clamp bound): rounded
+  // once to a float type, or truncated toward zero to an integer as the
+  // runtime casts (not folded where that is out of range).
+  if (auto floats = foldableFloats(a.getInput())) {
+    Type elem = outType.getElementType();
+    if (auto f = dyn_cast<FloatType>(elem)) {
+      SmallVector<APFloat> out;
+      for (double v : *floats) {
+        APFloat x(v);
+        bool lost;
+        x.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+        out.push_back(x);
+      }
+      return DenseElementsAttr::get(outType, out);
+    }
+    SmallVector<int64_t> out;
+    for (double v : *floats) {
+      if (elem.isInteger(1)) {
+        out.push_back(v != 0);
+        continue;
+      }
+      if (!std::isfinite(v) || std::fabs(v) >= 0x1p62)
+        return {};
+      out.push_back(static_cast<int64_t>(v));
+    }
+    return intsAttr(outType, out);
+  }
   auto values = foldableInts(a.getInput());
   if (!values)
     return {};
-  auto outType = cast<ShapedType>(getType());
   if (auto f = dyn_cast<FloatType>(outType.getElementType())) {
     SmallVector<APFloat> out;
     for (int64_t v : *values) {

@@ -82,7 +82,10 @@ def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root"> {
   let hasCanonicalizer = 1; // LayerNorm written out (LayerNormRecognition.cpp)
 }
 def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", "1 / x">;
-def Graph_NegOp : Graph_UnaryOp<"neg", "-x", Graph_NumericTensor>;
+def Graph_NegOp : Graph_UnaryOp<"neg", "-x", Graph_NumericTensor> {
+  // Integer shape arithmetic (ONNX's expanded functions negate axes).
+  let hasFolder = 1;
+}
 def Graph_AbsOp : Graph_UnaryOp<"abs", "|x|", Graph_NumericTensor>;
 
 def Graph_GeluOp : Graph_UnaryOp<"gelu", "Gaussian error linear unit"> {

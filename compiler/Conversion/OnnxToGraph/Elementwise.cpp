@@ -161,6 +161,32 @@ FailureOr<SmallVector<Value>> convertCast(NodeBinder &n) {
   return SmallVector<Value>{n.foldResult(*op)};
 }
 
+/// CastLike (15+): a cast to the element type of input 1.
+FailureOr<SmallVector<Value>> convertCastLike(NodeBinder &n) {
+  auto x = n.required(0, "input"), like = n.required(1, "target_type");
+  if (failed(x) || failed(like))
+    return failure();
+  Type elem = n.typeOf(*like).getElementType();
+  if (n.typeOf(*x).getElementType() == elem)
+    return SmallVector<Value>{*x};
+  auto op = n.createTyped<graph::CastOp>(n.typeOf(*x).clone(elem), *x);
+  if (failed(op))
+    return failure();
+  return SmallVector<Value>{n.foldResult(*op)};
+}
+
+/// Mish (18+): x tanh(softplus(x)), written with those ops.
+FailureOr<SmallVector<Value>> convertMish(NodeBinder &n) {
+  auto x = n.required(0, "X");
+  if (failed(x) || failed(n.requireFloat(*x, "X")))
+    return failure();
+  auto sp = n.create1<graph::SoftplusOp>(*x);
+  auto t = failed(sp) ? sp : n.create1<graph::TanhOp>(*sp);
+  if (failed(t))
+    return failure();
+  return results(n.create1<graph::MulOp>({*x, *t}));
+}
+
 FailureOr<SmallVector<Value>> convertIdentity(NodeBinder &n) {
   auto x = n.required(0, "input");
   if (failed(x))
@@ -251,6 +277,8 @@ void populateElementwiseHandlers(HandlerTable &t) {
   addHandler(t, "Xor", kMinOpset, kMaxOpset, logical<graph::LogicalXorOp, 2>());
   addHandler(t, "Where", kMinOpset, kMaxOpset, convertWhere);
   addHandler(t, "Cast", kMinOpset, kMaxOpset, convertCast);
+  addHandler(t, "CastLike", 15, kMaxOpset, convertCastLike);
+  addHandler(t, "Mish", 18, kMaxOpset, convertMish);
   addHandler(t, "Identity", kMinOpset, kMaxOpset, convertIdentity);
   addHandler(t, "Dropout", kMinOpset, kMaxOpset, convertDropout);
 }

@@ -12,40 +12,133 @@ using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
 
+/// What a Reduce* node reduces: its input, and its axes (sorted), or none
+/// when the node reduces nothing (a scalar, or empty axes with
+/// noop_with_empty_axes).
+struct ReduceSpec {
+  Value x;
+  SmallVector<int64_t> axes;
+  bool keepdims;
+};
+
 /// `axesInputFrom`: the opset from which the op takes its axes as an input
 /// (13 for ReduceSum, 18 for the others) instead of an attribute.
-template <typename OpTy, int64_t axesInputFrom>
-FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
+FailureOr<ReduceSpec> readReduce(NodeBinder &n, int64_t axesInputFrom) {
   auto x = n.required(0, "data");
   if (failed(x))
     return failure();
+  ReduceSpec r{*x, {}, n.intAttr("keepdims", 1) != 0};
   int64_t rank = n.typeOf(*x).getRank();
-  SmallVector<int64_t> axes;
   bool axesFromInput = n.opset() >= axesInputFrom;
   if (axesFromInput) {
     if (n.input(1)) {
       auto a = n.constInts(1, "axes");
       if (failed(a))
         return failure();
-      axes = *a;
+      r.axes = *a;
     }
   } else if (auto a = n.intsAttr("axes")) {
-    axes = *a;
+    r.axes = *a;
   }
-  if (axes.empty()) {
+  if (r.axes.empty()) {
     if (axesFromInput && n.intAttr("noop_with_empty_axes", 0))
-      return SmallVector<Value>{*x};
+      return r;
     for (int64_t i = 0; i < rank; ++i)
-      axes.push_back(i);
+      r.axes.push_back(i);
   }
-  if (failed(n.axes(axes, rank)))
+  if (failed(n.axes(r.axes, rank)))
     return failure();
-  llvm::sort(axes);
-  if (rank == 0)
-    return SmallVector<Value>{*x};
-  return results(n.create1<OpTy>(
-      *x, {n.named("axes", n.b.getDenseI64ArrayAttr(axes)),
-           n.named("keepdims", n.b.getBoolAttr(n.intAttr("keepdims", 1)))}));
+  llvm::sort(r.axes);
+  return r;
+}
+
+template <typename OpTy>
+FailureOr<Value> reduce(NodeBinder &n, Value x, ArrayRef<int64_t> axes,
+                        bool keepdims) {
+  if (axes.empty())
+    return x;
+  return n.create1<OpTy>(x, {n.named("axes", n.b.getDenseI64ArrayAttr(axes)),
+                             n.named("keepdims", n.b.getBoolAttr(keepdims))});
+}
+
+template <typename OpTy, int64_t axesInputFrom>
+FailureOr<SmallVector<Value>> convertReduce(NodeBinder &n) {
+  auto r = readReduce(n, axesInputFrom);
+  if (failed(r))
+    return failure();
+  return results(reduce<OpTy>(n, r->x, r->axes, r->keepdims));
+}
+
+/// The reductions ONNX defines that are a sum or a maximum between
+/// elementwise ops; gradients come from those ops.
+enum class Composed { L1, L2, SumSquare, LogSum, LogSumExp, Min };
+
+template <Composed kind>
+FailureOr<SmallVector<Value>> convertComposedReduce(NodeBinder &n) {
+  auto r = readReduce(n, 18);
+  if (failed(r))
+    return failure();
+  Value x = r->x;
+  bool floatOnly = kind == Composed::L2 || kind == Composed::LogSum ||
+                   kind == Composed::LogSumExp;
+  if (floatOnly && failed(n.requireFloat(x, "data")))
+    return failure();
+  auto unary = [&](auto tag, Value v) -> FailureOr<Value> {
+    return n.create1<decltype(tag)>(v);
+  };
+  FailureOr<Value> v = x;
+  switch (kind) {
+  case Composed::L1:
+    v = unary(graph::AbsOp(), x);
+    break;
+  case Composed::L2:
+  case Composed::SumSquare:
+    v = n.create1<graph::MulOp>({x, x});
+    break;
+  case Composed::Min:
+    v = unary(graph::NegOp(), x);
+    break;
+  default:
+    break;
+  }
+  if (failed(v))
+    return failure();
+  if (kind == Composed::LogSumExp) {
+    // Shifted by the maximum, so that exp does not overflow.
+    auto m = reduce<graph::ReduceMaxOp>(n, x, r->axes, true);
+    if (failed(m))
+      return failure();
+    auto shifted = n.create1<graph::SubOp>({x, *m});
+    auto e = failed(shifted) ? shifted : unary(graph::ExpOp(), *shifted);
+    auto sum = failed(e) ? e : reduce<graph::ReduceSumOp>(n, *e, r->axes, true);
+    auto log = failed(sum) ? sum : unary(graph::LogOp(), *sum);
+    auto y = failed(log) ? log : n.create1<graph::AddOp>({*log, *m});
+    if (failed(y))
+      return failure();
+    auto kept = n.typeOf(*y);
+    if (r->keepdims || r->axes.empty())
+      return SmallVector<Value>{*y};
+    SmallVector<int64_t> shape;
+    for (auto [i, d] : llvm::enumerate(kept.getShape()))
+      if (!llvm::is_contained(r->axes, static_cast<int64_t>(i)))
+        shape.push_back(d);
+    return SmallVector<Value>{n.reshape(*y, shape)};
+  }
+  v = kind == Composed::Min
+          ? reduce<graph::ReduceMaxOp>(n, *v, r->axes, r->keepdims)
+          : reduce<graph::ReduceSumOp>(n, *v, r->axes, r->keepdims);
+  if (failed(v))
+    return failure();
+  switch (kind) {
+  case Composed::L2:
+    return results(unary(graph::SqrtOp(), *v));
+  case Composed::LogSum:
+    return results(unary(graph::LogOp(), *v));
+  case Composed::Min:
+    return results(unary(graph::NegOp(), *v));
+  default:
+    return SmallVector<Value>{*v};
+  }
 }
 
 FailureOr<SmallVector<Value>> convertArgMax(NodeBinder &n) {
@@ -187,6 +280,18 @@ void populateReductionHandlers(HandlerTable &t) {
              convertReduce<graph::ReduceMeanOp, 18>);
   addHandler(t, "ReduceMax", kMinOpset, kMaxOpset,
              convertReduce<graph::ReduceMaxOp, 18>);
+  addHandler(t, "ReduceL1", kMinOpset, kMaxOpset,
+             convertComposedReduce<Composed::L1>);
+  addHandler(t, "ReduceL2", kMinOpset, kMaxOpset,
+             convertComposedReduce<Composed::L2>);
+  addHandler(t, "ReduceSumSquare", kMinOpset, kMaxOpset,
+             convertComposedReduce<Composed::SumSquare>);
+  addHandler(t, "ReduceLogSum", kMinOpset, kMaxOpset,
+             convertComposedReduce<Composed::LogSum>);
+  addHandler(t, "ReduceLogSumExp", kMinOpset, kMaxOpset,
+             convertComposedReduce<Composed::LogSumExp>);
+  addHandler(t, "ReduceMin", kMinOpset, kMaxOpset,
+             convertComposedReduce<Composed::Min>);
   addHandler(t, "ArgMax", kMinOpset, kMaxOpset, convertArgMax);
   addHandler(t, "CumSum", kMinOpset, kMaxOpset, convertCumSum);
   addHandler(t, "TopK", kMinOpset, kMaxOpset, convertTopK);

@@ -362,6 +362,16 @@ FailureOr<SmallVector<Value>> convertExpand(NodeBinder &n) {
   return SmallVector<Value>{n.foldResult(*op)};
 }
 
+/// Size: the element count, a constant.
+FailureOr<SmallVector<Value>> convertSize(NodeBinder &n) {
+  auto x = n.required(0, "data");
+  if (failed(x))
+    return failure();
+  auto type = RankedTensorType::get({}, n.b.getI64Type());
+  return SmallVector<Value>{n.constant(DenseElementsAttr::get(
+      type, n.b.getI64IntegerAttr(n.typeOf(*x).getNumElements())))};
+}
+
 FailureOr<SmallVector<Value>> convertShape(NodeBinder &n) {
   auto x = n.required(0, "data");
   if (failed(x))
@@ -420,6 +430,7 @@ void populateShapeHandlers(HandlerTable &t) {
   addHandler(t, "Gather", kMinOpset, kMaxOpset, convertGather);
   addHandler(t, "Expand", kMinOpset, kMaxOpset, convertExpand);
   addHandler(t, "Shape", kMinOpset, kMaxOpset, convertShape);
+  addHandler(t, "Size", kMinOpset, kMaxOpset, convertSize);
   addHandler(t, "Constant", kMinOpset, kMaxOpset, convertConstant);
 }
 

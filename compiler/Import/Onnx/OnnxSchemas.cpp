@@ -93,6 +93,16 @@ Schema resize() {
   return s;
 }
 
+/// Mish-18, new at 18: x tanh(softplus(x)).
+Schema mish() {
+  Schema s = begin("Mish");
+  s.Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint(
+          "T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "");
+  return s;
+}
+
 class Registry final : public pb::ISchemaRegistry {
 public:
   Registry() {
@@ -103,6 +113,7 @@ public:
     add(split());
     add(pad());
     add(resize());
+    add(mish());
     // Changed at 18 too; ampc converts none of them.
     for (const char *name : {"LpPool", "ScatterElements", "ScatterND",
                              "OptionalGetElement", "OptionalHasElement"})

@@ -4,10 +4,10 @@
 // libonnx 1.12 knows opsets up to 17. PyTorch 2 exports opset 18 by
 // default, where the reductions take their axes as an input, Split takes
 // num_outputs, Pad takes axes and Resize gains axes, antialias and
-// keep_aspect_ratio_policy. This registry answers with ampc's own schemas
-// for those ops at opset 18 and with libonnx's for everything else, so the
-// model checker, the node checks and shape inference judge an opset-18 node
-// by the rules it was written to.
+// keep_aspect_ratio_policy, and Mish is new. This registry answers with
+// ampc's own schemas for those ops at opset 18 and with libonnx's for
+// everything else, so the model checker, the node checks and shape
+// inference judge an opset-18 node by the rules it was written to.
 //
 //===----------------------------------------------------------------------===//
 

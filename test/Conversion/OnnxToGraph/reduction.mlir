@@ -62,3 +62,47 @@ func.func @forward(%s: tensor<4x10x3xf32> {onnx.name = "s"}, %l: tensor<4x3xi64>
   %1 = onnx.node "NegativeLogLikelihoodLoss"(%0#1, %l) {reduction = "sum"} opset 13 : (tensor<4x10x3xf32>, tensor<4x3xi64>) -> tensor<f32>
   return %0#0, %0#1, %1 : tensor<4x3xf32>, tensor<4x10x3xf32>, tensor<f32>
 }
+
+// -----
+
+// The reductions written with other ops: L2 as sqrt of a sum of squares,
+// LogSumExp shifted by the maximum, Min as -max(-x); at opset 18 from the
+// axes input.
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[SQ:.*]] = graph.mul %arg0, %arg0
+// CHECK: %[[S:.*]] = graph.reduce_sum %[[SQ]] {axes = array<i64: 1>, keepdims = false}
+// CHECK: graph.sqrt %[[S]] : tensor<3xf32>
+// CHECK: %[[M:.*]] = graph.reduce_max %arg0 {axes = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+// CHECK: %[[D:.*]] = graph.sub %arg0, %[[M]]
+// CHECK: %[[E:.*]] = graph.exp %[[D]]
+// CHECK: %[[ES:.*]] = graph.reduce_sum %[[E]] {axes = array<i64: 1>}
+// CHECK: %[[L:.*]] = graph.log %[[ES]]
+// CHECK: %[[LSE:.*]] = graph.add %[[L]], %[[M]]
+// CHECK: graph.reshape %[[LSE]] : tensor<3x1xf32> to tensor<3xf32>
+// CHECK: %[[N:.*]] = graph.neg %arg0
+// CHECK: %[[MX:.*]] = graph.reduce_max %[[N]] {axes = array<i64: 0>} : (tensor<3x4xf32>) -> tensor<1x4xf32>
+// CHECK: graph.neg %[[MX]]
+func.func @forward(%x: tensor<3x4xf32> {onnx.name = "x"}) -> (!onnx.unknown, !onnx.unknown, !onnx.unknown) {
+  %a = onnx.node "Constant"() {value = dense<[1]> : tensor<1xi64>} opset 18 : () -> tensor<1xi64>
+  %0 = onnx.node "ReduceL2"(%x, %a) {keepdims = 0 : si64} opset 18 : (tensor<3x4xf32>, tensor<1xi64>) -> !onnx.unknown
+  %1 = onnx.node "ReduceLogSumExp"(%x) {axes = array<i64: 1>, keepdims = 0 : si64} opset 13 : (tensor<3x4xf32>) -> !onnx.unknown
+  %2 = onnx.node "ReduceMin"(%x) {axes = array<i64: 0>} opset 13 : (tensor<3x4xf32>) -> !onnx.unknown
+  return %0, %1, %2 : !onnx.unknown, !onnx.unknown, !onnx.unknown
+}
+
+// -----
+
+// Size is a constant; CastLike casts to the second input's type; Mish is
+// x tanh(softplus(x)).
+// CHECK-LABEL: func.func @forward
+// CHECK-DAG: graph.constant dense<12> : tensor<i64>
+// CHECK-DAG: graph.cast %arg0 : tensor<3x4xf32> to tensor<3x4xf16>
+// CHECK-DAG: %[[SP:.*]] = graph.softplus %arg0
+// CHECK-DAG: %[[T:.*]] = graph.tanh %[[SP]]
+// CHECK-DAG: graph.mul %arg0, %[[T]]
+func.func @forward(%x: tensor<3x4xf32> {onnx.name = "x"}, %h: tensor<2xf16> {onnx.name = "h"}) -> (!onnx.unknown, !onnx.unknown, !onnx.unknown) {
+  %0 = onnx.node "Size"(%x) {} opset 13 : (tensor<3x4xf32>) -> !onnx.unknown
+  %1 = onnx.node "CastLike"(%x, %h) {} opset 15 : (tensor<3x4xf32>, tensor<2xf16>) -> !onnx.unknown
+  %2 = onnx.node "Mish"(%x) {} opset 18 : (tensor<3x4xf32>) -> !onnx.unknown
+  return %0, %1, %2 : !onnx.unknown, !onnx.unknown, !onnx.unknown
+}

@@ -62,3 +62,23 @@ func.func @not_constant(%x: tensor<f32>) -> (tensor<f32>, tensor<64x128xf32>) {
   %1 = graph.sub %a, %b : (tensor<64x1xf32>, tensor<1x128xf32>) -> tensor<64x128xf32>
   return %0, %1 : tensor<f32>, tensor<64x128xf32>
 }
+
+// -----
+
+// A small float constant casts at compile time: rounded once to a float
+// type (an exported epsilon), truncated toward zero to an integer; a value
+// out of int64's range is left to the runtime.
+// CHECK-LABEL: func.func @cast_float_constants
+// CHECK-DAG: graph.constant dense<9.99999996E-13> : tensor<f32>
+// CHECK-DAG: graph.constant dense<[2, -2]> : tensor<2xi64>
+// CHECK-DAG: %[[BIG:.*]] = graph.constant dense<1.000000e+30> : tensor<f64>
+// CHECK-DAG: graph.cast %[[BIG]]
+func.func @cast_float_constants() -> (tensor<f32>, tensor<2xi64>, tensor<i64>) {
+  %e = graph.constant dense<1.0e-12> : tensor<f64>
+  %0 = graph.cast %e : tensor<f64> to tensor<f32>
+  %t = graph.constant dense<[2.7, -2.7]> : tensor<2xf32>
+  %1 = graph.cast %t : tensor<2xf32> to tensor<2xi64>
+  %b = graph.constant dense<1.0e30> : tensor<f64>
+  %2 = graph.cast %b : tensor<f64> to tensor<i64>
+  return %0, %1, %2 : tensor<f32>, tensor<2xi64>, tensor<i64>
+}

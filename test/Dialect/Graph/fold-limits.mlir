@@ -48,3 +48,19 @@ func.func @gather() -> tensor<4096x2xi64> {
   %0 = graph.gather %d, %i {axis = 0 : i64} : (tensor<2048x2xi64>, tensor<4096xi64>) -> tensor<4096x2xi64>
   return %0 : tensor<4096x2xi64>
 }
+
+// -----
+
+// Integer neg folds (ONNX's expanded functions negate axes), except
+// INT64_MIN, whose negation overflows.
+// CHECK-LABEL: func.func @neg
+// CHECK-DAG: graph.constant dense<[-1, 2]> : tensor<2xi64>
+// CHECK-DAG: %[[MIN:.*]] = graph.constant dense<-9223372036854775808> : tensor<i64>
+// CHECK-DAG: graph.neg %[[MIN]]
+func.func @neg() -> (tensor<2xi64>, tensor<i64>) {
+  %a = graph.constant dense<[1, -2]> : tensor<2xi64>
+  %0 = graph.neg %a : tensor<2xi64>
+  %m = graph.constant dense<-9223372036854775808> : tensor<i64>
+  %1 = graph.neg %m : tensor<i64>
+  return %0, %1 : tensor<2xi64>, tensor<i64>
+}

@@ -2,7 +2,8 @@
 reach for (a causal mask computed in forward from arange and comparisons,
 masked_fill, tril, sin/cos, softplus, F.pad in three modes, repeat, logical
 and/or/xor/not, einsum for the attention's contractions, a three-operand
-bilinear form and a diagonal, cumsum, topk and argmax) with its loss, trains it with amp-run and with PyTorch on
+bilinear form and a diagonal, cumsum, topk and argmax, normalize,
+logsumexp and amin) with its loss, trains it with amp-run and with PyTorch on
 the same batches, and compares every step's loss.
 
 usage: new_ops_vs_torch.py AMP_RUN TOOLS_DIR WORK_DIR OPSET [AMP_RUN_ARGS...]
@@ -55,6 +56,10 @@ class NewOps(torch.nn.Module):
         top = torch.topk(h, 3, dim=-1).values.sum(-1, keepdim=True)
         first = h.argmax(-1, keepdim=True) == 0
         h = h + 0.1 * cs + 0.1 * torch.where(first, top, -top)
+        # ReduceL2 (F.normalize), ReduceLogSumExp and ReduceMin.
+        h = (3 * F.normalize(h, dim=-1) +
+             0.05 * torch.logsumexp(h, dim=1, keepdim=True) +
+             0.05 * h.amin(1, keepdim=True))
         # Trilu on an activation, Sin, Cos, Softplus.
         g = torch.tril(h @ h.transpose(-2, -1), diagonal=-1) @ h
         h = h + 0.1 * torch.sin(g) * torch.cos(h)
@@ -83,7 +88,7 @@ export_torch.export(module, F.cross_entropy, (x[:BATCH], labels[:BATCH]),
 wanted = ["Range", "ConstantOfShape", "GreaterOrEqual", "Less", "Greater",
           "Not", "And", "Or", "Xor", "Where", "Trilu", "Sin", "Cos",
           "Softplus", "Pad", "Tile", "Equal", "Einsum", "CumSum", "TopK",
-          "ArgMax"]
+          "ArgMax", "ReduceL2", "ReduceLogSumExp", "ReduceMin"]
 types = {n.op_type for n in onnx.load(path).graph.node}
 print("ops:", " ".join(o for o in wanted if o in types))
 ok = train_and_compare(amp_run, path, reference, x, labels, STEPS, BATCH, LR,
