@@ -26,6 +26,10 @@ public:
   /// process that does not arrive within the collective's timeout makes
   /// the call fail, naming the wait.
   virtual Status allReduceSum(float *data, size_t count) = 0;
+  /// Replaces `value` by its sum over all processes, in double: a step's
+  /// figures (the ranks' losses), not gradients, so not counted in
+  /// allReduceSeconds().
+  virtual Status sumOverRanks(double &value) = 0;
   /// Returns when every process has called it, or fails after
   /// `timeoutSeconds` (the wait while one process alone does other work,
   /// such as rank 0 evaluating or writing a checkpoint).

@@ -225,14 +225,14 @@ Status MpiCollective::waitForAll(double timeoutSeconds) {
   return arrivals_->wait(request, timeoutSeconds, "waiting for rank 0");
 }
 
-Status MpiCollective::allReduceMax(double &value) {
+Status MpiCollective::sumOverRanks(double &value) {
   AMPC_RETURN_IF_ERROR(arrivals_->arrive());
   MPI_Request request;
-  if (int rc = MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX,
+  if (int rc = MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM,
                               MPI_COMM_WORLD, &request);
       rc != MPI_SUCCESS)
-    return Status::error("an all-reduce: " + mpiError(rc));
-  return arrivals_->wait(request, timeout_, "an all-reduce");
+    return Status::error("the sum of the ranks' losses: " + mpiError(rc));
+  return arrivals_->wait(request, timeout_, "the sum of the ranks' losses");
 }
 
 void MpiCollective::abortAll(int code) {

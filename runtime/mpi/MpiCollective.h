@@ -34,8 +34,7 @@ public:
   Status allReduceSum(float *data, size_t count) override;
   Status waitForAll(double timeoutSeconds) override;
   double allReduceSeconds() const override { return allReduceSeconds_; }
-  /// The largest of every rank's `value`.
-  Status allReduceMax(double &value);
+  Status sumOverRanks(double &value) override;
   /// Ends every rank of the launch with `code` (after an error one rank
   /// alone saw: the others would wait for it until their timeout).
   [[noreturn]] void abortAll(int code);

@@ -1,6 +1,7 @@
 """Data parallelism (issue 25): N ranks against one process with
---accumulate N. Rank r takes batches r, r+N, ..., so step s of rank 0 is
-micro-step s*N of the single run, and both apply the same updates.
+--accumulate N. Rank r takes batches r, r+N, ..., so step s of rank r is
+micro-step s*N + r of the single run, both apply the same updates, and the
+loss the ranks report for step s is the mean of those micro-steps'.
 
 usage: data_parallel.py AMP_RUN WORK_DIR MODEL [--faults]
 
@@ -79,8 +80,8 @@ def rows(path):
 
 def compare(ranks, steps, flags, exact_scales, accumulate=1):
     """`ranks` ranks, each accumulating `accumulate` micro-batches, against
-    one process accumulating ranks * accumulate: rank 0's step s is the
-    single run's micro-step s * ranks."""
+    one process accumulating ranks * accumulate: rank r's step s is the
+    single run's micro-step s * ranks + r."""
     single = os.path.join(work, f"single{ranks}x{accumulate}.csv")
     dp = os.path.join(work, f"dp{ranks}x{accumulate}.csv")
     # The cosine schedule counts updates: both runs make the same number.
@@ -93,7 +94,10 @@ def compare(ranks, steps, flags, exact_scales, accumulate=1):
           f"{name}: {ranks} ranks: {len(b)} rows for {steps} steps")
     worst = 0.0
     for s, row in enumerate(b):
-        want = float(a[s * ranks]["loss"])
+        # The ranks report the mean of their losses: the single run's
+        # micro-steps s*ranks .. s*ranks + ranks - 1.
+        want = sum(float(a[s * ranks + r]["loss"])
+                   for r in range(ranks)) / ranks
         got = float(row["loss"])
         worst = max(worst, abs(got - want) / max(abs(want), 1e-30))
     label = name + ": " + (" ".join(map(str, flags)) or "f32")
@@ -103,8 +107,8 @@ def compare(ranks, steps, flags, exact_scales, accumulate=1):
     # adds f16 gradients into its f16 sum and halves it, the ranks average
     # in f32 and round once, so the losses differ at f16's precision.
     bound = 1e-3 if exact_scales else 1e-6
-    check(worst <= bound, f"{ranks} ranks ({label}): rank 0's losses within "
-          f"{bound:g} of --accumulate {ranks * accumulate} "
+    check(worst <= bound, f"{ranks} ranks ({label}): the ranks' mean losses "
+          f"within {bound:g} of --accumulate {ranks * accumulate}'s "
           f"(worst {worst:.2e})")
     if exact_scales:
         same = all(
