@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,15 +166,45 @@ bool launchedByMpi() {
   return false;
 }
 
-Status MpiCollective::create(double timeoutSeconds,
+Status MpiCollective::create(double timeoutSeconds, const std::string &tool,
                              std::unique_ptr<MpiCollective> &out) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // MPI_Init waits for every rank of the launch (OpenMPI's start-up
+    // fence) and has no timeout: a rank that dies or hangs before it would
+    // hang the others. A watchdog ends this process after the timeout,
+    // which makes mpirun end the job.
+    std::mutex mutex;
+    std::condition_variable started;
+    bool done = false;
+    std::thread watchdog([&] {
+      std::unique_lock<std::mutex> lock(mutex);
+      if (started.wait_for(lock, std::chrono::duration<double>(timeoutSeconds),
+                           [&] { return done; }))
+        return;
+      const char *rank = nullptr;
+      for (const char *v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+        if (!rank)
+          rank = std::getenv(v);
+      std::fprintf(stderr,
+                   "%s: rank %s: error: MPI_Init waited %d s for the other "
+                   "ranks to start (one died or hangs before it; "
+                   "--collective-timeout)\n",
+                   tool.c_str(), rank ? rank : "?",
+                   static_cast<int>(timeoutSeconds));
+      std::fflush(stderr);
+      std::_Exit(1);
+    });
     int provided = 0;
-    if (int rc =
-            MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-        rc != MPI_SUCCESS)
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    started.notify_one();
+    watchdog.join();
+    if (rc != MPI_SUCCESS)
       return Status::error("MPI_Init: " + mpiError(rc));
   }
   // Errors come back as codes, to be reported with the rank, not as

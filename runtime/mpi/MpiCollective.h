@@ -24,8 +24,10 @@ bool launchedByMpi();
 class MpiCollective : public Collective {
 public:
   /// Initialises MPI (once per process) with the world of the launch.
-  /// `timeoutSeconds`: how long a collective waits for the other ranks.
-  static Status create(double timeoutSeconds,
+  /// `timeoutSeconds`: how long a collective waits for the other ranks, and
+  /// MPI_Init for them to start (after which this process ends, its error
+  /// printed as `tool`'s).
+  static Status create(double timeoutSeconds, const std::string &tool,
                        std::unique_ptr<MpiCollective> &out);
   ~MpiCollective() override; // finalises MPI
 

@@ -55,7 +55,7 @@ rt::Status joinRanks(const RunOptions &run,
     return rt::Status::ok();
   std::unique_ptr<rt::mpi::MpiCollective> world;
   AMPC_RETURN_IF_ERROR(rt::mpi::MpiCollective::create(
-      static_cast<double>(run.collectiveTimeout), world));
+      static_cast<double>(run.collectiveTimeout), "amp-run", world));
   if (run.isGiven("nproc") && run.nproc != world->size())
     return rt::Status::error("--nproc " + std::to_string(run.nproc) +
                              ", but mpirun started " +

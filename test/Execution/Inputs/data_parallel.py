@@ -8,8 +8,8 @@ usage: data_parallel.py AMP_RUN WORK_DIR MODEL [--faults]
 For MODEL: 2 and 4 ranks in f32, 2 ranks that each accumulate 2
 micro-batches, 2 ranks at O2 f16 with skips (equal scales and skips), 3
 ranks' epoch ends, and a checkpoint resumed at 2 ranks and refused at 4.
---faults adds an overflow on one rank only, kill -9 of a rank and a hung
-rank. Prints one line per check; a failed check prints FAIL and exits 1.
+--faults adds an overflow on one rank only, kill -9 of a rank, a hung
+rank and a rank that never starts. Prints one line per check; a failed check prints FAIL and exits 1.
 """
 import csv
 import os
@@ -304,5 +304,22 @@ if faults:
           "naming it: " +
           next((line.strip() for line in output.splitlines()
                 if "rank 0" in line and "waited" in line), output[-200:]))
+
+    # A rank that never starts (it hangs before MPI_Init, which has no
+    # timeout of its own): rank 0's start-up watchdog ends it after
+    # --collective-timeout, and mpirun ends the job.
+    start = time.monotonic()
+    p = subprocess.run(
+        ["mpirun", "-n", "2", "--oversubscribe", "sh", "-c",
+         'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec sleep 600; fi; '
+         'exec "$0" "$@"', amp_run, model, "--data", data, "--steps", "5",
+         "--collective-timeout", "3", "--progress", "none"],
+        capture_output=True, text=True, env=env, timeout=120)
+    took = time.monotonic() - start
+    line = next((line for line in (p.stdout + p.stderr).splitlines()
+                 if "MPI_Init waited" in line), "")
+    check(p.returncode != 0 and took < 30 and "rank 0" in line,
+          f"a rank that never starts: the job exits {p.returncode} in "
+          f"{took:.0f} s: {line}")
 
 sys.exit(1 if failed else 0)
