@@ -11,6 +11,7 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -106,15 +107,23 @@ FailureOr<Window> window(NodeBinder &n, RankedTensorType input,
                      << autoPad << "\"",
            failure();
   }
-  // The 2-D ops check their own pads; the depth pads of a 3-D window go
-  // into index arithmetic first (Volume.cpp).
-  if (sp == 3)
+  // The 2-D ops check their own windows; a 3-D window's depth goes into
+  // index arithmetic first (Volume.cpp).
+  if (sp == 3) {
     for (int64_t p : w.pads)
       if (p < 0 || p > (int64_t(1) << 40)) {
         auto diag = n.error() << "pads [";
         llvm::interleaveComma(w.pads, diag);
         return diag << "] must be between 0 and 2^40", failure();
       }
+    for (size_t i = 0; i < sp; ++i)
+      if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+        return n.error() << "kernel_shape, strides and dilations must be >= 1 "
+                            "(spatial dimension "
+                         << i << ": " << w.kernel[i] << ", " << w.strides[i]
+                         << ", " << w.dilations[i] << ")",
+               failure();
+  }
   if (sp == 1) {
     w.kernel.insert(w.kernel.begin(), 1);
     w.strides.insert(w.strides.begin(), 1);
@@ -183,46 +192,53 @@ FailureOr<SmallVector<Value>> convertConv(NodeBinder &n) {
 
 /// MaxPool's Indices output for a 2-D window over x [N, C, H, W] whose
 /// pooled result has [OH, OW]: each window's elements gathered (a -inf
-/// stands for the padding), arg_max over them gives the tap k, and the
-/// flat index into X is a constant per channel, plus one per output
-/// position, plus one per tap: (n C + c) H W + h W + w with
-/// h = oh sH - pT + kh dH and w = ow sW - pL + kw dW, or h + w H with
-/// `columnMajor` (storage_order 1).
+/// stands for the padding), arg_max over them gives the tap k, and a
+/// constant table maps (position, tap) to the flat index in a plane,
+/// h W + w (or h + w H with `columnMajor`, storage_order 1); a padding tap
+/// maps to the window's first inside one, which holds the maximum when a
+/// window's inside is all -inf and the padding ties with it. Then the
+/// plane's offset, (n C + c) H W.
 FailureOr<Value> maxPoolIndices(NodeBinder &n, Value x, const Window &win,
                                 int64_t oh, int64_t ow, bool columnMajor) {
   auto xt = n.typeOf(x);
   int64_t batch = xt.getDimSize(0), channels = xt.getDimSize(1),
           h = xt.getDimSize(2), w = xt.getDimSize(3);
-  auto flatAt = [&](int64_t r, int64_t c) {
-    return columnMajor ? r + c * h : r * w + c;
-  };
   int64_t kh = win.kernel[0], kw = win.kernel[1], taps = kh * kw;
-  SmallVector<int64_t> at, offsets, bases;
+  SmallVector<int64_t> at, flat, firsts;
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
       int64_t r0 = i * win.strides[0] - win.pads[0],
               c0 = j * win.strides[1] - win.pads[1];
-      bases.push_back(flatAt(r0, c0));
+      size_t start = flat.size();
+      int64_t first = -1;
       for (int64_t a = 0; a < kh; ++a)
         for (int64_t b = 0; b < kw; ++b) {
           int64_t r = r0 + a * win.dilations[0], c = c0 + b * win.dilations[1];
           bool inside = r >= 0 && r < h && c >= 0 && c < w;
           at.push_back(inside ? r * w + c : h * w);
+          int64_t f = inside ? (columnMajor ? r + c * h : r * w + c) : -1;
+          if (inside && first < 0)
+            first = f;
+          flat.push_back(f);
         }
+      // Every window ONNX's output size makes holds an element of the
+      // input; 0 keeps one that did not in range.
+      first = std::max<int64_t>(first, 0);
+      for (size_t t = start; t < flat.size(); ++t)
+        if (flat[t] < 0)
+          flat[t] = first;
+      firsts.push_back((i * ow + j) * taps);
     }
-  for (int64_t a = 0; a < kh; ++a)
-    for (int64_t b = 0; b < kw; ++b)
-      offsets.push_back(flatAt(a * win.dilations[0], b * win.dilations[1]));
   FailureOr<Value> pad = fill(n, {batch, channels, 1}, xt.getElementType(),
                               -std::numeric_limits<double>::infinity());
   if (failed(pad))
     return failure();
-  auto flat = n.create1<graph::ConcatOp>(
+  auto plane = n.create1<graph::ConcatOp>(
       ValueRange{n.reshape(x, {batch, channels, h * w}), *pad},
       {n.named("axis", n.b.getI64IntegerAttr(2))});
-  if (failed(flat))
+  if (failed(plane))
     return failure();
-  auto windows = gatherAxis(n, *flat, 2, at);
+  auto windows = gatherAxis(n, *plane, 2, at);
   if (failed(windows))
     return failure();
   auto tap = n.create1<graph::ArgMaxOp>(
@@ -236,20 +252,20 @@ FailureOr<Value> maxPoolIndices(NodeBinder &n, Value x, const Window &win,
     return n.constant(
         DenseElementsAttr::get(RankedTensorType::get(shape, i64), values));
   };
-  auto offset =
-      n.create1<graph::GatherOp>({table({taps}, offsets), *tap},
+  // Row (position * taps + tap) of the table.
+  auto row = n.create1<graph::AddOp>({*tap, table({1, 1, oh, ow}, firsts)});
+  if (failed(row))
+    return failure();
+  auto inPlane =
+      n.create1<graph::GatherOp>({table({oh * ow * taps}, flat), *row},
                                  {n.named("axis", n.b.getI64IntegerAttr(0))});
-  if (failed(offset))
+  if (failed(inPlane))
     return failure();
   SmallVector<int64_t> planes;
   for (int64_t p = 0; p < batch * channels; ++p)
     planes.push_back(p * h * w);
-  auto within =
-      n.create1<graph::AddOp>({*offset, table({1, 1, oh, ow}, bases)});
-  if (failed(within))
-    return failure();
   return n.create1<graph::AddOp>(
-      {*within, table({batch, channels, 1, 1}, planes)});
+      {*inPlane, table({batch, channels, 1, 1}, planes)});
 }
 
 FailureOr<SmallVector<Value>> convertMaxPool(NodeBinder &n) {
@@ -269,7 +285,7 @@ FailureOr<SmallVector<Value>> convertMaxPool(NodeBinder &n) {
                 n.named("ceil_mode", n.b.getBoolAttr(ceil))});
   };
   FailureOr<Value> y = pooled(n, *x, *win, pool);
-  if (failed(y) || n.numOutputs() < 2)
+  if (failed(y) || !n.outputUsed(1))
     return results(y);
   if (win->spatial == 3)
     return n.error() << "the Indices output of a 3-D MaxPool is not "

@@ -52,6 +52,10 @@ public:
   mlir::LogicalResult requireFloat(mlir::Value v, llvm::StringRef what);
   /// Error if the node has more than `n` outputs that are used.
   mlir::LogicalResult atMostOutputs(unsigned n);
+  /// Whether output `i` exists and something reads it.
+  bool outputUsed(unsigned i) {
+    return i < node.getNumResults() && !node.getResult(i).use_empty();
+  }
 
   /// An ONNX axis in [-rank, rank) (or [-rank, rank] when `inclusive`)
   /// made non-negative; error naming it otherwise.

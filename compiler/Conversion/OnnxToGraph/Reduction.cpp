@@ -8,6 +8,8 @@
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
 
+#include <limits>
+
 using namespace mlir;
 namespace ampc::onnx_to_graph {
 namespace {
@@ -104,8 +106,22 @@ FailureOr<SmallVector<Value>> convertComposedReduce(NodeBinder &n) {
   if (failed(v))
     return failure();
   if (kind == Composed::LogSumExp) {
-    // Shifted by the maximum, so that exp does not overflow.
-    auto m = reduce<graph::ReduceMaxOp>(n, x, r->axes, true);
+    // Shifted by the maximum, so that exp does not overflow; by 0 where the
+    // maximum is not finite (a slice all -inf gives -inf, not NaN, as
+    // ONNX's reference and PyTorch do).
+    auto max = reduce<graph::ReduceMaxOp>(n, x, r->axes, true);
+    if (failed(max))
+      return failure();
+    Type elem = n.typeOf(x).getElementType();
+    auto inf = fill(n, {}, elem, std::numeric_limits<double>::infinity());
+    auto zero = fill(n, {}, elem, 0.0);
+    auto absMax = unary(graph::AbsOp(), *max);
+    auto finite = failed(absMax) || failed(inf)
+                      ? FailureOr<Value>(failure())
+                      : n.create1<graph::LessOp>({*absMax, *inf});
+    auto m = failed(finite) || failed(zero)
+                 ? FailureOr<Value>(failure())
+                 : n.create1<graph::WhereOp>({*finite, *max, *zero});
     if (failed(m))
       return failure();
     auto shifted = n.create1<graph::SubOp>({x, *m});

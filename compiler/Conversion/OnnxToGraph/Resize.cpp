@@ -219,10 +219,15 @@ FailureOr<SmallVector<Value>> convertResize(NodeBinder &n) {
                          << " must be positive",
                failure();
     for (auto [i, d] : llvm::enumerate(axes)) {
+      if (t.getDimSize(d) == 0)
+        return n.error() << "axis " << d << " of " << t
+                         << " is empty and cannot be resized to "
+                         << (*sizes)[i],
+               failure();
       outs[d] = (*sizes)[i];
       scales[d] = double((*sizes)[i]) / double(t.getDimSize(d));
     }
-    if (policy != "stretch") {
+    if (policy != "stretch" && !axes.empty()) {
       // One scale for every listed axis: the one that fits inside the
       // sizes (not_larger) or covers them (not_smaller); sizes rounded
       // half up from it.
@@ -232,8 +237,13 @@ FailureOr<SmallVector<Value>> convertResize(NodeBinder &n) {
                                        : std::max(scale, scales[d]);
       for (int64_t d : axes) {
         scales[d] = scale;
-        outs[d] = static_cast<int64_t>(
-            std::floor(scale * double(t.getDimSize(d)) + 0.5));
+        double out = std::floor(scale * double(t.getDimSize(d)) + 0.5);
+        if (!(out >= 1) || out > double(kMaxEntries))
+          return n.error() << "keep_aspect_ratio_policy " << policy
+                           << " makes axis " << d << " of " << t << " " << out
+                           << " long (at most " << kMaxEntries << ")",
+                 failure();
+        outs[d] = static_cast<int64_t>(out);
       }
     }
   } else if (n.input(2)) {

@@ -171,3 +171,11 @@ func.func @forward(%x: tensor<1x2x3x4x4xf32> {onnx.name = "x"}, %w: tensor<2x2x1
   %0 = onnx.node "Conv"(%x, %w) {pads = array<i64: 0, 0, -1, 0, 0, 0>} opset 13 : (tensor<1x2x3x4x4xf32>, tensor<2x2x1x1x1xf32>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
+
+// -----
+
+func.func @forward(%x: tensor<1x1x4x4x4xf32> {onnx.name = "x"}, %w: tensor<1x1x3x1x1xf32> {onnx.name = "w"}) -> !onnx.unknown {
+  // expected-error @+1 {{node (Conv, opset 13): kernel_shape, strides and dilations must be >= 1 (spatial dimension 0: 3, 1, 0)}}
+  %0 = onnx.node "Conv"(%x, %w) {dilations = array<i64: 0, 1, 1>} opset 13 : (tensor<1x1x4x4x4xf32>, tensor<1x1x3x1x1xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}

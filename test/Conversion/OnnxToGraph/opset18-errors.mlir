@@ -90,3 +90,23 @@ func.func @forward(%x: tensor<2x3xf32> {onnx.name = "x"}) -> !onnx.unknown {
   %0 = onnx.node "ReduceMean"(%x) {} opset 19 : (tensor<2x3xf32>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
+
+// -----
+
+func.func @forward(%x: tensor<1x1x0x4xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  %none = onnx.none
+  %sizes = onnx.node "Constant"() {value = dense<[2, 2]> : tensor<2xi64>} opset 18 : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Resize, opset 18): axis 2 of 'tensor<1x1x0x4xf32>' is empty and cannot be resized to 2}}
+  %0 = onnx.node "Resize"(%x, %none, %none, %sizes) {axes = array<i64: 2, 3>, keep_aspect_ratio_policy = "not_smaller"} opset 18 : (tensor<1x1x0x4xf32>, none, none, tensor<2xi64>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// -----
+
+func.func @forward(%x: tensor<1x1x1x4096xf32> {onnx.name = "x"}) -> !onnx.unknown {
+  %none = onnx.none
+  %sizes = onnx.node "Constant"() {value = dense<[4611686018427387904, 1]> : tensor<2xi64>} opset 18 : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Resize, opset 18): keep_aspect_ratio_policy not_smaller makes axis 2 of 'tensor<1x1x1x4096xf32>' 4.611686e+18 long (at most 16777216)}}
+  %0 = onnx.node "Resize"(%x, %none, %none, %sizes) {axes = array<i64: 2, 3>, keep_aspect_ratio_policy = "not_smaller"} opset 18 : (tensor<1x1x1x4096xf32>, none, none, tensor<2xi64>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}

@@ -66,18 +66,20 @@ func.func @forward(%s: tensor<4x10x3xf32> {onnx.name = "s"}, %l: tensor<4x3xi64>
 // -----
 
 // The reductions written with other ops: L2 as sqrt of a sum of squares,
-// LogSumExp shifted by the maximum, Min as -max(-x); at opset 18 from the
-// axes input.
+// LogSumExp shifted by the maximum (by 0 where it is not finite), Min as
+// -max(-x); at opset 18 from the axes input.
 // CHECK-LABEL: func.func @forward
 // CHECK: %[[SQ:.*]] = graph.mul %arg0, %arg0
 // CHECK: %[[S:.*]] = graph.reduce_sum %[[SQ]] {axes = array<i64: 1>, keepdims = false}
 // CHECK: graph.sqrt %[[S]] : tensor<3xf32>
 // CHECK: %[[M:.*]] = graph.reduce_max %arg0 {axes = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3x1xf32>
-// CHECK: %[[D:.*]] = graph.sub %arg0, %[[M]]
+// CHECK: %[[FINITE:.*]] = graph.less
+// CHECK: %[[SHIFT:.*]] = graph.where %[[FINITE]], %[[M]], %{{.*}}
+// CHECK: %[[D:.*]] = graph.sub %arg0, %[[SHIFT]]
 // CHECK: %[[E:.*]] = graph.exp %[[D]]
 // CHECK: %[[ES:.*]] = graph.reduce_sum %[[E]] {axes = array<i64: 1>}
 // CHECK: %[[L:.*]] = graph.log %[[ES]]
-// CHECK: %[[LSE:.*]] = graph.add %[[L]], %[[M]]
+// CHECK: %[[LSE:.*]] = graph.add %[[L]], %[[SHIFT]]
 // CHECK: graph.reshape %[[LSE]] : tensor<3x1xf32> to tensor<3xf32>
 // CHECK: %[[N:.*]] = graph.neg %arg0
 // CHECK: %[[MX:.*]] = graph.reduce_max %[[N]] {axes = array<i64: 0>} : (tensor<3x4xf32>) -> tensor<1x4xf32>

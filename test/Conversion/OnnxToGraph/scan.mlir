@@ -19,15 +19,18 @@ func.func @forward(%x: tensor<3x4xf32> {onnx.name = "x"}) -> (!onnx.unknown, !on
 // -----
 
 // MaxPool's Indices: windows gathered (index 16 is the -inf slot of the
-// padding), the tap by arg_max, then the flat index into X as a per-tap
-// offset plus a per-position base plus a per-channel plane.
+// padding), the tap by arg_max, then a constant table maps (position, tap)
+// to the flat index in a plane (a padding tap to the window's first inside
+// one), plus each channel's plane.
 // CHECK-LABEL: func.func @forward
 // CHECK: graph.max_pool2d %arg0
 // CHECK: %[[CAT:.*]] = graph.concat %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<1x2x16xf32>, tensor<1x2x1xf32>) -> tensor<1x2x17xf32>
 // CHECK: %[[G:.*]] = graph.gather %[[CAT]], %{{.*}} {axis = 2 : i64} : (tensor<1x2x17xf32>, tensor<36xi64>) -> tensor<1x2x36xf32>
 // CHECK: %[[K:.*]] = graph.arg_max %{{.*}} {axis = 4 : i64, keepdims = false} : (tensor<1x2x3x3x4xf32>) -> tensor<1x2x3x3xi64>
-// CHECK: %[[OFF:.*]] = graph.gather %{{.*}}, %[[K]] {axis = 0 : i64} : (tensor<4xi64>, tensor<1x2x3x3xi64>) -> tensor<1x2x3x3xi64>
-// CHECK: graph.constant dense<{{\[}}[{{\[}}[-5, -3, -1], [3, 5, 7], [11, 13, 15]]]]> : tensor<1x1x3x3xi64>
+// CHECK: %[[ROWS:.*]] = graph.constant dense<{{\[}}[{{\[}}[0, 4, 8], [12, 16, 20], [24, 28, 32]]]]> : tensor<1x1x3x3xi64>
+// CHECK: %[[ROW:.*]] = graph.add %[[K]], %[[ROWS]]
+// CHECK: %[[T:.*]] = graph.constant dense<[0, 0, 0, 0, 1, 1, 1, 2, 3, 3, 3, 3, 4, 4, 4, 8, 5, 6, 9, 10, 7, 7, 11, 7, 12, 12, 12, 12, 13, 14, 13, 13, 15, 15, 15, 15]> : tensor<36xi64>
+// CHECK: %[[IN:.*]] = graph.gather %[[T]], %[[ROW]] {axis = 0 : i64} : (tensor<36xi64>, tensor<1x2x3x3xi64>) -> tensor<1x2x3x3xi64>
 // CHECK: graph.constant dense<{{\[}}[{{\[}}[0]], {{\[}}[16]]]]> : tensor<1x2x1x1xi64>
 func.func @forward(%x: tensor<1x2x4x4xf32> {onnx.name = "x"}) -> (!onnx.unknown, !onnx.unknown) {
   %0:2 = onnx.node "MaxPool"(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} opset 12 : (tensor<1x2x4x4xf32>) -> (!onnx.unknown, !onnx.unknown)
