@@ -33,6 +33,15 @@ constexpr int kArrivalTag = 7301;
 
 using Clock = std::chrono::steady_clock;
 
+/// A wait's limit as the clocks can add it: about 31 years at most (a
+/// larger --collective-timeout means "no limit" in practice, and past
+/// int64 nanoseconds a deadline would wrap into the past).
+double boundedSeconds(double seconds) { return std::clamp(seconds, 0.0, 1e9); }
+
+std::string secondsText(double seconds) {
+  return std::to_string(static_cast<int64_t>(boundedSeconds(seconds)));
+}
+
 } // namespace
 
 /// Who is at which collective round. Every other rank tells rank 0 when it
@@ -52,10 +61,52 @@ struct MpiCollective::Arrivals {
 
   Arrivals(int rank, int size)
       : rank(rank), size(size), at(static_cast<size_t>(size), 0),
-        heard(static_cast<size_t>(size), Clock::now()) {}
+        heard(static_cast<size_t>(size), Clock::now()),
+        finished(static_cast<size_t>(size), false) {}
+
+  /// Before MPI_Finalize, which must find no message on its way: the other
+  /// ranks send kDone and see their sends complete; rank 0 reads until it
+  /// has every rank's kDone. Bounded by `seconds`, for a rank that died.
+  void drain(double seconds) {
+    auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    if (rank != 0 && !send(kDone))
+      return;
+    for (;;) {
+      bool done = true;
+      if (rank == 0) {
+        if (!take())
+          return;
+        for (int r = 1; r < size; ++r)
+          done &= finished[static_cast<size_t>(r)];
+      } else {
+        for (auto &[value, request] : sending) {
+          int complete = 1;
+          if (request != MPI_REQUEST_NULL)
+            MPI_Test(&request, &complete, MPI_STATUS_IGNORE);
+          done &= complete != 0;
+        }
+      }
+      if (done || Clock::now() > deadline)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (auto &[value, request] : sending)
+      if (request != MPI_REQUEST_NULL)
+        MPI_Request_free(&request);
+    sending.clear();
+  }
+
+  /// Rank 0: the ranks whose last message (kDone) has come.
+  std::vector<bool> finished;
+  /// The round another rank sends last, when it finalises: nothing it sent
+  /// before is then still on its way (messages between two ranks arrive in
+  /// order).
+  static constexpr int64_t kDone = -1;
 
   /// Another rank tells rank 0 it is at the current round.
-  Status tell() {
+  Status tell() { return send(round); }
+
+  Status send(int64_t value) {
     while (!sending.empty()) {
       int done = 0;
       MPI_Test(&sending.front().second, &done, MPI_STATUS_IGNORE);
@@ -63,8 +114,8 @@ struct MpiCollective::Arrivals {
         break;
       sending.pop_front();
     }
-    auto &[value, request] = sending.emplace_back(round, MPI_REQUEST_NULL);
-    if (int rc = MPI_Isend(&value, 1, MPI_INT64_T, 0, kArrivalTag,
+    auto &[buffer, request] = sending.emplace_back(value, MPI_REQUEST_NULL);
+    if (int rc = MPI_Isend(&buffer, 1, MPI_INT64_T, 0, kArrivalTag,
                            MPI_COMM_WORLD, &request);
         rc != MPI_SUCCESS)
       return Status::error("telling rank 0 this rank arrived: " + mpiError(rc));
@@ -88,6 +139,10 @@ struct MpiCollective::Arrivals {
           rc != MPI_SUCCESS)
         return Status::error("reading the ranks' arrivals: " + mpiError(rc));
       auto r = static_cast<size_t>(status.MPI_SOURCE);
+      if (round == kDone) {
+        finished[r] = true;
+        continue;
+      }
       at[r] = std::max(at[r], round);
       heard[r] = Clock::now();
     }
@@ -122,6 +177,7 @@ struct MpiCollective::Arrivals {
   /// Completes `request` of this round, polling until `timeout` seconds
   /// have passed; `what` names the wait in the error.
   Status wait(MPI_Request &request, double timeout, const char *what) {
+    timeout = boundedSeconds(timeout);
     auto start = Clock::now();
     auto deadline = start + std::chrono::duration<double>(timeout);
     // Often enough that a rank that stops is silent for three intervals
@@ -141,8 +197,7 @@ struct MpiCollective::Arrivals {
       auto now = Clock::now();
       if (now > deadline)
         return Status::error(std::string(what) + " waited " +
-                             std::to_string(static_cast<int>(timeout)) +
-                             " s for " + late(interval) +
+                             secondsText(timeout) + " s for " + late(interval) +
                              " (one died or hangs; --collective-timeout)");
       if (now > next) {
         AMPC_RETURN_IF_ERROR(rank == 0 ? take() : tell());
@@ -178,21 +233,24 @@ Status MpiCollective::create(double timeoutSeconds, const std::string &tool,
     std::mutex mutex;
     std::condition_variable started;
     bool done = false;
+    // Read before MPI_Init runs, which may set the environment.
+    std::string rank = "?";
+    for (const char *v : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"})
+      if (const char *r = std::getenv(v))
+        rank = r;
+    std::string message = tool + ": rank " + rank +
+                          ": error: MPI_Init waited " +
+                          secondsText(timeoutSeconds) +
+                          " s for the other ranks to start (one died or "
+                          "hangs before it; --collective-timeout)\n";
     std::thread watchdog([&] {
       std::unique_lock<std::mutex> lock(mutex);
-      if (started.wait_for(lock, std::chrono::duration<double>(timeoutSeconds),
-                           [&] { return done; }))
+      if (started.wait_for(
+              lock,
+              std::chrono::duration<double>(boundedSeconds(timeoutSeconds)),
+              [&] { return done; }))
         return;
-      const char *rank = nullptr;
-      for (const char *v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
-        if (!rank)
-          rank = std::getenv(v);
-      std::fprintf(stderr,
-                   "%s: rank %s: error: MPI_Init waited %d s for the other "
-                   "ranks to start (one died or hangs before it; "
-                   "--collective-timeout)\n",
-                   tool.c_str(), rank ? rank : "?",
-                   static_cast<int>(timeoutSeconds));
+      std::fputs(message.c_str(), stderr);
       std::fflush(stderr);
       std::_Exit(1);
     });
@@ -222,13 +280,7 @@ MpiCollective::~MpiCollective() {
   MPI_Finalized(&finalized);
   if (finalized)
     return;
-  // The last arrivals: rank 0 takes in what has come, the others let go
-  // of sends that rank 0 will not read (eight bytes each, sent eagerly).
-  if (rank_ == 0)
-    (void)arrivals_->take();
-  for (auto &[value, request] : arrivals_->sending)
-    if (request != MPI_REQUEST_NULL)
-      MPI_Request_free(&request);
+  arrivals_->drain(std::min(timeout_, 10.0));
   MPI_Finalize();
 }
 
