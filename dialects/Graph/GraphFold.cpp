@@ -94,6 +94,20 @@ std::optional<SmallVector<double>> foldableFloats(Attribute a) {
   return v;
 }
 
+/// `values` as a constant of `type` (a float element type), each rounded
+/// once to it, to nearest even.
+Attribute floatsAttr(ShapedType type, ArrayRef<double> values) {
+  auto elem = cast<FloatType>(type.getElementType());
+  SmallVector<APFloat> out;
+  for (double v : values) {
+    APFloat x(v);
+    bool lost;
+    x.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    out.push_back(x);
+  }
+  return DenseElementsAttr::get(type, out);
+}
+
 /// fn(l, r) for each element of `op`'s result, its two operands `lhs` and
 /// `rhs` broadcast numpy-style; none when fn gives none for one, or when
 /// the result is large (broadcasting two small operands can make one).
@@ -137,14 +151,7 @@ OpFoldResult foldBinaryFloat(Operation *op, Attribute lhsAttr,
       });
   if (!values)
     return {};
-  SmallVector<APFloat> out;
-  for (double r : *values) {
-    APFloat v(r);
-    bool lost;
-    v.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    out.push_back(v);
-  }
-  return DenseElementsAttr::get(outType, out);
+  return floatsAttr(outType, *values);
 }
 
 template <typename Fn>
@@ -298,14 +305,8 @@ OpFoldResult WhereOp::fold(FoldAdaptor a) {
   auto x = foldableFloats(a.getX()), y = foldableFloats(a.getY());
   if (!elem || !x || !y)
     return {};
-  SmallVector<APFloat> out;
-  for (double v : pick(x, y)) {
-    APFloat f(v);
-    bool lost; // exact: v came from a value of this type
-    f.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    out.push_back(f);
-  }
-  return DenseElementsAttr::get(outType, out);
+  // Exact: each value came from a value of this type.
+  return floatsAttr(outType, pick(x, y));
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor a) {
@@ -326,16 +327,8 @@ OpFoldResult CastOp::fold(FoldAdaptor a) {
   // runtime casts (not folded where that is out of range).
   if (auto floats = foldableFloats(a.getInput())) {
     Type elem = outType.getElementType();
-    if (auto f = dyn_cast<FloatType>(elem)) {
-      SmallVector<APFloat> out;
-      for (double v : *floats) {
-        APFloat x(v);
-        bool lost;
-        x.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-        out.push_back(x);
-      }
-      return DenseElementsAttr::get(outType, out);
-    }
+    if (isa<FloatType>(elem))
+      return floatsAttr(outType, *floats);
     SmallVector<int64_t> out;
     for (double v : *floats) {
       if (elem.isInteger(1)) {

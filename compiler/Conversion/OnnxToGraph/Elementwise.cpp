@@ -166,13 +166,7 @@ FailureOr<SmallVector<Value>> convertCastLike(NodeBinder &n) {
   auto x = n.required(0, "input"), like = n.required(1, "target_type");
   if (failed(x) || failed(like))
     return failure();
-  Type elem = n.typeOf(*like).getElementType();
-  if (n.typeOf(*x).getElementType() == elem)
-    return SmallVector<Value>{*x};
-  auto op = n.createTyped<graph::CastOp>(n.typeOf(*x).clone(elem), *x);
-  if (failed(op))
-    return failure();
-  return SmallVector<Value>{n.foldResult(*op)};
+  return SmallVector<Value>{n.castTo(*x, n.typeOf(*like).getElementType())};
 }
 
 /// Mish (18+): x tanh(softplus(x)), written with those ops.
