@@ -204,7 +204,7 @@ FailureOr<Value> maxPoolIndices(NodeBinder &n, Value x, const Window &win,
   int64_t batch = xt.getDimSize(0), channels = xt.getDimSize(1),
           h = xt.getDimSize(2), w = xt.getDimSize(3);
   int64_t kh = win.kernel[0], kw = win.kernel[1], taps = kh * kw;
-  SmallVector<int64_t> at, flat, firsts;
+  SmallVector<int64_t> at, flat, rowStarts;
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
       int64_t r0 = i * win.strides[0] - win.pads[0],
@@ -227,18 +227,10 @@ FailureOr<Value> maxPoolIndices(NodeBinder &n, Value x, const Window &win,
       for (size_t t = start; t < flat.size(); ++t)
         if (flat[t] < 0)
           flat[t] = first;
-      firsts.push_back((i * ow + j) * taps);
+      rowStarts.push_back((i * ow + j) * taps);
     }
-  FailureOr<Value> pad = fill(n, {batch, channels, 1}, xt.getElementType(),
+  auto windows = gatherAxisOr(n, n.reshape(x, {batch, channels, h * w}), 2, at,
                               -std::numeric_limits<double>::infinity());
-  if (failed(pad))
-    return failure();
-  auto plane = n.create1<graph::ConcatOp>(
-      ValueRange{n.reshape(x, {batch, channels, h * w}), *pad},
-      {n.named("axis", n.b.getI64IntegerAttr(2))});
-  if (failed(plane))
-    return failure();
-  auto windows = gatherAxis(n, *plane, 2, at);
   if (failed(windows))
     return failure();
   auto tap = n.create1<graph::ArgMaxOp>(
@@ -253,7 +245,7 @@ FailureOr<Value> maxPoolIndices(NodeBinder &n, Value x, const Window &win,
         DenseElementsAttr::get(RankedTensorType::get(shape, i64), values));
   };
   // Row (position * taps + tap) of the table.
-  auto row = n.create1<graph::AddOp>({*tap, table({1, 1, oh, ow}, firsts)});
+  auto row = n.create1<graph::AddOp>({*tap, table({1, 1, oh, ow}, rowStarts)});
   if (failed(row))
     return failure();
   auto inPlane =

@@ -41,8 +41,7 @@ public:
     SmallVector<int64_t> perm;
     for (char c : to)
       perm.push_back(llvm::find(from, c) - from.begin());
-    auto r = n.create1<graph::TransposeOp>(
-        v, {n.named("perm", n.b.getDenseI64ArrayAttr(perm))});
+    auto r = n.transpose(v, perm);
     return succeeded(r) ? *r : Value();
   }
 
@@ -79,19 +78,17 @@ public:
       if (!j)
         return v;
       char c = t[i];
-      Term moved;
-      for (auto [k, d] : llvm::enumerate(t))
-        if (k != i && k != j)
-          moved.push_back(d);
       // By position: transpose() finds letters by value, and c is twice.
+      Term moved;
       SmallVector<int64_t> perm;
       for (size_t k = 0; k < t.size(); ++k)
-        if (k != i && k != j)
+        if (k != i && k != j) {
+          moved.push_back(t[k]);
           perm.push_back(k);
+        }
       perm.push_back(i);
       perm.push_back(j);
-      auto r = n.create1<graph::TransposeOp>(
-          v, {n.named("perm", n.b.getDenseI64ArrayAttr(perm))});
+      auto r = n.transpose(v, perm);
       if (failed(r))
         return Value();
       SmallVector<int64_t> merged = shapeOf(moved);

@@ -306,6 +306,11 @@ Value NodeBinder::reshape(Value v, ArrayRef<int64_t> shape) {
   return foldResult(op);
 }
 
+FailureOr<Value> NodeBinder::transpose(Value v, ArrayRef<int64_t> perm) {
+  return create1<graph::TransposeOp>(
+      v, {named("perm", b.getDenseI64ArrayAttr(perm))});
+}
+
 Value NodeBinder::castTo(Value v, Type elementType) {
   auto t = typeOf(v);
   if (t.getElementType() == elementType)
@@ -357,6 +362,25 @@ FailureOr<Value> gatherAxis(NodeBinder &n, Value x, int64_t axis,
   Value idx = n.constant(DenseIntElementsAttr::get(type, indices));
   return n.create1<graph::GatherOp>(
       {x, idx}, {n.named("axis", n.b.getI64IntegerAttr(axis))});
+}
+
+FailureOr<Value> gatherAxisOr(NodeBinder &n, Value x, int64_t axis,
+                              ArrayRef<int64_t> indices, double value) {
+  auto t = n.typeOf(x);
+  int64_t dim = t.getDimSize(axis);
+  if (llvm::is_contained(indices, dim)) {
+    SmallVector<int64_t> slice(t.getShape());
+    slice[axis] = 1;
+    FailureOr<Value> filler = fill(n, slice, t.getElementType(), value);
+    if (failed(filler))
+      return failure();
+    auto cat = n.create1<graph::ConcatOp>(
+        ValueRange{x, *filler}, {n.named("axis", n.b.getI64IntegerAttr(axis))});
+    if (failed(cat))
+      return failure();
+    x = *cat;
+  }
+  return gatherAxis(n, x, axis, indices);
 }
 
 } // namespace ampc::onnx_to_graph

@@ -152,6 +152,9 @@ public:
   mlir::LogicalResult checkSize(mlir::Type type);
 
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  /// `v` with its dimensions in the order `perm`.
+  mlir::FailureOr<mlir::Value> transpose(mlir::Value v,
+                                         llvm::ArrayRef<int64_t> perm);
   mlir::Value constant(mlir::Attribute value);
   mlir::Value castTo(mlir::Value v, mlir::Type elementType);
 
@@ -188,6 +191,14 @@ mlir::FailureOr<mlir::Value> fill(NodeBinder &n, llvm::ArrayRef<int64_t> shape,
 mlir::FailureOr<mlir::Value> gatherAxis(NodeBinder &n, mlir::Value x,
                                         int64_t axis,
                                         llvm::ArrayRef<int64_t> indices);
+
+/// The same, where an index equal to the axis' size stands for `value` (a
+/// slice of it is appended when an index asks for it): windows that reach
+/// into padding.
+mlir::FailureOr<mlir::Value> gatherAxisOr(NodeBinder &n, mlir::Value x,
+                                          int64_t axis,
+                                          llvm::ArrayRef<int64_t> indices,
+                                          double value);
 
 /// The default-domain opsets ampc converts: an op handled "from kMinOpset"
 /// is handled as every version of it in this range defines it.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/OnnxToGraph/NodeBinder.h"
+#include "dialects/Graph/ShapeInference.h"
 
 #include <limits>
 
@@ -131,14 +132,12 @@ FailureOr<SmallVector<Value>> convertComposedReduce(NodeBinder &n) {
     auto y = failed(log) ? log : n.create1<graph::AddOp>({*log, *m});
     if (failed(y))
       return failure();
-    auto kept = n.typeOf(*y);
     if (r->keepdims || r->axes.empty())
       return SmallVector<Value>{*y};
-    SmallVector<int64_t> shape;
-    for (auto [i, d] : llvm::enumerate(kept.getShape()))
-      if (!llvm::is_contained(r->axes, static_cast<int64_t>(i)))
-        shape.push_back(d);
-    return SmallVector<Value>{n.reshape(*y, shape)};
+    std::string error;
+    std::optional<shape::Shape> dropped =
+        shape::reduce(n.typeOf(x).getShape(), r->axes, false, error);
+    return SmallVector<Value>{n.reshape(*y, *dropped)};
   }
   v = kind == Composed::Min
           ? reduce<graph::ReduceMaxOp>(n, *v, r->axes, r->keepdims)

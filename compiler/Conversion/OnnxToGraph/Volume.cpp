@@ -18,8 +18,7 @@ namespace ampc::onnx_to_graph {
 namespace {
 
 Value transpose(NodeBinder &n, Value v, ArrayRef<int64_t> perm) {
-  auto t = n.create1<graph::TransposeOp>(
-      v, {n.named("perm", n.b.getDenseI64ArrayAttr(perm))});
+  auto t = n.transpose(v, perm);
   return succeeded(t) ? *t : Value();
 }
 
@@ -57,31 +56,17 @@ FailureOr<Value> conv3d(NodeBinder &n, Value x, Value w, Value bias,
   FailureOr<int64_t> outDepth = outLength(n, depth, win, 0, xt);
   if (failed(outDepth))
     return failure();
-  // [N, D, C, H, W], with a zero slice at depth D when the window reaches
-  // into the padding.
+  // [N, D, C, H, W]; depth D stands for the padding's zeros.
   Value v = transpose(n, x, {0, 2, 1, 3, 4});
   if (!v)
     return failure();
   SmallVector<int64_t> index;
-  bool padded = false;
   for (int64_t od = 0; od < *outDepth; ++od)
     for (int64_t k = 0; k < taps; ++k) {
       int64_t d = od * win.strides[0] - win.pads[0] + k * win.dilations[0];
-      padded |= d < 0 || d >= depth;
       index.push_back(d < 0 || d >= depth ? depth : d);
     }
-  if (padded) {
-    FailureOr<Value> zero =
-        fill(n, {batch, 1, channels, height, width}, xt.getElementType(), 0.0);
-    if (failed(zero))
-      return failure();
-    auto cat = n.create1<graph::ConcatOp>(
-        ValueRange{v, *zero}, {n.named("axis", n.b.getI64IntegerAttr(1))});
-    if (failed(cat))
-      return failure();
-    v = *cat;
-  }
-  FailureOr<Value> taken = gatherAxis(n, v, 1, index);
+  FailureOr<Value> taken = gatherAxisOr(n, v, 1, index, 0.0);
   if (failed(taken))
     return failure();
   int64_t rows = batch * *outDepth, perGroup = channels / group;

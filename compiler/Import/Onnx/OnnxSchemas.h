@@ -1,5 +1,4 @@
-//===- OnnxSchemas.h - the operator schemas the importer checks by -*- C++
-//-*-===//
+//===- OnnxSchemas.h - the schemas the importer checks by ----*- C++ -*-===//
 //
 // libonnx 1.12 knows opsets up to 17. PyTorch 2 exports opset 18 by
 // default, where the reductions take their axes as an input, Split takes
@@ -17,10 +16,6 @@
 #include "onnx/defs/schema.h"
 
 namespace ampc {
-
-/// The newest default-domain opset whose schemas the importer knows (libonnx
-/// 1.12's 17, plus ampc's schemas of the ops that changed at 18).
-constexpr int kNewestKnownOpset = 18;
 
 /// libonnx's schemas, with ampc's for the default-domain ops that changed at
 /// opset 18. An op that changed at 18 and has no schema here (LpPool,
