@@ -126,14 +126,16 @@ def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
     bucket of its own); each bucket's all-reduce is placed right after its
     last gradient exists, and the updates that read it follow it. A
     gradient that the update reads through a widening cast (an f16 or bf16
-    gradient of an f32 master weight) is reduced in its own type, half the
-    bytes, and cast after.
+    gradient of an f32 master weight) is reduced before the cast, so the
+    update still reads the low-precision mean; the CPU kernel exchanges it
+    as f32 (a bucket's limit counts the gradient's own bytes, half of
+    that).
 
     Loss scaling's overflow check, placed after this pass, reads the
     averaged gradients: an inf or NaN on any rank is in every rank's mean,
     so every rank skips the same steps with no extra exchange. With
-    gradient accumulation the all-reduce runs on every micro-step (on the
-    update's averaged sum), not only on the steps that update.
+    gradient accumulation the all-reduce takes the skip flag its updates
+    share, so the micro-steps that only add exchange nothing.
 
     `@train_step` then carries `graph.world_size = N`, which the Program's
     step information passes on to the runtime.

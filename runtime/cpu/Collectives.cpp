@@ -9,47 +9,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Collective.h"
-#include "runtime/Half.h"
 #include "runtime/TypedIO.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/cpu/Scratch.h"
 #include "runtime/ops/AttrReaders.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace ampc::rt::cpu {
 namespace {
-
-void widen(const TensorView &in, float *out) {
-  size_t n = static_cast<size_t>(in.numElements());
-  switch (in.dtype) {
-  case DType::F16:
-    halfToFloat(in.as<uint16_t>(), out, n);
-    break;
-  case DType::BF16:
-    bfloatToFloat(in.as<uint16_t>(), out, n);
-    break;
-  default:
-    std::copy_n(in.as<float>(), n, out);
-    break;
-  }
-}
-
-void narrow(const float *in, const TensorView &out) {
-  size_t n = static_cast<size_t>(out.numElements());
-  switch (out.dtype) {
-  case DType::F16:
-    floatToHalf(in, out.as<uint16_t>(), n);
-    break;
-  case DType::BF16:
-    floatToBFloat(in, out.as<uint16_t>(), n);
-    break;
-  default:
-    std::copy_n(in, n, out.as<float>());
-    break;
-  }
-}
 
 Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
   int64_t worldSize = 0;
@@ -81,7 +49,7 @@ Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
   float *buffer = sum.resize(total);
   size_t at = 0;
   for (size_t i = 0; i < grads; ++i) {
-    widen(call.inputs[i], buffer + at);
+    loadF32(call.inputs[i], 0, call.inputs[i].numElements(), buffer + at);
     at += static_cast<size_t>(call.inputs[i].numElements());
   }
   AMPC_RETURN_IF_ERROR(ctx.collective->allReduceSum(buffer, total));
@@ -92,7 +60,7 @@ Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
     buffer[i] *= inverse;
   at = 0;
   for (const TensorView &out : call.outputs) {
-    narrow(buffer + at, out);
+    storeF32(buffer + at, out.numElements(), out, 0);
     at += static_cast<size_t>(out.numElements());
   }
   return Status::ok();

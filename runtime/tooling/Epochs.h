@@ -36,6 +36,11 @@ struct EpochClock {
     int64_t firstBatch = (epochOf(step) - 1) * batchesPerEpoch;
     return firstBatch / worldSize;
   }
+  /// The step that takes the last batch of the epoch step `step` starts
+  /// in.
+  int64_t lastStepOf(int64_t step) const {
+    return (epochOf(step) * batchesPerEpoch - 1) / worldSize;
+  }
   /// Epochs, as a fraction, that the first `done` steps took.
   double fraction(int64_t done) const {
     return static_cast<double>(done * worldSize) /

@@ -37,10 +37,9 @@ std::pair<int64_t, int64_t> Progress::periodOf(int64_t step) const {
   if (!epochs_.known())
     return {steps_, step + 1};
   int64_t first = epochs_.firstStepOf(step);
-  // The step that takes the epoch's last batch, or the run's last.
-  int64_t last =
-      (epochs_.epochOf(step) * epochs_.batchesPerEpoch - 1) / epochs_.worldSize;
-  return {std::min(last, steps_ - 1) - first + 1, step - first + 1};
+  // To the step that takes the epoch's last batch, or the run's last.
+  int64_t last = std::min(epochs_.lastStepOf(step), steps_ - 1);
+  return {last - first + 1, step - first + 1};
 }
 
 void Progress::update(int64_t step, double loss, double scale) {

@@ -54,6 +54,7 @@ TEST(EpochClock, RanksThatDoNotDivideTheEpoch) {
   EXPECT_EQ(c.epochOf(5), 1);
   EXPECT_EQ(c.epochOf(6), 2);
   EXPECT_EQ(c.firstStepOf(7), 5); // epoch 2 starts with batch 16, in step 5
+  EXPECT_EQ(c.lastStepOf(7), 10); // and ends with batch 31, in step 10
   EXPECT_DOUBLE_EQ(c.fraction(11), 33.0 / 16);
 }
 
