@@ -435,15 +435,15 @@ rt::Status TrainLoop::step(const std::vector<Feed> &batch, bool probe,
     AMPC_RETURN_IF_ERROR(train_.output(kFoundInf, fv));
     out.overflow = rt::elementAsDouble(fv, 0) != 0;
   }
-  double ms = seconds(runStart, Clock::now()) * 1e3;
   // Data parallelism: the step's loss is the mean of the ranks' (what one
   // process accumulating the same batches averages), so every rank reports,
-  // and stops on, the same value.
+  // and stops on, the same value. The exchange is part of the step's time.
   if (o_.collective && o_.worldSize > 1) {
     if (rt::Status st = o_.collective->sumOverRanks(out.loss); !st)
       return rt::Status::error(where + st.message());
     out.loss /= o_.worldSize;
   }
+  double ms = seconds(runStart, Clock::now()) * 1e3;
   times_.push_back(ms);
   inputTimes_.push_back(inputMs);
   std::vector<double> row = {
