@@ -3,17 +3,23 @@
 
 For each model, alternating in --rounds rounds on synthetic data:
 - 1 process with --threads T (T = the cores given, default 2);
-- --nproc 2, each rank with T/2 threads (the same cores in all);
+- --nproc 2, each rank with T/2 threads (the same cores in all), in three
+  forms: one bucket (the default 25 MiB, which holds every gradient of
+  these models, so nothing can overlap it), and buckets of --bucket-mb
+  (default 0.1 MiB) waited for at once (--overlap-exchange=false) or
+  overlapped with the backward work after them (the default);
 and from each run amp-run's summary: the median step (ms) and, for the
-ranks, rank 0's time in the gradient all-reduces per step. Printed as
-ratios, measured side by side (absolute CPU times are not reported):
+ranks, rank 0's time blocked in the gradient all-reduces per step (the
+exchange and the wait for the other rank that other work did not hide).
+Printed as ratios, measured side by side (absolute CPU times are not
+reported):
 - samples/s of 2 ranks over 1 process (a rank's step takes 2 batches'
   worth of samples across the ranks);
-- the share of a rank's step spent in the all-reduce (the exchange and
-  the wait for the other rank; the runtime does not overlap it).
+- the share of a rank's step spent blocked in the all-reduce.
 
     /usr/bin/python3 bench/data_parallel.py [--models mlp,msmlp,lenet5]
-        [--steps 200] [--rounds 3] [--threads 2] [--markdown]
+        [--steps 200] [--rounds 3] [--threads 2] [--bucket-mb 0.1]
+        [--markdown]
 
 Needs openmpi-bin (scripts/setup.sh) and a built amp-run.
 """
@@ -48,45 +54,68 @@ def run(amp_run, model, steps, extra):
     return float(m.group(1)), float(m.group(2) or 0)
 
 
+FORMS = [
+    ("one bucket", []),
+    ("small buckets, waited at once", ["--overlap-exchange=false"]),
+    ("small buckets, overlapped", []),
+]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="mlp,msmlp,lenet5")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--bucket-mb", type=float, default=0.1)
     ap.add_argument("--amp-run", default=os.path.join(ROOT, "build", "bin",
                                                       "amp-run"))
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     half = max(1, a.threads // 2)
     print(f"load average at start: {os.getloadavg()[0]:.2f}; 1 process x "
-          f"{a.threads} threads vs 2 ranks x {half}")
+          f"{a.threads} threads vs 2 ranks x {half}; small buckets "
+          f"{a.bucket_mb} MiB")
     rows = []
     for name in a.models.split(","):
         model = MODELS[name]
         if not os.path.exists(model):
             print(f"{name}: {model} not found, skipped")
             continue
-        one, two, wait = [], [], []
+        one = []
+        steps = {form: [] for form, _ in FORMS}
+        shares = {form: [] for form, _ in FORMS}
         for _ in range(a.rounds):
             one.append(run(a.amp_run, model, a.steps,
                            ["--threads", str(a.threads)])[0])
-            step, reduce = run(a.amp_run, model, a.steps,
-                               ["--nproc", "2", "--threads", str(half)])
-            two.append(step)
-            wait.append(reduce / step)
-        speedup = 2 * statistics.median(one) / statistics.median(two)
-        share = statistics.median(wait)
-        rows.append((name, speedup, share))
-        print(f"{name}: 2 ranks run {speedup:.2f}x the samples/s of 1 "
-              f"process; a rank spends {100 * share:.0f}% of its step in the "
-              "all-reduce")
+            for form, flags in FORMS:
+                buckets = [] if form == "one bucket" else [
+                    "--bucket-mb", str(a.bucket_mb)]
+                step, reduce = run(a.amp_run, model, a.steps,
+                                   ["--nproc", "2", "--threads", str(half),
+                                    *buckets, *flags])
+                steps[form].append(step)
+                shares[form].append(reduce / step)
+        row = [name]
+        for form, _ in FORMS:
+            speedup = 2 * statistics.median(one) / statistics.median(
+                steps[form])
+            share = statistics.median(shares[form])
+            row += [speedup, share]
+            print(f"{name}, {form}: 2 ranks run {speedup:.2f}x the "
+                  f"samples/s of 1 process; a rank is blocked in the "
+                  f"all-reduce {100 * share:.0f}% of its step")
+        rows.append(row)
     if a.markdown:
-        print("| model | 2 ranks / 1 process, samples/s | all-reduce share "
-              "of a rank's step |")
-        print("|---|---|---|")
-        for name, speedup, share in rows:
-            print(f"| {name} | {speedup:.2f} | {100 * share:.0f}% |")
+        print("| model | " + " | ".join(
+            f"{form}: samples/s vs 1 process | {form}: blocked in the "
+            "all-reduce" for form, _ in FORMS) + " |")
+        print("|---|" + "---|---|" * len(FORMS))
+        for r in rows:
+            cells = [r[0]]
+            for i in range(len(FORMS)):
+                cells += [f"{r[1 + 2 * i]:.2f}", f"{100 * r[2 + 2 * i]:.0f}%"]
+            print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 //===- Collective.h - the processes of a data-parallel run ------*- C++ -*-===//
 //
-// What the kernels that exchange gradients (all_reduce_mean) see of the
-// other processes: a rank, a world size and an in-place sum. The runtime
-// core knows no transport; runtime/mpi implements it over MPI, and a
-// Session is given one through SessionOptions.
+// What the kernels that exchange gradients (all_reduce_start/wait) see of
+// the other processes: a rank, a world size and an in-place sum that runs
+// while the caller goes on. The runtime core knows no transport;
+// runtime/mpi implements it over MPI, and a Session is given one through
+// SessionOptions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_COLLECTIVE_H
@@ -20,12 +21,24 @@ public:
   virtual ~Collective() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// Replaces `data[0, count)` on every process by its elementwise sum
-  /// over all processes (IEEE f32 additions: an inf or NaN anywhere is in
-  /// every sum). Every process makes the same calls in the same order; a
-  /// process that does not arrive within the collective's timeout makes
-  /// the call fail, naming the wait.
-  virtual Status allReduceSum(float *data, size_t count) = 0;
+  /// Starts replacing `data[0, count)` on every process by its elementwise
+  /// sum over all processes (IEEE f32 additions: an inf or NaN anywhere is
+  /// in every sum), and returns at once: the caller goes on with other
+  /// work and must neither read nor write the data until finishSum(data)
+  /// has returned. Every process starts the same sums in the same order.
+  virtual Status startSum(float *data, size_t count) = 0;
+  /// Waits for the sum startSum(data, ...) started. A process that does
+  /// not arrive within the collective's timeout makes it fail, naming the
+  /// wait.
+  virtual Status finishSum(float *data) = 0;
+  /// Waits for every sum started and not finished (after an error, before
+  /// their buffers go away); their failures are dropped.
+  virtual void finishAll() = 0;
+  /// startSum, then finishSum.
+  Status allReduceSum(float *data, size_t count) {
+    AMPC_RETURN_IF_ERROR(startSum(data, count));
+    return finishSum(data);
+  }
   /// Replaces `value` by its sum over all processes, in double: a step's
   /// figures (the ranks' losses), not gradients, so not counted in
   /// allReduceSeconds().
@@ -34,8 +47,9 @@ public:
   /// `timeoutSeconds` (the wait while one process alone does other work,
   /// such as rank 0 evaluating or writing a checkpoint).
   virtual Status waitForAll(double timeoutSeconds) = 0;
-  /// Seconds spent in allReduceSum so far (the exchange and the wait for
-  /// the other ranks): what data parallelism costs a step.
+  /// Seconds the caller has spent in startSum and finishSum so far: the
+  /// exchange and the wait for the other ranks that other work did not
+  /// hide, what data parallelism costs a step.
   virtual double allReduceSeconds() const = 0;
 };
 

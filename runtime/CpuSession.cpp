@@ -2,6 +2,7 @@
 #include "runtime/CpuSession.h"
 
 #include "runtime/ByteSize.h"
+#include "runtime/Collective.h"
 #include "runtime/HostMemory.h"
 #include "runtime/cpu/Dnnl.h"
 #include "runtime/cpu/Parallel.h"
@@ -159,9 +160,14 @@ Status CpuSession::run() {
     // Inputs the kernel writes over (in place) can only be read before.
     bool inputsBad = probe && inputsNonFinite(k, /*overwritten=*/true);
     // The context string is built only for an error: this loop is the step.
-    if (Status st = cpu::runKernel(calls_[k], ctx); !st)
+    if (Status st = cpu::runKernel(calls_[k], ctx); !st) {
+      // An exchange started before the failure still writes into the
+      // arena: it ends before run() returns.
+      if (collective_)
+        collective_->finishAll();
       return st.withContext("function '" + fn_.name +
                             "': " + fn_.kernels[k].describe(k));
+    }
     if (probe)
       probeOutputs(k, inputsBad);
   }

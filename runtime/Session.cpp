@@ -244,6 +244,10 @@ bool Session::inputsNonFinite(size_t k, bool overwritten) const {
 
 void Session::probeOutputs(size_t k, bool inputsBad) {
   const ops::OpCall &call = calls_[k];
+  // The ranks are still summing into the exchange buffer; its wait's
+  // outputs are probed.
+  if (call.op == "all_reduce_start")
+    return;
   for (size_t o = 0; o < call.outputs.size(); ++o) {
     const TensorView &out = call.outputs[o];
     TensorView host;

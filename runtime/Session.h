@@ -53,7 +53,7 @@ struct SessionOptions {
   // CUDA: capture the step into a CUDA graph on its second run and replay
   // it (off: launch kernel by kernel, for debugging).
   bool cudaGraph = true;
-  // The ranks of a data-parallel run, which a step's all_reduce_mean
+  // The ranks of a data-parallel run, which a step's all_reduce_start/wait
   // kernels exchange gradients with (runtime/mpi); null: one process.
   std::shared_ptr<Collective> collective;
 };

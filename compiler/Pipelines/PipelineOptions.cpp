@@ -275,6 +275,7 @@ GraphDataParallelPassOptions TrainPipelineOptions::dataParallelOptions() const {
   GraphDataParallelPassOptions o;
   o.worldSize = dataParallel;
   o.bucketMb = bucketMb;
+  o.overlap = overlapExchange;
   return o;
 }
 

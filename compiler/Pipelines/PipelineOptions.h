@@ -277,6 +277,13 @@ struct TrainPipelineOptions : CompileOptions<TrainPipelineOptions> {
                      "takes"),
       llvm::cl::init(GraphDataParallelPassOptions().bucketMb),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
+  Option<bool> overlapExchange{
+      *this, "overlap-exchange",
+      llvm::cl::desc("Data parallelism: run each bucket's all-reduce behind "
+                     "the backward work that follows it (false: wait for it "
+                     "at once)"),
+      llvm::cl::init(GraphDataParallelPassOptions().overlap),
+      llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
   /// graph-data-parallel's options.
   GraphDataParallelPassOptions dataParallelOptions() const;
 };

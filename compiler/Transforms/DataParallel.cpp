@@ -1,9 +1,10 @@
 //===- DataParallel.cpp - the graph-data-parallel pass --------------------===//
 //
 // Averages the gradients the optimizer updates read over the ranks of a
-// data-parallel run: one graph.all_reduce_mean per bucket of gradients,
-// placed as soon as the bucket's last gradient exists, with the updates
-// after it. See Passes.td.
+// data-parallel run: per bucket of gradients, a graph.all_reduce_start as
+// soon as the bucket's last gradient exists and a graph.all_reduce_wait
+// after it (with overlap, after the next bucket's start), with the updates
+// after the wait. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,15 +55,15 @@ amp::CastOp wideningCast(Value grad) {
 
 /// Moves `ops` (in block order) and every op of the block that reads what
 /// they make, transitively, to right after `anchor`, keeping their order.
-/// The terminator stays.
-void moveAfter(ArrayRef<Operation *> ops, Operation *anchor) {
+/// The terminator stays. Returns the last op moved, or `anchor`.
+Operation *moveAfter(ArrayRef<Operation *> ops, Operation *anchor) {
   Block *block = anchor->getBlock();
   llvm::SetVector<Operation *> moved;
   for (Operation *op : ops)
     if (op->isBeforeInBlock(anchor))
       moved.insert(op);
   if (moved.empty())
-    return;
+    return anchor;
   for (Operation &op : *block)
     if (!op.hasTrait<OpTrait::IsTerminator>() && !moved.contains(&op) &&
         llvm::any_of(op.getOperands(), [&](Value v) {
@@ -79,7 +80,17 @@ void moveAfter(ArrayRef<Operation *> ops, Operation *anchor) {
     op->moveAfter(after);
     after = op;
   }
+  return after;
 }
+
+/// One bucket's exchange: its members, one operand per gradient value, the
+/// skip flag they share (or null) and the op that starts it.
+struct Exchange {
+  MutableArrayRef<Member> members;
+  llvm::MapVector<Value, unsigned> operand;
+  Value skip;
+  graph::AllReduceStartOp start;
+};
 
 struct GraphDataParallelPass
     : impl::GraphDataParallelPassBase<GraphDataParallelPass> {
@@ -146,41 +157,77 @@ struct GraphDataParallelPass
       bytes += bytesOf(m.reduced);
     }
 
+    // Each bucket's exchange starts as soon as its last gradient exists,
+    // the buckets in the order the backward pass completes them.
     OpBuilder b(f.getContext());
-    llvm::SetVector<Operation *> oldCasts;
+    SmallVector<Exchange> exchanges;
     for (MutableArrayRef<Member> bucket : buckets) {
-      // One operand per value: updates that read the same gradient (or
-      // the same cast of it) share its mean.
-      llvm::MapVector<Value, unsigned> operand;
+      Exchange &x = exchanges.emplace_back();
+      x.members = bucket;
       Operation *last = bucket.front().reduced.getDefiningOp();
       for (Member &m : bucket) {
-        operand.insert({m.reduced, operand.size()});
+        // One operand per value: updates that read the same gradient (or
+        // the same cast of it) share its mean.
+        x.operand.insert({m.reduced, x.operand.size()});
         if (last->isBeforeInBlock(m.reduced.getDefiningOp()))
           last = m.reduced.getDefiningOp();
       }
-      SmallVector<Value> grads;
-      for (auto &entry : operand)
-        grads.push_back(entry.first);
+      SmallVector<Value> inputs;
+      int64_t elements = 0;
+      for (auto &entry : x.operand) {
+        inputs.push_back(entry.first);
+        elements +=
+            cast<RankedTensorType>(entry.first.getType()).getNumElements();
+      }
       // Gradient accumulation skips the updates of the steps that only
       // add (the only guard before amp-loss-scale): the exchange too.
-      Value skip = bucket.front().update.getSkip();
+      x.skip = bucket.front().update.getSkip();
       for (Member &m : bucket)
-        if (m.update.getSkip() != skip)
-          skip = nullptr;
-      if (Operation *def = skip ? skip.getDefiningOp() : nullptr;
+        if (m.update.getSkip() != x.skip)
+          x.skip = nullptr;
+      if (Operation *def = x.skip ? x.skip.getDefiningOp() : nullptr;
           def && def != last && !def->isBeforeInBlock(last))
-        skip = nullptr;
-      if (skip)
-        grads.push_back(skip);
-      b.setInsertionPointAfter(last);
-      auto mean = graph::AllReduceMeanOp::create(
-          b, last->getLoc(), grads, b.getI64IntegerAttr(worldSize));
-      Operation *anchor = mean;
+        x.skip = nullptr;
+      if (x.skip)
+        inputs.push_back(x.skip);
+      // After the previous start when one op made the last gradients of
+      // both buckets: the starts keep the buckets' order.
+      Operation *after = last;
+      if (exchanges.size() > 1 &&
+          last->isBeforeInBlock(exchanges[exchanges.size() - 2].start))
+        after = exchanges[exchanges.size() - 2].start;
+      b.setInsertionPointAfter(after);
+      x.start = graph::AllReduceStartOp::create(
+          b, last->getLoc(), RankedTensorType::get({elements}, b.getF32Type()),
+          inputs, b.getI64IntegerAttr(worldSize));
+    }
+
+    llvm::SetVector<Operation *> oldCasts;
+    // The last op placed for the previous bucket (its wait, casts and
+    // updates): the waits keep the buckets' order.
+    Operation *previous = nullptr;
+    for (auto [k, x] : llvm::enumerate(exchanges)) {
+      // With overlap, bucket k's exchange runs while the backward pass
+      // makes bucket k+1 and until that bucket's exchange has started (one
+      // wait at a time, at most two buffers in flight).
+      Operation *waitAfter = overlap && k + 1 < exchanges.size()
+                                 ? exchanges[k + 1].start.getOperation()
+                                 : x.start.getOperation();
+      if (previous && waitAfter->isBeforeInBlock(previous))
+        waitAfter = previous;
+      b.setInsertionPointAfter(waitAfter);
+      SmallVector<Type> types;
+      for (auto &entry : x.operand)
+        types.push_back(entry.first.getType());
+      auto wait = graph::AllReduceWaitOp::create(
+          b, x.start.getLoc(), types, x.start.getExchange(), x.skip,
+          b.getI64IntegerAttr(worldSize));
+      Operation *anchor = wait;
       // The cast after the mean of each widened gradient, made once.
       llvm::DenseMap<Operation *, Value> recast;
       SmallVector<Operation *> updates;
-      for (Member &m : bucket) {
-        Value averaged = mean.getMeans()[operand.lookup(m.reduced)];
+      for (Member &m : x.members) {
+        Value averaged = wait.getMeans()[x.operand.lookup(m.reduced)];
         Value read = averaged;
         if (m.widening) {
           Value &c = recast[m.widening];
@@ -198,7 +245,7 @@ struct GraphDataParallelPass
         m.update.getGradMutable().set(read);
         updates.push_back(m.update);
       }
-      moveAfter(updates, anchor);
+      previous = moveAfter(updates, anchor);
     }
     // The casts the updates read before are dead now, unless the step
     // reads them elsewhere.

@@ -117,24 +117,30 @@ def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
     Runs after graph-build-training (and before amp-loss-scale), with
     `world-size=N` (N > 1; 1 leaves the module unchanged). Every rank runs
     the same step on its own batch; the gradient each optimizer update
-    reads is replaced by its mean over the N ranks (`graph.all_reduce_mean`),
-    so the update is the one of a batch N times as large, and every rank
-    keeps the same parameters.
+    reads is replaced by its mean over the N ranks, so the update is the
+    one of a batch N times as large, and every rank keeps the same
+    parameters.
 
     The gradients are taken in the order the backward pass produces them
     and cut into buckets of at most `bucket-mb` MiB (a larger gradient is a
-    bucket of its own); each bucket's all-reduce is placed right after its
-    last gradient exists, and the updates that read it follow it. A
-    gradient that the update reads through a widening cast (an f16 or bf16
-    gradient of an f32 master weight) is reduced before the cast, so the
-    update still reads the low-precision mean; the CPU kernel exchanges it
-    as f32 (a bucket's limit counts the gradient's own bytes, half of
-    that).
+    bucket of its own). Each bucket's exchange is two ops:
+    `graph.all_reduce_start`, right after the bucket's last gradient
+    exists, widens the bucket into one f32 buffer that the ranks sum while
+    the step goes on; `graph.all_reduce_wait` waits for the sum and gives
+    each gradient's mean, and the updates that read them follow it. With
+    `overlap` (the default) a bucket's wait comes after the next bucket's
+    start, so each exchange runs behind the backward work that makes the
+    next bucket (and the last one behind the updates of the one before);
+    without it the wait follows its start at once. A gradient that the
+    update reads through a widening cast (an f16 or bf16 gradient of an f32
+    master weight) is reduced before the cast, so the update still reads
+    the low-precision mean; it travels as f32 (a bucket's limit counts the
+    gradient's own bytes, half of that).
 
     Loss scaling's overflow check, placed after this pass, reads the
     averaged gradients: an inf or NaN on any rank is in every rank's mean,
     so every rank skips the same steps with no extra exchange. With
-    gradient accumulation the all-reduce takes the skip flag its updates
+    gradient accumulation the exchange takes the skip flag its updates
     share, so the micro-steps that only add exchange nothing.
 
     `@train_step` then carries `graph.world_size = N`, which the Program's
@@ -146,6 +152,9 @@ def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
            "the ranks of the run (1: no data parallelism)">,
     Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
            "the most gradient bytes (MiB) one all-reduce takes">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "wait for each bucket's sum only after the next bucket's "
+           "exchange has started (false: at once)">,
   ];
 }
 

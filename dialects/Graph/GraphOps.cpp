@@ -592,7 +592,7 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 namespace ampc::graph {
 // The custom<UpdateGuards> directive of the optimizer updates and
-// all_reduce_mean's custom<GradsAndSkip> (OptimizerOps.cpp).
+// all_reduce_start's custom<GradsAndSkip> (OptimizerOps.cpp).
 ParseResult
 parseUpdateGuards(OpAsmParser &p,
                   SmallVectorImpl<OpAsmParser::UnresolvedOperand> &guards);

@@ -147,35 +147,75 @@ static bool isSkipFlag(Value v) {
   return cast<ShapedType>(v.getType()).getElementType().isInteger(1);
 }
 
-Operation::operand_range AllReduceMeanOp::getGrads() {
-  OperandRange all = getInputs();
+/// Every operand of `all` but a trailing skip flag.
+static OperandRange gradsOf(OperandRange all) {
   return all.drop_back(!all.empty() && isSkipFlag(all.back()) ? 1 : 0);
 }
 
-Value AllReduceMeanOp::getSkip() {
-  OperandRange all = getInputs();
-  return !all.empty() && isSkipFlag(all.back()) ? all.back() : Value();
+Operation::operand_range AllReduceStartOp::getGrads() {
+  return gradsOf(getInputs());
 }
 
-LogicalResult AllReduceMeanOp::inferReturnTypes(MLIRContext *,
-                                                std::optional<Location>,
-                                                Adaptor adaptor,
-                                                SmallVectorImpl<Type> &types) {
-  for (Value g : adaptor.getInputs())
-    if (!isSkipFlag(g))
-      types.push_back(g.getType());
+Value AllReduceStartOp::getSkip() {
+  OperandRange all = getInputs();
+  return getGrads().size() < all.size() ? all.back() : Value();
+}
+
+static int64_t elementsOf(TypeRange types) {
+  int64_t n = 0;
+  for (Type t : types)
+    n += cast<ShapedType>(t).getNumElements();
+  return n;
+}
+
+/// Reads world_size as signed (I64Attr's getter is unsigned).
+static LogicalResult verifyWorldSize(Operation *op, IntegerAttr attr) {
+  if (int64_t n = attr.getInt(); n < 2)
+    return op->emitOpError("world_size must be >= 2, got ") << n;
   return success();
 }
 
-LogicalResult AllReduceMeanOp::verify() {
+LogicalResult AllReduceStartOp::verify() {
   if (getGrads().empty())
     return emitOpError("needs at least one gradient");
   for (Value g : getGrads())
     if (isSkipFlag(g))
       return emitOpError("takes its skip flag last, after the gradients");
-  // I64Attr's getter is unsigned: read it as signed.
-  if (int64_t n = getWorldSizeAttr().getInt(); n < 2)
-    return emitOpError("world_size must be >= 2, got ") << n;
+  if (failed(verifyWorldSize(*this, getWorldSizeAttr())))
+    return failure();
+  auto exchange = cast<RankedTensorType>(getExchange().getType());
+  int64_t n = elementsOf(getGrads().getTypes());
+  if (!exchange.hasStaticShape() || exchange.getDimSize(0) != n)
+    return emitOpError("the exchange buffer must be tensor<")
+           << n << "xf32> (the gradients' elements), got " << exchange;
+  return success();
+}
+
+LogicalResult AllReduceWaitOp::verify() {
+  if (failed(verifyWorldSize(*this, getWorldSizeAttr())))
+    return failure();
+  if (getMeans().empty())
+    return emitOpError("needs at least one result");
+  auto exchange = cast<RankedTensorType>(getExchange().getType());
+  int64_t n = elementsOf(getMeans().getTypes());
+  if (!exchange.hasStaticShape() || exchange.getDimSize(0) != n)
+    return emitOpError("the exchange buffer must be tensor<")
+           << n << "xf32> (the results' elements), got " << exchange;
+  // Where the start is in sight (before the lowering wraps ops into
+  // kernels), the pair must agree.
+  auto start = getExchange().getDefiningOp<AllReduceStartOp>();
+  if (!start)
+    return success();
+  if (start.getWorldSizeAttr().getInt() != getWorldSizeAttr().getInt())
+    return emitOpError("has world_size ")
+           << getWorldSizeAttr().getInt() << " but its start has "
+           << start.getWorldSizeAttr().getInt();
+  if (start.getSkip() != getSkip())
+    return emitOpError("must take the skip flag its start takes");
+  if (TypeRange(getMeans().getTypes()) !=
+      TypeRange(start.getGrads().getTypes()))
+    return emitOpError("results must have the types of its start's "
+                       "gradients, one each");
   return success();
 }
 
@@ -247,7 +287,7 @@ parseUpdateGuards(OpAsmParser &p,
   return success();
 }
 
-/// `%g0, %g1 skip %s`: all_reduce_mean's gradients, then its optional
+/// `%g0, %g1 skip %s`: all_reduce_start's gradients, then its optional
 /// skip flag.
 ParseResult
 parseGradsAndSkip(OpAsmParser &p,
@@ -260,12 +300,12 @@ parseGradsAndSkip(OpAsmParser &p,
   return success();
 }
 
-void printGradsAndSkip(OpAsmPrinter &p, Operation *op, OperandRange) {
-  auto mean = cast<AllReduceMeanOp>(op);
-  p.printOperands(mean.getGrads());
-  if (Value skip = mean.getSkip()) {
+void printGradsAndSkip(OpAsmPrinter &p, Operation *, OperandRange inputs) {
+  OperandRange grads = gradsOf(inputs);
+  p.printOperands(grads);
+  if (grads.size() < inputs.size()) {
     p << " skip ";
-    p.printOperand(skip);
+    p.printOperand(inputs.back());
   }
 }
 

@@ -167,32 +167,35 @@ def Graph_LrScheduleOp : Graph_OptimizerOp<"lr_schedule"> {
 
 def Graph_GradientTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
 
-// Not Pure: it exchanges data with the other processes of the run, so it
-// may be neither removed nor merged with another (as graph.dropout, it has
-// unknown effects).
-// A gradient of all_reduce_mean, or its trailing skip flag.
+// A gradient of all_reduce_start, or its trailing skip flag.
 def Graph_AllReduceOperand : AnyTypeOf<[Graph_GradientTensor, Graph_SkipTensor]>;
+// The f32 buffer an exchange sums in, from all_reduce_start to
+// all_reduce_wait.
+def Graph_ExchangeTensor : 1DTensorOf<[F32]>;
 
-def Graph_AllReduceMeanOp
-    : Graph_Op<"all_reduce_mean", [Graph_Optimizer, InferTypeOpAdaptor]> {
-  let summary = "the mean of each gradient over the ranks of a data-parallel run";
+// Neither op is Pure: together they exchange data with the other processes
+// of the run, so they may be neither removed nor merged with another (as
+// graph.dropout, they have unknown effects).
+def Graph_AllReduceStartOp
+    : Graph_Op<"all_reduce_start", [Graph_Optimizer]> {
+  let summary = "starts summing a bucket of gradients over the ranks of a "
+                "data-parallel run";
   let description = [{
-    graph-data-parallel puts one after the last gradient of each bucket.
-    Every rank passes its gradients of one step; each result is the sum of
-    that operand over the `world_size` ranks, accumulated in f32, times
-    1/world_size rounded to f32, rounded once to the operand's type. A
-    non-finite value on any rank is non-finite in every rank's result, so
-    the overflow check after it agrees on every rank.
+    graph-data-parallel puts one after the last gradient of each bucket,
+    and the bucket's `graph.all_reduce_wait` later. Every rank passes its
+    gradients of one step. The result is the exchange buffer: the gradients
+    widened to f32, one after another, which the ranks sum in place while
+    the step goes on. Nothing may read the buffer but the wait.
 
     With `skip` true (gradient accumulation's steps that only add, the
-    same on every rank) nothing is exchanged and each result is its
-    operand: the updates that read them are skipped too.
+    same on every rank) nothing is exchanged: the buffer keeps this rank's
+    gradients, and the wait passes them through.
   }];
   // The gradients and the optional skip flag are one operand group, as an
   // update's guards are: no operand-segment attribute.
   let arguments = (ins Variadic<Graph_AllReduceOperand>:$inputs,
                    I64Attr:$world_size);
-  let results = (outs Variadic<Graph_GradientTensor>:$means);
+  let results = (outs Graph_ExchangeTensor:$exchange);
   let assemblyFormat = [{
     custom<GradsAndSkip>($inputs) attr-dict `:`
     functional-type(operands, results)
@@ -202,6 +205,30 @@ def Graph_AllReduceMeanOp
     ::mlir::Operation::operand_range getGrads();
     /// The skip flag, or null.
     ::mlir::Value getSkip();
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_AllReduceWaitOp
+    : Graph_Op<"all_reduce_wait", [Graph_Optimizer]> {
+  let summary = "the mean of each gradient of a started all-reduce";
+  let description = [{
+    Waits until the sum that `graph.all_reduce_start` started is complete.
+    Each result is the sum of that start's gradient operand over the
+    `world_size` ranks, accumulated in f32, times 1/world_size rounded to
+    f32, rounded once to the gradient's type. A non-finite value on any
+    rank is non-finite in every rank's result, so the overflow check after
+    it agrees on every rank. With `skip` (the start's flag) true each
+    result is the start's operand.
+
+    The work between the start and the wait overlaps the exchange.
+  }];
+  let arguments = (ins Graph_ExchangeTensor:$exchange,
+                   Optional<Graph_SkipTensor>:$skip, I64Attr:$world_size);
+  let results = (outs Variadic<Graph_GradientTensor>:$means);
+  let assemblyFormat = [{
+    $exchange (`skip` $skip^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

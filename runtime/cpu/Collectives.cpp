@@ -1,26 +1,27 @@
 //===- Collectives.cpp - CPU kernels that exchange data between ranks -----===//
 //
-// all_reduce_mean: the bucket's gradients are widened into one f32 buffer,
-// summed over the ranks in place by the session's rt::Collective (one
-// exchange per bucket), multiplied by 1/world_size rounded to f32, and
-// rounded once into each output. With its skip flag set (an accumulation
-// step that only adds) it exchanges nothing.
+// A bucket's exchange is two kernels. all_reduce_start widens the bucket's
+// gradients into its output, the f32 exchange buffer, and has the
+// session's rt::Collective start summing it over the ranks in place; the
+// kernels after it run while the ranks exchange. all_reduce_wait waits for
+// that sum, multiplies it by 1/world_size rounded to f32 and rounds once
+// into each output. With the skip flag set (an accumulation step that only
+// adds) nothing is exchanged and each output is its gradient.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Collective.h"
 #include "runtime/TypedIO.h"
 #include "runtime/cpu/Registry.h"
-#include "runtime/cpu/Scratch.h"
 #include "runtime/ops/AttrReaders.h"
 
-#include <cstring>
+#include <algorithm>
 
 namespace ampc::rt::cpu {
 namespace {
 
-Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
-  int64_t worldSize = 0;
+/// The session's ranks, which must be the ones the step was compiled for.
+Status ranksOf(const OpCall &call, const CpuContext &ctx, int64_t &worldSize) {
   AMPC_RETURN_IF_ERROR(ops::getInt(*call.attrs, "world_size", worldSize));
   if (!ctx.collective)
     return Status::error(
@@ -32,36 +33,55 @@ Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
     return Status::error("the step was compiled for " +
                          std::to_string(worldSize) + " ranks but runs in " +
                          std::to_string(ctx.collective->size()));
-  // A step of gradient accumulation that only adds: every rank skips the
-  // exchange alike, and each output is its gradient.
-  const size_t grads = call.outputs.size();
-  if (call.inputs.size() > grads && elementAsInt(call.inputs.back(), 0) != 0) {
-    for (size_t i = 0; i < grads; ++i)
-      if (call.outputs[i].data != call.inputs[i].data)
-        std::memcpy(call.outputs[i].data, call.inputs[i].data,
-                    call.inputs[i].byteSize());
-    return Status::ok();
-  }
-  size_t total = 0;
-  for (size_t i = 0; i < grads; ++i)
-    total += static_cast<size_t>(call.inputs[i].numElements());
-  Scratch<float> sum;
-  float *buffer = sum.resize(total);
-  size_t at = 0;
+  return Status::ok();
+}
+
+/// A step of gradient accumulation that only adds: every rank skips the
+/// exchange alike.
+bool skipped(const OpCall &call, size_t operands) {
+  return call.inputs.size() > operands &&
+         elementAsInt(call.inputs.back(), 0) != 0;
+}
+
+Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
+  int64_t worldSize = 0;
+  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, worldSize));
+  const TensorView &exchange = call.outputs[0];
+  auto *buffer = static_cast<float *>(exchange.data);
+  size_t grads = call.inputs.size() - (ops::endsWithSkip(call) ? 1 : 0);
+  int64_t at = 0;
   for (size_t i = 0; i < grads; ++i) {
     loadF32(call.inputs[i], 0, call.inputs[i].numElements(), buffer + at);
-    at += static_cast<size_t>(call.inputs[i].numElements());
+    at += call.inputs[i].numElements();
   }
-  AMPC_RETURN_IF_ERROR(ctx.collective->allReduceSum(buffer, total));
+  if (skipped(call, grads))
+    return Status::ok();
+  return ctx.collective->startSum(buffer,
+                                  static_cast<size_t>(exchange.numElements()));
+}
+
+Status runAllReduceWait(const OpCall &call, CpuContext &ctx) {
+  int64_t worldSize = 0;
+  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, worldSize));
+  auto *buffer = static_cast<float *>(call.inputs[0].data);
   // Gradient accumulation's mean is the same product: sum * (1/N).
-  const float inverse =
-      static_cast<float>(1.0 / static_cast<double>(worldSize));
-  for (size_t i = 0; i < total; ++i)
-    buffer[i] *= inverse;
-  at = 0;
+  float inverse = static_cast<float>(1.0 / static_cast<double>(worldSize));
+  if (skipped(call, 1))
+    inverse = 1.0f; // the buffer holds this rank's own gradients
+  else
+    AMPC_RETURN_IF_ERROR(ctx.collective->finishSum(buffer));
+  // The buffer is this kernel's input: the means go through a small block.
+  constexpr int64_t kBlock = 1024;
+  float block[kBlock];
+  int64_t at = 0;
   for (const TensorView &out : call.outputs) {
-    storeF32(buffer + at, out.numElements(), out, 0);
-    at += static_cast<size_t>(out.numElements());
+    for (int64_t done = 0, n = out.numElements(); done < n; done += kBlock) {
+      int64_t count = std::min(kBlock, n - done);
+      for (int64_t i = 0; i < count; ++i)
+        block[i] = buffer[at + done + i] * inverse;
+      storeF32(block, count, out, done);
+    }
+    at += out.numElements();
   }
   return Status::ok();
 }
@@ -69,7 +89,8 @@ Status runAllReduceMean(const OpCall &call, CpuContext &ctx) {
 } // namespace
 
 void addCollectiveKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"all_reduce_mean", runAllReduceMean});
+  out.push_back({"all_reduce_start", runAllReduceStart});
+  out.push_back({"all_reduce_wait", runAllReduceWait});
 }
 
 } // namespace ampc::rt::cpu

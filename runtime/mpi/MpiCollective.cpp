@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -209,9 +211,57 @@ struct MpiCollective::Arrivals {
   }
 };
 
-MpiCollective::MpiCollective(int rank, int size, double timeout)
-    : rank_(rank), size_(size), timeout_(timeout),
-      arrivals_(new Arrivals(rank, size)) {}
+/// A thread that runs jobs one at a time, in the order they are given: the
+/// only thread of the process that calls MPI (it initialises it, so it is
+/// MPI's main thread for MPI_THREAD_FUNNELED).
+class MpiCollective::Caller {
+public:
+  Caller() : thread_([this] { serve(); }) {}
+  ~Caller() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_one();
+    thread_.join();
+  }
+
+  std::future<Status> submit(std::function<Status()> job) {
+    std::packaged_task<Status()> task(std::move(job));
+    std::future<Status> done = task.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(task));
+    }
+    ready_.notify_one();
+    return done;
+  }
+
+private:
+  void serve() {
+    for (;;) {
+      std::packaged_task<Status()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty())
+          return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::packaged_task<Status()>> jobs_;
+  bool stopping_ = false;
+  std::thread thread_; // last: starts once the members above exist
+};
+
+MpiCollective::MpiCollective(double timeout)
+    : timeout_(timeout), caller_(new Caller) {}
 
 bool launchedByMpi() {
   // OpenMPI's, PMIx's and MPICH's (Hydra's PMI) launchers each set one.
@@ -223,104 +273,138 @@ bool launchedByMpi() {
 
 Status MpiCollective::create(double timeoutSeconds, const std::string &tool,
                              std::unique_ptr<MpiCollective> &out) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    // MPI_Init waits for every rank of the launch (OpenMPI's start-up
-    // fence) and has no timeout: a rank that dies or hangs before it would
-    // hang the others. A watchdog ends this process after the timeout,
-    // which makes mpirun end the job.
-    std::mutex mutex;
-    std::condition_variable started;
-    bool done = false;
-    // Read before MPI_Init runs, which may set the environment.
-    std::string rank = "?";
+  std::unique_ptr<MpiCollective> c(new MpiCollective(timeoutSeconds));
+  int rank = 0, size = 1;
+  std::future<Status> joined = c->caller_->submit([&]() -> Status {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      int provided = 0;
+      if (int rc =
+              MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+          rc != MPI_SUCCESS)
+        return Status::error("MPI_Init: " + mpiError(rc));
+    }
+    // Errors come back as codes, to be reported with the rank, not as
+    // MPI's own abort.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return Status::ok();
+  });
+  // MPI_Init waits for every rank of the launch (OpenMPI's start-up fence)
+  // and has no timeout: a rank that dies or hangs before it would hang the
+  // others. This process ends after the timeout, which makes mpirun end
+  // the job.
+  if (joined.wait_for(std::chrono::duration<double>(
+          boundedSeconds(timeoutSeconds))) != std::future_status::ready) {
+    std::string who = "?";
     for (const char *v : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"})
       if (const char *r = std::getenv(v))
-        rank = r;
-    std::string message = tool + ": rank " + rank +
-                          ": error: MPI_Init waited " +
+        who = r;
+    std::string message = tool + ": rank " + who + ": error: MPI_Init waited " +
                           secondsText(timeoutSeconds) +
                           " s for the other ranks to start (one died or "
                           "hangs before it; --collective-timeout)\n";
-    std::thread watchdog([&] {
-      std::unique_lock<std::mutex> lock(mutex);
-      if (started.wait_for(
-              lock,
-              std::chrono::duration<double>(boundedSeconds(timeoutSeconds)),
-              [&] { return done; }))
-        return;
-      std::fputs(message.c_str(), stderr);
-      std::fflush(stderr);
-      std::_Exit(1);
-    });
-    int provided = 0;
-    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      done = true;
-    }
-    started.notify_one();
-    watchdog.join();
-    if (rc != MPI_SUCCESS)
-      return Status::error("MPI_Init: " + mpiError(rc));
+    std::fputs(message.c_str(), stderr);
+    std::fflush(stderr);
+    std::_Exit(1);
   }
-  // Errors come back as codes, to be reported with the rank, not as
-  // MPI's own abort.
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  out.reset(new MpiCollective(rank, size, timeoutSeconds));
+  AMPC_RETURN_IF_ERROR(joined.get());
+  c->rank_ = rank;
+  c->size_ = size;
+  c->arrivals_ = std::make_unique<Arrivals>(rank, size);
+  out = std::move(c);
   return Status::ok();
 }
 
 MpiCollective::~MpiCollective() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized)
+  finishAll();
+  if (!arrivals_) // MPI_Init failed
     return;
-  arrivals_->drain(std::min(timeout_, 10.0));
-  MPI_Finalize();
+  caller_
+      ->submit([this] {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) {
+          arrivals_->drain(std::min(timeout_, 10.0));
+          MPI_Finalize();
+        }
+        return Status::ok();
+      })
+      .wait();
 }
 
-Status MpiCollective::allReduceSum(float *data, size_t count) {
+Status MpiCollective::startSum(float *data, size_t count) {
   if (count > static_cast<size_t>(INT_MAX))
     return Status::error("an all-reduce of " + std::to_string(count) +
                          " values, over MPI's 2^31 - 1 per call");
-  auto start = std::chrono::steady_clock::now();
-  AMPC_RETURN_IF_ERROR(arrivals_->arrive());
-  MPI_Request request;
-  if (int rc = MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
-                              MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
-      rc != MPI_SUCCESS)
-    return Status::error("the gradient all-reduce: " + mpiError(rc));
-  Status s = arrivals_->wait(request, timeout_, "the gradient all-reduce");
+  auto start = Clock::now();
+  started_.emplace_back(data, caller_->submit([this, data, count] {
+    AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+    MPI_Request request;
+    if (int rc = MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
+                                MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+        rc != MPI_SUCCESS)
+      return Status::error("the gradient all-reduce: " + mpiError(rc));
+    return arrivals_->wait(request, timeout_, "the gradient all-reduce");
+  }));
   allReduceSeconds_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+      std::chrono::duration<double>(Clock::now() - start).count();
+  return Status::ok();
+}
+
+Status MpiCollective::finishSum(float *data) {
+  auto it = std::find_if(started_.begin(), started_.end(),
+                         [&](const auto &s) { return s.first == data; });
+  if (it == started_.end())
+    return Status::error("the gradient all-reduce: no sum was started on "
+                         "this buffer");
+  auto start = Clock::now();
+  Status s = it->second.get();
+  started_.erase(it);
+  allReduceSeconds_ +=
+      std::chrono::duration<double>(Clock::now() - start).count();
   return s;
 }
 
+void MpiCollective::finishAll() {
+  for (auto &[data, done] : started_)
+    done.wait();
+  started_.clear();
+}
+
 Status MpiCollective::waitForAll(double timeoutSeconds) {
-  AMPC_RETURN_IF_ERROR(arrivals_->arrive());
-  MPI_Request request;
-  if (int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request); rc != MPI_SUCCESS)
-    return Status::error("waiting for rank 0: " + mpiError(rc));
-  return arrivals_->wait(request, timeoutSeconds, "waiting for rank 0");
+  return caller_
+      ->submit([this, timeoutSeconds] {
+        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+        MPI_Request request;
+        if (int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request); rc != MPI_SUCCESS)
+          return Status::error("waiting for rank 0: " + mpiError(rc));
+        return arrivals_->wait(request, timeoutSeconds, "waiting for rank 0");
+      })
+      .get();
 }
 
 Status MpiCollective::sumOverRanks(double &value) {
-  AMPC_RETURN_IF_ERROR(arrivals_->arrive());
-  MPI_Request request;
-  if (int rc = MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM,
-                              MPI_COMM_WORLD, &request);
-      rc != MPI_SUCCESS)
-    return Status::error("the sum of the ranks' losses: " + mpiError(rc));
-  return arrivals_->wait(request, timeout_, "the sum of the ranks' losses");
+  return caller_
+      ->submit([this, &value] {
+        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+        MPI_Request request;
+        if (int rc = MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE,
+                                    MPI_SUM, MPI_COMM_WORLD, &request);
+            rc != MPI_SUCCESS)
+          return Status::error("the sum of the ranks' losses: " + mpiError(rc));
+        return arrivals_->wait(request, timeout_,
+                               "the sum of the ranks' losses");
+      })
+      .get();
 }
 
 void MpiCollective::abortAll(int code) {
+  // From this thread, not the MPI caller's, which may be inside a wait:
+  // OpenMPI's abort ends the job from any thread, and nothing after it
+  // needs MPI.
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }

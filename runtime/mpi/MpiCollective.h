@@ -1,7 +1,10 @@
 //===- MpiCollective.h - the processes of an mpirun launch ------*- C++ -*-===//
 //
 // rt::Collective over MPI (Debian's OpenMPI): a tool started under
-// `mpirun -n N` is one of N ranks. Sums are non-blocking all-reduces
+// `mpirun -n N` is one of N ranks. One thread of this process makes every
+// MPI call, the collectives in the order they are asked for, so that a
+// sum runs while the step goes on (MPI progresses a non-blocking
+// all-reduce only inside MPI calls). Sums are non-blocking all-reduces
 // polled against a deadline, so that a rank that died or hangs makes the
 // others fail within the timeout instead of waiting forever. Before each
 // collective every other rank tells rank 0 it has arrived (one small
@@ -13,8 +16,11 @@
 
 #include "runtime/Collective.h"
 
+#include <future>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ampc::rt::mpi {
 
@@ -33,7 +39,9 @@ public:
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  Status allReduceSum(float *data, size_t count) override;
+  Status startSum(float *data, size_t count) override;
+  Status finishSum(float *data) override;
+  void finishAll() override;
   Status waitForAll(double timeoutSeconds) override;
   double allReduceSeconds() const override { return allReduceSeconds_; }
   Status sumOverRanks(double &value) override;
@@ -42,14 +50,19 @@ public:
   [[noreturn]] void abortAll(int code);
 
 private:
-  MpiCollective(int rank, int size, double timeout);
+  explicit MpiCollective(double timeout);
   /// Who has arrived at which collective round (MpiCollective.cpp).
   struct Arrivals;
+  /// The thread that makes every MPI call (MpiCollective.cpp).
+  class Caller;
 
-  int rank_, size_;
+  int rank_ = 0, size_ = 1;
   double timeout_;
   double allReduceSeconds_ = 0;
-  std::unique_ptr<Arrivals> arrivals_;
+  std::unique_ptr<Arrivals> arrivals_; // used on caller_'s thread only
+  std::unique_ptr<Caller> caller_;
+  /// The sums started and not yet finished, in the order they started.
+  std::vector<std::pair<float *, std::future<Status>>> started_;
 };
 
 } // namespace ampc::rt::mpi

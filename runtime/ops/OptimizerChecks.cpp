@@ -226,10 +226,13 @@ Status checkUpdateScale(const OpCall &call) {
 }
 
 //===----------------------------------------------------------------------===//
-// all_reduce_mean(grads...) -> means... {world_size}
+// all_reduce_start(grads..., [skip]) -> exchange {world_size}
+// all_reduce_wait(exchange, [skip]) -> means... {world_size}
 //===----------------------------------------------------------------------===//
 
-Status checkAllReduceMean(const OpCall &call) {
+namespace {
+
+Status checkWorldSize(const OpCall &call) {
   if (!call.attrs)
     return Status::error("has no attribute list");
   int64_t worldSize = 0;
@@ -237,32 +240,77 @@ Status checkAllReduceMean(const OpCall &call) {
   if (worldSize < 2)
     return Status::error("world_size must be >= 2, got " +
                          std::to_string(worldSize));
+  return Status::ok();
+}
+
+/// The exchange buffer of `elements` f32 values, named `what`.
+Status checkExchange(const TensorView &t, const std::string &what,
+                     int64_t elements) {
+  if (t.dtype != DType::F32 || t.shape.size() != 1 || t.shape[0] != elements)
+    return Status::error(what + " must be the exchange buffer, tensor<" +
+                         std::to_string(elements) + "xf32>, got " +
+                         t.typeStr());
+  return Status::ok();
+}
+
+/// A trailing i1 skip flag after the first `count` of `inputs`.
+Status checkOptionalSkip(const OpCall &call, size_t count) {
+  if (call.inputs.size() == count)
+    return Status::ok();
+  if (call.inputs.size() != count + 1)
+    return Status::error("expects " + std::to_string(count) + " or " +
+                         std::to_string(count + 1) + " inputs (a skip flag " +
+                         "last), got " + std::to_string(call.inputs.size()));
+  return checkScalarOf(call.inputs.back(), "skip", DType::I1);
+}
+
+Status checkGradient(const TensorView &g, const std::string &what) {
+  if (g.dtype != DType::F32 && g.dtype != DType::F16 && g.dtype != DType::BF16)
+    return Status::error(what + " is " + g.typeStr() +
+                         ": expected f32, f16 or bf16");
+  return Status::ok();
+}
+
+} // namespace
+
+Status checkAllReduceStart(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkWorldSize(call));
   // The gradients, then an optional i1 skip flag.
   size_t grads = call.inputs.size();
-  if (grads > 0 && call.inputs.back().dtype == DType::I1) {
+  if (grads > 0 && call.inputs.back().dtype == DType::I1)
     --grads;
-    AMPC_RETURN_IF_ERROR(checkScalarOf(call.inputs.back(), "skip", DType::I1));
-  }
   if (grads == 0)
     return Status::error("has no gradient");
-  if (call.outputs.size() != grads)
-    return Status::error("expects one output per gradient (" +
-                         std::to_string(grads) + "), got " +
+  AMPC_RETURN_IF_ERROR(checkOptionalSkip(call, grads));
+  if (call.outputs.size() != 1)
+    return Status::error("expects one output (the exchange buffer), got " +
                          std::to_string(call.outputs.size()));
+  int64_t elements = 0;
   for (size_t i = 0; i < grads; ++i) {
-    std::string what = "gradient " + std::to_string(i);
     if (!call.present[i])
       return Status::error("input " + std::to_string(i) +
                            " is required but marked absent");
-    const TensorView &g = call.inputs[i];
-    if (g.dtype != DType::F32 && g.dtype != DType::F16 &&
-        g.dtype != DType::BF16)
-      return Status::error(what + " is " + g.typeStr() +
-                           ": expected f32, f16 or bf16");
     AMPC_RETURN_IF_ERROR(
-        checkOutput(call, i, "output " + std::to_string(i), g.shape, g.dtype));
+        checkGradient(call.inputs[i], "gradient " + std::to_string(i)));
+    elements += call.inputs[i].numElements();
   }
-  return Status::ok();
+  return checkExchange(call.outputs[0], "output 0", elements);
+}
+
+Status checkAllReduceWait(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkWorldSize(call));
+  if (call.inputs.empty())
+    return Status::error("has no exchange buffer");
+  AMPC_RETURN_IF_ERROR(checkOptionalSkip(call, 1));
+  if (call.outputs.empty())
+    return Status::error("has no output");
+  int64_t elements = 0;
+  for (size_t i = 0; i < call.outputs.size(); ++i) {
+    AMPC_RETURN_IF_ERROR(
+        checkGradient(call.outputs[i], "output " + std::to_string(i)));
+    elements += call.outputs[i].numElements();
+  }
+  return checkExchange(call.inputs[0], "input 0", elements);
 }
 
 } // namespace ampc::rt::ops

@@ -230,9 +230,11 @@ checkpointConfig(const TrainPipelineOptions &flags,
   config["--loss-scale"] =
       lossScale ? stringifyEnum(lossScale->mode).str() : "none";
   config.merge(dataOrderConfig(run, shuffled));
-  // The bucket size changes the step's Program (its hash says so), not its
-  // numbers; a step that is not data-parallel is as before the option.
+  // The bucket size and the overlap change the step's Program (its hash
+  // says so), not its numbers; a step that is not data-parallel is as
+  // before the option.
   config.erase("--bucket-mb");
+  config.erase("--overlap-exchange");
   if (flags.dataParallel <= 1)
     config.erase("--data-parallel");
   config["--no-fuse"] = lowering.fuse ? "false" : "true";

@@ -145,31 +145,76 @@ func.func @schedule_result(%t: tensor<i64>) {
 // -----
 
 func.func @all_reduce_one_rank(%g: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error @+1 {{'graph.all_reduce_mean' op world_size must be >= 2, got 1}}
-  %m = graph.all_reduce_mean %g {world_size = 1 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  // expected-error @+1 {{'graph.all_reduce_start' op world_size must be >= 2, got 1}}
+  %x = graph.all_reduce_start %g {world_size = 1 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  %m = graph.all_reduce_wait %x {world_size = 1 : i64} : (tensor<3xf32>) -> tensor<3xf32>
   return %m : tensor<3xf32>
 }
 
 // -----
 
 func.func @all_reduce_nothing() {
-  // expected-error @+1 {{'graph.all_reduce_mean' op needs at least one gradient}}
-  graph.all_reduce_mean {world_size = 2 : i64} : () -> ()
+  // expected-error @+1 {{'graph.all_reduce_start' op needs at least one gradient}}
+  %x = graph.all_reduce_start {world_size = 2 : i64} : () -> tensor<0xf32>
   return
 }
 
 // -----
 
-func.func @all_reduce_f64(%g: tensor<3xf64>) -> tensor<3xf64> {
-  // expected-error @+1 {{'graph.all_reduce_mean' op operand #0 must be variadic of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
-  %m = graph.all_reduce_mean %g {world_size = 2 : i64} : (tensor<3xf64>) -> tensor<3xf64>
-  return %m : tensor<3xf64>
+func.func @all_reduce_f64(%g: tensor<3xf64>) {
+  // expected-error @+1 {{'graph.all_reduce_start' op operand #0 must be variadic of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %x = graph.all_reduce_start %g {world_size = 2 : i64} : (tensor<3xf64>) -> tensor<3xf32>
+  return
 }
 
 // -----
 
-func.func @all_reduce_mean_skip_first(%s: tensor<i1>, %g: tensor<3xf32>) {
-  // expected-error @+1 {{'graph.all_reduce_mean' op takes its skip flag last, after the gradients}}
-  %m = "graph.all_reduce_mean"(%s, %g) {world_size = 2 : i64} : (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
+func.func @all_reduce_skip_first(%s: tensor<i1>, %g: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.all_reduce_start' op takes its skip flag last, after the gradients}}
+  %x = "graph.all_reduce_start"(%s, %g) {world_size = 2 : i64} : (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
   return
+}
+
+// -----
+
+func.func @all_reduce_buffer_size(%a: tensor<2x2xf16>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.all_reduce_start' op the exchange buffer must be tensor<7xf32> (the gradients' elements), got 'tensor<6xf32>'}}
+  %x = graph.all_reduce_start %a, %b {world_size = 2 : i64} : (tensor<2x2xf16>, tensor<3xf32>) -> tensor<6xf32>
+  %m:2 = graph.all_reduce_wait %x {world_size = 2 : i64} : (tensor<6xf32>) -> (tensor<2x2xf16>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @all_reduce_wait_buffer_size(%x: tensor<3xf32>) -> tensor<2x2xf16> {
+  // expected-error @+1 {{'graph.all_reduce_wait' op the exchange buffer must be tensor<4xf32> (the results' elements), got 'tensor<3xf32>'}}
+  %m = graph.all_reduce_wait %x {world_size = 2 : i64} : (tensor<3xf32>) -> tensor<2x2xf16>
+  return %m : tensor<2x2xf16>
+}
+
+// -----
+
+func.func @all_reduce_wait_types(%g: tensor<3xf16>) -> tensor<3xf32> {
+  %x = graph.all_reduce_start %g {world_size = 2 : i64} : (tensor<3xf16>) -> tensor<3xf32>
+  // expected-error @+1 {{'graph.all_reduce_wait' op results must have the types of its start's gradients, one each}}
+  %m = graph.all_reduce_wait %x {world_size = 2 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %m : tensor<3xf32>
+}
+
+// -----
+
+func.func @all_reduce_wait_skip(%g: tensor<3xf32>, %s: tensor<i1>) -> tensor<3xf32> {
+  %x = graph.all_reduce_start %g skip %s {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
+  // expected-error @+1 {{'graph.all_reduce_wait' op must take the skip flag its start takes}}
+  %m = graph.all_reduce_wait %x {world_size = 2 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %m : tensor<3xf32>
+}
+
+// -----
+
+func.func @all_reduce_wait_world(%g: tensor<3xf32>) -> tensor<3xf32> {
+  %x = graph.all_reduce_start %g {world_size = 2 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  // expected-error @+1 {{'graph.all_reduce_wait' op has world_size 4 but its start has 2}}
+  %m = graph.all_reduce_wait %x {world_size = 4 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %m : tensor<3xf32>
 }

@@ -50,12 +50,17 @@ func.func @schedules(%t: tensor<i64>) -> (tensor<f32>, tensor<f64>) {
   return %0, %1 : tensor<f32>, tensor<f64>
 }
 
-// Data parallelism: a bucket of gradients of different shapes and types.
-// CHECK-LABEL: func @all_reduce_mean
-// CHECK: graph.all_reduce_mean %{{.*}} skip %{{.*}} {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
-// CHECK: graph.all_reduce_mean %{{.*}}, %{{.*}} {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
-func.func @all_reduce_mean(%a: tensor<4x3xf16>, %b: tensor<3xf32>, %s: tensor<i1>) -> (tensor<4x3xf16>, tensor<3xf32>) {
-  %n = graph.all_reduce_mean %b skip %s {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
-  %m:2 = graph.all_reduce_mean %a, %n {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
+// Data parallelism: a bucket of gradients of different shapes and types,
+// summed in one f32 buffer between the start and the wait.
+// CHECK-LABEL: func @all_reduce
+// CHECK: %[[X:.*]] = graph.all_reduce_start %{{.*}} skip %[[S:.*]] {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
+// CHECK: graph.all_reduce_wait %[[X]] skip %[[S]] {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
+// CHECK: %[[Y:.*]] = graph.all_reduce_start %{{.*}}, %{{.*}} {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> tensor<15xf32>
+// CHECK: graph.all_reduce_wait %[[Y]] {world_size = 4 : i64} : (tensor<15xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
+func.func @all_reduce(%a: tensor<4x3xf16>, %b: tensor<3xf32>, %s: tensor<i1>) -> (tensor<4x3xf16>, tensor<3xf32>) {
+  %x = graph.all_reduce_start %b skip %s {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
+  %n = graph.all_reduce_wait %x skip %s {world_size = 2 : i64} : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
+  %y = graph.all_reduce_start %a, %n {world_size = 4 : i64} : (tensor<4x3xf16>, tensor<3xf32>) -> tensor<15xf32>
+  %m:2 = graph.all_reduce_wait %y {world_size = 4 : i64} : (tensor<15xf32>) -> (tensor<4x3xf16>, tensor<3xf32>)
   return %m#0, %m#1 : tensor<4x3xf16>, tensor<3xf32>
 }

@@ -1,10 +1,12 @@
-//===- CollectiveKernelsTest.cpp - all_reduce_mean on the CPU -------------===//
+//===- CollectiveKernelsTest.cpp - all_reduce_start/wait on the CPU -------===//
 //
-// The kernel against a stand-in for the other ranks (their sum of each
-// element is known), in every gradient type: the mean is the f32 sum times
-// 1/N rounded to f32, rounded once to the gradient's type; with its skip
-// flag set, no exchange and the gradient unchanged. The MPI
-// transport itself runs in test/Execution/data-parallel.test.
+// The kernels against a stand-in for the other ranks (their sum of each
+// element is known, added when the wait finishes the sum), in every
+// gradient type: the mean is the f32 sum times 1/N rounded to f32, rounded
+// once to the gradient's type; the start only starts the sum (its buffer
+// is summed at the wait); with the skip flag set, no exchange and the
+// gradient unchanged. The MPI transport itself runs in
+// test/Execution/data-parallel.test.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "runtime/Half.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace ampc::rt;
 using namespace ampc::rt::nktest;
@@ -20,27 +23,40 @@ using namespace ampc::rt::nktest;
 namespace {
 
 /// Rank 0 of `size`, whose other ranks contribute `others[i]` to element i
-/// of every sum (one exchange per call, counted).
+/// of every sum; the sum lands when it is finished (the exchanges started
+/// and finished are counted).
 struct OtherRanks : Collective {
   int size_;
   std::vector<float> others;
-  int calls = 0;
+  int started = 0, finished = 0;
+  std::vector<std::pair<float *, size_t>> pending;
   OtherRanks(int size, std::vector<float> o)
       : size_(size), others(std::move(o)) {}
   int rank() const override { return 0; }
   int size() const override { return size_; }
-  Status allReduceSum(float *data, size_t count) override {
-    ++calls;
+  Status startSum(float *data, size_t count) override {
+    ++started;
     if (count != others.size())
       return Status::error("the bucket has " + std::to_string(count) +
                            " values, the test expected " +
                            std::to_string(others.size()));
-    for (size_t i = 0; i < count; ++i)
-      data[i] += others[i];
+    pending.emplace_back(data, count);
     return Status::ok();
   }
+  Status finishSum(float *data) override {
+    for (auto it = pending.begin(); it != pending.end(); ++it)
+      if (it->first == data) {
+        for (size_t i = 0; i < it->second; ++i)
+          data[i] += others[i];
+        pending.erase(it);
+        ++finished;
+        return Status::ok();
+      }
+    return Status::error("no sum was started on this buffer");
+  }
+  void finishAll() override { pending.clear(); }
   Status sumOverRanks(double &) override {
-    return Status::error("the kernel exchanges gradients only");
+    return Status::error("the kernels exchange gradients only");
   }
   Status waitForAll(double) override { return Status::ok(); }
   double allReduceSeconds() const override { return 0; }
@@ -64,7 +80,34 @@ double roundTo(DType t, float v) {
   }
 }
 
-TEST(AllReduceMean, OneExchangePerBucketMeanRoundedOnce) {
+/// The exchange buffer of `grads`.
+Buf exchangeFor(const std::vector<Buf *> &grads) {
+  int64_t n = 0;
+  for (Buf *g : grads)
+    n += g->size();
+  return Buf(DType::F32, {n});
+}
+
+/// Starts the exchange of `grads` (then `skip`, if given), runs `between`,
+/// then waits into `outs`.
+Status exchange(
+    Collective &world, int64_t worldSize, std::vector<Buf *> grads,
+    std::vector<Buf *> outs, Buf *skip = nullptr,
+    const std::function<void()> &between = [] {}) {
+  Buf x = exchangeFor(grads);
+  std::vector<Buf *> startIns = grads, waitIns = {&x};
+  if (skip) {
+    startIns.push_back(skip);
+    waitIns.push_back(skip);
+  }
+  Call start{"all_reduce_start", worldAttrs(worldSize), startIns, {&x}};
+  AMPC_RETURN_IF_ERROR(start.run(nullptr, &world));
+  between();
+  Call wait{"all_reduce_wait", worldAttrs(worldSize), waitIns, outs};
+  return wait.run(nullptr, &world);
+}
+
+TEST(AllReduce, OneExchangePerBucketMeanRoundedOnce) {
   // Three gradients of three types in one bucket; 4 ranks.
   Buf a = makeBuf(DType::F32, {2}, {1.5, -3.0});
   Buf b = makeBuf(DType::F16, {3}, {0.1, 60000.0, -2.0});
@@ -74,10 +117,10 @@ TEST(AllReduceMean, OneExchangePerBucketMeanRoundedOnce) {
   // before the mean, not after.
   std::vector<float> others = {2.5f, 1.0f, 0.3f, 200000.0f, 6.0f, -3.0f};
   OtherRanks world(4, others);
-  Call call{"all_reduce_mean", worldAttrs(4), {&a, &b, &c}, {&oa, &ob, &oc}};
-  Status s = call.run(nullptr, &world);
+  Status s = exchange(world, 4, {&a, &b, &c}, {&oa, &ob, &oc});
   ASSERT_TRUE(s.isOk()) << s.message();
-  EXPECT_EQ(world.calls, 1);
+  EXPECT_EQ(world.started, 1);
+  EXPECT_EQ(world.finished, 1);
   const float quarter = 0.25f;
   std::vector<Buf *> ins = {&a, &b, &c}, outs = {&oa, &ob, &oc};
   size_t at = 0;
@@ -90,42 +133,65 @@ TEST(AllReduceMean, OneExchangePerBucketMeanRoundedOnce) {
   EXPECT_TRUE(std::isfinite(ob.get(1))); // 65000, within f16's range
 }
 
-TEST(AllReduceMean, ANonFiniteValueOnAnyRankIsInEveryMean) {
+TEST(AllReduce, TheStartOnlyStartsTheSumAndTheGradientsMayChangeAfterIt) {
+  // The start copies the gradients into its buffer: what runs between the
+  // start and the wait may reuse their bytes, and the wait finishes the
+  // sum that the start began.
+  Buf g = makeBuf(DType::F16, {2}, {1.0, 2.0});
+  Buf out(DType::F16, {2});
+  OtherRanks world(2, {3.0f, 4.0f});
+  Status s = exchange(world, 2, {&g}, {&out}, nullptr, [&] {
+    EXPECT_EQ(world.started, 1);
+    EXPECT_EQ(world.finished, 0);
+    g.set(0, -100.0);
+    g.set(1, -100.0);
+  });
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(out.values(), (std::vector<double>{2.0, 3.0}));
+  // A wait for a buffer no start began says so.
+  Buf x(DType::F32, {2});
+  Call orphan{"all_reduce_wait", worldAttrs(2), {&x}, {&out}};
+  s = orphan.run(nullptr, &world);
+  EXPECT_NE(s.message().find("no sum was started on this buffer"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(AllReduce, ANonFiniteValueOnAnyRankIsInEveryMean) {
   Buf g = makeBuf(DType::F16, {2}, {1.0, 2.0});
   Buf out(DType::F16, {2});
   OtherRanks world(2, {INFINITY, 0.0f});
-  Call call{"all_reduce_mean", worldAttrs(2), {&g}, {&out}};
-  ASSERT_TRUE(call.run(nullptr, &world).isOk());
+  ASSERT_TRUE(exchange(world, 2, {&g}, {&out}).isOk());
   EXPECT_TRUE(std::isinf(out.get(0)));
   EXPECT_EQ(out.get(1), 1.0);
 }
 
-TEST(AllReduceMean, AnAccumulationStepThatOnlyAddsExchangesNothing) {
+TEST(AllReduce, AnAccumulationStepThatOnlyAddsExchangesNothing) {
   Buf g = makeBuf(DType::BF16, {2}, {1.5, -2.0});
   Buf out(DType::BF16, {2});
   OtherRanks world(2, {4.0f, 4.0f});
   Buf skip = makeBuf(DType::I1, {}, {1}), update = makeBuf(DType::I1, {}, {0});
-  Call skipped{"all_reduce_mean", worldAttrs(2), {&g, &skip}, {&out}};
-  Status s = skipped.run(nullptr, &world);
+  Status s = exchange(world, 2, {&g}, {&out}, &skip);
   ASSERT_TRUE(s.isOk()) << s.message();
-  EXPECT_EQ(world.calls, 0);
+  EXPECT_EQ(world.started, 0);
   EXPECT_EQ(out.values(), g.values());
-  Call averaged{"all_reduce_mean", worldAttrs(2), {&g, &update}, {&out}};
-  s = averaged.run(nullptr, &world);
+  s = exchange(world, 2, {&g}, {&out}, &update);
   ASSERT_TRUE(s.isOk()) << s.message();
-  EXPECT_EQ(world.calls, 1);
+  EXPECT_EQ(world.started, 1);
+  EXPECT_EQ(world.finished, 1);
   EXPECT_EQ(out.values(), (std::vector<double>{2.75, 1.0}));
   Buf two = makeBuf(DType::I1, {2}, {1, 1});
-  Call bad{"all_reduce_mean", worldAttrs(2), {&g, &two}, {&out}};
+  Buf x(DType::F32, {2});
+  Call bad{"all_reduce_start", worldAttrs(2), {&g, &two}, {&x}};
   EXPECT_NE(bad.check().message().find("skip must be a scalar (rank 0) i1"),
             std::string::npos)
       << bad.check().message();
 }
 
-TEST(AllReduceMean, RefusesToRunWithoutTheRanksItWasCompiledFor) {
+TEST(AllReduce, RefusesToRunWithoutTheRanksItWasCompiledFor) {
   Buf g = makeBuf(DType::F32, {1}, {1.0});
-  Buf out(DType::F32, {1});
-  Call call{"all_reduce_mean", worldAttrs(2), {&g}, {&out}};
+  Buf x(DType::F32, {1});
+  Call call{"all_reduce_start", worldAttrs(2), {&g}, {&x}};
   Status s = call.run();
   EXPECT_NE(s.message().find("the step averages its gradients over 2 ranks "
                              "(data parallelism), but it runs in one "
@@ -140,21 +206,33 @@ TEST(AllReduceMean, RefusesToRunWithoutTheRanksItWasCompiledFor) {
       << s.message();
 }
 
-TEST(AllReduceMean, ChecksNameTheOperand) {
+TEST(AllReduce, ChecksNameTheOperand) {
   Buf g = makeBuf(DType::F32, {2}, {1.0, 2.0});
-  Buf wrong(DType::F16, {2});
-  Call call{"all_reduce_mean", worldAttrs(2), {&g}, {&wrong}};
-  EXPECT_NE(call.check().message().find(
-                "output 0 has element type f16 but the op computes f32"),
+  Buf x(DType::F32, {2}), short1(DType::F32, {1}), halfX(DType::F16, {2});
+  Buf out(DType::F32, {2});
+  Call wrongBuffer{"all_reduce_start", worldAttrs(2), {&g}, {&short1}};
+  EXPECT_NE(wrongBuffer.check().message().find(
+                "output 0 must be the exchange buffer, tensor<2xf32>, got "
+                "tensor<1xf32>"),
             std::string::npos)
-      << call.check().message();
+      << wrongBuffer.check().message();
+  Call halfBuffer{"all_reduce_wait", worldAttrs(2), {&halfX}, {&out}};
+  EXPECT_NE(halfBuffer.check().message().find(
+                "input 0 must be the exchange buffer, tensor<2xf32>"),
+            std::string::npos)
+      << halfBuffer.check().message();
   Buf ints = makeBuf(DType::I64, {2}, {1, 2});
-  Buf iout(DType::I64, {2});
-  Call intCall{"all_reduce_mean", worldAttrs(2), {&ints}, {&iout}};
+  Call intCall{"all_reduce_start", worldAttrs(2), {&ints}, {&x}};
   EXPECT_NE(intCall.check().message().find("expected f32, f16 or bf16"),
             std::string::npos)
       << intCall.check().message();
-  Call one{"all_reduce_mean", worldAttrs(1), {&g}, {&g}};
+  Buf iout(DType::I64, {2});
+  Call intWait{"all_reduce_wait", worldAttrs(2), {&x}, {&iout}};
+  EXPECT_NE(intWait.check().message().find(
+                "output 0 is tensor<2xi64>: expected f32, f16 or bf16"),
+            std::string::npos)
+      << intWait.check().message();
+  Call one{"all_reduce_start", worldAttrs(1), {&g}, {&x}};
   EXPECT_NE(one.check().message().find("world_size must be >= 2, got 1"),
             std::string::npos)
       << one.check().message();
