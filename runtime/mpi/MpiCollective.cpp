@@ -35,6 +35,11 @@ constexpr int kArrivalTag = 7301;
 
 using Clock = std::chrono::steady_clock;
 
+/// How long a wait yields its core between polls before it sleeps between
+/// them: a step's exchange is over within it, and each poll moves it on,
+/// where a sleep would hold it up.
+constexpr std::chrono::milliseconds kYieldFor(20);
+
 /// A wait's limit as the clocks can add it: about 31 years at most (a
 /// larger --collective-timeout means "no limit" in practice, and past
 /// int64 nanoseconds a deadline would wrap into the past).
@@ -205,8 +210,12 @@ struct MpiCollective::Arrivals {
         AMPC_RETURN_IF_ERROR(rank == 0 ? take() : tell());
         next = now + interval;
       }
-      if (polls > 1000)
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (polls > 1000) {
+        if (now - start < kYieldFor)
+          std::this_thread::yield();
+        else
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
     }
   }
 };
