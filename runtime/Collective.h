@@ -39,10 +39,11 @@ public:
     AMPC_RETURN_IF_ERROR(startSum(data, count));
     return finishSum(data);
   }
-  /// Replaces `value` by its sum over all processes, in double: a step's
-  /// figures (the ranks' losses), not gradients, so not counted in
-  /// allReduceSeconds().
-  virtual Status sumOverRanks(double &value) = 0;
+  /// Replaces `values[0, count)` by their sums over all processes, in
+  /// double, and returns when they are there: a step's figures (the ranks'
+  /// losses, synchronised batch norm's statistics), not gradients, so not
+  /// counted in allReduceSeconds().
+  virtual Status sumOverRanks(double *values, size_t count) = 0;
   /// Returns when every process has called it, or fails after
   /// `timeoutSeconds` (the wait while one process alone does other work,
   /// such as rank 0 evaluating or writing a checkpoint).

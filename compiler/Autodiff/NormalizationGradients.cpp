@@ -58,9 +58,10 @@ LogicalResult batchNormTrainingGrad(Operation *op, OpBuilder &b,
   // PyTorch updates its buffers): a loss that reads them gets no gradient
   // through them.
   if (dys[0]) {
-    auto g =
-        BatchNormGradOp::create(b, loc, dys[0], bn.getInput(), bn.getScale(),
-                                bn.getBatchMean(), bn.getBatchInvStd());
+    // A synchronised forward has a synchronised backward.
+    auto g = BatchNormGradOp::create(
+        b, loc, dys[0], bn.getInput(), bn.getScale(), bn.getBatchMean(),
+        bn.getBatchInvStd(), bn.getSyncRanksAttr());
     dxs[0] = g.getInputGrad();
     dxs[1] = g.getScaleGrad();
     dxs[2] = g.getBiasGrad();

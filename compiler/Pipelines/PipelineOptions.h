@@ -277,6 +277,13 @@ struct TrainPipelineOptions : CompileOptions<TrainPipelineOptions> {
                      "takes"),
       llvm::cl::init(GraphDataParallelPassOptions().bucketMb),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
+  Option<bool> syncBatchNorm{
+      *this, "sync-batch-norm",
+      llvm::cl::desc("Data parallelism: batch norm statistics over every "
+                     "rank's batch (PyTorch's SyncBatchNorm; false: each "
+                     "rank's own, as DDP)"),
+      llvm::cl::init(GraphDataParallelPassOptions().syncBatchNorm),
+      llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
   Option<bool> overlapExchange{
       *this, "overlap-exchange",
       llvm::cl::desc("Data parallelism: run each bucket's all-reduce behind "

@@ -120,6 +120,14 @@ struct GraphDataParallelPass
       return signalPassFailure();
     }
     average(f);
+    if (syncBatchNorm) {
+      auto ranks = IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                    static_cast<int64_t>(worldSize));
+      f.walk([&](Operation *op) {
+        if (isa<graph::BatchNormTrainingOp, graph::BatchNormGradOp>(op))
+          op->setAttr("sync_ranks", ranks);
+      });
+    }
   }
 
   void average(func::FuncOp f) {

@@ -143,6 +143,13 @@ def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
     gradient accumulation the exchange takes the skip flag its updates
     share, so the micro-steps that only add exchange nothing.
 
+    Batch norm takes each rank's own batch statistics, as PyTorch's DDP
+    does. With `sync-batch-norm` every `graph.batch_norm_training` and
+    `graph.batch_norm_grad` of the step gets `sync_ranks = N`: the
+    statistics (and the backward pass's sums) are those of the N batches
+    together, so N ranks of batch B normalise as one process of batch N*B
+    (PyTorch's SyncBatchNorm).
+
     `@train_step` then carries `graph.world_size = N`, which the Program's
     step information passes on to the runtime.
   }];
@@ -152,6 +159,9 @@ def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
            "the ranks of the run (1: no data parallelism)">,
     Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
            "the most gradient bytes (MiB) one all-reduce takes">,
+    Option<"syncBatchNorm", "sync-batch-norm", "bool", /*default=*/"false",
+           "batch norm statistics over every rank's batch (false: each "
+           "rank's own, as DDP)">,
     Option<"overlap", "overlap", "bool", /*default=*/"true",
            "wait for each bucket's sum only after the next bucket's "
            "exchange has started (false: at once)">,

@@ -162,6 +162,12 @@ LogicalResult NllLossGradOp::verify() {
   return success();
 }
 
+LogicalResult BatchNormGradOp::verify() {
+  if (auto n = getSyncRanksAttr(); n && n.getInt() < 2)
+    return emitOpError("sync_ranks must be >= 2, got ") << n.getInt();
+  return success();
+}
+
 LogicalResult BatchNormGradOp::inferReturnTypes(MLIRContext *,
                                                 std::optional<Location> loc,
                                                 Adaptor adaptor,

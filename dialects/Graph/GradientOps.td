@@ -232,16 +232,24 @@ def Graph_BatchNormGradOp
   let description = [{
     `batch_mean` and `batch_inv_std` are batch_norm_training's results.
     Results: the gradients of input, scale and bias.
+
+    With `sync_ranks = N` (the forward op's) the input gradient takes the
+    sums of `grad` and `grad * xhat` over the N ranks' batches (as
+    PyTorch's SyncBatchNorm), exchanged while the op runs; the scale and
+    bias gradients stay this rank's, which the gradient all-reduce then
+    averages.
   }];
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$input,
                    Graph_FloatTensor:$scale, Graph_FloatTensor:$batch_mean,
-                   Graph_FloatTensor:$batch_inv_std);
+                   Graph_FloatTensor:$batch_inv_std,
+                   OptionalAttr<I64Attr>:$sync_ranks);
   let results = (outs Graph_FloatTensor:$input_grad,
                  Graph_FloatTensor:$scale_grad, Graph_FloatTensor:$bias_grad);
   let assemblyFormat = [{
     $grad `,` $input `,` $scale `,` $batch_mean `,` $batch_inv_std attr-dict
     `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Graph_LayerNormGradOp

@@ -424,6 +424,12 @@ LogicalResult BatchNormInferenceOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult BatchNormTrainingOp::verify() {
+  if (auto n = getSyncRanksAttr(); n && n.getInt() < 2)
+    return emitOpError("sync_ranks must be >= 2, got ") << n.getInt();
+  return success();
+}
+
 LogicalResult BatchNormTrainingOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {

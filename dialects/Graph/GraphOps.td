@@ -482,11 +482,15 @@ def Graph_BatchNormTrainingOp
     biased batch variance for `running_var` (ONNX's reference; PyTorch uses
     the unbiased one). `batch_mean` and
     `batch_inv_std` are what the backward pass needs.
+
+    With `sync_ranks = N` (graph-data-parallel's sync-batch-norm) the
+    statistics are those of the N ranks' batches together, exchanged
+    while the op runs: every rank must run it with the same input shape.
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
                    Graph_FloatTensor:$bias, Graph_FloatTensor:$running_mean,
                    Graph_FloatTensor:$running_var, F64Attr:$epsilon,
-                   F64Attr:$momentum);
+                   F64Attr:$momentum, OptionalAttr<I64Attr>:$sync_ranks);
   let results = (outs Graph_FloatTensor:$output,
                  Graph_FloatTensor:$new_running_mean,
                  Graph_FloatTensor:$new_running_var,
@@ -496,6 +500,7 @@ def Graph_BatchNormTrainingOp
     $input `,` $scale `,` $bias `,` $running_mean `,` $running_var attr-dict
     `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Graph_LayerNormOp

@@ -12,6 +12,7 @@
 
 #include "runtime/Collective.h"
 #include "runtime/TypedIO.h"
+#include "runtime/cpu/Ranks.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/ops/AttrReaders.h"
 
@@ -20,21 +21,7 @@
 namespace ampc::rt::cpu {
 namespace {
 
-/// The session's ranks, which must be the ones the step was compiled for.
-Status ranksOf(const OpCall &call, const CpuContext &ctx, int64_t &worldSize) {
-  AMPC_RETURN_IF_ERROR(ops::getInt(*call.attrs, "world_size", worldSize));
-  if (!ctx.collective)
-    return Status::error(
-        "the step averages its gradients over " + std::to_string(worldSize) +
-        " ranks (data parallelism), but it runs in one process: start it "
-        "under mpirun -n " +
-        std::to_string(worldSize));
-  if (ctx.collective->size() != worldSize)
-    return Status::error("the step was compiled for " +
-                         std::to_string(worldSize) + " ranks but runs in " +
-                         std::to_string(ctx.collective->size()));
-  return Status::ok();
-}
+constexpr const char *kAverages = "the step averages its gradients over";
 
 /// A step of gradient accumulation that only adds: every rank skips the
 /// exchange alike.
@@ -45,7 +32,8 @@ bool skipped(const OpCall &call, size_t operands) {
 
 Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, worldSize));
+  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
+                               kAverages, worldSize));
   const TensorView &exchange = call.outputs[0];
   auto *buffer = static_cast<float *>(exchange.data);
   size_t grads = call.inputs.size() - (ops::endsWithSkip(call) ? 1 : 0);
@@ -62,7 +50,8 @@ Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
 
 Status runAllReduceWait(const OpCall &call, CpuContext &ctx) {
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, worldSize));
+  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
+                               kAverages, worldSize));
   auto *buffer = static_cast<float *>(call.inputs[0].data);
   // Gradient accumulation's mean is the same product: sum * (1/N).
   float inverse = static_cast<float>(1.0 / static_cast<double>(worldSize));
@@ -87,6 +76,27 @@ Status runAllReduceWait(const OpCall &call, CpuContext &ctx) {
 }
 
 } // namespace
+
+Status ranksOf(const OpCall &call, const CpuContext &ctx, const char *attr,
+               bool required, const char *what, int64_t &ranks) {
+  const AttrValue *a = nullptr;
+  AMPC_RETURN_IF_ERROR(
+      ops::attrOfKind(*call.attrs, attr, AttrValue::Kind::Int, required, a));
+  ranks = a ? a->i : 1;
+  if (ranks <= 1)
+    return Status::ok();
+  std::string n = std::to_string(ranks);
+  if (!ctx.collective)
+    return Status::error(std::string(what) + " " + n +
+                         " ranks (data parallelism), but it runs in one "
+                         "process: start it under mpirun -n " +
+                         n);
+  if (ctx.collective->size() != ranks)
+    return Status::error("the step was compiled for " + n +
+                         " ranks but runs in " +
+                         std::to_string(ctx.collective->size()));
+  return Status::ok();
+}
 
 void addCollectiveKernels(std::vector<KernelEntry> &out) {
   out.push_back({"all_reduce_start", runAllReduceStart});

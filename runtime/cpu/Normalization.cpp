@@ -6,7 +6,9 @@
 // operand is f64) and each stored value is rounded once.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Collective.h"
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/Ranks.h"
 
 #include <cmath>
 
@@ -39,13 +41,56 @@ void forChannelBlocks(const CpuContext &ctx, int64_t channels, int64_t inner,
   });
 }
 
+/// Synchronised batch norm's statistics: the sums per channel of the
+/// rank's batch, then of its squared deviations from the mean of all the
+/// ranks' batches, each summed over the ranks (in double), over `count`
+/// values per channel on each of `ranks` ranks.
 template <typename T>
-void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
+Status syncedStatistics(const OpCall &call, CpuContext &ctx, int64_t ranks,
+                        double eps, std::vector<double> &mean,
+                        std::vector<double> &invStd, std::vector<double> &var) {
+  const TensorView &x = call.inputs[0];
+  int64_t n = x.shape[0], c = x.shape[1];
+  int64_t inner = product(x.shape, 2, x.shape.size());
+  double total = static_cast<double>(n * inner * ranks);
+  std::vector<double> sums(c, 0.0);
+  for (int pass = 0; pass < 2; ++pass) {
+    forChannelBlocks(ctx, c, inner, [&](int64_t c0, int64_t c1) {
+      std::vector<T> buf(static_cast<size_t>((c1 - c0) * inner));
+      for (int64_t i = 0; i < n; ++i) {
+        loadC(x, (i * c + c0) * inner, (c1 - c0) * inner, buf.data());
+        for (int64_t ch = c0; ch < c1; ++ch) {
+          const T *p = buf.data() + (ch - c0) * inner;
+          sums[ch] += pass == 0 ? sumD(p, inner) : sqDevD(p, inner, mean[ch]);
+        }
+      }
+    });
+    AMPC_RETURN_IF_ERROR(ctx.collective->sumOverRanks(sums.data(), c));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      if (pass == 0) {
+        mean[ch] = sums[ch] / total;
+      } else {
+        var[ch] = sums[ch] / total;
+        invStd[ch] = 1.0 / std::sqrt(var[ch] + eps);
+      }
+      sums[ch] = 0.0;
+    }
+  }
+  return Status::ok();
+}
+
+template <typename T>
+Status runBatchNormT(const OpCall &call, bool training, CpuContext &ctx) {
   const TensorView &x = call.inputs[0], &out = call.outputs[0];
   int64_t n = x.shape[0], c = x.shape[1];
   int64_t inner = product(x.shape, 2, x.shape.size());
   double eps = call.attrs->getFloat("epsilon");
   double momentum = call.attrs->getFloat("momentum");
+  int64_t ranks = 1;
+  if (training)
+    AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
+                                 "batch norm takes its statistics over",
+                                 ranks));
   std::vector<double> scale(c), bias(c), m(c), v(c);
   loadF64(call.inputs[1], 0, c, scale.data());
   loadF64(call.inputs[2], 0, c, bias.data());
@@ -54,9 +99,12 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
   // Per channel: y = (x - mean) * a + bias with a = scale / sqrt(var + eps).
   std::vector<double> mean(c), invStd(c), batchVar(c);
   int64_t count = n * inner;
+  if (ranks > 1)
+    AMPC_RETURN_IF_ERROR(
+        syncedStatistics<T>(call, ctx, ranks, eps, mean, invStd, batchVar));
   forChannelBlocks(ctx, c, inner, [&](int64_t c0, int64_t c1) {
     std::vector<T> buf(static_cast<size_t>((c1 - c0) * inner));
-    if (training) {
+    if (training && ranks == 1) {
       std::vector<double> s(c1 - c0, 0.0), q(c1 - c0, 0.0);
       for (int64_t i = 0; i < n; ++i) {
         loadC(x, (i * c + c0) * inner, (c1 - c0) * inner, buf.data());
@@ -75,7 +123,7 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
         invStd[ch] = 1.0 / std::sqrt(var + eps);
         batchVar[ch] = var;
       }
-    } else {
+    } else if (!training) {
       for (int64_t ch = c0; ch < c1; ++ch) {
         mean[ch] = m[ch];
         invStd[ch] = 1.0 / std::sqrt(v[ch] + eps);
@@ -95,7 +143,7 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
     }
   });
   if (!training)
-    return;
+    return Status::ok();
   std::vector<double> newMean(c), newVar(c);
   for (int64_t ch = 0; ch < c; ++ch) {
     newMean[ch] = m[ch] * momentum + mean[ch] * (1 - momentum);
@@ -107,6 +155,7 @@ void runBatchNormT(const OpCall &call, bool training, const CpuContext &ctx) {
   storeF64(newVar.data(), c, call.outputs[2], 0);
   storeF64(mean.data(), c, call.outputs[3], 0);
   storeF64(invStd.data(), c, call.outputs[4], 0);
+  return Status::ok();
 }
 
 bool wantsF64(const OpCall &call) {
@@ -116,17 +165,13 @@ bool wantsF64(const OpCall &call) {
 
 Status runBNInference(const OpCall &call, CpuContext &ctx) {
   if (wantsF64(call))
-    runBatchNormT<double>(call, false, ctx);
-  else
-    runBatchNormT<float>(call, false, ctx);
-  return Status::ok();
+    return runBatchNormT<double>(call, false, ctx);
+  return runBatchNormT<float>(call, false, ctx);
 }
 Status runBNTraining(const OpCall &call, CpuContext &ctx) {
   if (wantsF64(call))
-    runBatchNormT<double>(call, true, ctx);
-  else
-    runBatchNormT<float>(call, true, ctx);
-  return Status::ok();
+    return runBatchNormT<double>(call, true, ctx);
+  return runBatchNormT<float>(call, true, ctx);
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,7 +8,9 @@
 // operand is f64) and each stored value is rounded once.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Collective.h"
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/Ranks.h"
 
 #include <cmath>
 
@@ -40,8 +42,15 @@ bool wantsF64(const OpCall &call) {
 // With M values per channel, xhat = (x - mean) * inv_std:
 //   bias_grad = sum(g), scale_grad = sum(g * xhat),
 //   input_grad = scale * inv_std * (g - bias_grad / M - xhat * scale_grad / M).
+//
+// With sync_ranks = N, M counts the N ranks' values and the two sums in
+// input_grad are the N ranks' (exchanged in double); the scale and bias
+// gradients stay this rank's sums, which the gradient all-reduce averages.
 template <typename T>
-void runBatchNormGradT(const OpCall &call, const CpuContext &ctx) {
+Status runBatchNormGradT(const OpCall &call, CpuContext &ctx) {
+  int64_t ranks = 1;
+  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
+                               "batch norm takes its statistics over", ranks));
   const TensorView &g = call.inputs[0], &x = call.inputs[1];
   int64_t n = x.shape[0], c = x.shape[1];
   int64_t inner = product(x.shape, 2, x.shape.size());
@@ -79,13 +88,22 @@ void runBatchNormGradT(const OpCall &call, const CpuContext &ctx) {
         sumG[ch] += pg[s * c + ch];
         sumGX[ch] += pgx[s * c + ch];
       }
+    // The sums input_grad takes: over every rank's batch when synchronised.
+    std::vector<double> allG = sumG, allGX = sumGX;
+    if (ranks > 1) {
+      std::vector<double> both(allG);
+      both.insert(both.end(), allGX.begin(), allGX.end());
+      AMPC_RETURN_IF_ERROR(ctx.collective->sumOverRanks(both.data(), 2 * c));
+      allG.assign(both.begin(), both.begin() + c);
+      allGX.assign(both.begin() + c, both.end());
+    }
     // Pass 2: input_grad = k1 * (g - k2 - (x - mean) * k3).
-    double m = static_cast<double>(n * inner);
+    double m = static_cast<double>(n * inner * ranks);
     std::vector<T> k1(c), k2(c), k3(c), mu(c);
     for (int64_t ch = 0; ch < c; ++ch) {
       k1[ch] = static_cast<T>(scale[ch] * invStd[ch]);
-      k2[ch] = static_cast<T>(sumG[ch] / m);
-      k3[ch] = static_cast<T>(invStd[ch] * invStd[ch] * sumGX[ch] / m);
+      k2[ch] = static_cast<T>(allG[ch] / m);
+      k3[ch] = static_cast<T>(invStd[ch] * invStd[ch] * allGX[ch] / m);
       mu[ch] = static_cast<T>(mean[ch]);
     }
     parallelFor(ctx, n * c,
@@ -108,14 +126,13 @@ void runBatchNormGradT(const OpCall &call, const CpuContext &ctx) {
     scaleGrad[ch] = invStd[ch] * sumGX[ch];
   storeF64(scaleGrad.data(), c, call.outputs[1], 0);
   storeF64(sumG.data(), c, call.outputs[2], 0);
+  return Status::ok();
 }
 
 Status runBatchNormGrad(const OpCall &call, CpuContext &ctx) {
   if (wantsF64(call))
-    runBatchNormGradT<double>(call, ctx);
-  else
-    runBatchNormGradT<float>(call, ctx);
-  return Status::ok();
+    return runBatchNormGradT<double>(call, ctx);
+  return runBatchNormGradT<float>(call, ctx);
 }
 
 //===----------------------------------------------------------------------===//

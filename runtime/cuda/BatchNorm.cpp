@@ -83,6 +83,16 @@ Status computeFunction(CudaDevice &device, const std::string &op, CudaKernel k,
   return typedFunction(device, op, k, x, out, f64 ? "c64" : "c32");
 }
 
+/// Synchronised batch norm exchanges its sums with the other ranks; this
+/// backend has no collective (NCCL) yet.
+Status refuseSynced(const ops::OpCall &call) {
+  if (call.attrs->find("sync_ranks"))
+    return Status::error(call.op +
+                         ": synchronised batch norm (--sync-batch-norm) runs "
+                         "on the CPU only: the CUDA backend has no NCCL yet");
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // batch_norm_training / batch_norm_inference
 //===----------------------------------------------------------------------===//
@@ -202,6 +212,7 @@ private:
 Status prepareTraining(const std::vector<const ops::OpCall *> &calls,
                        PrepareContext &ctx,
                        std::unique_ptr<PreparedKernel> &out) {
+  AMPC_RETURN_IF_ERROR(refuseSynced(*calls.front()));
   return BatchNormKernel::prepare(calls, ctx, out, true);
 }
 Status prepareInference(const std::vector<const ops::OpCall *> &calls,
@@ -222,6 +233,7 @@ public:
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out) {
     const ops::OpCall &call = *calls.front();
+    AMPC_RETURN_IF_ERROR(refuseSynced(call));
     auto k = std::make_unique<BatchNormGradKernel>();
     k->in_ = call.inputs;
     k->out_ = call.outputs;

@@ -395,17 +395,20 @@ Status MpiCollective::waitForAll(double timeoutSeconds) {
       .get();
 }
 
-Status MpiCollective::sumOverRanks(double &value) {
+Status MpiCollective::sumOverRanks(double *values, size_t count) {
+  if (count > static_cast<size_t>(INT_MAX))
+    return Status::error("a sum over the ranks of " + std::to_string(count) +
+                         " values, over MPI's 2^31 - 1 per call");
   return caller_
-      ->submit([this, &value] {
+      ->submit([this, values, count] {
         AMPC_RETURN_IF_ERROR(arrivals_->arrive());
         MPI_Request request;
-        if (int rc = MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE,
-                                    MPI_SUM, MPI_COMM_WORLD, &request);
+        if (int rc =
+                MPI_Iallreduce(MPI_IN_PLACE, values, static_cast<int>(count),
+                               MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
             rc != MPI_SUCCESS)
-          return Status::error("the sum of the ranks' losses: " + mpiError(rc));
-        return arrivals_->wait(request, timeout_,
-                               "the sum of the ranks' losses");
+          return Status::error("a sum over the ranks: " + mpiError(rc));
+        return arrivals_->wait(request, timeout_, "a sum over the ranks");
       })
       .get();
 }

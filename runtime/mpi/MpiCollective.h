@@ -44,7 +44,7 @@ public:
   void finishAll() override;
   Status waitForAll(double timeoutSeconds) override;
   double allReduceSeconds() const override { return allReduceSeconds_; }
-  Status sumOverRanks(double &value) override;
+  Status sumOverRanks(double *values, size_t count) override;
   /// Ends every rank of the launch with `code` (after an error one rank
   /// alone saw: the others would wait for it until their timeout).
   [[noreturn]] void abortAll(int code);

@@ -85,7 +85,19 @@ Status checkGradAndInput(const OpCall &call) {
 Status checkBatchNormInference(const OpCall &call) {
   return checkBatchNorm(call, false);
 }
+/// Synchronised batch norm's optional rank count.
+Status checkSyncRanks(const OpCall &call) {
+  const AttrValue *a = nullptr;
+  AMPC_RETURN_IF_ERROR(
+      attrOfKind(*call.attrs, "sync_ranks", AttrValue::Kind::Int, false, a));
+  if (a && a->i < 2)
+    return Status::error("attribute 'sync_ranks' must be >= 2, got " +
+                         std::to_string(a->i));
+  return Status::ok();
+}
+
 Status checkBatchNormTraining(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkSyncRanks(call));
   return checkBatchNorm(call, true);
 }
 
@@ -136,6 +148,7 @@ Status checkLayerNorm(const OpCall &call) {
 // (input_grad, scale_grad, bias_grad).
 Status checkBatchNormGrad(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 5, 5, 3));
+  AMPC_RETURN_IF_ERROR(checkSyncRanks(call));
   AMPC_RETURN_IF_ERROR(checkGradAndInput(call));
   const TensorView &x = call.inputs[1];
   if (x.rank() < 2)

@@ -439,8 +439,8 @@ rt::Status TrainLoop::step(const std::vector<Feed> &batch, bool probe,
   // process accumulating the same batches averages), so every rank reports,
   // and stops on, the same value. The exchange is part of the step's time.
   if (o_.collective && o_.worldSize > 1) {
-    if (rt::Status st = o_.collective->sumOverRanks(out.loss); !st)
-      return rt::Status::error(where + st.message());
+    if (rt::Status st = o_.collective->sumOverRanks(&out.loss, 1); !st)
+      return rt::Status::error(where + "the ranks' losses: " + st.message());
     out.loss /= o_.worldSize;
   }
   double ms = seconds(runStart, Clock::now()) * 1e3;

@@ -149,3 +149,28 @@ func.func @forward(%x: tensor<4x5xf32> {graph.name = "x"},
   %loss = graph.reduce_mean %n {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x5xf32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Batch norm keeps each rank's statistics unless asked; with
+// sync-batch-norm the forward op and its gradient take the ranks' batches
+// together.
+// RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel="world-size=2 sync-batch-norm" | FileCheck %s --check-prefix=SYNC
+// RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel="world-size=2" | FileCheck %s --check-prefix=OWN
+// SYNC-LABEL: func.func @train_step(
+// SYNC: graph.batch_norm_training {{.*}}sync_ranks = 2 : i64
+// SYNC: graph.batch_norm_grad {{.*}}{sync_ranks = 2 : i64}
+// OWN-LABEL: func.func @train_step(
+// OWN-NOT: sync_ranks
+// OWN: return
+
+func.func @forward(%x: tensor<2x3x2x2xf32> {graph.name = "x"},
+                   %s: tensor<3xf32> {graph.name = "bn.scale", graph.init = dense<1.0> : tensor<3xf32>, graph.trainable = true},
+                   %b: tensor<3xf32> {graph.name = "bn.bias", graph.init = dense<0.0> : tensor<3xf32>, graph.trainable = true},
+                   %m: tensor<3xf32> {graph.name = "bn.mean", graph.init = dense<0.0> : tensor<3xf32>},
+                   %v: tensor<3xf32> {graph.name = "bn.var", graph.init = dense<1.0> : tensor<3xf32>})
+    -> (tensor<f32> {graph.name = "loss"}) {
+  %y:5 = graph.batch_norm_training %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f64, momentum = 0.9 : f64} : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %r = graph.reduce_sum %y#0 {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<2x3x2x2xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}

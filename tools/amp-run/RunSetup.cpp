@@ -237,6 +237,10 @@ checkpointConfig(const TrainPipelineOptions &flags,
   config.erase("--overlap-exchange");
   if (flags.dataParallel <= 1)
     config.erase("--data-parallel");
+  // Synchronised batch norm changes the numbers; off, a checkpoint is as
+  // before the option.
+  if (flags.dataParallel <= 1 || !flags.syncBatchNorm)
+    config.erase("--sync-batch-norm");
   config["--no-fuse"] = lowering.fuse ? "false" : "true";
   config["--no-memory-reuse"] = lowering.reuseMemory ? "false" : "true";
   config[kProgramKey] = llvm::formatv("{0:x16}", programHash).str();

@@ -340,3 +340,11 @@ func.func @gather_grad_shape(%g: tensor<3x3xf32>, %i: tensor<2xi64>) {
   %0 = graph.gather_grad %g, %i {axis = 0 : i64} : (tensor<3x3xf32>, tensor<2xi64>) -> tensor<5x3xf32>
   return
 }
+
+// -----
+
+func.func @batch_norm_grad_sync_one_rank(%g: tensor<2x3xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.batch_norm_grad' op sync_ranks must be >= 2, got 0}}
+  %d:3 = graph.batch_norm_grad %g, %g, %c, %c, %c {sync_ranks = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}

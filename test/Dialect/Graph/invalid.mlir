@@ -257,3 +257,11 @@ func.func @top_k_axis(%x: tensor<4x10xf32>) {
   %0:2 = graph.top_k %x {axis = -1 : i64, k = 1 : i64} : (tensor<4x10xf32>) -> (tensor<4x1xf32>, tensor<4x1xi64>)
   return
 }
+
+// -----
+
+func.func @batch_norm_sync_one_rank(%x: tensor<2x3xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.batch_norm_training' op sync_ranks must be >= 2, got 1}}
+  %y:5 = graph.batch_norm_training %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f64, momentum = 0.9 : f64, sync_ranks = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
