@@ -272,14 +272,6 @@ private:
 MpiCollective::MpiCollective(double timeout)
     : timeout_(timeout), caller_(new Caller) {}
 
-bool launchedByMpi() {
-  // OpenMPI's, PMIx's and MPICH's (Hydra's PMI) launchers each set one.
-  for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
-    if (std::getenv(v))
-      return true;
-  return false;
-}
-
 Status MpiCollective::create(double timeoutSeconds, const std::string &tool,
                              std::unique_ptr<MpiCollective> &out) {
   std::unique_ptr<MpiCollective> c(new MpiCollective(timeoutSeconds));

@@ -9,6 +9,7 @@
 // others fail within the timeout instead of waiting forever. Before each
 // collective every other rank tells rank 0 it has arrived (one small
 // message), so that rank 0's timeout can name the ranks that did not.
+// Built into libampc-mpi.so (Plugin.cpp), which the tools load.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_MPI_MPICOLLECTIVE_H
@@ -23,9 +24,6 @@
 #include <vector>
 
 namespace ampc::rt::mpi {
-
-/// Whether this process was started by mpirun (or another MPI launcher).
-bool launchedByMpi();
 
 class MpiCollective : public Collective {
 public:
@@ -46,8 +44,10 @@ public:
   double allReduceSeconds() const override { return allReduceSeconds_; }
   Status sumOverRanks(double *values, size_t count) override;
   /// Ends every rank of the launch with `code` (after an error one rank
-  /// alone saw: the others would wait for it until their timeout).
-  [[noreturn]] void abortAll(int code);
+  /// alone saw: the others would wait for it until their timeout). Virtual,
+  /// as every member a tool calls: the tools reach this class through
+  /// libampc-mpi.so (Plugin.cpp) and link none of its code.
+  [[noreturn]] virtual void abortAll(int code);
 
 private:
   explicit MpiCollective(double timeout);

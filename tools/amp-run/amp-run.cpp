@@ -26,10 +26,10 @@
 #include "runtime/cpu/Parallel.h"
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/Checkpoint.h"
+#include "runtime/tooling/Ranks.h"
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
-#include "tools/amp-run/Ranks.h"
 #include "tools/amp-run/RunFlagsCl.h"
 #include "tools/amp-run/RunSetup.h"
 #include "tools/amp-run/Train.h"
@@ -213,7 +213,8 @@ bool applyRecipe(const ampc::tools::RunOptions &run, raw_ostream &os) {
 constexpr StringLiteral kStages[] = {
     "onnx-import", "graph", "amp", "training", "rt", "program", "mlir"};
 
-/// The launch's world when mpirun started this process (Ranks.h).
+/// The launch's world when mpirun started this process
+/// (runtime/tooling/Ranks.h).
 std::shared_ptr<ampc::rt::mpi::MpiCollective> world;
 
 int runTool(int argc, char **argv);
@@ -295,14 +296,14 @@ int runTool(int argc, char **argv) {
                 "O1|O2|O3");
   // Data parallelism: --nproc starts the ranks (this process is replaced);
   // under mpirun this process is one of them.
-  if (run.nproc > 1 && !ampc::rt::mpi::launchedByMpi()) {
+  if (run.nproc > 1 && !ampc::tools::launchedByMpi()) {
     if (!train || !emit.empty())
       return fail("--nproc starts ranks that train: it needs --mode train "
                   "(or --data) and no --emit (--data-parallel N shows the "
                   "step of N ranks)");
-    return ampc::tools::startRanks(argc, argv, run.nproc);
+    return fail(ampc::tools::startRanks(argc, argv, run.nproc).message());
   }
-  if (rt::Status s = ampc::tools::joinRanks(run, world); !s)
+  if (rt::Status s = ampc::tools::joinRanks(run, "amp-run", world); !s)
     return fail(s.message());
   int64_t ranks = world ? world->size() : 1;
   if (ranks > 1) {

@@ -1,0 +1,127 @@
+//===- Ranks.cpp - a tool as one rank of a data-parallel run --------------===//
+
+#include "runtime/tooling/Ranks.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace ampc::tools {
+namespace {
+
+/// This executable's directory ("" when /proc cannot say).
+std::string selfDirectory() {
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0)
+    return "";
+  std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+using JoinMpi = rt::mpi::MpiCollective *(*)(double, const char *,
+                                            std::string *);
+
+constexpr const char *kPlugin = "libampc-mpi.so";
+
+/// libampc-mpi.so's join function: from $AMPC_MPI_PLUGIN, else the build's
+/// lib/ beside bin/, else beside the executable.
+rt::Status loadPlugin(JoinMpi &join) {
+  std::vector<std::string> tried;
+  if (const char *given = std::getenv("AMPC_MPI_PLUGIN"); given && *given) {
+    tried.push_back(given);
+  } else {
+    std::string dir = selfDirectory();
+    tried = {dir + "/../lib/" + kPlugin, dir + "/" + kPlugin};
+  }
+  std::string why;
+  for (const std::string &path : tried) {
+    // RTLD_GLOBAL: OpenMPI loads its own components, which look up
+    // libmpi's symbols globally.
+    void *lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) {
+      why += "\n  " + path + ": " + ::dlerror();
+      continue;
+    }
+    join = reinterpret_cast<JoinMpi>(::dlsym(lib, "ampcJoinMpi"));
+    if (!join)
+      return rt::Status::error(path + " has no ampcJoinMpi: it is not " +
+                               kPlugin + " of this build");
+    return rt::Status::ok();
+  }
+  return rt::Status::error(
+      std::string("started by mpirun (data parallelism), but cannot load ") +
+      kPlugin + ", which joins the ranks over MPI (built with the project; " +
+      "it needs OpenMPI's libmpi, from Debian's libopenmpi-dev; " +
+      "AMPC_MPI_PLUGIN names another path):" + why);
+}
+
+} // namespace
+
+bool launchedByMpi() {
+  // OpenMPI's, PMIx's and MPICH's (Hydra's PMI) launchers each set one.
+  for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+    if (std::getenv(v))
+      return true;
+  return false;
+}
+
+rt::Status startRanks(int argc, char **argv, int64_t nproc) {
+  std::vector<std::string> args = {"mpirun", "-n", std::to_string(nproc),
+                                   // More ranks than cores is the user's
+                                   // choice here, not mpirun's refusal.
+                                   "--oversubscribe"};
+  // OpenMPI refuses root unless told; the user asked for these ranks.
+  if (::geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  args.push_back(n > 0 ? std::string(self, static_cast<size_t>(n)) : argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--nproc" || a == "-nproc") {
+      ++i; // and its value
+      continue;
+    }
+    if (a.rfind("--nproc=", 0) == 0 || a.rfind("-nproc=", 0) == 0)
+      continue;
+    args.push_back(a);
+  }
+  std::vector<char *> cargs;
+  for (std::string &a : args)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::execvp("mpirun", cargs.data());
+  return rt::Status::error(std::string("--nproc: cannot start mpirun: ") +
+                           std::strerror(errno) +
+                           " (Debian's openmpi-bin provides it; "
+                           "scripts/setup.sh installs it)");
+}
+
+rt::Status joinRanks(const RunOptions &run, const std::string &tool,
+                     std::shared_ptr<rt::mpi::MpiCollective> &out) {
+  out.reset();
+  if (!launchedByMpi())
+    return rt::Status::ok();
+  JoinMpi join = nullptr;
+  AMPC_RETURN_IF_ERROR(loadPlugin(join));
+  std::string error;
+  std::shared_ptr<rt::mpi::MpiCollective> world(
+      join(static_cast<double>(run.collectiveTimeout), tool.c_str(), &error));
+  if (!world)
+    return rt::Status::error(error);
+  if (run.isGiven("nproc") && run.nproc != world->size())
+    return rt::Status::error("--nproc " + std::to_string(run.nproc) +
+                             ", but mpirun started " +
+                             std::to_string(world->size()) + " ranks");
+  out = std::move(world);
+  return rt::Status::ok();
+}
+
+} // namespace ampc::tools
