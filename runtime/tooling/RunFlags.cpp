@@ -173,16 +173,17 @@ std::vector<RunFlag> makeTable() {
        "state left out",
        G::LossScaling, kBothTools},
       {"nproc", &RunOptions::nproc, "N",
-       "Train data-parallel on N local ranks: amp-run starts itself N times "
-       "under mpirun, as `mpirun -n N amp-run ...` does; rank r takes "
+       "Train data-parallel on N local ranks: the tool starts itself N "
+       "times under mpirun, as `mpirun -n N TOOL ...` does; rank r takes "
        "batches r, r+N, r+2N, ... and every update averages the N ranks' "
        "gradients, so N ranks compute what one process does with "
-       "--accumulate N",
-       G::Training, kAmpRun, 1},
+       "--accumulate N (amp-exec: a Program compiled with --data-parallel "
+       "N)",
+       G::Training, kBothTools, 1},
       {"collective-timeout", &RunOptions::collectiveTimeout, "S",
        "Data parallelism: seconds a rank waits in a gradient all-reduce for "
        "the others before it stops every rank with an error",
-       G::Training, kAmpRun, 1},
+       G::Training, kBothTools, 1},
       {"init-params",
        &RunOptions::initParams,
        "keep|uniform[:SEED]",

@@ -14,7 +14,9 @@
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/CheckNumerics.h"
 #include "runtime/tooling/Checkpoint.h"
+#include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/FashionMnist.h"
+#include "runtime/tooling/Ranks.h"
 #include "runtime/tooling/RunFlags.h"
 #include "runtime/tooling/TrainData.h"
 #include "runtime/tooling/TrainLoop.h"
@@ -29,17 +31,28 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 using namespace ampc;
 using namespace ampc::tools;
 
 namespace {
 
+/// What an error line starts with: in a data-parallel run each rank's
+/// errors say whose they are.
+std::string failPrefix = "amp-exec: error: ";
+
 int fail(const std::string &msg) {
   std::cout.flush();
-  std::fprintf(stderr, "amp-exec: error: %s\n", msg.c_str());
+  std::fflush(stdout);
+  // One write: the ranks of a data-parallel run share the stream.
+  std::string line = failPrefix + msg + "\n";
+  std::fputs(line.c_str(), stderr);
   return 1;
 }
+
+/// The launch's world when mpirun started this process (Ranks.h).
+std::shared_ptr<rt::mpi::MpiCollective> world;
 
 const char *kUsage =
     "usage: amp-exec PROGRAM [options]\n"
@@ -361,6 +374,7 @@ rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
 rt::Status createSession(rt::FunctionInfo f, const Options &o,
                          std::unique_ptr<rt::Session> &out) {
   rt::SessionOptions so = sessionOptionsOf(o);
+  so.collective = world;
   // 'none' (0): no budget but what the device has, which the sessions
   // are always checked against.
   if (!o.memoryBudget.empty())
@@ -470,16 +484,23 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   bool synthetic = o.data == "synthetic";
   if (rt::Status s = checkRunOptions(o, /*train=*/true); !s)
     return fail(s.message());
+  // (Rank 0 alone writes them.)
+  bool writes = !world || world->rank() == 0;
   for (auto [flag, path] :
        {std::pair<const char *, std::string>{"metrics", o.metrics},
         {"eval-metrics", o.evalMetrics}})
-    if (!path.empty())
+    if (!path.empty() && writes)
       if (rt::Status s = rt::checkWritable(path); !s)
         return fail(std::string("--") + flag + ": " + s.message());
-  if (!o.checkpointDir.empty())
+  if (!o.checkpointDir.empty() && writes)
     if (rt::Status s = checkCheckpointDirectory(o.checkpointDir); !s)
       return fail("--checkpoint: " + s.message());
 
+  // Data parallelism: this process is rank `rank` of `ranks`; rank 0 alone
+  // evaluates, shows progress and writes files.
+  int ranks = world ? world->size() : 1;
+  int rank = world ? world->rank() : 0;
+  bool lead = rank == 0;
   std::vector<InputSpec> specs = inputSpecsOf(*f, &step);
   FileData data;
   if (rt::Status s = openData(o, specs, data); !s)
@@ -490,10 +511,12 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 " has no @forward to evaluate the test split with");
   if (rt::Status s = checkDataLabels(step, data); !s)
     return fail(s.message());
+  // A data-parallel step takes `ranks` batches: --epochs E runs the steps
+  // that take E epochs' batches.
   int64_t perEpoch = data.train->stepsPerEpoch();
-  int64_t steps = o.steps        ? o.steps
-                  : o.epochs > 0 ? o.epochs * perEpoch
-                                 : std::max<int64_t>(perEpoch, 1);
+  int64_t steps = o.steps ? o.steps
+                          : EpochClock{perEpoch, ranks}.stepsFor(
+                                std::max<int64_t>(1, o.epochs));
   if (steps % step.accumulate)
     return fail(
         (o.steps ? "--steps " + std::to_string(steps) + " is"
@@ -508,7 +531,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   std::unique_ptr<rt::Session> session, evalSession;
   if (rt::Status s = createSession(std::move(*f), o, session); !s)
     return fail(s.message());
-  if (data.test)
+  if (data.test && lead)
     if (rt::Status s = createSession(*forward, o, evalSession); !s)
       return fail(s.message());
   if (o.uniformInit)
@@ -526,8 +549,22 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   lo.modelPath = o.program;
   lo.steps = steps;
   lo.config = config;
+  lo.rank = rank;
+  lo.worldSize = ranks;
+  lo.collective = world.get();
+  if (ranks > 1) {
+    lo.tool = "amp-exec: rank " + std::to_string(rank);
+    // Rank 0 writes what the run shows and keeps; every rank holds the
+    // same parameters after each update.
+    if (!lead) {
+      lo.metrics.clear();
+      lo.evalMetrics.clear();
+      lo.checkpointDir.clear();
+      lo.progress = Progress::Style::None;
+    }
+  }
   TrainLoop loop(*session, evalSession.get(), step, *data.train,
-                 data.test.get(), lo);
+                 lead ? data.test.get() : nullptr, lo);
   if (!o.resumeDir.empty()) {
     Checkpoint ckpt;
     if (rt::Status s = readCheckpoint(o.resumeDir, ckpt); !s)
@@ -549,16 +586,25 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
       return fail("--resume: " + s.message());
   }
 
-  std::printf(
-      "amp-exec: training %s on %s (%s), %lld steps%s\n", o.program.c_str(),
-      synthetic ? "synthetic data" : o.data.c_str(), o.device.c_str(),
-      static_cast<long long>(steps),
-      loop.firstStep() > 0
-          ? (", resumed at step " + std::to_string(loop.firstStep())).c_str()
-          : "");
-  std::fflush(stdout);
+  if (lead) {
+    std::string ranksText =
+        ranks > 1
+            ? ", data-parallel over " + std::to_string(ranks) +
+                  " ranks (a step takes " + std::to_string(ranks) + " batches)"
+            : "";
+    std::printf(
+        "amp-exec: training %s on %s (%s), %lld steps%s%s\n", o.program.c_str(),
+        synthetic ? "synthetic data" : o.data.c_str(), o.device.c_str(),
+        static_cast<long long>(steps), ranksText.c_str(),
+        loop.firstStep() > 0
+            ? (", resumed at step " + std::to_string(loop.firstStep())).c_str()
+            : "");
+    std::fflush(stdout);
+  }
   if (int rc = loop.run())
     return rc;
+  if (!lead)
+    return 0; // rank 0 prints the summary and writes --json
 
   // amp-run's summary line, so that the two compare by text.
   std::printf("amp-exec: trained %lld %s; final loss %.6g",
@@ -569,6 +615,11 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 static_cast<long long>(loop.skipped()), loop.currentScale());
   if (!std::isnan(loop.medianStepMs()))
     std::printf("; median step %.3f ms", loop.medianStepMs());
+  // What the ranks cost rank 0: its time blocked in the gradient
+  // all-reduces, per step of this process (as amp-run's summary).
+  if (int64_t run = steps - loop.firstStep(); ranks > 1 && run > 0)
+    std::printf("; all-reduce %.3f ms per step",
+                world->allReduceSeconds() * 1e3 / static_cast<double>(run));
   std::printf("\n");
   double testLoss, accuracy;
   if (loop.lastEval(testLoss, accuracy)) {
@@ -590,13 +641,61 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   return 0;
 }
 
-} // namespace
+/// Joins the ranks when mpirun started this process, or starts them for
+/// --nproc; checks the Program was compiled for them. Returns -1 to go on,
+/// else the exit code.
+int joinWorld(int argc, char **argv, const Options &o,
+              const rt::ProgramInfo &program, const std::string &mode) {
+  int64_t compiled = program.step ? program.step->worldSize : 1;
+  std::string compile = "amp-run --mode train --data-parallel " +
+                        std::to_string(compiled) + " --emit=program";
+  if (o.nproc > 1 && !launchedByMpi()) {
+    if (mode != "train")
+      return fail("--nproc starts ranks that train: it needs a training "
+                  "Program (--mode train)");
+    if (compiled != o.nproc)
+      return fail("--nproc " + std::to_string(o.nproc) + ", but " + o.program +
+                  (compiled > 1
+                       ? " was compiled for " + std::to_string(compiled) +
+                             " ranks (" + compile + ")"
+                       : " is not data-parallel (compile it with "
+                         "amp-run --mode train --data-parallel " +
+                             std::to_string(o.nproc) + " --emit=program)"));
+    return fail(startRanks(argc, argv, o.nproc).message());
+  }
+  if (rt::Status s = joinRanks(o, "amp-exec", world); !s)
+    return fail(s.message());
+  int64_t ranks = world ? world->size() : 1;
+  if (ranks > 1) {
+    failPrefix =
+        "amp-exec: rank " + std::to_string(world->rank()) + ": error: ";
+    if (mode != "train")
+      return fail("started as one of " + std::to_string(ranks) +
+                  " ranks, which train data-parallel: this needs a training "
+                  "Program (--mode train)");
+  }
+  if (mode == "train" && compiled != ranks)
+    return fail(compiled > 1
+                    ? o.program + " averages its gradients over " +
+                          std::to_string(compiled) + " ranks (" + compile +
+                          ") but runs in " + std::to_string(ranks) +
+                          ": start amp-exec with --nproc " +
+                          std::to_string(compiled) + " (or under mpirun -n " +
+                          std::to_string(compiled) + ")"
+                    : o.program + " is not data-parallel, but mpirun started " +
+                          std::to_string(ranks) +
+                          " ranks: compile it with amp-run --mode train "
+                          "--data-parallel " +
+                          std::to_string(ranks) + " --emit=program");
+  return -1;
+}
 
-int main(int argc, char **argv) {
+int runTool(int argc, char **argv) {
   Options o;
   if (int rc = parseArgs(argc, argv, o); rc >= 0)
     return rc;
-  if (!o.json.empty())
+  // (Under mpirun, rank 0 alone writes it: checked once it knows its rank.)
+  if (!o.json.empty() && !launchedByMpi())
     if (rt::Status s = rt::checkWritable(o.json); !s)
       return fail("--json: " + s.message());
   // A device that cannot be used is said first, in one line, before the
@@ -609,14 +708,35 @@ int main(int argc, char **argv) {
     return fail(s.message());
   std::string mode =
       o.mode.empty() ? (program.step ? "train" : "infer") : o.mode;
+  if (int rc = joinWorld(argc, argv, o, program, mode); rc >= 0)
+    return rc;
+  if (!o.json.empty() && launchedByMpi() && world->rank() == 0)
+    if (rt::Status s = rt::checkWritable(o.json); !s)
+      return fail("--json: " + s.message());
+  // --threads counts one process's cores: the ranks share the machine's.
+  if (world && world->size() > 1 && !o.isGiven("threads"))
+    o.threads = std::max(1u, std::thread::hardware_concurrency() /
+                                 static_cast<unsigned>(world->size()));
   Summary sum;
   sum.program = o.program;
   sum.device = o.device;
   sum.mode = mode;
   int rc = mode == "train" ? runTraining(program, o, sum)
                            : runInference(program, o, sum);
-  if (rc == 0 && !o.json.empty())
+  if (rc == 0 && !o.json.empty() && (!world || world->rank() == 0))
     if (rt::Status s = writeJson(o.json, sum); !s)
       return fail(s.message());
+  return rc;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int rc = runTool(argc, argv);
+  // A rank that stops with an error ends the others now: they would wait
+  // in their next all-reduce until --collective-timeout.
+  if (rc != 0 && world && world->size() > 1)
+    world->abortAll(rc);
+  world.reset(); // MPI_Finalize, on every rank at the end of its run
   return rc;
 }
