@@ -32,7 +32,9 @@ public:
   /// wait.
   virtual Status finishSum(float *data) = 0;
   /// Waits for every sum started and not finished (after an error, before
-  /// their buffers go away); their failures are dropped.
+  /// their buffers go away); their failures are dropped. After a failed
+  /// call (a rank died or hangs) the collective fails every later one at
+  /// once and makes no more exchanges: the run is over.
   virtual void finishAll() = 0;
   /// startSum, then finishSum.
   Status allReduceSum(float *data, size_t count) {

@@ -272,6 +272,19 @@ private:
 MpiCollective::MpiCollective(double timeout)
     : timeout_(timeout), caller_(new Caller) {}
 
+std::future<Status> MpiCollective::round(std::function<Status()> job) {
+  return caller_->submit([this, job = std::move(job)] {
+    // After a failed round (a rank died or hangs) the rounds queued behind
+    // it fail at once instead of each waiting out the timeout again.
+    if (broken_)
+      return Status::error("a collective round not started: an earlier one "
+                           "of this rank failed");
+    Status s = job();
+    broken_ = !s;
+    return s;
+  });
+}
+
 Status MpiCollective::create(double timeoutSeconds, const std::string &tool,
                              std::unique_ptr<MpiCollective> &out) {
   std::unique_ptr<MpiCollective> c(new MpiCollective(timeoutSeconds));
@@ -325,6 +338,11 @@ MpiCollective::~MpiCollective() {
     return;
   caller_
       ->submit([this] {
+        // After a failed round an all-reduce may still be under way into
+        // a buffer that is gone: no MPI call may move it on. The process
+        // is ending (the tools abort the job first).
+        if (broken_)
+          return Status::ok();
         int finalized = 0;
         MPI_Finalized(&finalized);
         if (!finalized) {
@@ -341,15 +359,17 @@ Status MpiCollective::startSum(float *data, size_t count) {
     return Status::error("an all-reduce of " + std::to_string(count) +
                          " values, over MPI's 2^31 - 1 per call");
   auto start = Clock::now();
-  started_.emplace_back(data, caller_->submit([this, data, count] {
-    AMPC_RETURN_IF_ERROR(arrivals_->arrive());
-    MPI_Request request;
-    if (int rc = MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
-                                MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
-        rc != MPI_SUCCESS)
-      return Status::error("the gradient all-reduce: " + mpiError(rc));
-    return arrivals_->wait(request, timeout_, "the gradient all-reduce");
-  }));
+  started_.emplace_back(
+      data, round([this, data, count] {
+        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+        MPI_Request request;
+        if (int rc =
+                MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
+                               MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+            rc != MPI_SUCCESS)
+          return Status::error("the gradient all-reduce: " + mpiError(rc));
+        return arrivals_->wait(request, timeout_, "the gradient all-reduce");
+      }));
   allReduceSeconds_ +=
       std::chrono::duration<double>(Clock::now() - start).count();
   return Status::ok();
@@ -376,14 +396,15 @@ void MpiCollective::finishAll() {
 }
 
 Status MpiCollective::waitForAll(double timeoutSeconds) {
-  return caller_
-      ->submit([this, timeoutSeconds] {
-        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
-        MPI_Request request;
-        if (int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request); rc != MPI_SUCCESS)
-          return Status::error("waiting for rank 0: " + mpiError(rc));
-        return arrivals_->wait(request, timeoutSeconds, "waiting for rank 0");
-      })
+  return round([this, timeoutSeconds] {
+           AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+           MPI_Request request;
+           if (int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request);
+               rc != MPI_SUCCESS)
+             return Status::error("waiting for rank 0: " + mpiError(rc));
+           return arrivals_->wait(request, timeoutSeconds,
+                                  "waiting for rank 0");
+         })
       .get();
 }
 
@@ -391,17 +412,16 @@ Status MpiCollective::sumOverRanks(double *values, size_t count) {
   if (count > static_cast<size_t>(INT_MAX))
     return Status::error("a sum over the ranks of " + std::to_string(count) +
                          " values, over MPI's 2^31 - 1 per call");
-  return caller_
-      ->submit([this, values, count] {
-        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
-        MPI_Request request;
-        if (int rc =
-                MPI_Iallreduce(MPI_IN_PLACE, values, static_cast<int>(count),
-                               MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
-            rc != MPI_SUCCESS)
-          return Status::error("a sum over the ranks: " + mpiError(rc));
-        return arrivals_->wait(request, timeout_, "a sum over the ranks");
-      })
+  return round([this, values, count] {
+           AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+           MPI_Request request;
+           if (int rc = MPI_Iallreduce(MPI_IN_PLACE, values,
+                                       static_cast<int>(count), MPI_DOUBLE,
+                                       MPI_SUM, MPI_COMM_WORLD, &request);
+               rc != MPI_SUCCESS)
+             return Status::error("a sum over the ranks: " + mpiError(rc));
+           return arrivals_->wait(request, timeout_, "a sum over the ranks");
+         })
       .get();
 }
 

@@ -17,6 +17,7 @@
 
 #include "runtime/Collective.h"
 
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -61,6 +62,9 @@ private:
   double allReduceSeconds_ = 0;
   std::unique_ptr<Arrivals> arrivals_; // used on caller_'s thread only
   std::unique_ptr<Caller> caller_;
+  /// Queues `job` (one collective round) on caller_'s thread.
+  std::future<Status> round(std::function<Status()> job);
+  bool broken_ = false; // a round failed (caller_'s thread only)
   /// The sums started and not yet finished, in the order they started.
   std::vector<std::pair<float *, std::future<Status>>> started_;
 };

@@ -299,7 +299,7 @@ Status checkAllReduceStart(const OpCall &call) {
 
 Status checkAllReduceWait(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkWorldSize(call));
-  if (call.inputs.empty())
+  if (call.inputs.empty() || !call.present[0])
     return Status::error("has no exchange buffer");
   AMPC_RETURN_IF_ERROR(checkOptionalSkip(call, 1));
   if (call.outputs.empty())

@@ -148,7 +148,8 @@ TEST(AllReduce, TheStartOnlyStartsTheSumAndTheGradientsMayChangeAfterIt) {
   });
   ASSERT_TRUE(s.isOk()) << s.message();
   EXPECT_EQ(out.values(), (std::vector<double>{2.0, 3.0}));
-  // A wait for a buffer no start began says so.
+  // A wait for a buffer the collective has no sum for passes the
+  // collective's error on.
   Buf x(DType::F32, {2});
   Call orphan{"all_reduce_wait", worldAttrs(2), {&x}, {&out}};
   s = orphan.run(nullptr, &world);
