@@ -4,6 +4,7 @@
 
 #include "runtime/TypedIO.h"
 #include "runtime/tooling/CheckNumerics.h"
+#include "runtime/tooling/Fnv.h"
 #include "runtime/tooling/Format.h"
 #include "runtime/tooling/Metrics.h"
 #include "runtime/tooling/Signals.h"
@@ -130,18 +131,50 @@ bool TrainLoop::lastEval(double &testLoss, double &testAccuracy) const {
 /// FNV-1a over the bytes of every parameter and optimizer state tensor,
 /// the loss-scale state left out: equal before and after a skipped step.
 uint32_t TrainLoop::stateChecksum() const {
-  uint32_t h = 2166136261u;
+  Fnv1a32 h;
   for (const rt::BindingInfo &b : train_.function().params) {
     if (b.name.rfind(kScaleParam, 0) == 0)
       continue;
     rt::TensorView v;
     if (!train_.param(b.name, v))
       continue;
-    const auto *p = static_cast<const uint8_t *>(v.data);
-    for (int64_t i = 0, n = v.byteSize(); i < n; ++i)
-      h = (h ^ p[i]) * 16777619u;
+    h.add(v.data, v.byteSize());
   }
-  return h;
+  return h.value;
+}
+
+rt::Status TrainLoop::compareRanks(uint32_t &checksum) const {
+  Fnv1a32 h;
+  for (const rt::BindingInfo &b : train_.function().params) {
+    if (!step_.weights.count(b.name))
+      continue;
+    rt::TensorView v;
+    AMPC_RETURN_IF_ERROR(train_.param(b.name, v));
+    h.add(v.data, v.byteSize());
+  }
+  checksum = h.value;
+  if (!o_.collective || o_.worldSize <= 1)
+    return rt::Status::ok();
+  // Each rank's checksum in its own slot: exact in the double sums.
+  std::vector<double> all(static_cast<size_t>(o_.worldSize), 0.0);
+  all[static_cast<size_t>(o_.rank)] = checksum;
+  AMPC_RETURN_IF_ERROR(o_.collective->sumOverRanks(all.data(), all.size())
+                           .withContext("comparing the ranks' weights"));
+  if (o_.rank != 0)
+    return rt::Status::ok();
+  bool equal = true;
+  std::string each;
+  for (size_t r = 0; r < all.size(); ++r) {
+    auto c = static_cast<uint32_t>(all[r]);
+    equal &= c == checksum;
+    char text[32];
+    std::snprintf(text, sizeof text, "%srank %zu %08x", r ? ", " : "", r, c);
+    each += text;
+  }
+  if (!equal)
+    return rt::Status::error("the ranks' weights differ after the last step (" +
+                             each + "): their updates were not the same");
+  return rt::Status::ok();
 }
 
 rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {

@@ -133,6 +133,12 @@ public:
   /// The scale the next step runs with (the state, or the constant: 1
   /// without scaling).
   double currentScale() const;
+  /// FNV-1a of this rank's weights (StepInfo::weights, as they are now) in
+  /// `checksum`. Under N ranks every rank must call it (one exchange), and
+  /// rank 0 fails when another rank's differs: after the last step of a
+  /// data-parallel run, their updates must have been the same. Batch
+  /// norm's running statistics are left out (each rank's own, as DDP's).
+  rt::Status compareRanks(uint32_t &checksum) const;
   bool scales() const { return step_.checksOverflow; }
   /// Median step time of the steps this process ran (ms): the compiled
   /// step, from run() until the loss is read back.

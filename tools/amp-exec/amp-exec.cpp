@@ -16,6 +16,7 @@
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/FashionMnist.h"
+#include "runtime/tooling/Fnv.h"
 #include "runtime/tooling/Ranks.h"
 #include "runtime/tooling/RunFlags.h"
 #include "runtime/tooling/TrainData.h"
@@ -141,10 +142,9 @@ rt::Status uniformValue(const std::string &name, const rt::TensorView &type,
   if (type.rank() >= 2 && n > 0) {
     int64_t fanIn = n / type.shape[0];
     float bound = 1.0f / std::sqrt(static_cast<float>(fanIn));
-    uint64_t h = 14695981039346656037ull; // FNV-1a of the name
-    for (char c : name)
-      h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-    SplitMix g{seed ^ h};
+    Fnv1a64 h; // of the name
+    h.add(name.data(), name.size());
+    SplitMix g{seed ^ h.value};
     for (int64_t i = 0; i < n; ++i)
       p[i] = bound * g.symmetric();
   } else {
@@ -273,16 +273,15 @@ bool hashFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return false;
-  uint64_t h = 14695981039346656037ull;
+  Fnv1a64 h;
   char buf[1 << 16];
   while (in) {
     in.read(buf, sizeof buf);
-    for (std::streamsize i = 0; i < in.gcount(); ++i)
-      h = (h ^ static_cast<uint8_t>(buf[i])) * 1099511628211ull;
+    h.add(buf, static_cast<size_t>(in.gcount()));
   }
   char text[17];
   std::snprintf(text, sizeof text, "%016llx",
-                static_cast<unsigned long long>(h));
+                static_cast<unsigned long long>(h.value));
   out = text;
   return true;
 }
@@ -603,6 +602,16 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   }
   if (int rc = loop.run())
     return rc;
+  // --checksum-state: the ranks' weights must be equal after every update;
+  // rank 0 compares them after the last.
+  if (ranks > 1 && o.checksumState) {
+    uint32_t checksum = 0;
+    if (rt::Status s = loop.compareRanks(checksum); !s)
+      return fail(s.message());
+    if (lead)
+      std::printf("amp-exec: weights checksum %08x on all %d ranks\n", checksum,
+                  ranks);
+  }
   if (!lead)
     return 0; // rank 0 prints the summary and writes --json
 

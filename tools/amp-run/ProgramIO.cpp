@@ -5,24 +5,13 @@
 
 #include "compiler/Target/ProgramWriter.h"
 #include "runtime/io/TensorFile.h"
+#include "runtime/tooling/Fnv.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace ampc::tools {
-namespace {
-
-/// FNV-1a (64 bits) of `size` bytes.
-uint64_t fnv1a64(const void *data, size_t size) {
-  uint64_t h = 14695981039346656037ull;
-  const auto *p = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < size; ++i)
-    h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
-} // namespace
 
 int printModule(mlir::ModuleOp module, const std::string &path) {
   std::string err;
@@ -52,8 +41,11 @@ mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
   std::string bytes;
   if (mlir::failed(writeProgram(module, bytes)))
     return mlir::failure();
-  if (hash)
-    *hash = fnv1a64(bytes.data(), bytes.size());
+  if (hash) {
+    Fnv1a64 h;
+    h.add(bytes.data(), bytes.size());
+    *hash = h.value;
+  }
   rt::ProgramInfo program;
   if (rt::Status s = rt::parseProgram(bytes, modelPath, program); !s)
     return fail(s.message()), mlir::failure();
