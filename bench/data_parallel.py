@@ -19,7 +19,10 @@ reported):
 
     /usr/bin/python3 bench/data_parallel.py [--models mlp,msmlp,lenet5]
         [--steps 200] [--rounds 3] [--threads 2] [--bucket-mb 0.1]
-        [--markdown]
+        [--amp O2] [--markdown]
+
+With --amp O2 every run is O2 (f16 gradients, which travel in f16), and a
+fourth form sends them as f32 in one bucket (--low-precision-exchange=false).
 
 Needs openmpi-bin (scripts/setup.sh) and a built amp-run.
 """
@@ -59,6 +62,9 @@ FORMS = [
     ("small buckets, waited at once", ["--overlap-exchange=false"]),
     ("small buckets, overlapped", []),
 ]
+# With --amp: the f16/bf16 gradients travel in their own type by default;
+# this form sends them as f32 (one bucket), to compare.
+F32_WIRE = ("one bucket, as f32", ["--low-precision-exchange=false"])
 
 
 def main():
@@ -68,11 +74,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--bucket-mb", type=float, default=0.1)
+    ap.add_argument("--amp", default="",
+                    help="an AMP level for every run (O2: f16 gradients, "
+                         "and a column with them sent as f32)")
     ap.add_argument("--amp-run", default=os.path.join(ROOT, "build", "bin",
                                                       "amp-run"))
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     half = max(1, a.threads // 2)
+    forms = FORMS + ([F32_WIRE] if a.amp else [])
+    amp = ["--amp", a.amp] if a.amp else []
     print(f"load average at start: {os.getloadavg()[0]:.2f}; 1 process x "
           f"{a.threads} threads vs 2 ranks x {half}; small buckets "
           f"{a.bucket_mb} MiB")
@@ -83,21 +94,21 @@ def main():
             print(f"{name}: {model} not found, skipped")
             continue
         one = []
-        steps = {form: [] for form, _ in FORMS}
-        shares = {form: [] for form, _ in FORMS}
+        steps = {form: [] for form, _ in forms}
+        shares = {form: [] for form, _ in forms}
         for _ in range(a.rounds):
             one.append(run(a.amp_run, model, a.steps,
-                           ["--threads", str(a.threads)])[0])
-            for form, flags in FORMS:
-                buckets = [] if form == "one bucket" else [
+                           ["--threads", str(a.threads), *amp])[0])
+            for form, flags in forms:
+                buckets = [] if form.startswith("one bucket") else [
                     "--bucket-mb", str(a.bucket_mb)]
                 step, reduce = run(a.amp_run, model, a.steps,
                                    ["--nproc", "2", "--threads", str(half),
-                                    *buckets, *flags])
+                                    *amp, *buckets, *flags])
                 steps[form].append(step)
                 shares[form].append(reduce / step)
         row = [name]
-        for form, _ in FORMS:
+        for form, _ in forms:
             speedup = 2 * statistics.median(one) / statistics.median(
                 steps[form])
             share = statistics.median(shares[form])
@@ -109,11 +120,11 @@ def main():
     if a.markdown:
         print("| model | " + " | ".join(
             f"{form}: samples/s vs 1 process | {form}: blocked in the "
-            "all-reduce" for form, _ in FORMS) + " |")
-        print("|---|" + "---|---|" * len(FORMS))
+            "all-reduce" for form, _ in forms) + " |")
+        print("|---|" + "---|---|" * len(forms))
         for r in rows:
             cells = [r[0]]
-            for i in range(len(FORMS)):
+            for i in range(len(forms)):
                 cells += [f"{r[1 + 2 * i]:.2f}", f"{100 * r[2 + 2 * i]:.0f}%"]
             print("| " + " | ".join(cells) + " |")
 

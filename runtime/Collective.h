@@ -10,9 +10,11 @@
 #ifndef AMPC_RUNTIME_COLLECTIVE_H
 #define AMPC_RUNTIME_COLLECTIVE_H
 
+#include "runtime/DType.h"
 #include "runtime/Status.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ampc::rt {
 
@@ -24,22 +26,27 @@ public:
   /// Starts replacing `data[0, count)` on every process by its elementwise
   /// sum over all processes (IEEE f32 additions: an inf or NaN anywhere is
   /// in every sum), and returns at once: the caller goes on with other
-  /// work and must neither read nor write the data until finishSum(data)
-  /// has returned. Every process starts the same sums in the same order.
+  /// work and must neither read nor write the data until finish(data) has
+  /// returned. Every process starts the same exchanges in the same order.
   virtual Status startSum(float *data, size_t count) = 0;
-  /// Waits for the sum startSum(data, ...) started. A process that does
-  /// not arrive within the collective's timeout makes it fail, naming the
+  /// As startSum, for `count` f16 or bf16 values (`dtype`, as bit
+  /// patterns) exchanged in their own type: each becomes the mean over all
+  /// processes, summed in f32 in rank order, times 1/size() rounded to f32,
+  /// rounded once to `dtype`; the same on every process.
+  virtual Status startMean(uint16_t *data, size_t count, DType dtype) = 0;
+  /// Waits for the exchange started on `data`. A process that does not
+  /// arrive within the collective's timeout makes it fail, naming the
   /// wait.
-  virtual Status finishSum(float *data) = 0;
+  virtual Status finish(const void *data) = 0;
   /// Waits for every sum started and not finished (after an error, before
   /// their buffers go away); their failures are dropped. After a failed
   /// call (a rank died or hangs) the collective fails every later one at
   /// once and makes no more exchanges: the run is over.
   virtual void finishAll() = 0;
-  /// startSum, then finishSum.
+  /// startSum, then finish.
   Status allReduceSum(float *data, size_t count) {
     AMPC_RETURN_IF_ERROR(startSum(data, count));
-    return finishSum(data);
+    return finish(data);
   }
   /// Replaces `values[0, count)` by their sums over all processes, in
   /// double, and returns when they are there: a step's figures (the ranks'
@@ -50,7 +57,7 @@ public:
   /// `timeoutSeconds` (the wait while one process alone does other work,
   /// such as rank 0 evaluating or writing a checkpoint).
   virtual Status waitForAll(double timeoutSeconds) = 0;
-  /// Seconds the caller has spent in startSum and finishSum so far: the
+  /// Seconds the caller has spent in startSum, startMean and finish: the
   /// exchange and the wait for the other ranks that other work did not
   /// hide, what data parallelism costs a step.
   virtual double allReduceSeconds() const = 0;

@@ -276,6 +276,7 @@ GraphDataParallelPassOptions TrainPipelineOptions::dataParallelOptions() const {
   o.worldSize = dataParallel;
   o.bucketMb = bucketMb;
   o.overlap = overlapExchange;
+  o.lowPrecisionExchange = lowPrecisionExchange;
   o.syncBatchNorm = syncBatchNorm;
   return o;
 }

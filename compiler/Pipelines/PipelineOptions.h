@@ -284,6 +284,12 @@ struct TrainPipelineOptions : CompileOptions<TrainPipelineOptions> {
                      "rank's own, as DDP)"),
       llvm::cl::init(GraphDataParallelPassOptions().syncBatchNorm),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
+  Option<bool> lowPrecisionExchange{
+      *this, "low-precision-exchange",
+      llvm::cl::desc("Data parallelism: exchange f16/bf16 gradients in "
+                     "their own type, half the bytes (false: as f32)"),
+      llvm::cl::init(GraphDataParallelPassOptions().lowPrecisionExchange),
+      llvm::cl::cat(pipelineCategory(PipelineOptionGroup::Training))};
   Option<bool> overlapExchange{
       *this, "overlap-exchange",
       llvm::cl::desc("Data parallelism: run each bucket's all-reduce behind "

@@ -182,11 +182,19 @@ struct GraphDataParallelPass
       }
       SmallVector<Value> inputs;
       int64_t elements = 0;
+      // The wire type: the gradients' own when they are all of one 16-bit
+      // type (and the option asks for it), else f32.
+      Type wire = cast<RankedTensorType>(x.operand.front().first.getType())
+                      .getElementType();
       for (auto &entry : x.operand) {
+        auto type = cast<RankedTensorType>(entry.first.getType());
         inputs.push_back(entry.first);
-        elements +=
-            cast<RankedTensorType>(entry.first.getType()).getNumElements();
+        elements += type.getNumElements();
+        if (type.getElementType() != wire)
+          wire = b.getF32Type();
       }
+      if (!lowPrecisionExchange || wire.getIntOrFloatBitWidth() != 16)
+        wire = b.getF32Type();
       // Gradient accumulation skips the updates of the steps that only
       // add (the only guard before amp-loss-scale): the exchange too.
       x.skip = bucket.front().update.getSkip();
@@ -206,8 +214,8 @@ struct GraphDataParallelPass
         after = exchanges[exchanges.size() - 2].start;
       b.setInsertionPointAfter(after);
       x.start = graph::AllReduceStartOp::create(
-          b, last->getLoc(), RankedTensorType::get({elements}, b.getF32Type()),
-          inputs, b.getI64IntegerAttr(worldSize));
+          b, last->getLoc(), RankedTensorType::get({elements}, wire), inputs,
+          b.getI64IntegerAttr(worldSize));
     }
 
     llvm::SetVector<Operation *> oldCasts;

@@ -134,8 +134,11 @@ def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
     without it the wait follows its start at once. A gradient that the
     update reads through a widening cast (an f16 or bf16 gradient of an f32
     master weight) is reduced before the cast, so the update still reads
-    the low-precision mean; it travels as f32 (a bucket's limit counts the
-    gradient's own bytes, half of that).
+    the low-precision mean. A bucket whose gradients all have one 16-bit
+    type travels in that type with `low-precision-exchange` (the default):
+    each rank sums one slice of every rank's values in f32 and rounds the
+    mean once, and the ranks gather the slices. Otherwise it travels as
+    f32 (a bucket's limit counts the gradients' own bytes).
 
     Loss scaling's overflow check, placed after this pass, reads the
     averaged gradients: an inf or NaN on any rank is in every rank's mean,
@@ -162,6 +165,10 @@ def GraphDataParallelPass : Pass<"graph-data-parallel", "mlir::ModuleOp"> {
     Option<"syncBatchNorm", "sync-batch-norm", "bool", /*default=*/"false",
            "batch norm statistics over every rank's batch (false: each "
            "rank's own, as DDP)">,
+    Option<"lowPrecisionExchange", "low-precision-exchange", "bool",
+           /*default=*/"true",
+           "exchange a bucket whose gradients are all f16 (or all bf16) in "
+           "that type, half the bytes of f32 (false: always f32)">,
     Option<"overlap", "overlap", "bool", /*default=*/"true",
            "wait for each bucket's sum only after the next bucket's "
            "exchange has started (false: at once)">,

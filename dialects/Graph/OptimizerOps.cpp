@@ -168,6 +168,9 @@ static int64_t elementsOf(TypeRange types) {
   return n;
 }
 
+static LogicalResult
+verifyExchangeType(Operation *op, RankedTensorType exchange, TypeRange grads);
+
 /// Reads world_size as signed (I64Attr's getter is unsigned).
 static LogicalResult verifyWorldSize(Operation *op, IntegerAttr attr) {
   if (int64_t n = attr.getInt(); n < 2)
@@ -186,8 +189,21 @@ LogicalResult AllReduceStartOp::verify() {
   auto exchange = cast<RankedTensorType>(getExchange().getType());
   int64_t n = elementsOf(getGrads().getTypes());
   if (!exchange.hasStaticShape() || exchange.getDimSize(0) != n)
-    return emitOpError("the exchange buffer must be tensor<")
-           << n << "xf32> (the gradients' elements), got " << exchange;
+    return emitOpError("the exchange buffer must have ")
+           << n << " elements (the gradients'), got " << exchange;
+  return verifyExchangeType(*this, exchange, getGrads().getTypes());
+}
+
+/// A 16-bit exchange buffer carries gradients of its own type only.
+static LogicalResult
+verifyExchangeType(Operation *op, RankedTensorType exchange, TypeRange grads) {
+  Type wire = exchange.getElementType();
+  if (wire.isF32())
+    return success();
+  for (Type g : grads)
+    if (cast<ShapedType>(g).getElementType() != wire)
+      return op->emitOpError("a ") << wire << " exchange buffer carries "
+                                   << wire << " gradients only, got " << g;
   return success();
 }
 
@@ -199,8 +215,10 @@ LogicalResult AllReduceWaitOp::verify() {
   auto exchange = cast<RankedTensorType>(getExchange().getType());
   int64_t n = elementsOf(getMeans().getTypes());
   if (!exchange.hasStaticShape() || exchange.getDimSize(0) != n)
-    return emitOpError("the exchange buffer must be tensor<")
-           << n << "xf32> (the results' elements), got " << exchange;
+    return emitOpError("the exchange buffer must have ")
+           << n << " elements (the results'), got " << exchange;
+  if (failed(verifyExchangeType(*this, exchange, getMeans().getTypes())))
+    return failure();
   // Where the start is in sight (before the lowering wraps ops into
   // kernels), the pair must agree.
   auto start = getExchange().getDefiningOp<AllReduceStartOp>();

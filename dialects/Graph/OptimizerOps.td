@@ -169,9 +169,9 @@ def Graph_GradientTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
 
 // A gradient of all_reduce_start, or its trailing skip flag.
 def Graph_AllReduceOperand : AnyTypeOf<[Graph_GradientTensor, Graph_SkipTensor]>;
-// The f32 buffer an exchange sums in, from all_reduce_start to
-// all_reduce_wait.
-def Graph_ExchangeTensor : 1DTensorOf<[F32]>;
+// The buffer an exchange sums in, from all_reduce_start to
+// all_reduce_wait: f32, or the gradients' own 16-bit type.
+def Graph_ExchangeTensor : 1DTensorOf<[F32, F16, BF16]>;
 
 // Neither op is Pure: together they exchange data with the other processes
 // of the run, so they may be neither removed nor merged with another (as
@@ -183,9 +183,15 @@ def Graph_AllReduceStartOp
   let description = [{
     graph-data-parallel puts one after the last gradient of each bucket,
     and the bucket's `graph.all_reduce_wait` later. Every rank passes its
-    gradients of one step. The result is the exchange buffer: the gradients
-    widened to f32, one after another, which the ranks sum in place while
+    gradients of one step. The result is the exchange buffer, the
+    gradients one after another, which the ranks exchange in place while
     the step goes on. Nothing may read the buffer but the wait.
+
+    An f32 buffer holds the gradients widened to f32, and the ranks sum it.
+    A buffer of the gradients' own 16-bit type (every gradient must then
+    have it) travels in half the bytes: each rank sums a slice of every
+    rank's values in f32, in rank order, takes the mean and rounds it once,
+    and the ranks gather the slices, so every rank has the same means.
 
     With `skip` true (gradient accumulation's steps that only add, the
     same on every rank) nothing is exchanged: the buffer keeps this rank's
@@ -213,10 +219,11 @@ def Graph_AllReduceWaitOp
     : Graph_Op<"all_reduce_wait", [Graph_Optimizer]> {
   let summary = "the mean of each gradient of a started all-reduce";
   let description = [{
-    Waits until the sum that `graph.all_reduce_start` started is complete.
-    Each result is the sum of that start's gradient operand over the
-    `world_size` ranks, accumulated in f32, times 1/world_size rounded to
-    f32, rounded once to the gradient's type. A non-finite value on any
+    Waits until the exchange that `graph.all_reduce_start` started is
+    complete. Each result is the sum of that start's gradient operand over
+    the `world_size` ranks, accumulated in f32, times 1/world_size rounded
+    to f32, rounded once to the gradient's type (with a 16-bit buffer the
+    exchange has done that already). A non-finite value on any
     rank is non-finite in every rank's result, so the overflow check after
     it agrees on every rank. With `skip` (the start's flag) true each
     result is the start's operand.

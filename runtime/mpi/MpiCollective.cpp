@@ -2,6 +2,8 @@
 
 #include "runtime/mpi/MpiCollective.h"
 
+#include "runtime/Half.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -375,7 +377,77 @@ Status MpiCollective::startSum(float *data, size_t count) {
   return Status::ok();
 }
 
-Status MpiCollective::finishSum(float *data) {
+Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
+  if (count > static_cast<size_t>(INT_MAX))
+    return Status::error("an all-reduce of " + std::to_string(count) +
+                         " values, over MPI's 2^31 - 1 per call");
+  auto start = Clock::now();
+  started_.emplace_back(
+      data, round([this, data, count, dtype] {
+        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+        // Rank r owns the slice [r*count/N, (r+1)*count/N): it receives every
+        // rank's values of it, takes their mean, and all gather the slices.
+        int n = size_, me = rank_;
+        std::vector<int> counts(n), displs(n), mine(n), at(n);
+        for (int r = 0; r < n; ++r) {
+          displs[r] = static_cast<int>(count * r / n);
+          counts[r] = static_cast<int>(count * (r + 1) / n) - displs[r];
+        }
+        int own = counts[me];
+        for (int r = 0; r < n; ++r) {
+          mine[r] = own;
+          at[r] = r * own;
+        }
+        std::vector<uint16_t> slices(static_cast<size_t>(own) * n);
+        MPI_Request request;
+        if (int rc = MPI_Ialltoallv(
+                data, counts.data(), displs.data(), MPI_UINT16_T, slices.data(),
+                mine.data(), at.data(), MPI_UINT16_T, MPI_COMM_WORLD, &request);
+            rc != MPI_SUCCESS)
+          return Status::error("the gradient all-reduce: " + mpiError(rc));
+        AMPC_RETURN_IF_ERROR(
+            arrivals_->wait(request, timeout_, "the gradient all-reduce"));
+        // Widen each rank's values of the slice and add them in rank
+        // order, in blocks (the bulk conversions are vectorised).
+        bool half = dtype == DType::F16;
+        const float inverse = static_cast<float>(1.0 / static_cast<double>(n));
+        uint16_t *out = data + displs[me];
+        constexpr int kBlock = 4096;
+        std::vector<float> sum(kBlock), next(kBlock);
+        for (int b = 0; b < own; b += kBlock) {
+          int len = std::min(kBlock, own - b);
+          for (int r = 0; r < n; ++r) {
+            const uint16_t *in =
+                slices.data() + static_cast<size_t>(r) * own + b;
+            float *to = r == 0 ? sum.data() : next.data();
+            if (half)
+              halfToFloat(in, to, static_cast<size_t>(len));
+            else
+              bfloatToFloat(in, to, static_cast<size_t>(len));
+            if (r > 0)
+              for (int i = 0; i < len; ++i)
+                sum[i] += next[i];
+          }
+          for (int i = 0; i < len; ++i)
+            sum[i] *= inverse;
+          if (half)
+            floatToHalf(sum.data(), out + b, static_cast<size_t>(len));
+          else
+            floatToBFloat(sum.data(), out + b, static_cast<size_t>(len));
+        }
+        if (int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data,
+                                     counts.data(), displs.data(), MPI_UINT16_T,
+                                     MPI_COMM_WORLD, &request);
+            rc != MPI_SUCCESS)
+          return Status::error("the gradient all-reduce: " + mpiError(rc));
+        return arrivals_->wait(request, timeout_, "the gradient all-reduce");
+      }));
+  allReduceSeconds_ +=
+      std::chrono::duration<double>(Clock::now() - start).count();
+  return Status::ok();
+}
+
+Status MpiCollective::finish(const void *data) {
   auto it = std::find_if(started_.begin(), started_.end(),
                          [&](const auto &s) { return s.first == data; });
   if (it == started_.end())

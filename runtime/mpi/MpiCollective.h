@@ -39,7 +39,8 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Status startSum(float *data, size_t count) override;
-  Status finishSum(float *data) override;
+  Status startMean(uint16_t *data, size_t count, DType dtype) override;
+  Status finish(const void *data) override;
   void finishAll() override;
   Status waitForAll(double timeoutSeconds) override;
   double allReduceSeconds() const override { return allReduceSeconds_; }
@@ -65,8 +66,9 @@ private:
   /// Queues `job` (one collective round) on caller_'s thread.
   std::future<Status> round(std::function<Status()> job);
   bool broken_ = false; // a round failed (caller_'s thread only)
-  /// The sums started and not yet finished, in the order they started.
-  std::vector<std::pair<float *, std::future<Status>>> started_;
+  /// The exchanges started and not yet finished, in the order they
+  /// started, by their data.
+  std::vector<std::pair<const void *, std::future<Status>>> started_;
 };
 
 } // namespace ampc::rt::mpi

@@ -243,13 +243,23 @@ Status checkWorldSize(const OpCall &call) {
   return Status::ok();
 }
 
-/// The exchange buffer of `elements` f32 values, named `what`.
+/// The exchange buffer of `elements` values, named `what`: f32, or the
+/// one 16-bit type of every gradient in `grads`.
 Status checkExchange(const TensorView &t, const std::string &what,
-                     int64_t elements) {
-  if (t.dtype != DType::F32 || t.shape.size() != 1 || t.shape[0] != elements)
-    return Status::error(what + " must be the exchange buffer, tensor<" +
-                         std::to_string(elements) + "xf32>, got " +
-                         t.typeStr());
+                     int64_t elements, const std::vector<TensorView> &grads) {
+  if (t.shape.size() != 1 || t.shape[0] != elements ||
+      (t.dtype != DType::F32 && t.dtype != DType::F16 &&
+       t.dtype != DType::BF16))
+    return Status::error(what + " must be the exchange buffer of " +
+                         std::to_string(elements) +
+                         " f32, f16 or bf16 values, got " + t.typeStr());
+  if (t.dtype != DType::F32)
+    for (const TensorView &g : grads)
+      if (g.dtype != t.dtype)
+        return Status::error(what + " is " + t.typeStr() +
+                             ": a 16-bit exchange carries gradients of its "
+                             "type only, got " +
+                             g.typeStr());
   return Status::ok();
 }
 
@@ -294,7 +304,8 @@ Status checkAllReduceStart(const OpCall &call) {
         checkGradient(call.inputs[i], "gradient " + std::to_string(i)));
     elements += call.inputs[i].numElements();
   }
-  return checkExchange(call.outputs[0], "output 0", elements);
+  return checkExchange(call.outputs[0], "output 0", elements,
+                       {call.inputs.begin(), call.inputs.begin() + grads});
 }
 
 Status checkAllReduceWait(const OpCall &call) {
@@ -310,7 +321,7 @@ Status checkAllReduceWait(const OpCall &call) {
         checkGradient(call.outputs[i], "output " + std::to_string(i)));
     elements += call.outputs[i].numElements();
   }
-  return checkExchange(call.inputs[0], "input 0", elements);
+  return checkExchange(call.inputs[0], "input 0", elements, call.outputs);
 }
 
 } // namespace ampc::rt::ops

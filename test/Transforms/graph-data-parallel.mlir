@@ -2,6 +2,7 @@
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel="world-size=2 bucket-mb=0.00006" | FileCheck %s --check-prefix=SMALL
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel="world-size=2 bucket-mb=0.00006 overlap=false" | FileCheck %s --check-prefix=NOOVERLAP
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel=world-size=2 -amp-loss-scale=mode=dynamic -amp-fold-casts | FileCheck %s --check-prefix=SCALED
+// RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel="world-size=2 low-precision-exchange=false" | FileCheck %s --check-prefix=WIDE
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel=world-size=3 -canonicalize -cse | FileCheck %s --check-prefix=KEPT
 // RUN: amp-opt %s -split-input-file -graph-build-training -graph-data-parallel=world-size=2 -amp-describe-step | FileCheck %s --check-prefix=INFO
 
@@ -81,16 +82,18 @@ func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
 
 // -----
 
-// An f16 gradient of an f32 master weight is averaged in f16 (half the
-// bytes), then cast; loss scaling's one check reads the averaged
+// An f16 gradient of an f32 master weight is exchanged in f16 (half the
+// bytes; with low-precision-exchange=false in f32), then cast; loss scaling's one check reads the averaged
 // gradient, so every rank finds the same overflow, and amp-fold-casts lets
 // the check and the update read the f16 mean itself.
 // SCALED-LABEL: func.func @train_step(
 // SCALED: %[[G:.*]] = graph.matmul {{.*}} -> tensor<8x2xf16>
-// SCALED: %[[X:.*]] = graph.all_reduce_start %[[G]] {world_size = 2 : i64} : (tensor<8x2xf16>) -> tensor<16xf32>
-// SCALED: %[[M:.*]] = graph.all_reduce_wait %[[X]] {world_size = 2 : i64} : (tensor<16xf32>) -> tensor<8x2xf16>
+// SCALED: %[[X:.*]] = graph.all_reduce_start %[[G]] {world_size = 2 : i64} : (tensor<8x2xf16>) -> tensor<16xf16>
+// SCALED: %[[M:.*]] = graph.all_reduce_wait %[[X]] {world_size = 2 : i64} : (tensor<16xf16>) -> tensor<8x2xf16>
 // SCALED: %[[F:.*]] = amp.check_finite(%[[M]]), %{{.*}} : (tensor<8x2xf16>, tensor<f32>) -> tensor<i1>
 // SCALED: graph.sgd_update %{{.*}}, %{{.*}}, %[[M]] skip %[[F]] loss_scale
+// WIDE-LABEL: func.func @train_step(
+// WIDE: graph.all_reduce_start %{{.*}} {world_size = 2 : i64} : (tensor<8x2xf16>) -> tensor<16xf32>
 
 func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
                    %w: tensor<8x2xf32> {graph.name = "w", graph.init = dense<0.5> : tensor<8x2xf32>, graph.trainable = true})

@@ -230,11 +230,12 @@ checkpointConfig(const TrainPipelineOptions &flags,
   config["--loss-scale"] =
       lossScale ? stringifyEnum(lossScale->mode).str() : "none";
   config.merge(dataOrderConfig(run, shuffled));
-  // The bucket size and the overlap change the step's Program (its hash
-  // says so), not its numbers; a step that is not data-parallel is as
-  // before the option.
+  // The bucket size, the overlap and the wire type change the step's
+  // Program (its hash says so); a step that is not data-parallel is as
+  // before the options.
   config.erase("--bucket-mb");
   config.erase("--overlap-exchange");
+  config.erase("--low-precision-exchange");
   if (flags.dataParallel <= 1)
     config.erase("--data-parallel");
   // Synchronised batch norm changes the numbers; off, a checkpoint is as

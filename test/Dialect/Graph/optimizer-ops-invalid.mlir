@@ -178,7 +178,7 @@ func.func @all_reduce_skip_first(%s: tensor<i1>, %g: tensor<3xf32>) {
 // -----
 
 func.func @all_reduce_buffer_size(%a: tensor<2x2xf16>, %b: tensor<3xf32>) {
-  // expected-error @+1 {{'graph.all_reduce_start' op the exchange buffer must be tensor<7xf32> (the gradients' elements), got 'tensor<6xf32>'}}
+  // expected-error @+1 {{'graph.all_reduce_start' op the exchange buffer must have 7 elements (the gradients'), got 'tensor<6xf32>'}}
   %x = graph.all_reduce_start %a, %b {world_size = 2 : i64} : (tensor<2x2xf16>, tensor<3xf32>) -> tensor<6xf32>
   %m:2 = graph.all_reduce_wait %x {world_size = 2 : i64} : (tensor<6xf32>) -> (tensor<2x2xf16>, tensor<3xf32>)
   return
@@ -187,7 +187,7 @@ func.func @all_reduce_buffer_size(%a: tensor<2x2xf16>, %b: tensor<3xf32>) {
 // -----
 
 func.func @all_reduce_wait_buffer_size(%x: tensor<3xf32>) -> tensor<2x2xf16> {
-  // expected-error @+1 {{'graph.all_reduce_wait' op the exchange buffer must be tensor<4xf32> (the results' elements), got 'tensor<3xf32>'}}
+  // expected-error @+1 {{'graph.all_reduce_wait' op the exchange buffer must have 4 elements (the results'), got 'tensor<3xf32>'}}
   %m = graph.all_reduce_wait %x {world_size = 2 : i64} : (tensor<3xf32>) -> tensor<2x2xf16>
   return %m : tensor<2x2xf16>
 }
@@ -217,4 +217,13 @@ func.func @all_reduce_wait_world(%g: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{'graph.all_reduce_wait' op has world_size 4 but its start has 2}}
   %m = graph.all_reduce_wait %x {world_size = 4 : i64} : (tensor<3xf32>) -> tensor<3xf32>
   return %m : tensor<3xf32>
+}
+
+// -----
+
+func.func @all_reduce_mixed_16bit(%a: tensor<2xf16>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.all_reduce_start' op a 'f16' exchange buffer carries 'f16' gradients only, got 'tensor<3xf32>'}}
+  %x = graph.all_reduce_start %a, %b {world_size = 2 : i64} : (tensor<2xf16>, tensor<3xf32>) -> tensor<5xf16>
+  %m:2 = graph.all_reduce_wait %x {world_size = 2 : i64} : (tensor<5xf16>) -> (tensor<2xf16>, tensor<3xf32>)
+  return
 }

@@ -134,6 +134,20 @@ compare(2, 12, [], False, accumulate=2)
 compare(2, 12, ["--amp", "O2", "--init-scale", 2.0 ** 40, "--scale-backoff",
                 2.0 ** -10, "--growth-interval", 3], True)
 
+# At O2 the f16 gradients travel in f16 (each rank averages one slice of
+# every rank's values in f32 and rounds once): at 2 ranks that is the f32
+# exchange's arithmetic, so the runs agree bit for bit, in 0.5 MiB buckets.
+wire = {}
+for low in ("true", "false"):
+    wire[low] = os.path.join(work, f"o2-wire-{low}.csv")
+    run("--nproc", 2, "--steps", 8, "--amp", "O2", "--bucket-mb", 0.5,
+        f"--low-precision-exchange={low}", "--metrics", wire[low])
+same = [r["loss"] for r in rows(wire["true"])] == \
+    [r["loss"] for r in rows(wire["false"])]
+check(same and len(rows(wire["true"])) == 8,
+      f"{name}: 2 ranks at O2: the f16 exchange's losses are the f32 "
+      "exchange's, bit for bit")
+
 # 3 ranks do not divide an epoch of 16 batches: --epochs 2 runs 11 steps
 # (33 batches), and rank 0 evaluates on the steps that take an epoch's last
 # batch, 6 (batch 17) and 11 (batch 32).

@@ -29,29 +29,52 @@ struct OtherRanks : Collective {
   int size_;
   std::vector<float> others;
   int started = 0, finished = 0;
-  std::vector<std::pair<float *, size_t>> pending;
+  struct Pending {
+    void *data;
+    size_t count;
+    DType dtype; // F32: a sum; F16/BF16: a mean in that type
+  };
+  std::vector<Pending> pending;
   OtherRanks(int size, std::vector<float> o)
       : size_(size), others(std::move(o)) {}
   int rank() const override { return 0; }
   int size() const override { return size_; }
-  Status startSum(float *data, size_t count) override {
+  Status start(void *data, size_t count, DType dtype) {
     ++started;
     if (count != others.size())
       return Status::error("the bucket has " + std::to_string(count) +
                            " values, the test expected " +
                            std::to_string(others.size()));
-    pending.emplace_back(data, count);
+    pending.push_back({data, count, dtype});
     return Status::ok();
   }
-  Status finishSum(float *data) override {
-    for (auto it = pending.begin(); it != pending.end(); ++it)
-      if (it->first == data) {
-        for (size_t i = 0; i < it->second; ++i)
-          data[i] += others[i];
-        pending.erase(it);
-        ++finished;
-        return Status::ok();
+  Status startSum(float *data, size_t count) override {
+    return start(data, count, DType::F32);
+  }
+  Status startMean(uint16_t *data, size_t count, DType dtype) override {
+    return start(data, count, dtype);
+  }
+  Status finish(const void *data) override {
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+      if (it->data != data)
+        continue;
+      for (size_t i = 0; i < it->count; ++i) {
+        if (it->dtype == DType::F32) {
+          static_cast<float *>(it->data)[i] += others[i];
+          continue;
+        }
+        // startMean's contract: the f32 sum times 1/N, rounded once.
+        uint16_t &v = static_cast<uint16_t *>(it->data)[i];
+        bool half = it->dtype == DType::F16;
+        float sum =
+            (half ? halfBitsToFloat(v) : bfloatBitsToFloat(v)) + others[i];
+        float mean = sum * static_cast<float>(1.0 / size_);
+        v = half ? floatToHalfBits(mean) : floatToBFloatBits(mean);
       }
+      pending.erase(it);
+      ++finished;
+      return Status::ok();
+    }
     return Status::error("no sum was started on this buffer");
   }
   void finishAll() override { pending.clear(); }
@@ -80,21 +103,21 @@ double roundTo(DType t, float v) {
   }
 }
 
-/// The exchange buffer of `grads`.
-Buf exchangeFor(const std::vector<Buf *> &grads) {
+/// The exchange buffer of `grads`, of type `wire`.
+Buf exchangeFor(const std::vector<Buf *> &grads, DType wire = DType::F32) {
   int64_t n = 0;
   for (Buf *g : grads)
     n += g->size();
-  return Buf(DType::F32, {n});
+  return Buf(wire, {n});
 }
 
-/// Starts the exchange of `grads` (then `skip`, if given), runs `between`,
-/// then waits into `outs`.
+/// Starts the exchange of `grads` (then `skip`, if given) in a buffer of
+/// type `wire`, runs `between`, then waits into `outs`.
 Status exchange(
     Collective &world, int64_t worldSize, std::vector<Buf *> grads,
     std::vector<Buf *> outs, Buf *skip = nullptr,
-    const std::function<void()> &between = [] {}) {
-  Buf x = exchangeFor(grads);
+    const std::function<void()> &between = [] {}, DType wire = DType::F32) {
+  Buf x = exchangeFor(grads, wire);
   std::vector<Buf *> startIns = grads, waitIns = {&x};
   if (skip) {
     startIns.push_back(skip);
@@ -158,6 +181,39 @@ TEST(AllReduce, TheStartOnlyStartsTheSumAndTheGradientsMayChangeAfterIt) {
       << s.message();
 }
 
+TEST(AllReduce, ASixteenBitExchangeCarriesTheGradientsAsTheyAre) {
+  // The start copies the 16-bit patterns, the collective leaves the means
+  // in the buffer, the wait copies them out; skipped, the gradients come
+  // back.
+  for (DType t : {DType::F16, DType::BF16}) {
+    Buf a = makeBuf(t, {2}, {1.5, -3.0}), b = makeBuf(t, {1}, {0.25});
+    Buf oa(t, {2}), ob(t, {1});
+    OtherRanks world(2, {2.5f, 1.0f, 0.75f});
+    Status s = exchange(
+        world, 2, {&a, &b}, {&oa, &ob}, nullptr, [] {}, t);
+    ASSERT_TRUE(s.isOk()) << s.message();
+    EXPECT_EQ(world.started, 1);
+    EXPECT_EQ(oa.values(), (std::vector<double>{2.0, -1.0}));
+    EXPECT_EQ(ob.values(), (std::vector<double>{0.5}));
+    Buf skip = makeBuf(DType::I1, {}, {1});
+    s = exchange(
+        world, 2, {&a, &b}, {&oa, &ob}, &skip, [] {}, t);
+    ASSERT_TRUE(s.isOk()) << s.message();
+    EXPECT_EQ(world.started, 1);
+    EXPECT_EQ(oa.values(), a.values());
+    EXPECT_EQ(ob.values(), b.values());
+  }
+  // Its gradients must all have its type.
+  Buf h = makeBuf(DType::F16, {1}, {1.0}), f = makeBuf(DType::F32, {1}, {1.0});
+  Buf x(DType::F16, {2});
+  Call mixed{"all_reduce_start", worldAttrs(2), {&h, &f}, {&x}};
+  EXPECT_NE(mixed.check().message().find(
+                "output 0 is tensor<2xf16>: a 16-bit exchange carries "
+                "gradients of its type only, got tensor<1xf32>"),
+            std::string::npos)
+      << mixed.check().message();
+}
+
 TEST(AllReduce, ANonFiniteValueOnAnyRankIsInEveryMean) {
   Buf g = makeBuf(DType::F16, {2}, {1.0, 2.0});
   Buf out(DType::F16, {2});
@@ -213,13 +269,14 @@ TEST(AllReduce, ChecksNameTheOperand) {
   Buf out(DType::F32, {2});
   Call wrongBuffer{"all_reduce_start", worldAttrs(2), {&g}, {&short1}};
   EXPECT_NE(wrongBuffer.check().message().find(
-                "output 0 must be the exchange buffer, tensor<2xf32>, got "
-                "tensor<1xf32>"),
+                "output 0 must be the exchange buffer of 2 f32, f16 or bf16 "
+                "values, got tensor<1xf32>"),
             std::string::npos)
       << wrongBuffer.check().message();
   Call halfBuffer{"all_reduce_wait", worldAttrs(2), {&halfX}, {&out}};
   EXPECT_NE(halfBuffer.check().message().find(
-                "input 0 must be the exchange buffer, tensor<2xf32>"),
+                "input 0 is tensor<2xf16>: a 16-bit exchange carries "
+                "gradients of its type only, got tensor<2xf32>"),
             std::string::npos)
       << halfBuffer.check().message();
   Buf ints = makeBuf(DType::I64, {2}, {1, 2});
