@@ -356,34 +356,33 @@ MpiCollective::~MpiCollective() {
       .wait();
 }
 
-Status MpiCollective::startSum(float *data, size_t count) {
+Status MpiCollective::start(const void *data, size_t count,
+                            std::function<Status()> exchange) {
   if (count > static_cast<size_t>(INT_MAX))
     return Status::error("an all-reduce of " + std::to_string(count) +
                          " values, over MPI's 2^31 - 1 per call");
   auto start = Clock::now();
-  started_.emplace_back(
-      data, round([this, data, count] {
-        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
-        MPI_Request request;
-        if (int rc =
-                MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
-                               MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
-            rc != MPI_SUCCESS)
-          return Status::error("the gradient all-reduce: " + mpiError(rc));
-        return arrivals_->wait(request, timeout_, "the gradient all-reduce");
-      }));
+  started_.emplace_back(data, round(std::move(exchange)));
   allReduceSeconds_ +=
       std::chrono::duration<double>(Clock::now() - start).count();
   return Status::ok();
 }
 
+Status MpiCollective::startSum(float *data, size_t count) {
+  return start(data, count, [this, data, count] {
+    AMPC_RETURN_IF_ERROR(arrivals_->arrive());
+    MPI_Request request;
+    if (int rc = MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
+                                MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+        rc != MPI_SUCCESS)
+      return Status::error("the gradient all-reduce: " + mpiError(rc));
+    return arrivals_->wait(request, timeout_, "the gradient all-reduce");
+  });
+}
+
 Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
-  if (count > static_cast<size_t>(INT_MAX))
-    return Status::error("an all-reduce of " + std::to_string(count) +
-                         " values, over MPI's 2^31 - 1 per call");
-  auto start = Clock::now();
-  started_.emplace_back(
-      data, round([this, data, count, dtype] {
+  return start(
+      data, count, [this, data, count, dtype] {
         AMPC_RETURN_IF_ERROR(arrivals_->arrive());
         // Rank r owns the slice [r*count/N, (r+1)*count/N): it receives every
         // rank's values of it, takes their mean, and all gather the slices.
@@ -441,10 +440,7 @@ Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
             rc != MPI_SUCCESS)
           return Status::error("the gradient all-reduce: " + mpiError(rc));
         return arrivals_->wait(request, timeout_, "the gradient all-reduce");
-      }));
-  allReduceSeconds_ +=
-      std::chrono::duration<double>(Clock::now() - start).count();
-  return Status::ok();
+      });
 }
 
 Status MpiCollective::finish(const void *data) {

@@ -63,6 +63,10 @@ private:
   double allReduceSeconds_ = 0;
   std::unique_ptr<Arrivals> arrivals_; // used on caller_'s thread only
   std::unique_ptr<Caller> caller_;
+  /// Queues `exchange` (one round, on `data`) for finish(data), counting
+  /// the time.
+  Status start(const void *data, size_t count,
+               std::function<Status()> exchange);
   /// Queues `job` (one collective round) on caller_'s thread.
   std::future<Status> round(std::function<Status()> job);
   bool broken_ = false; // a round failed (caller_'s thread only)

@@ -130,6 +130,21 @@ bool TrainLoop::lastEval(double &testLoss, double &testAccuracy) const {
 
 /// FNV-1a over the bytes of every parameter and optimizer state tensor,
 /// the loss-scale state left out: equal before and after a skipped step.
+void LoopOptions::asRank(const std::string &toolName, rt::Collective *ranks) {
+  if (!ranks || ranks->size() <= 1)
+    return;
+  rank = ranks->rank();
+  worldSize = ranks->size();
+  collective = ranks;
+  tool = toolName + ": rank " + std::to_string(rank);
+  if (rank != 0) {
+    metrics.clear();
+    evalMetrics.clear();
+    checkpointDir.clear();
+    progress = Progress::Style::None;
+  }
+}
+
 uint32_t TrainLoop::stateChecksum() const {
   Fnv1a32 h;
   for (const rt::BindingInfo &b : train_.function().params) {

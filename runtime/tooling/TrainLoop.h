@@ -58,6 +58,12 @@ struct LoopOptions {
   // evaluate or write a checkpoint, the others wait for it here, with a
   // longer timeout than a gradient all-reduce's.
   rt::Collective *collective = nullptr;
+
+  /// This process as rank `rank` of `collective`'s ranks: messages say
+  /// "`toolName`: rank R", and only rank 0 shows progress and writes the
+  /// metrics and checkpoints (every rank holds the same parameters after
+  /// each update). One process (a null `collective`) is left as it is.
+  void asRank(const std::string &toolName, rt::Collective *ranks);
 };
 
 /// The run so far: one row per step and one per evaluation.

@@ -548,20 +548,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   lo.modelPath = o.program;
   lo.steps = steps;
   lo.config = config;
-  lo.rank = rank;
-  lo.worldSize = ranks;
-  lo.collective = world.get();
-  if (ranks > 1) {
-    lo.tool = "amp-exec: rank " + std::to_string(rank);
-    // Rank 0 writes what the run shows and keeps; every rank holds the
-    // same parameters after each update.
-    if (!lead) {
-      lo.metrics.clear();
-      lo.evalMetrics.clear();
-      lo.checkpointDir.clear();
-      lo.progress = Progress::Style::None;
-    }
-  }
+  lo.asRank("amp-exec", world.get());
   TrainLoop loop(*session, evalSession.get(), step, *data.train,
                  lead ? data.test.get() : nullptr, lo);
   if (!o.resumeDir.empty()) {

@@ -188,20 +188,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   LoopOptions lo = loopOptionsOf(o.run);
   lo.run = runLabel(o.amp);
-  lo.rank = rank;
-  lo.worldSize = ranks;
-  lo.collective = o.collective.get();
-  if (ranks > 1) {
-    lo.tool = "amp-run: rank " + std::to_string(rank);
-    // Rank 0 writes what the run shows and keeps; every rank holds the
-    // same parameters after each update.
-    if (!lead) {
-      lo.metrics.clear();
-      lo.evalMetrics.clear();
-      lo.checkpointDir.clear();
-      lo.progress = Progress::Style::None;
-    }
-  }
+  lo.asRank("amp-run", o.collective.get());
   lo.modelPath = o.modelPath;
   lo.steps = o.run.steps;
   lo.config = config;
