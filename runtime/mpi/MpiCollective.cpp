@@ -271,8 +271,16 @@ private:
   std::thread thread_; // last: starts once the members above exist
 };
 
+/// startMean's slicing and the slices it receives, kept by the collective
+/// (caller_'s thread only): an exchange that timed out may still write
+/// into them, and a step's buckets reuse them.
+struct MpiCollective::Slicing {
+  std::vector<int> counts, displs, mine, at;
+  std::vector<uint16_t> slices;
+};
+
 MpiCollective::MpiCollective(double timeout)
-    : timeout_(timeout), caller_(new Caller) {}
+    : timeout_(timeout), slicing_(new Slicing), caller_(new Caller) {}
 
 std::future<Status> MpiCollective::round(std::function<Status()> job) {
   return caller_->submit([this, job = std::move(job)] {
@@ -386,8 +394,16 @@ Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
         AMPC_RETURN_IF_ERROR(arrivals_->arrive());
         // Rank r owns the slice [r*count/N, (r+1)*count/N): it receives every
         // rank's values of it, takes their mean, and all gather the slices.
+        auto begun = Clock::now();
         int n = size_, me = rank_;
-        std::vector<int> counts(n), displs(n), mine(n), at(n);
+        // The collective's: an exchange that timed out may still write
+        // into them.
+        std::vector<int> &counts = slicing_->counts, &displs = slicing_->displs,
+                         &mine = slicing_->mine, &at = slicing_->at;
+        counts.resize(n);
+        displs.resize(n);
+        mine.resize(n);
+        at.resize(n);
         for (int r = 0; r < n; ++r) {
           displs[r] = static_cast<int>(count * r / n);
           counts[r] = static_cast<int>(count * (r + 1) / n) - displs[r];
@@ -397,7 +413,8 @@ Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
           mine[r] = own;
           at[r] = r * own;
         }
-        std::vector<uint16_t> slices(static_cast<size_t>(own) * n);
+        std::vector<uint16_t> &slices = slicing_->slices;
+        slices.resize(static_cast<size_t>(own) * n);
         MPI_Request request;
         if (int rc = MPI_Ialltoallv(
                 data, counts.data(), displs.data(), MPI_UINT16_T, slices.data(),
@@ -439,7 +456,12 @@ Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
                                      MPI_COMM_WORLD, &request);
             rc != MPI_SUCCESS)
           return Status::error("the gradient all-reduce: " + mpiError(rc));
-        return arrivals_->wait(request, timeout_, "the gradient all-reduce");
+        // Both moves within one timeout.
+        double left =
+            timeout_ -
+            std::chrono::duration<double>(Clock::now() - begun).count();
+        return arrivals_->wait(request, std::max(left, 0.0),
+                               "the gradient all-reduce");
       });
 }
 
@@ -447,7 +469,7 @@ Status MpiCollective::finish(const void *data) {
   auto it = std::find_if(started_.begin(), started_.end(),
                          [&](const auto &s) { return s.first == data; });
   if (it == started_.end())
-    return Status::error("the gradient all-reduce: no sum was started on "
+    return Status::error("the gradient all-reduce: no exchange was started on "
                          "this buffer");
   auto start = Clock::now();
   Status s = it->second.get();

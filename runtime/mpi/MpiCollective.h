@@ -62,6 +62,8 @@ private:
   double timeout_;
   double allReduceSeconds_ = 0;
   std::unique_ptr<Arrivals> arrivals_; // used on caller_'s thread only
+  struct Slicing;
+  std::unique_ptr<Slicing> slicing_; // startMean's (caller_'s thread only)
   std::unique_ptr<Caller> caller_;
   /// Queues `exchange` (one round, on `data`) for finish(data), counting
   /// the time.

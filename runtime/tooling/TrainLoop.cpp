@@ -128,8 +128,6 @@ bool TrainLoop::lastEval(double &testLoss, double &testAccuracy) const {
   return true;
 }
 
-/// FNV-1a over the bytes of every parameter and optimizer state tensor,
-/// the loss-scale state left out: equal before and after a skipped step.
 void LoopOptions::asRank(const std::string &toolName, rt::Collective *ranks) {
   if (!ranks || ranks->size() <= 1)
     return;
@@ -145,6 +143,8 @@ void LoopOptions::asRank(const std::string &toolName, rt::Collective *ranks) {
   }
 }
 
+/// FNV-1a over the bytes of every parameter and optimizer state tensor,
+/// the loss-scale state left out: equal before and after a skipped step.
 uint32_t TrainLoop::stateChecksum() const {
   Fnv1a32 h;
   for (const rt::BindingInfo &b : train_.function().params) {
