@@ -233,6 +233,17 @@ std::optional<double> NodeBinder::constFloat(Value v) {
   return static_cast<double>((*d.getValues<APInt>().begin()).getSExtValue());
 }
 
+FailureOr<int64_t> NodeBinder::constInt(unsigned i, StringRef what) {
+  auto values = constInts(i, what);
+  if (failed(values))
+    return failure();
+  if (values->size() != 1)
+    return error() << what << " has " << values->size() << " values; "
+                   << node.getOpType() << " takes one",
+           failure();
+  return values->front();
+}
+
 FailureOr<double> NodeBinder::constScalar(unsigned i, StringRef what) {
   Value v = input(i);
   if (!v)

@@ -80,6 +80,9 @@ public:
   /// Constant node or a folded shape computation); error if not constant.
   mlir::FailureOr<llvm::SmallVector<int64_t>> constInts(unsigned i,
                                                         llvm::StringRef what);
+  /// The one value of input `i` (`what`), a compile-time constant of one
+  /// element (constInts); error naming the count otherwise.
+  mlir::FailureOr<int64_t> constInt(unsigned i, llvm::StringRef what);
   /// The values of a constant float scalar input, or std::nullopt.
   std::optional<double> constFloat(mlir::Value v);
   /// The value of input `i` (`what`), which must be a compile-time constant

@@ -174,14 +174,10 @@ FailureOr<SmallVector<Value>> convertCumSum(NodeBinder &n) {
   auto x = n.required(0, "x");
   if (failed(x))
     return failure();
-  auto given = n.constInts(1, "axis");
+  auto given = n.constInt(1, "axis");
   if (failed(given))
     return failure();
-  if (given->size() != 1)
-    return n.error() << "axis has " << given->size()
-                     << " values; CumSum takes one",
-           failure();
-  auto axis = n.axis(given->front(), n.typeOf(*x).getRank());
+  auto axis = n.axis(*given, n.typeOf(*x).getRank());
   if (failed(axis))
     return failure();
   return results(n.create1<graph::CumSumOp>(
@@ -194,18 +190,15 @@ FailureOr<SmallVector<Value>> convertTopK(NodeBinder &n) {
   auto x = n.required(0, "X");
   if (failed(x))
     return failure();
-  auto k = n.constInts(1, "K");
+  auto k = n.constInt(1, "K");
   if (failed(k))
     return failure();
-  if (k->size() != 1)
-    return n.error() << "K has " << k->size() << " values; TopK takes one",
-           failure();
   auto axis = n.axis(n.intAttr("axis", -1), n.typeOf(*x).getRank());
   if (failed(axis))
     return failure();
   // `sorted = 0` leaves the order to the implementation: sorted is one.
   auto op = n.create<graph::TopKOp>(
-      *x, {n.named("k", n.b.getI64IntegerAttr(k->front())),
+      *x, {n.named("k", n.b.getI64IntegerAttr(*k)),
            n.named("axis", n.b.getI64IntegerAttr(*axis)),
            n.named("largest", n.b.getBoolAttr(n.intAttr("largest", 1)))});
   if (failed(op))
