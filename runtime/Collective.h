@@ -43,11 +43,6 @@ public:
   /// call (a rank died or hangs) the collective fails every later one at
   /// once and makes no more exchanges: the run is over.
   virtual void finishAll() = 0;
-  /// startSum, then finish.
-  Status allReduceSum(float *data, size_t count) {
-    AMPC_RETURN_IF_ERROR(startSum(data, count));
-    return finish(data);
-  }
   /// Replaces `values[0, count)` by their sums over all processes, in
   /// double, and returns when they are there: a step's figures (the ranks'
   /// losses, synchronised batch norm's statistics), not gradients, so not

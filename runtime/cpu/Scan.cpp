@@ -10,7 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/Scratch.h"
 #include "runtime/ops/AxisPlan.h"
+#include "runtime/ops/SelectOrder.h"
 
 #include <algorithm>
 #include <numeric>
@@ -55,9 +57,10 @@ Status runCumSum(const OpCall &call, CpuContext &ctx) {
   byCompute(x.dtype, [&](auto zero) {
     using T = decltype(zero);
     forBlocks(ctx, v, [&](int64_t o, int64_t j0, int64_t w) {
-      std::vector<T> buf(static_cast<size_t>(v.len * w));
+      Scratch<T> rows;
+      T *buf = rows.resize(static_cast<size_t>(v.len * w));
       const int64_t base = o * v.len * v.inner + j0;
-      loadRows(x, base, v.len, v.inner, w, buf.data());
+      loadRows(x, base, v.len, v.inner, w, buf);
       for (int64_t j = 0; j < w; ++j) {
         T acc = T(0);
         for (int64_t s = 0; s < v.len; ++s) {
@@ -67,7 +70,7 @@ Status runCumSum(const OpCall &call, CpuContext &ctx) {
           acc = next;
         }
       }
-      storeRows(buf.data(), v.len, v.inner, w, out, base);
+      storeRows(buf, v.len, v.inner, w, out, base);
     });
   });
   return Status::ok();
@@ -83,9 +86,11 @@ Status runArgMax(const OpCall &call, CpuContext &ctx) {
   byCompute(x.dtype, [&](auto zero) {
     using T = decltype(zero);
     forBlocks(ctx, v, [&](int64_t o, int64_t j0, int64_t w) {
-      std::vector<T> buf(static_cast<size_t>(v.len * w));
-      std::vector<int64_t> best(static_cast<size_t>(w));
-      loadRows(x, o * v.len * v.inner + j0, v.len, v.inner, w, buf.data());
+      Scratch<T> rows;
+      Scratch<int64_t> bests;
+      T *buf = rows.resize(static_cast<size_t>(v.len * w));
+      int64_t *best = bests.resize(static_cast<size_t>(w));
+      loadRows(x, o * v.len * v.inner + j0, v.len, v.inner, w, buf);
       for (int64_t j = 0; j < w; ++j) {
         int64_t bi = 0;
         for (int64_t r = 1; r < v.len; ++r) {
@@ -97,7 +102,7 @@ Status runArgMax(const OpCall &call, CpuContext &ctx) {
         }
         best[j] = bi;
       }
-      storeI64(best.data(), w, out, o * v.inner + j0);
+      storeI64(best, w, out, o * v.inner + j0);
     });
   });
   return Status::ok();
@@ -114,15 +119,17 @@ Status runTopK(const OpCall &call, CpuContext &ctx) {
   byCompute(x.dtype, [&](auto zero) {
     using T = decltype(zero);
     forBlocks(ctx, v, [&](int64_t o, int64_t j0, int64_t w) {
-      std::vector<T> buf(static_cast<size_t>(v.len * w)),
-          top(static_cast<size_t>(k * w));
-      std::vector<int64_t> order(static_cast<size_t>(v.len)),
-          picked(static_cast<size_t>(k * w));
-      loadRows(x, o * v.len * v.inner + j0, v.len, v.inner, w, buf.data());
+      Scratch<T> rows, tops;
+      Scratch<int64_t> orders, pickeds;
+      T *buf = rows.resize(static_cast<size_t>(v.len * w));
+      T *top = tops.resize(static_cast<size_t>(k * w));
+      int64_t *order = orders.resize(static_cast<size_t>(v.len));
+      int64_t *picked = pickeds.resize(static_cast<size_t>(k * w));
+      loadRows(x, o * v.len * v.inner + j0, v.len, v.inner, w, buf);
       for (int64_t j = 0; j < w; ++j) {
-        std::iota(order.begin(), order.end(), int64_t(0));
+        std::iota(order, order + v.len, int64_t(0));
         // Equal values keep the order of their indices.
-        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+        std::partial_sort(order, order + k, order + v.len,
                           [&](int64_t a, int64_t b) {
                             T va = buf[a * w + j], vb = buf[b * w + j];
                             if (ops::selectsBefore(va, vb, largest))
@@ -137,8 +144,8 @@ Status runTopK(const OpCall &call, CpuContext &ctx) {
         }
       }
       const int64_t base = o * k * v.inner + j0;
-      storeRows(top.data(), k, v.inner, w, values, base);
-      storeRows(picked.data(), k, v.inner, w, indices, base);
+      storeRows(top, k, v.inner, w, values, base);
+      storeRows(picked, k, v.inner, w, indices, base);
     });
   });
   return Status::ok();

@@ -289,7 +289,10 @@ std::future<Status> MpiCollective::round(std::function<Status()> job) {
     if (broken_)
       return Status::error("a collective round not started: an earlier one "
                            "of this rank failed");
-    Status s = job();
+    // Every round starts with this rank telling rank 0 it is there.
+    Status s = arrivals_->arrive();
+    if (s)
+      s = job();
     broken_ = !s;
     return s;
   });
@@ -378,7 +381,6 @@ Status MpiCollective::start(const void *data, size_t count,
 
 Status MpiCollective::startSum(float *data, size_t count) {
   return start(data, count, [this, data, count] {
-    AMPC_RETURN_IF_ERROR(arrivals_->arrive());
     MPI_Request request;
     if (int rc = MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count),
                                 MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
@@ -391,7 +393,6 @@ Status MpiCollective::startSum(float *data, size_t count) {
 Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
   return start(
       data, count, [this, data, count, dtype] {
-        AMPC_RETURN_IF_ERROR(arrivals_->arrive());
         // Rank r owns the slice [r*count/N, (r+1)*count/N): it receives every
         // rank's values of it, takes their mean, and all gather the slices.
         auto begun = Clock::now();
@@ -487,7 +488,6 @@ void MpiCollective::finishAll() {
 
 Status MpiCollective::waitForAll(double timeoutSeconds) {
   return round([this, timeoutSeconds] {
-           AMPC_RETURN_IF_ERROR(arrivals_->arrive());
            MPI_Request request;
            if (int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request);
                rc != MPI_SUCCESS)
@@ -503,7 +503,6 @@ Status MpiCollective::sumOverRanks(double *values, size_t count) {
     return Status::error("a sum over the ranks of " + std::to_string(count) +
                          " values, over MPI's 2^31 - 1 per call");
   return round([this, values, count] {
-           AMPC_RETURN_IF_ERROR(arrivals_->arrive());
            MPI_Request request;
            if (int rc = MPI_Iallreduce(MPI_IN_PLACE, values,
                                        static_cast<int>(count), MPI_DOUBLE,

@@ -8,7 +8,6 @@
 #ifndef AMPC_RUNTIME_OPS_AXISPLAN_H
 #define AMPC_RUNTIME_OPS_AXISPLAN_H
 
-#include "runtime/ops/SelectOrder.h"
 #include "runtime/ops/Shapes.h"
 
 namespace ampc::rt::ops {
@@ -19,10 +18,8 @@ struct AxisView {
 
 // `axis` must be in [0, shape.size()) (the checks see to it).
 inline AxisView axisView(const Shape &shape, int64_t axis) {
-  AxisView v;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
-    (i < axis ? v.outer : i == axis ? v.len : v.inner) *= shape[i];
-  return v;
+  auto a = static_cast<size_t>(axis);
+  return {product(shape, 0, a), shape[a], product(shape, a + 1, shape.size())};
 }
 
 } // namespace ampc::rt::ops

@@ -8,6 +8,7 @@
 
 #include "runtime/ops/AttrReaders.h"
 #include "runtime/ops/CallChecks.h"
+#include "runtime/ops/ReducePlan.h"
 #include "runtime/ops/Shapes.h"
 
 namespace ampc::rt::ops {
@@ -25,12 +26,8 @@ Status checkArgMax(const OpCall &call) {
   if (x.shape[axis] == 0)
     return Status::error("axis " + std::to_string(axis) + " of " +
                          shapeStr(x.shape) + " is empty: it has no maximum");
-  Shape out = x.shape;
-  if (keep)
-    out[axis] = 1;
-  else
-    out.erase(out.begin() + axis);
-  return checkOutput(call, 0, "output", out, DType::I64);
+  return checkOutput(call, 0, "output", reducedShape(x.shape, {axis}, keep),
+                     DType::I64);
 }
 
 Status checkCumSum(const OpCall &call) {

@@ -9,12 +9,25 @@
 
 #include "runtime/cuda/kernels/Common.cuh"
 
+#include <type_traits>
+
 namespace ampc_cuda {
 
 template <typename T> struct AccOf { using type = float; };
 template <> struct AccOf<double> { using type = double; };
 template <> struct AccOf<int64_t> { using type = int64_t; };
 template <> struct AccOf<int32_t> { using type = int64_t; };
+
+// a + b in the compute type; int64 wraps (two's complement), as the CPU's
+// kh::wrappingAdd.
+template <typename Acc>
+__device__ __forceinline__ Acc wrappingAdd(Acc a, Acc b) {
+  if constexpr (std::is_integral<Acc>::value)
+    return static_cast<Acc>(static_cast<unsigned long long>(a) +
+                            static_cast<unsigned long long>(b));
+  else
+    return a + b;
+}
 
 template <typename Acc, typename T> __device__ __forceinline__ Acc load(T v) {
   if constexpr (sizeof(Acc) == 4)

@@ -34,16 +34,9 @@ template <typename Acc> __device__ __forceinline__ Acc identity(int kind) {
 template <typename Acc> __device__ __forceinline__ Acc maxT(Acc acc, Acc v) {
   return (v > acc || v != v) ? v : acc;
 }
-template <typename Acc> __device__ __forceinline__ Acc addT(Acc a, Acc b) {
-  if constexpr (std::is_integral<Acc>::value)
-    return static_cast<Acc>(static_cast<unsigned long long>(a) +
-                            static_cast<unsigned long long>(b));
-  else
-    return a + b;
-}
 template <typename Acc>
 __device__ __forceinline__ Acc combine(int kind, Acc a, Acc b) {
-  return kind == kMax ? maxT(a, b) : addT(a, b);
+  return kind == kMax ? maxT(a, b) : wrappingAdd(a, b);
 }
 template <typename Acc>
 __device__ __forceinline__ Acc finish(int kind, Acc v, int64_t count) {

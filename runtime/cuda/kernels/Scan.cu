@@ -24,14 +24,6 @@ namespace ampc_cuda {
 
 using ampc::rt::ops::selectsBefore;
 
-template <typename Acc> __device__ __forceinline__ Acc wrapAdd(Acc a, Acc b) {
-  if constexpr (std::is_same<Acc, int64_t>::value)
-    return static_cast<Acc>(static_cast<uint64_t>(a) +
-                            static_cast<uint64_t>(b));
-  else
-    return a + b;
-}
-
 template <typename T>
 __device__ __forceinline__ void cumsum(const ScanArgs a, const T *__restrict__ x,
                                        T *__restrict__ y) {
@@ -41,7 +33,7 @@ __device__ __forceinline__ void cumsum(const ScanArgs a, const T *__restrict__ x
     Acc acc = Acc(0);
     for (int64_t s = 0; s < a.len; ++s) {
       const int64_t off = base + (a.flag1 ? a.len - 1 - s : s) * a.inner;
-      const Acc next = wrapAdd(acc, load<Acc>(x[off]));
+      const Acc next = wrappingAdd(acc, load<Acc>(x[off]));
       y[off] = store<T>(a.flag0 ? acc : next);
       acc = next;
     }
