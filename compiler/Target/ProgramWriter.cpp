@@ -151,7 +151,8 @@ LogicalResult setAttrs(Operation *op,
   for (NamedAttribute na : attrs) {
     // How a variadic op's operands split into groups: the kernel reads
     // that from its input count.
-    if (na.getName() == "operandSegmentSizes")
+    if (na.getName() == "operandSegmentSizes" ||
+        llvm::is_contained(graph::kCompilerOnlyAttrs, na.getName().getValue()))
       continue;
     pb::Attr a;
     Attribute v = na.getValue();

@@ -121,11 +121,25 @@ private:
     return n;
   }
 
+  /// A parameter, a constant, or a value computed from those alone (an
+  /// RNN's summed biases, a reshaped affine scale): it is cast once where
+  /// an op reads it low, as autocast casts a module's weights, and does
+  /// not decide the op's precision as an activation would.
   bool isParamOrConstant(Value v) {
     if (auto arg = dyn_cast<BlockArgument>(v))
       return static_cast<bool>(
           f.getArgAttr(arg.getArgNumber(), graph::kInitAttr));
-    return static_cast<bool>(v.getDefiningOp<graph::ConstantOp>());
+    auto [it, inserted] = paramDerived.try_emplace(v, false);
+    if (!inserted)
+      return it->second;
+    Operation *def = v.getDefiningOp();
+    bool derived = isa<graph::ConstantOp>(def) ||
+                   (def->getNumRegions() == 0 && def->getNumOperands() > 0 &&
+                    llvm::all_of(def->getOperands(), [&](Value operand) {
+                      return isParamOrConstant(operand);
+                    }));
+    paramDerived[v] = derived;
+    return derived;
   }
 
   void findLossRegion() {
@@ -212,6 +226,21 @@ private:
     std::string list = (categoryName(*category) + " list").str();
     if (level == Level::O3)
       return {true, "O3: every op runs low"};
+    // Autocast runs instance_norm in its input's type (statistics in f32
+    // inside); ampc writes it as a layer norm, which computes in f32 inside.
+    // (At O2 every such layer norm follows its input, below.)
+    if (level == Level::O1 && op->hasAttr(graph::kInstanceNormAttr) &&
+        *category == AmpCategory::Deny &&
+        op->hasTrait<graph::OpTrait::WideCompute>() &&
+        !lists.movedByUser(op->getName().stripDialect())) {
+      SmallVector<Value> inputs = activationInputs(op);
+      if (!inputs.empty() &&
+          llvm::all_of(inputs, [&](Value root) { return elemOf(root) == low; }))
+        return {true, "instance norm (a layer norm computing in f32 inside): "
+                      "follows its " +
+                          typeName(low) + " input, as autocast"};
+      return {false, "instance norm: its input is not " + typeName(low)};
+    }
     if (*category == AmpCategory::Unlisted)
       return {false, "taken off its list: stays f32"};
     // A deny op that computes in f32 inside (layer norm, softmax) follows
@@ -273,7 +302,8 @@ private:
   }
 
   /// The float operands that decide an op's precision, through casts:
-  /// parameters and constants do not (they are cast once, or converted),
+  /// parameters, constants and what is computed from them alone do not
+  /// (they are cast once, or converted),
   /// nor do the f32 statistics and affine operands of normalizations.
   SmallVector<Value> activationInputs(Operation *op) {
     SmallVector<Value> roots;
@@ -455,6 +485,7 @@ private:
   llvm::SetVector<Operation *> lossRegion;
   DenseMap<std::pair<Value, Type>, Value> castCache;
   DenseMap<Value, Type> originalType;
+  DenseMap<Value, bool> paramDerived;
   /// The last cast of an argument at the top of the step: where the next
   /// one goes, so parameter casts stay together and in creation order.
   Operation *hoistLast = nullptr;

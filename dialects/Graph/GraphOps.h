@@ -46,6 +46,14 @@ inline constexpr llvm::StringLiteral kStateAttr = "graph.state";
 /// every backend does (Tensor Core semantics), so no pass or runtime has to
 /// assume it.
 inline constexpr llvm::StringLiteral kAccumulateAttr = "graph.accumulate";
+/// Unit attribute of the graph.layer_norm an ONNX InstanceNormalization
+/// becomes (over the spatial axes, one scale and shift per channel after
+/// it): amp-auto-cast lets it follow its input, as autocast runs
+/// instance_norm, where a LayerNormalization stays f32 at O1.
+inline constexpr llvm::StringLiteral kInstanceNormAttr = "graph.instance_norm";
+/// Op attributes that only guide the compiler's passes: the Program writer
+/// leaves them out, as no kernel reads them.
+inline constexpr llvm::StringLiteral kCompilerOnlyAttrs[] = {kInstanceNormAttr};
 /// Function attribute of @train_step (amp-describe-step): a dictionary of
 /// what a host training loop needs to know about the step, which the
 /// Program writer copies into the Program's StepInfo. Its keys:

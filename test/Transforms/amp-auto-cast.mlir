@@ -17,6 +17,9 @@
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O1 allow=-gemm" | FileCheck %s --check-prefix=NOGEMM --implicit-check-not=amp.cast
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O1 deny=relu infer=softmax" | FileCheck %s --check-prefix=MOVED
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O1 fp32-nodes=fc2 low-nodes=softmax" | FileCheck %s --check-prefix=NODES
+// RUN: amp-opt %t/instnorm.mlir -amp-auto-cast=level=O1 | FileCheck %s --check-prefix=INST1
+// RUN: amp-opt %t/instnorm.mlir '-amp-auto-cast=level=O1 deny=layer_norm' | FileCheck %s --check-prefix=INSTDENY
+// RUN: amp-opt %t/rnnbias.mlir -amp-auto-cast=level=O1 | FileCheck %s --check-prefix=RNNBIAS
 // RUN: amp-opt %t/mlp.mlir -amp-auto-cast="level=O1 report=%t/report.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=REPORT < %t/report.json
 
@@ -257,4 +260,67 @@ func.func @forward(%x: tensor<4x5xf32> {graph.name = "x"},
   %s = graph.softmax %y {axis = 1 : i64} : tensor<4x3xf32> loc("softmax")
   %l = graph.log %s : tensor<4x3xf32> loc("log")
   return %l : tensor<4x3xf32>
+}
+
+//--- instnorm.mlir
+
+// The layer norm an ONNX InstanceNormalization becomes (graph.instance_norm)
+// follows its f16 input at O1, as autocast runs instance_norm; its per-channel
+// scale and shift (reshaped parameters, made from parameters alone) do not
+// decide the affine's precision, so the affine and the relu stay f16 too
+// and nothing is cast between the convs. A LayerNormalization's layer norm
+// (no mark) stays f32.
+// INST1-LABEL: func.func @forward(
+// INST1: %[[C:.*]] = graph.conv2d {{.*}} -> tensor<2x3x4x4xf16>
+// INST1-NEXT: %[[N:[a-z0-9_]+]], %{{.*}}, %{{.*}} = graph.layer_norm %[[C]], %{{.*}} {axis = 2 : i64, epsilon = 1.000000e-05 : f64, graph.accumulate = f32, graph.instance_norm} : (tensor<2x3x4x4xf16>, tensor<4x4xf32>) -> (tensor<2x3x4x4xf16>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>)
+// INST1: %[[M:.*]] = graph.mul %[[N]], %{{.*}} : (tensor<2x3x4x4xf16>, tensor<3x1x1xf16>) -> tensor<2x3x4x4xf16>
+// INST1: %[[A:.*]] = graph.add %[[M]], %{{.*}} : (tensor<2x3x4x4xf16>, tensor<3x1x1xf16>) -> tensor<2x3x4x4xf16>
+// INST1-NEXT: %[[R:.*]] = graph.relu %[[A]] : tensor<2x3x4x4xf16>
+// INST1-NEXT: %[[D:.*]] = graph.conv2d %[[R]]
+// INST1: amp.cast %[[D]] : tensor<2x3x4x4xf16> to tensor<2x3x4x4xf32>
+// INST1: graph.layer_norm %{{.*}} {axis = 2 : i64, epsilon = 1.000000e-05 : f64} : (tensor<2x3x4x4xf32>, tensor<4x4xf32>)
+
+// On the deny list by the user's choice, the instance norm stays f32.
+// INSTDENY-LABEL: func.func @forward(
+// INSTDENY: graph.layer_norm %{{.*}} graph.instance_norm} : (tensor<2x3x4x4xf32>, tensor<4x4xf32>)
+func.func @forward(%x: tensor<2x3x4x4xf32> {graph.name = "x"},
+                   %k: tensor<3x3x1x1xf32> {graph.init = dense<5.000000e-01> : tensor<3x3x1x1xf32>, graph.name = "k", graph.trainable = true},
+                   %g: tensor<3xf32> {graph.init = dense<1.000000e+00> : tensor<3xf32>, graph.name = "in.scale", graph.trainable = true},
+                   %b: tensor<3xf32> {graph.init = dense<0.000000e+00> : tensor<3xf32>, graph.name = "in.bias", graph.trainable = true})
+    -> (tensor<2x3x4x4xf32> {graph.name = "y"}) {
+  %ones = graph.constant dense<1.000000e+00> : tensor<4x4xf32>
+  %c = graph.conv2d %x, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x1x1xf32>) -> tensor<2x3x4x4xf32> loc("conv")
+  %n:3 = graph.layer_norm %c, %ones {axis = 2 : i64, epsilon = 1.000000e-05 : f64, graph.instance_norm} : (tensor<2x3x4x4xf32>, tensor<4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>) loc("in")
+  %gs = graph.reshape %g : tensor<3xf32> to tensor<3x1x1xf32>
+  %m = graph.mul %n#0, %gs : (tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) -> tensor<2x3x4x4xf32>
+  %bs = graph.reshape %b : tensor<3xf32> to tensor<3x1x1xf32>
+  %a = graph.add %m, %bs : (tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) -> tensor<2x3x4x4xf32>
+  %r = graph.relu %a : tensor<2x3x4x4xf32> loc("relu")
+  %d = graph.conv2d %r, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x1x1xf32>) -> tensor<2x3x4x4xf32> loc("conv2")
+  %l:3 = graph.layer_norm %d, %ones {axis = 2 : i64, epsilon = 1.000000e-05 : f64} : (tensor<2x3x4x4xf32>, tensor<4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>) loc("ln")
+  return %l#0 : tensor<2x3x4x4xf32>
+}
+
+//--- rnnbias.mlir
+
+// An RNN's biases summed from two parameters (as the LSTM lowering sums
+// ONNX's Wb and Rb) are made from parameters alone: like a parameter, the
+// sum is cast once where a low op reads it and does not make the add after
+// the f16 gemm f32, so the cell's tanh stays f16 as well.
+// RNNBIAS-LABEL: func.func @forward(
+// RNNBIAS: %[[S:.*]] = graph.add %arg2, %arg3 : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+// RNNBIAS-NEXT: %[[SH:.*]] = amp.cast %[[S]] : tensor<5xf32> to tensor<5xf16>
+// RNNBIAS: %[[G:.*]] = graph.gemm {{.*}} -> tensor<4x5xf16>
+// RNNBIAS: %[[A:.*]] = graph.add %[[G]], %[[SH]] : (tensor<4x5xf16>, tensor<5xf16>) -> tensor<4x5xf16>
+// RNNBIAS-NEXT: graph.tanh %[[A]] : tensor<4x5xf16>
+func.func @forward(%x: tensor<4x3xf32> {graph.name = "x"},
+                   %w: tensor<5x3xf32> {graph.init = dense<5.000000e-01> : tensor<5x3xf32>, graph.name = "w", graph.trainable = true},
+                   %wb: tensor<5xf32> {graph.init = dense<1.000000e-01> : tensor<5xf32>, graph.name = "wb", graph.trainable = true},
+                   %rb: tensor<5xf32> {graph.init = dense<2.000000e-01> : tensor<5xf32>, graph.name = "rb", graph.trainable = true})
+    -> (tensor<4x5xf32> {graph.name = "h"}) {
+  %s = graph.add %wb, %rb : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+  %g = graph.gemm %x, %w {trans_b = true} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+  %a = graph.add %g, %s : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %h = graph.tanh %a : tensor<4x5xf32>
+  return %h : tensor<4x5xf32>
 }

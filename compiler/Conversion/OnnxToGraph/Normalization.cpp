@@ -100,6 +100,7 @@ FailureOr<SmallVector<Value>> convertInstanceNorm(NodeBinder &n) {
        n.named("epsilon", n.b.getF64FloatAttr(n.floatAttr("epsilon", 1e-5)))});
   if (failed(norm))
     return failure();
+  (*norm)->setAttr(graph::kInstanceNormAttr, n.b.getUnitAttr());
   // [C] -> [C, 1, ...] to broadcast over the spatial dimensions.
   SmallVector<int64_t> perChannel{channels};
   perChannel.append(spatial.size(), 1);

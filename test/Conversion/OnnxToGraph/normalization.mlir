@@ -41,11 +41,12 @@ func.func @forward(%x: tensor<2x5x8xf16> {onnx.name = "x"}, %g: tensor<8xf16> {o
 
 // -----
 
-// InstanceNormalization: a layer norm over the spatial dimensions with a
+// InstanceNormalization: a layer norm over the spatial dimensions (marked
+// graph.instance_norm, for amp-auto-cast) with a
 // scale of ones, then the per-channel scale and bias.
 // CHECK-LABEL: func.func @forward
 // CHECK: %[[ONES:.*]] = graph.constant dense<1.000000e+00> : tensor<4x5xf32>
-// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = graph.layer_norm %arg0, %[[ONES]] {axis = 2 : i64, epsilon = 1.000000e-03 : f64}
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = graph.layer_norm %arg0, %[[ONES]] {axis = 2 : i64, epsilon = 1.000000e-03 : f64, graph.instance_norm}
 // CHECK: %[[S:.*]] = graph.reshape %arg1 : tensor<3xf32> to tensor<3x1x1xf32>
 // CHECK: %[[M:.*]] = graph.mul %[[Y]], %[[S]]
 // CHECK: %[[B:.*]] = graph.reshape %arg2 : tensor<3xf32> to tensor<3x1x1xf32>
