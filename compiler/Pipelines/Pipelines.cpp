@@ -90,8 +90,10 @@ void buildTrainingStepPipeline(
   // of a cast is a cast, so precision boundaries leave round trips to fold.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (amp)
+  if (amp) {
     pm.addPass(createAmpFoldCastsPass());
+    pm.addPass(createAmpRecastInBackwardPass());
+  }
   // Last: what the host loop needs, before lowering erases the graph ops.
   pm.addPass(createAmpDescribeStepPass());
 }

@@ -261,6 +261,28 @@ def AmpFoldCastsPass : Pass<"amp-fold-casts", "mlir::ModuleOp"> {
   let dependentDialects = ["ampc::graph::GraphDialect", "ampc::amp::AmpDialect"];
 }
 
+def AmpRecastInBackwardPass : Pass<"amp-recast-in-backward", "mlir::ModuleOp"> {
+  let summary = "makes again in the backward pass the casts it reads, so the "
+                "forward copies die in the forward pass";
+  let description = [{
+    Run on @train_step after amp-fold-casts (which would share the copies
+    again). The forward pass is what the loss (the result `graph.loss`
+    names) depends on. An `amp.cast` of the forward pass that the rest of
+    the step also reads is made a second time, right before the first of
+    those readers, which then read the new cast, when keeping its input
+    instead costs fewer bytes:
+    - its input is narrower (an f16/bf16 value widened to f32 for a layer
+      norm, whose gradient reads it): the f16 value is kept, half the bytes;
+    - or the rest of the step reads its input too (an f32 softmax's output,
+      which its gradient reads, rounded to f16 for the next contraction,
+      whose weight gradient reads that): the copy costs nothing to keep.
+    A cast is a pure function of its input, so the values are bit for bit
+    those of the forward cast. Casts of parameters (working copies) are
+    left alone.
+  }];
+  let dependentDialects = ["ampc::amp::AmpDialect"];
+}
+
 def AmpLossScalePass : Pass<"amp-loss-scale", "mlir::ModuleOp"> {
   let summary = "scales the loss of @train_step, checks the gradients, "
                 "unscales them in the updates, and skips the update of a "
