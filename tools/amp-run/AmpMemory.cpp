@@ -24,7 +24,8 @@ llvm::json::Object toJson(const ArenaBytes &b) {
       {"working_copy_cast_bytes", b.workingCopyCasts},
       {"gradient_bytes", b.gradients},
       {"gradient_bytes_in_working_copies", b.gradientsInWorkingCopies},
-      {"saved_for_backward_bytes", b.savedForBackward}};
+      {"saved_for_backward_bytes", b.savedForBackward},
+      {"saved_for_backward_f32_bytes", b.savedForBackwardF32}};
 }
 
 static void addRatio(llvm::json::Object &to, llvm::StringRef key, int64_t amp,

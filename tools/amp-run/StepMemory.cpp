@@ -121,7 +121,7 @@ private:
   bool inWorkingCopy(Value gradient) const;
   void findBackward();
   void measureGradients(ArenaBytes &bytes) const;
-  int64_t savedForBackwardBytes() const;
+  void measureSavedForBackward(ArenaBytes &bytes) const;
 
   func::FuncOp f;
   /// The position of every top-level op; for each value's bytes (views
@@ -261,7 +261,7 @@ void StepMemory::measureGradients(ArenaBytes &bytes) const {
   }
 }
 
-int64_t StepMemory::savedForBackwardBytes() const {
+void StepMemory::measureSavedForBackward(ArenaBytes &bytes) const {
   llvm::SetVector<Value> saved;
   for (Operation *k : backward)
     for (Value in : cast<rtir::KernelOp>(k).getInputs()) {
@@ -274,10 +274,11 @@ int64_t StepMemory::savedForBackwardBytes() const {
           v.getDefiningOp<rtir::InputOp>())
         saved.insert(v);
     }
-  int64_t total = 0;
-  for (Value v : saved)
-    total += bytesOf(v);
-  return total;
+  for (Value v : saved) {
+    bytes.savedForBackward += bytesOf(v);
+    if (cast<ShapedType>(v.getType()).getElementType().isF32())
+      bytes.savedForBackwardF32 += bytesOf(v);
+  }
 }
 
 ArenaBytes StepMemory::measure(int64_t arena) {
@@ -298,7 +299,7 @@ ArenaBytes StepMemory::measure(int64_t arena) {
   findGradients();
   findBackward();
   measureGradients(bytes);
-  bytes.savedForBackward = savedForBackwardBytes();
+  measureSavedForBackward(bytes);
   return bytes;
 }
 

@@ -46,6 +46,10 @@ struct ArenaBytes {
   /// copies aside; each value counted once. An input counted here is also
   /// in `inputs`, not in activations().
   int64_t savedForBackward = 0;
+  /// Of the `savedForBackward` bytes, those of f32 values: what an AMP step
+  /// keeps in f32 for its backward pass (the loss, and at O1 what autocast's
+  /// rules keep f32), which no halving of the rest can shrink.
+  int64_t savedForBackwardF32 = 0;
   int64_t workingCopies() const { return workingCopyState + workingCopyCasts; }
   /// Everything the step makes and drops again: the arena less what persists
   /// across steps and the inputs. Activations, gradients, saved values and
