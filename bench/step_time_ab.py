@@ -2,7 +2,7 @@
 """CPU step time of two amp-run builds side by side (A/B), f32 and AMP.
 
   /usr/bin/python3 bench/step_time_ab.py OLD/amp-run NEW/amp-run [--threads 2]
-      [--rounds 3] [--only examples/lenet5]
+      [--rounds 3] [--only examples/lenet5] [--model M.onnx ...]
 
 For every example and shared training model, and for f32, O1, O2 (f16) and
 O2 bf16, each build trains --steps synthetic steps with --metrics; the time
@@ -55,12 +55,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="",
                     help="run only the models whose path contains this")
+    ap.add_argument("--model", action="append", default=[],
+                    help="an ONNX model to run instead of the examples and "
+                    "shared models (repeatable)")
     args = ap.parse_args()
     if args.warmup >= args.steps:
         sys.exit("--warmup must be below --steps")
     print("%-22s %-22s %9s %9s %6s" % ("model", "config", "A ms", "B ms",
                                         "B/A"))
-    for model in [m for m in MODELS if args.only in m]:
+    for model in [m for m in (args.model or MODELS) if args.only in m]:
         if not os.path.exists(model):
             sys.exit("missing model " + model)
         name = (os.path.basename(os.path.dirname(model))
