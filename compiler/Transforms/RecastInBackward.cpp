@@ -66,10 +66,25 @@ void recastInBackward(func::FuncOp f) {
       casts.push_back(c);
   });
   for (amp::CastOp c : casts) {
-    SmallVector<OpOperand *> uses = laterReaders(c.getOutput());
-    bool readInForward = llvm::any_of(
-        c.getOutput().getUsers(), [&](auto *u) { return forward.contains(u); });
-    if (uses.empty() || !readInForward)
+    // Readers in the step's own block only: a position is what this asks.
+    Block *block = c->getBlock();
+    if (llvm::any_of(c.getOutput().getUsers(),
+                     [&](Operation *u) { return u->getBlock() != block; }))
+      continue;
+    Operation *lastForward = nullptr;
+    for (Operation *u : c.getOutput().getUsers())
+      if (forward.contains(u) &&
+          (!lastForward || lastForward->isBeforeInBlock(u)))
+        lastForward = u;
+    if (!lastForward)
+      continue;
+    // The readers after the forward pass's last one (an extra output
+    // computed among the forward ops keeps reading the forward copy).
+    SmallVector<OpOperand *> uses;
+    for (OpOperand *use : laterReaders(c.getOutput()))
+      if (lastForward->isBeforeInBlock(use->getOwner()))
+        uses.push_back(use);
+    if (uses.empty())
       continue;
     Operation *first = uses.front()->getOwner();
     for (OpOperand *use : uses)
@@ -79,7 +94,8 @@ void recastInBackward(func::FuncOp f) {
     Value in = c.getInput();
     if (bitWidthOf(in) >= bitWidthOf(c.getOutput()) &&
         llvm::none_of(laterReaders(in), [&](OpOperand *use) {
-          return !use->getOwner()->isBeforeInBlock(first);
+          return use->getOwner()->getBlock() == block &&
+                 !use->getOwner()->isBeforeInBlock(first);
         }))
       continue;
     OpBuilder b(first);

@@ -3,28 +3,31 @@
 // A widening cast that the forward pass (what the loss depends on) and the
 // rest of the step both read: the rest reads a second cast of the f16 value,
 // made right before its first reader, so the forward f32 copy dies after
-// the exp; the f16 value is kept instead.
+// the exp; the f16 value is kept instead. An extra output computed among the
+// forward ops (before the forward pass's last reader) keeps the first copy.
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[H:.*]] = graph.exp %arg0 : tensor<4xf16>
 // CHECK: %[[W:.*]] = amp.cast %[[H]] : tensor<4xf16> to tensor<4xf32>
+// CHECK: %[[X:.*]] = graph.neg %[[W]] : tensor<4xf32>
 // CHECK: %[[E:.*]] = graph.exp %[[W]] : tensor<4xf32>
 // CHECK: %[[L:.*]] = graph.reduce_sum %[[E]]
 // CHECK: %[[S:.*]] = graph.mul %[[E]], %[[E]]
 // CHECK: %[[W2:.*]] = amp.cast %[[H]] : tensor<4xf16> to tensor<4xf32>
 // CHECK: %[[D:.*]] = graph.mul %[[S]], %[[W2]]
 // CHECK: %[[D2:.*]] = graph.mul %[[D]], %[[W2]]
-// CHECK: return %[[L]], %[[D2]]
+// CHECK: return %[[L]], %[[D2]], %[[X]]
 func.func @train_step(%x: tensor<4xf16> {graph.name = "x"})
-    -> (tensor<f32> {graph.name = "loss"}, tensor<4xf32> {graph.name = "g"})
+    -> (tensor<f32> {graph.name = "loss"}, tensor<4xf32> {graph.name = "g"}, tensor<4xf32> {graph.name = "extra"})
     attributes {graph.loss = "loss"} {
   %h = graph.exp %x : tensor<4xf16>
   %w = amp.cast %h : tensor<4xf16> to tensor<4xf32>
+  %n = graph.neg %w : tensor<4xf32>
   %e = graph.exp %w : tensor<4xf32>
   %l = graph.reduce_sum %e {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
   %s = graph.mul %e, %e : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %d = graph.mul %s, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %d2 = graph.mul %d, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  return %l, %d2 : tensor<f32>, tensor<4xf32>
+  return %l, %d2, %n : tensor<f32>, tensor<4xf32>, tensor<4xf32>
 }
 
 // -----
