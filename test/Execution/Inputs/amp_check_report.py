@@ -15,7 +15,9 @@ and checks
     and every op of the ONNX node that produces the 'loss' output, in f32;
   - the MLIR (every `%r = amp.cast %v [{attrs}] : tensor<..xA> to
     tensor<..xB>` line; an amp.cast line of another form fails):
-    no two amp.cast of one value to one type; in @forward (infer mode:
+    no two amp.cast of one value to one type (in @train_step no three:
+    amp-recast-in-backward makes a cast again for the backward pass); in
+    @forward (infer mode:
     train mode emits @train_step alone) no amp.cast of an amp.cast
     result; in @train_step no cast chain that cancels (x: A -> B
     -> A where B holds every value of A: f16/bf16 -> f32 -> f16/bf16).
@@ -116,12 +118,15 @@ def check_mlir(where, text):
         defined = {res: (src, element_type(a), element_type(b))
                    for res, src, a, b in casts}
         seen = {}
+        # In @train_step amp-recast-in-backward makes one second copy of a
+        # cast the backward pass reads; a third is a duplicate.
+        allowed = 2 if func == "train_step" else 1
         for res, src, a, b in casts:
             key = (src, "tensor<%s>" % b)
-            if key in seen:
+            if len(seen.get(key, [])) >= allowed:
                 fail(at, "%s and %s both cast %s to %s" % (
-                    seen[key], res, src, key[1]))
-            seen[key] = res
+                    " and ".join(seen[key]), res, src, key[1]))
+            seen.setdefault(key, []).append(res)
             if src not in defined:
                 continue
             first_src, first_a, first_b = defined[src]
