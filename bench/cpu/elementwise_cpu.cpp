@@ -5,11 +5,13 @@
 // thread, and prints per op the median time per element and a hash of the
 // output's bits. The inputs are normal random values with +-0, +-inf, NaN and
 // subnormals mixed in, so two builds that print the same hashes computed the
-// same bits.
+// same bits. Then the cast kernel between f32 and bf16/f16, both ways (the
+// 16-bit inputs rounded by the scalar reference of runtime/Half.h).
 //
 // usage: ampc-elementwise-bench [ELEMENTS] [REPEATS]   (default 4194304 15)
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Half.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/ops/Check.h"
 #include "runtime/ops/ElementwisePlan.h"
@@ -23,6 +25,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace ampc::rt;
@@ -43,15 +47,74 @@ std::vector<float> inputs(int64_t n, uint32_t seed, float lo) {
   return v;
 }
 
-uint64_t hashBits(const std::vector<float> &v) {
+uint64_t hashBytes(const void *data, size_t size) {
   uint64_t h = 14695981039346656037ull; // FNV-1a offset basis
-  for (float x : v) {
-    unsigned char bytes[sizeof x];
-    std::memcpy(bytes, &x, sizeof x);
-    for (unsigned char c : bytes)
-      h = (h ^ c) * 1099511628211ull; // FNV-1a
-  }
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < size; ++i)
+    h = (h ^ bytes[i]) * 1099511628211ull; // FNV-1a
   return h;
+}
+
+uint64_t hashBits(const std::vector<float> &v) {
+  return hashBytes(v.data(), v.size() * sizeof(float));
+}
+
+/// Times one kernel call on the calling thread; the median ns per element.
+double medianNs(const ops::OpCall &call, int repeats, int64_t n) {
+  cpu::CpuContext ctx; // no pool: the calling thread
+  std::vector<double> ns;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    Status s = cpu::runKernel(call, ctx);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!s) {
+      std::fprintf(stderr, "%s: %s\n", call.op.c_str(), s.message().c_str());
+      std::exit(1);
+    }
+    ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+  }
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2] / static_cast<double>(n);
+}
+
+/// The cast kernel between f32 and each 16-bit type, both ways: the
+/// conversions every low-precision kernel of the CPU backend makes.
+void timeCasts(const std::vector<float> &a, int repeats) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  const Shape shape{n};
+  std::vector<uint16_t> half(a.size()), low(a.size());
+  std::vector<float> wide(a.size());
+  for (auto [dtype, name] :
+       {std::pair{DType::BF16, "bf16"}, std::pair{DType::F16, "f16"}}) {
+    for (size_t i = 0; i < a.size(); ++i) // the scalar reference rounding
+      half[i] = dtype == DType::BF16 ? floatToBFloatBits(a[i])
+                                     : floatToHalfBits(a[i]);
+    Attrs attrs;
+    ops::OpCall narrow;
+    narrow.op = "cast";
+    narrow.attrs = &attrs;
+    narrow.inputs.push_back(
+        TensorView{DType::F32, shape, const_cast<float *>(a.data())});
+    narrow.outputs.push_back(TensorView{dtype, shape, low.data()});
+    narrow.present.assign(1, true);
+    ops::OpCall widen = narrow;
+    widen.inputs[0] = TensorView{dtype, shape, half.data()};
+    widen.outputs[0] = TensorView{DType::F32, shape, wide.data()};
+    for (const ops::OpCall *call : {&narrow, &widen}) {
+      if (Status s = ops::checkKernel(*call); !s) {
+        std::fprintf(stderr, "cast: %s\n", s.message().c_str());
+        std::exit(1);
+      }
+      double ns = medianNs(*call, repeats, n);
+      bool toLow = call == &narrow;
+      std::string label = toLow ? std::string("cast f32->") + name
+                                : std::string("cast ") + name + "->f32";
+      std::printf(
+          "%-18s %10.3f  %016llx\n", label.c_str(), ns,
+          static_cast<unsigned long long>(
+              toLow ? hashBytes(low.data(), low.size() * 2) : hashBits(wide)));
+    }
+  }
 }
 
 } // namespace
@@ -114,22 +177,9 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "%s: %s\n", op.name, s.message().c_str());
       return 1;
     }
-    cpu::CpuContext ctx; // no pool: the calling thread
-    std::vector<double> ns;
-    for (int r = 0; r < repeats; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      Status s = cpu::runKernel(call, ctx);
-      auto t1 = std::chrono::steady_clock::now();
-      if (!s) {
-        std::fprintf(stderr, "%s: %s\n", op.name, s.message().c_str());
-        return 1;
-      }
-      ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-    }
-    std::sort(ns.begin(), ns.end());
-    std::printf("%-18s %10.3f  %016llx\n", op.name,
-                ns[ns.size() / 2] / static_cast<double>(n),
+    std::printf("%-18s %10.3f  %016llx\n", op.name, medianNs(call, repeats, n),
                 static_cast<unsigned long long>(hashBits(y)));
   }
+  timeCasts(a, repeats);
   return 0;
 }
