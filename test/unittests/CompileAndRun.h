@@ -25,8 +25,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ampc::unittest {
 
@@ -92,6 +95,42 @@ inline std::unique_ptr<rt::Session> openSession(const rt::FunctionInfo &fn) {
   if (!s)
     return nullptr;
   return session;
+}
+
+/// A dense f32 literal of `n` values spread over about [-0.5, 0.5], none
+/// exact in f16 (so a rounded copy differs from its master), for the
+/// initial values of the small training steps these tests write.
+inline std::string spreadValues(int n, int seed) {
+  std::string s = "dense<[";
+  for (int i = 0; i < n; ++i) {
+    double v = ((i * 37 + seed * 11) % 101 - 50) / 97.0 + 0.0001 * seed;
+    s += (i ? ", " : "") + std::to_string(v);
+  }
+  return s + "]>";
+}
+
+/// Step `step` of a small classifier's training on `session`: inputs "x"
+/// (8x4, f32) and "labels" (8, three classes), a batch that changes with
+/// the step; then the run, and the f32 bits of output "loss" in `lossBits`.
+inline rt::Status runClassifierStep(rt::Session &session, int step,
+                                    uint32_t &lossBits) {
+  std::vector<float> x(32);
+  std::vector<int64_t> labels(8);
+  for (int i = 0; i < 32; ++i)
+    x[i] = static_cast<float>(((i * 7 + step * 5) % 23) - 11) / 7.0f;
+  for (int i = 0; i < 8; ++i)
+    labels[i] = (i + step) % 3;
+  rt::Status s = session.setInput("x", {rt::DType::F32, {8, 4}, x.data()});
+  if (s.isOk())
+    s = session.setInput("labels", {rt::DType::I64, {8}, labels.data()});
+  if (s.isOk())
+    s = session.run();
+  rt::TensorView loss;
+  if (s.isOk())
+    s = session.output("loss", loss);
+  if (s.isOk())
+    std::memcpy(&lossBits, loss.data, sizeof lossBits);
+  return s;
 }
 
 } // namespace ampc::unittest

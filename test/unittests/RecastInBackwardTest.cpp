@@ -31,16 +31,6 @@ using namespace ampc::unittest;
 
 namespace {
 
-/// A dense f32 literal of `n` values spread over about [-0.5, 0.5].
-std::string values(int n, int seed) {
-  std::string s = "dense<[";
-  for (int i = 0; i < n; ++i) {
-    double v = ((i * 37 + seed * 11) % 101 - 50) / 97.0 + 0.0001 * seed;
-    s += (i ? ", " : "") + std::to_string(v);
-  }
-  return s + "]>";
-}
-
 /// As amp-auto-cast leaves a small block at O1: the GEMMs in f16, the layer
 /// norm and the softmax in f32 (the deny list), with a cast at each border.
 std::string o1Forward() {
@@ -48,11 +38,11 @@ std::string o1Forward() {
 func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
                    %labels: tensor<8xi64> {graph.name = "labels"},
                    %w1: tensor<24xf32> {graph.name = "w1", graph.trainable = true, graph.init = )" +
-         values(24, 1) + R"( : tensor<24xf32>},
+         spreadValues(24, 1) + R"( : tensor<24xf32>},
                    %g: tensor<6xf32> {graph.name = "g", graph.trainable = true, graph.init = )" +
-         values(6, 2) + R"( : tensor<6xf32>},
+         spreadValues(6, 2) + R"( : tensor<6xf32>},
                    %w2: tensor<18xf32> {graph.name = "w2", graph.trainable = true, graph.init = )" +
-         values(18, 3) + R"( : tensor<18xf32>})
+         spreadValues(18, 3) + R"( : tensor<18xf32>})
     -> (tensor<f32> {graph.name = "loss"}) {
   %xh = amp.cast %x : tensor<8x4xf32> to tensor<8x4xf16>
   %w1v = amp.cast %w1 : tensor<24xf32> to tensor<24xf16>
@@ -106,25 +96,11 @@ Trained train(const rt::FunctionInfo &fn, int steps) {
   if (!session)
     return out;
   for (int step = 0; step < steps; ++step) {
-    std::vector<float> x(32);
-    std::vector<int64_t> labels(8);
-    for (int i = 0; i < 32; ++i)
-      x[i] = static_cast<float>(((i * 7 + step * 5) % 23) - 11) / 7.0f;
-    for (int i = 0; i < 8; ++i)
-      labels[i] = (i + step) % 3;
-    rt::Status s = session->setInput("x", {rt::DType::F32, {8, 4}, x.data()});
-    if (s.isOk())
-      s = session->setInput("labels", {rt::DType::I64, {8}, labels.data()});
-    if (s.isOk())
-      s = session->run();
-    rt::TensorView loss;
-    if (s.isOk())
-      s = session->output("loss", loss);
+    uint32_t bits = 0;
+    rt::Status s = runClassifierStep(*session, step, bits);
     EXPECT_TRUE(s.isOk()) << "step " << step << ": " << s.message();
     if (!s)
       return out;
-    uint32_t bits;
-    std::memcpy(&bits, loss.data, sizeof bits);
     out.losses.push_back(bits);
   }
   for (const char *name : {"w1", "g", "w2"}) {
