@@ -228,18 +228,15 @@ private:
       return {true, "O3: every op runs low"};
     // Autocast runs instance_norm in its input's type (statistics in f32
     // inside); ampc writes it as a layer norm, which computes in f32 inside.
-    // (At O2 every such layer norm follows its input, below.)
+    // At O1 that layer norm is decided as an infer op (at O2 every such
+    // layer norm follows its input, below).
     if (level == Level::O1 && op->hasAttr(graph::kInstanceNormAttr) &&
         *category == AmpCategory::Deny &&
         op->hasTrait<graph::OpTrait::WideCompute>() &&
         !lists.movedByUser(op->getName().stripDialect())) {
-      SmallVector<Value> inputs = activationInputs(op);
-      if (!inputs.empty() &&
-          llvm::all_of(inputs, [&](Value root) { return elemOf(root) == low; }))
-        return {true, "instance norm (a layer norm computing in f32 inside): "
-                      "follows its " +
-                          typeName(low) + " input, as autocast"};
-      return {false, "instance norm: its input is not " + typeName(low)};
+      category = AmpCategory::Infer;
+      list = "instance norm (a layer norm computing in f32 inside, infer as "
+             "autocast runs it)";
     }
     if (*category == AmpCategory::Unlisted)
       return {false, "taken off its list: stays f32"};
