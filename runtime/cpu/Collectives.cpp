@@ -27,10 +27,9 @@ namespace {
 constexpr const char *kAverages = "the step averages its gradients over";
 
 /// A step of gradient accumulation that only adds: every rank skips the
-/// exchange alike.
-bool skipped(const OpCall &call, size_t operands) {
-  return call.inputs.size() > operands &&
-         elementAsInt(call.inputs.back(), 0) != 0;
+/// exchange alike (the trailing skip flag is set).
+bool skipped(const OpCall &call) {
+  return ops::endsWithSkip(call) && elementAsInt(call.inputs.back(), 0) != 0;
 }
 
 Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
@@ -39,6 +38,7 @@ Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
                                kAverages, worldSize));
   const TensorView &exchange = call.outputs[0];
   size_t grads = call.inputs.size() - (ops::endsWithSkip(call) ? 1 : 0);
+  const bool skip = skipped(call);
   auto count = static_cast<size_t>(exchange.numElements());
   if (exchange.dtype != DType::F32) {
     // In the gradients' own 16-bit type (the checks made them all that).
@@ -48,7 +48,7 @@ Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
       std::memcpy(buffer + at, call.inputs[i].data, call.inputs[i].byteSize());
       at += static_cast<size_t>(call.inputs[i].numElements());
     }
-    if (skipped(call, grads))
+    if (skip)
       return Status::ok();
     return ctx.collective->startMean(buffer, count, exchange.dtype);
   }
@@ -58,7 +58,7 @@ Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
     loadF32(call.inputs[i], 0, call.inputs[i].numElements(), buffer + at);
     at += call.inputs[i].numElements();
   }
-  if (skipped(call, grads))
+  if (skip)
     return Status::ok();
   return ctx.collective->startSum(buffer, count);
 }
@@ -68,7 +68,8 @@ Status runAllReduceWait(const OpCall &call, CpuContext &ctx) {
   AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
                                kAverages, worldSize));
   const TensorView &exchange = call.inputs[0];
-  if (!skipped(call, 1))
+  const bool skip = skipped(call);
+  if (!skip)
     AMPC_RETURN_IF_ERROR(ctx.collective->finish(exchange.data));
   if (exchange.dtype != DType::F32) {
     // The means (or, skipped, this rank's gradients) in their own type.
@@ -83,7 +84,7 @@ Status runAllReduceWait(const OpCall &call, CpuContext &ctx) {
   auto *buffer = static_cast<const float *>(exchange.data);
   // Gradient accumulation's mean is the same product: sum * (1/N).
   float inverse = static_cast<float>(1.0 / static_cast<double>(worldSize));
-  if (skipped(call, 1))
+  if (skip)
     inverse = 1.0f; // the buffer holds this rank's own gradients
   // The buffer is this kernel's input: the means go through a small block.
   constexpr int64_t kBlock = 1024;
