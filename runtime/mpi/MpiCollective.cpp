@@ -277,6 +277,7 @@ private:
 struct MpiCollective::Slicing {
   std::vector<int> counts, displs, mine, at;
   std::vector<uint16_t> slices;
+  std::vector<float> sum, next; // the f32 blocks the mean is taken in
 };
 
 MpiCollective::MpiCollective(double timeout)
@@ -430,7 +431,9 @@ Status MpiCollective::startMean(uint16_t *data, size_t count, DType dtype) {
         const float inverse = static_cast<float>(1.0 / static_cast<double>(n));
         uint16_t *out = data + displs[me];
         constexpr int kBlock = 4096;
-        std::vector<float> sum(kBlock), next(kBlock);
+        std::vector<float> &sum = slicing_->sum, &next = slicing_->next;
+        sum.resize(kBlock);
+        next.resize(kBlock);
         for (int b = 0; b < own; b += kBlock) {
           int len = std::min(kBlock, own - b);
           for (int r = 0; r < n; ++r) {
