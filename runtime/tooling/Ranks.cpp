@@ -2,11 +2,13 @@
 
 #include "runtime/tooling/Ranks.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -122,6 +124,12 @@ rt::Status joinRanks(const RunOptions &run, const std::string &tool,
                              std::to_string(world->size()) + " ranks");
   out = std::move(world);
   return rt::Status::ok();
+}
+
+void shareCores(RunOptions &run, int64_t ranks) {
+  if (ranks > 1 && !run.isGiven("threads"))
+    run.threads = std::max(1u, std::thread::hardware_concurrency() /
+                                   static_cast<unsigned>(ranks));
 }
 
 } // namespace ampc::tools

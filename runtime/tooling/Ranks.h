@@ -31,6 +31,10 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc);
 rt::Status joinRanks(const RunOptions &run, const std::string &tool,
                      std::shared_ptr<rt::mpi::MpiCollective> &out);
 
+/// --threads counts one process's cores: without it, each of `ranks`
+/// ranks on this machine takes its share of the hardware threads.
+void shareCores(RunOptions &run, int64_t ranks);
+
 } // namespace ampc::tools
 
 #endif // AMPC_RUNTIME_TOOLING_RANKS_H

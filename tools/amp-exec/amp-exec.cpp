@@ -32,7 +32,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
 using namespace ampc;
 using namespace ampc::tools;
@@ -709,10 +708,8 @@ int runTool(int argc, char **argv) {
   if (!o.json.empty() && launchedByMpi() && world->rank() == 0)
     if (rt::Status s = rt::checkWritable(o.json); !s)
       return fail("--json: " + s.message());
-  // --threads counts one process's cores: the ranks share the machine's.
-  if (world && world->size() > 1 && !o.isGiven("threads"))
-    o.threads = std::max(1u, std::thread::hardware_concurrency() /
-                                 static_cast<unsigned>(world->size()));
+  if (world)
+    shareCores(o, world->size());
   Summary sum;
   sum.program = o.program;
   sum.device = o.device;

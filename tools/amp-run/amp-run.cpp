@@ -47,7 +47,6 @@
 
 #include <optional>
 #include <set>
-#include <thread>
 
 using namespace llvm;
 namespace rt = ampc::rt;
@@ -383,10 +382,7 @@ int runTool(int argc, char **argv) {
     return fail(modelPath + ": its recipe: " + s.message());
   withRecipe.mode = run.mode;
   run = std::move(withRecipe);
-  // --threads counts one process's cores: the ranks share the machine's.
-  if (ranks > 1 && !run.isGiven("threads"))
-    run.threads = std::max(1u, std::thread::hardware_concurrency() /
-                                   static_cast<unsigned>(ranks));
+  shareCores(run, ranks);
   if (run.isGiven("steps") && run.isGiven("epochs") && emit.empty())
     return fail(modelPath + ": its recipe gives both --steps and --epochs");
 
