@@ -168,8 +168,24 @@ static int64_t elementsOf(TypeRange types) {
   return n;
 }
 
-static LogicalResult
-verifyExchangeType(Operation *op, RankedTensorType exchange, TypeRange grads);
+/// The exchange buffer holds every value of `types` (the gradients' or the
+/// results', as `whose` says), and a 16-bit one values of its own type only.
+static LogicalResult verifyExchange(Operation *op, Value exchangeValue,
+                                    TypeRange types, StringRef whose) {
+  auto exchange = cast<RankedTensorType>(exchangeValue.getType());
+  int64_t n = elementsOf(types);
+  if (!exchange.hasStaticShape() || exchange.getDimSize(0) != n)
+    return op->emitOpError("the exchange buffer must have ")
+           << n << " elements (the " << whose << "), got " << exchange;
+  Type wire = exchange.getElementType();
+  if (wire.isF32())
+    return success();
+  for (Type g : types)
+    if (cast<ShapedType>(g).getElementType() != wire)
+      return op->emitOpError("a ") << wire << " exchange buffer carries "
+                                   << wire << " gradients only, got " << g;
+  return success();
+}
 
 /// Reads world_size as signed (I64Attr's getter is unsigned).
 static LogicalResult verifyWorldSize(Operation *op, IntegerAttr attr) {
@@ -186,25 +202,8 @@ LogicalResult AllReduceStartOp::verify() {
       return emitOpError("takes its skip flag last, after the gradients");
   if (failed(verifyWorldSize(*this, getWorldSizeAttr())))
     return failure();
-  auto exchange = cast<RankedTensorType>(getExchange().getType());
-  int64_t n = elementsOf(getGrads().getTypes());
-  if (!exchange.hasStaticShape() || exchange.getDimSize(0) != n)
-    return emitOpError("the exchange buffer must have ")
-           << n << " elements (the gradients'), got " << exchange;
-  return verifyExchangeType(*this, exchange, getGrads().getTypes());
-}
-
-/// A 16-bit exchange buffer carries gradients of its own type only.
-static LogicalResult
-verifyExchangeType(Operation *op, RankedTensorType exchange, TypeRange grads) {
-  Type wire = exchange.getElementType();
-  if (wire.isF32())
-    return success();
-  for (Type g : grads)
-    if (cast<ShapedType>(g).getElementType() != wire)
-      return op->emitOpError("a ") << wire << " exchange buffer carries "
-                                   << wire << " gradients only, got " << g;
-  return success();
+  return verifyExchange(*this, getExchange(), getGrads().getTypes(),
+                        "gradients'");
 }
 
 LogicalResult AllReduceWaitOp::verify() {
@@ -212,12 +211,8 @@ LogicalResult AllReduceWaitOp::verify() {
     return failure();
   if (getMeans().empty())
     return emitOpError("needs at least one result");
-  auto exchange = cast<RankedTensorType>(getExchange().getType());
-  int64_t n = elementsOf(getMeans().getTypes());
-  if (!exchange.hasStaticShape() || exchange.getDimSize(0) != n)
-    return emitOpError("the exchange buffer must have ")
-           << n << " elements (the results'), got " << exchange;
-  if (failed(verifyExchangeType(*this, exchange, getMeans().getTypes())))
+  if (failed(verifyExchange(*this, getExchange(), getMeans().getTypes(),
+                            "results'")))
     return failure();
   // Where the start is in sight (before the lowering wraps ops into
   // kernels), the pair must agree.
