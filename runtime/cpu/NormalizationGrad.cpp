@@ -89,14 +89,12 @@ Status runBatchNormGradT(const OpCall &call, CpuContext &ctx) {
         sumGX[ch] += pgx[s * c + ch];
       }
     // The sums input_grad takes: over every rank's batch when synchronised.
-    std::vector<double> allG = sumG, allGX = sumGX;
-    if (ranks > 1) {
-      std::vector<double> both(allG);
-      both.insert(both.end(), allGX.begin(), allGX.end());
-      AMPC_RETURN_IF_ERROR(ctx.collective->sumOverRanks(both.data(), 2 * c));
-      allG.assign(both.begin(), both.begin() + c);
-      allGX.assign(both.begin() + c, both.end());
-    }
+    // One exchange carries both: [sumG..., sumGX...].
+    std::vector<double> all(sumG);
+    all.insert(all.end(), sumGX.begin(), sumGX.end());
+    if (ranks > 1)
+      AMPC_RETURN_IF_ERROR(ctx.collective->sumOverRanks(all.data(), 2 * c));
+    const double *allG = all.data(), *allGX = all.data() + c;
     // Pass 2: input_grad = k1 * (g - k2 - (x - mean) * k3).
     double m = static_cast<double>(n * inner * ranks);
     std::vector<T> k1(c), k2(c), k3(c), mu(c);
