@@ -262,8 +262,9 @@ def AmpFoldCastsPass : Pass<"amp-fold-casts", "mlir::ModuleOp"> {
 }
 
 def AmpRecastInBackwardPass : Pass<"amp-recast-in-backward", "mlir::ModuleOp"> {
-  let summary = "makes again in the backward pass the casts it reads, so the "
-                "forward copies die in the forward pass";
+  let summary = "makes again in the backward pass the casts (and the ops of "
+                "widened values) it reads, so the forward copies die in the "
+                "forward pass";
   let description = [{
     Run on @train_step after amp-fold-casts (which would share the copies
     again). The forward pass is what the loss (the result `graph.loss`
@@ -276,9 +277,17 @@ def AmpRecastInBackwardPass : Pass<"amp-recast-in-backward", "mlir::ModuleOp"> {
     - or the rest of the step reads its input too (an f32 softmax's output,
       which its gradient reads, rounded to f16 for the next contraction,
       whose weight gradient reads that): the copy costs nothing to keep.
-    A cast is a pure function of its input, so the values are bit for bit
-    those of the forward cast. Casts of parameters (working copies) are
-    left alone.
+    Then a pure op of the forward pass with one operand and one result of
+    its type, whose operand is a widening cast (O1's f32 softmax of f16
+    attention scores), is computed again from a second cast when the rest
+    of the step reads its result (the softmax's gradient, and the f16 copy
+    made above): the f16 scores are kept instead of the f32 probabilities,
+    half the bytes, at the cost of one more softmax (FlashAttention
+    recomputes it for the same reason). A backward cast of the same value
+    made above serves the recomputation too.
+    A cast and a pure op are functions of their input, so the values are
+    bit for bit those of the forward pass. Casts of parameters (working
+    copies) are left alone.
   }];
   let dependentDialects = ["ampc::amp::AmpDialect"];
 }

@@ -14,6 +14,8 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace ampc {
@@ -42,6 +44,118 @@ Value lossOf(func::FuncOp f) {
   return {};
 }
 
+/// The uses of `v` that the backward pass makes after the forward pass's
+/// last reader of it (an extra output computed among the forward ops keeps
+/// reading the forward copy); none when a reader lies in a nested region
+/// (a position in the step's block is what this asks) or the forward pass
+/// does not read `v`.
+SmallVector<OpOperand *>
+readersAfterForward(Value v, const SetVector<Operation *> &fwd) {
+  Block *block = v.getDefiningOp()->getBlock();
+  if (llvm::any_of(v.getUsers(),
+                   [&](Operation *u) { return u->getBlock() != block; }))
+    return {};
+  Operation *lastForward = nullptr;
+  for (Operation *u : v.getUsers())
+    if (fwd.contains(u) && (!lastForward || lastForward->isBeforeInBlock(u)))
+      lastForward = u;
+  SmallVector<OpOperand *> uses;
+  if (!lastForward)
+    return uses;
+  for (OpOperand &use : v.getUses())
+    if (!fwd.contains(use.getOwner()) && !isa<func::ReturnOp>(use.getOwner()) &&
+        lastForward->isBeforeInBlock(use.getOwner()))
+      uses.push_back(&use);
+  return uses;
+}
+
+Operation *firstReader(ArrayRef<OpOperand *> uses) {
+  Operation *first = uses.front()->getOwner();
+  for (OpOperand *use : uses)
+    if (use->getOwner()->isBeforeInBlock(first))
+      first = use->getOwner();
+  return first;
+}
+
+/// Whether the step reads `v` at `at` or later, in `at`'s block.
+bool liveAt(Value v, Operation *at) {
+  return llvm::any_of(v.getUsers(), [&](Operation *u) {
+    return u->getBlock() == at->getBlock() && !u->isBeforeInBlock(at) &&
+           !isa<func::ReturnOp>(u);
+  });
+}
+
+/// A forward amp.cast that the backward pass reads is made again before its
+/// first backward reader when its input is narrower, or live there anyway.
+void recastCasts(func::FuncOp f, const SetVector<Operation *> &fwd) {
+  SmallVector<amp::CastOp> casts;
+  f.walk([&](amp::CastOp c) {
+    if (fwd.contains(c) && !isa<BlockArgument>(c.getInput()))
+      casts.push_back(c);
+  });
+  for (amp::CastOp c : casts) {
+    SmallVector<OpOperand *> uses = readersAfterForward(c.getOutput(), fwd);
+    if (uses.empty())
+      continue;
+    Operation *first = firstReader(uses);
+    // A narrowing cast is made again only where its input is live anyway.
+    Value in = c.getInput();
+    if (bitWidthOf(in) >= bitWidthOf(c.getOutput()) && !liveAt(in, first))
+      continue;
+    OpBuilder b(first);
+    auto again =
+        amp::CastOp::create(b, c.getLoc(), c.getOutput().getType(), in);
+    for (OpOperand *use : uses)
+      use->set(again.getOutput());
+  }
+}
+
+/// A pure one-operand op of the forward pass whose operand is a widening
+/// cast (an O1 softmax of an f16 score, computed in f32): the backward pass
+/// reads a second cast and op, made before its first reader, so the narrow
+/// value is kept instead of the wide result (FlashAttention recomputes the
+/// softmax for the same reason). Runs after recastCasts, so the f16 copy of
+/// the result that it made for the backward pass reads the new op too.
+void recomputeOfWidened(func::FuncOp f, const SetVector<Operation *> &fwd) {
+  SmallVector<Operation *> ops;
+  f.walk([&](Operation *op) {
+    if (!fwd.contains(op) || op->getNumOperands() != 1 ||
+        op->getNumResults() != 1 || op->getNumRegions() != 0 || !isPure(op) ||
+        op->getResult(0).getType() != op->getOperand(0).getType())
+      return;
+    auto widen = op->getOperand(0).getDefiningOp<amp::CastOp>();
+    if (widen && fwd.contains(widen) && !isa<BlockArgument>(widen.getInput()) &&
+        bitWidthOf(widen.getInput()) < bitWidthOf(widen.getOutput()))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    SmallVector<OpOperand *> uses = readersAfterForward(op->getResult(0), fwd);
+    if (uses.empty())
+      continue;
+    auto widen = op->getOperand(0).getDefiningOp<amp::CastOp>();
+    Operation *first = firstReader(uses);
+    OpBuilder b(first);
+    // The backward pass may read the widened value too: one cast serves.
+    amp::CastOp again;
+    for (Operation *u : widen.getInput().getUsers())
+      if (auto c = dyn_cast<amp::CastOp>(u);
+          c && c != widen && !fwd.contains(c) &&
+          c.getOutput().getType() == widen.getOutput().getType() &&
+          c->getBlock() == first->getBlock())
+        again = c;
+    if (again && first->isBeforeInBlock(again))
+      again->moveBefore(first);
+    if (!again)
+      again = amp::CastOp::create(
+          b, widen.getLoc(), widen.getOutput().getType(), widen.getInput());
+    IRMapping map;
+    map.map(widen.getOutput(), again.getOutput());
+    Operation *opAgain = b.clone(*op, map);
+    for (OpOperand *use : uses)
+      use->set(opAgain->getResult(0));
+  }
+}
+
 void recastInBackward(func::FuncOp f) {
   Value loss = lossOf(f);
   Operation *lossDef = loss ? loss.getDefiningOp() : nullptr;
@@ -52,58 +166,8 @@ void recastInBackward(func::FuncOp f) {
   options.inclusive = true;
   if (failed(getBackwardSlice(lossDef, &forward, options)))
     return;
-  auto laterReaders = [&](Value v) {
-    SmallVector<OpOperand *> uses;
-    for (OpOperand &use : v.getUses())
-      if (!forward.contains(use.getOwner()) &&
-          !isa<func::ReturnOp>(use.getOwner()))
-        uses.push_back(&use);
-    return uses;
-  };
-  SmallVector<amp::CastOp> casts;
-  f.walk([&](amp::CastOp c) {
-    if (forward.contains(c) && !isa<BlockArgument>(c.getInput()))
-      casts.push_back(c);
-  });
-  for (amp::CastOp c : casts) {
-    // Readers in the step's own block only: a position is what this asks.
-    Block *block = c->getBlock();
-    if (llvm::any_of(c.getOutput().getUsers(),
-                     [&](Operation *u) { return u->getBlock() != block; }))
-      continue;
-    Operation *lastForward = nullptr;
-    for (Operation *u : c.getOutput().getUsers())
-      if (forward.contains(u) &&
-          (!lastForward || lastForward->isBeforeInBlock(u)))
-        lastForward = u;
-    if (!lastForward)
-      continue;
-    // The readers after the forward pass's last one (an extra output
-    // computed among the forward ops keeps reading the forward copy).
-    SmallVector<OpOperand *> uses;
-    for (OpOperand *use : laterReaders(c.getOutput()))
-      if (lastForward->isBeforeInBlock(use->getOwner()))
-        uses.push_back(use);
-    if (uses.empty())
-      continue;
-    Operation *first = uses.front()->getOwner();
-    for (OpOperand *use : uses)
-      if (use->getOwner()->isBeforeInBlock(first))
-        first = use->getOwner();
-    // A narrowing cast is made again only where its input is live anyway.
-    Value in = c.getInput();
-    if (bitWidthOf(in) >= bitWidthOf(c.getOutput()) &&
-        llvm::none_of(laterReaders(in), [&](OpOperand *use) {
-          return use->getOwner()->getBlock() == block &&
-                 !use->getOwner()->isBeforeInBlock(first);
-        }))
-      continue;
-    OpBuilder b(first);
-    auto again =
-        amp::CastOp::create(b, c.getLoc(), c.getOutput().getType(), in);
-    for (OpOperand *use : uses)
-      use->set(again.getOutput());
-  }
+  recastCasts(f, forward);
+  recomputeOfWidened(f, forward);
 }
 
 struct AmpRecastInBackwardPass

@@ -4,8 +4,9 @@
 // backward pass, so the forward copy dies early. A cast is a pure function
 // of its input, so training must not change by a single bit: an O1-style
 // step (an f16 GEMM widened for a layer norm, an f32 softmax rounded for an
-// f16 GEMM) is trained through the real passes and the CPU runtime with
-// and without the pass, and the losses and parameters are compared.
+// f16 GEMM, an f32 softmax of widened f16 scores, which the pass computes
+// again) is trained through the real passes and the CPU runtime with and
+// without the pass, and the losses and parameters are compared.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +33,7 @@ using namespace ampc::unittest;
 namespace {
 
 /// As amp-auto-cast leaves a small block at O1: the GEMMs in f16, the layer
-/// norm and the softmax in f32 (the deny list), with a cast at each border.
+/// norm and the softmaxes in f32 (the deny list), with a cast at each border.
 std::string o1Forward() {
   return R"(
 func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
@@ -51,7 +52,12 @@ func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
   %hf = amp.cast %h : tensor<8x6xf16> to tensor<8x6xf32>
   %n:3 = graph.layer_norm %hf, %g {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<8x6xf32>, tensor<6xf32>) -> (tensor<8x6xf32>, tensor<8x1xf32>, tensor<8x1xf32>)
   %s = graph.softmax %n#0 {axis = 1 : i64} : tensor<8x6xf32>
-  %sh = amp.cast %s : tensor<8x6xf32> to tensor<8x6xf16>
+  %s1h = amp.cast %s : tensor<8x6xf32> to tensor<8x6xf16>
+  %scores = graph.mul %h, %h : (tensor<8x6xf16>, tensor<8x6xf16>) -> tensor<8x6xf16>
+  %scoresf = amp.cast %scores : tensor<8x6xf16> to tensor<8x6xf32>
+  %s2 = graph.softmax %scoresf {axis = 1 : i64} : tensor<8x6xf32>
+  %s2h = amp.cast %s2 : tensor<8x6xf32> to tensor<8x6xf16>
+  %sh = graph.mul %s1h, %s2h : (tensor<8x6xf16>, tensor<8x6xf16>) -> tensor<8x6xf16>
   %w2v = amp.cast %w2 : tensor<18xf32> to tensor<18xf16>
   %w2h = graph.reshape %w2v : tensor<18xf16> to tensor<3x6xf16>
   %y = graph.gemm %sh, %w2h {trans_b = true, graph.accumulate = f32} : (tensor<8x6xf16>, tensor<3x6xf16>) -> tensor<8x3xf16>
@@ -112,10 +118,9 @@ Trained train(const rt::FunctionInfo &fn, int steps) {
   return out;
 }
 
-int64_t castKernels(const rt::FunctionInfo &fn) {
-  return std::count_if(
-      fn.kernels.begin(), fn.kernels.end(),
-      [](const rt::KernelInfo &k) { return k.kind == "cast"; });
+int64_t kernelsOfKind(const rt::FunctionInfo &fn, const char *kind) {
+  return std::count_if(fn.kernels.begin(), fn.kernels.end(),
+                       [&](const rt::KernelInfo &k) { return k.kind == kind; });
 }
 
 TEST(RecastInBackward, TrainsBitForBitLikeTheSharedCast) {
@@ -124,9 +129,11 @@ TEST(RecastInBackward, TrainsBitForBitLikeTheSharedCast) {
   const rt::FunctionInfo *a = shared.find("train_step");
   const rt::FunctionInfo *b = recast.find("train_step");
   ASSERT_TRUE(a && b);
-  // The pass made the widened GEMM output and the rounded softmax again
-  // (run without it, this test fails here: tried).
-  EXPECT_EQ(castKernels(*b), castKernels(*a) + 2);
+  // The pass made the widened GEMM output and the two rounded softmaxes
+  // again, and the scores' softmax from the widened scores (run without
+  // it, this test fails here: tried).
+  EXPECT_EQ(kernelsOfKind(*b, "cast"), kernelsOfKind(*a, "cast") + 4);
+  EXPECT_EQ(kernelsOfKind(*b, "softmax"), kernelsOfKind(*a, "softmax") + 1);
 
   Trained base = train(*a, steps), again = train(*b, steps);
   ASSERT_EQ(base.losses.size(), static_cast<size_t>(steps));
