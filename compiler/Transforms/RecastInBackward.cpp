@@ -135,15 +135,19 @@ void recomputeOfWidened(func::FuncOp f, const SetVector<Operation *> &fwd) {
     auto widen = op->getOperand(0).getDefiningOp<amp::CastOp>();
     Operation *first = firstReader(uses);
     OpBuilder b(first);
-    // The backward pass may read the widened value too: one cast serves.
+    // The backward pass may read the widened value too (recastCasts made
+    // it again after the forward pass): one cast serves, moved up to here.
+    // A copy made before this point is not reused: that would stretch its
+    // life up to here.
     amp::CastOp again;
     for (Operation *u : widen.getInput().getUsers())
       if (auto c = dyn_cast<amp::CastOp>(u);
           c && c != widen && !fwd.contains(c) &&
           c.getOutput().getType() == widen.getOutput().getType() &&
-          c->getBlock() == first->getBlock())
+          c->getBlock() == first->getBlock() && !c->isBeforeInBlock(first) &&
+          (!again || c->isBeforeInBlock(again)))
         again = c;
-    if (again && first->isBeforeInBlock(again))
+    if (again)
       again->moveBefore(first);
     if (!again)
       again = amp::CastOp::create(
