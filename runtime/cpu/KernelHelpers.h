@@ -17,6 +17,7 @@
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/Registry.h"
 #include "runtime/cpu/Scratch.h"
+#include "runtime/cpu/VectorExp.h"
 #include "runtime/ops/AttrReaders.h"
 #include "runtime/ops/Shapes.h"
 
@@ -201,8 +202,20 @@ template <typename T> double dotD(const T *x, const T *y, int64_t n) {
   });
 }
 
+// exp in place: f32 through VectorExp (eight lanes), f64 through std::exp.
+template <typename T> void expAll(T *x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    expInPlace(x, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = std::exp(x[i]);
+  }
+}
+
 // Softmax (or log-softmax) down the columns of a row-major [rows, cols]
 // block, in place: x - max is formed first so large inputs cannot overflow.
+// The exponentials of a row are taken at once (expAll); the sums add them
+// in row order.
 template <typename T>
 void softmaxColumns(T *buf, int64_t rows, int64_t cols, bool log) {
   if (cols == 1) {
@@ -211,17 +224,26 @@ void softmaxColumns(T *buf, int64_t rows, int64_t cols, bool log) {
     T mx = -std::numeric_limits<T>::infinity(), sum = 0;
     for (int64_t r = 0; r < rows; ++r)
       mx = buf[r] > mx ? buf[r] : mx;
-    for (int64_t r = 0; r < rows; ++r) {
-      T d = buf[r] - mx;
-      T e = std::exp(d);
-      sum += e;
-      buf[r] = log ? d : e;
-    }
+    for (int64_t r = 0; r < rows; ++r)
+      buf[r] -= mx;
     if (log) {
+      // The differences stay; their exponentials go through a block.
+      constexpr int64_t kBlock = 256;
+      T e[kBlock];
+      for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+        int64_t len = std::min(kBlock, rows - r0);
+        std::copy(buf + r0, buf + r0 + len, e);
+        expAll(e, len);
+        for (int64_t j = 0; j < len; ++j)
+          sum += e[j];
+      }
       T ls = std::log(sum);
       for (int64_t r = 0; r < rows; ++r)
         buf[r] -= ls;
     } else {
+      expAll(buf, rows);
+      for (int64_t r = 0; r < rows; ++r)
+        sum += buf[r];
       for (int64_t r = 0; r < rows; ++r)
         buf[r] /= sum;
     }
@@ -230,6 +252,7 @@ void softmaxColumns(T *buf, int64_t rows, int64_t cols, bool log) {
   std::vector<T> mx(static_cast<size_t>(cols),
                     -std::numeric_limits<T>::infinity());
   std::vector<T> sum(static_cast<size_t>(cols), T(0));
+  std::vector<T> e(log ? static_cast<size_t>(cols) : 0);
   for (int64_t r = 0; r < rows; ++r) {
     const T *x = buf + r * cols;
     for (int64_t c = 0; c < cols; ++c) // NaN is caught by the arithmetic below
@@ -237,12 +260,16 @@ void softmaxColumns(T *buf, int64_t rows, int64_t cols, bool log) {
   }
   for (int64_t r = 0; r < rows; ++r) {
     T *x = buf + r * cols;
-    for (int64_t c = 0; c < cols; ++c) {
-      T d = x[c] - mx[c];
-      T e = std::exp(d);
-      sum[c] += e;
-      x[c] = log ? d : e;
+    for (int64_t c = 0; c < cols; ++c)
+      x[c] -= mx[c];
+    T *ex = x;
+    if (log) {
+      std::copy(x, x + cols, e.data());
+      ex = e.data();
     }
+    expAll(ex, cols);
+    for (int64_t c = 0; c < cols; ++c)
+      sum[c] += ex[c];
   }
   if (log) {
     for (int64_t c = 0; c < cols; ++c)

@@ -169,8 +169,7 @@ Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
       if (softmax) {
         // (exp(log_prob) - onehot(label)) * coef; ignored samples get 0.
         loadRows(call.inputs[1], base, c, d, w, buf.data());
-        for (int64_t k = 0; k < c * w; ++k)
-          buf[k] = std::exp(buf[k]);
+        expAll(buf.data(), c * w);
         for (int64_t j = 0; j < w; ++j)
           if (!ignored(lr[j]))
             buf[lr[j] * w + j] -= T(1);
