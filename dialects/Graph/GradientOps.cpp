@@ -151,6 +151,28 @@ LogicalResult SoftmaxCrossEntropyGradOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult SoftmaxCrossEntropyWithGradOp::verify() {
+  SmallVector<Type, 1> loss;
+  if (failed(inferLoss(getLoc(), getOperationName(), getScores(), getLabels(),
+                       getWeights(), getReduction(), loss)))
+    return failure();
+  if (getLoss().getType() != loss.front())
+    return emitOpError("loss has type ")
+           << getLoss().getType() << " but the scores make " << loss.front();
+  if (getGrad().getType() != loss.front())
+    return emitOpError("grad has type ")
+           << getGrad().getType() << " but the loss has " << loss.front();
+  auto scores = cast<ShapedType>(getScores().getType());
+  auto dscores = cast<ShapedType>(getDscores().getType());
+  Type s = scores.getElementType(), d = dscores.getElementType();
+  if (dscores.getShape() != scores.getShape() ||
+      !(d == s || (s.isF32() && (d.isF16() || d.isBF16()))))
+    return emitOpError("dscores has type ")
+           << dscores << ": the scores' shape, and their element type or "
+           << "f16/bf16 for f32 scores (" << scores << ")";
+  return success();
+}
+
 LogicalResult NllLossGradOp::verify() {
   SmallVector<Type, 1> loss;
   if (failed(inferLoss(getLoc(), getOperationName(), getOutput(), getTarget(),

@@ -203,6 +203,36 @@ def Graph_SoftmaxCrossEntropyGradOp
   }];
 }
 
+def Graph_SoftmaxCrossEntropyWithGradOp
+    : Graph_GradOp<"softmax_cross_entropy_with_grad",
+                   [Pure, Graph_Accumulating]> {
+  let summary = "softmax_cross_entropy and its gradient w.r.t. the scores, "
+                "in one pass";
+  let description = [{
+    What softmax_cross_entropy followed by softmax_cross_entropy_grad
+    compute, when the gradient `grad` of the loss is known before the loss
+    (the seed of the backward pass): `loss` as softmax_cross_entropy's, and
+    `dscores` as softmax_cross_entropy_grad's from the log-probabilities,
+    which are never stored. graph-fuse-loss-gradient builds it, so the
+    backward pass keeps the gradient (the scores' size) instead of the
+    log-probabilities, and a following cast of the gradient to f16/bf16
+    becomes `dscores`'s own type (rounded once from the f32 value: the
+    same bits as the cast). `dscores` has the scores' shape and their
+    element type, or f16/bf16 for f32 scores; `grad` has the loss's type.
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$scores,
+                   Graph_IntTensor:$labels,
+                   Optional<Graph_FloatTensor>:$weights,
+                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Graph_FloatTensor:$loss, Graph_FloatTensor:$dscores);
+  let assemblyFormat = [{
+    $grad `,` $scores `,` $labels (`,` $weights^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Graph_NllLossGradOp : Graph_GradOp<"nll_loss_grad", [Pure]> {
   let summary = "gradient of nll_loss w.r.t. its log-probabilities";
   let description = [{

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/LossChunks.h"
 #include "runtime/ops/LossRules.h"
 #include "runtime/ops/ReducePlan.h"
 
@@ -114,25 +115,12 @@ Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
     weights.resize(static_cast<size_t>(c));
     loadF64(call.inputs[labelsAt + 1], 0, c, weights.data());
   }
-  // Labels are checked, and the mean's denominator summed, before anything
-  // is written.
-  std::vector<int64_t> lab(static_cast<size_t>(n * d));
-  loadI64(labels, 0, n * d, lab.data());
-  auto ignored = [&](int64_t l) {
-    return la.ignoreIndex && l == *la.ignoreIndex;
-  };
+  std::vector<int64_t> lab;
   double denom = 0;
-  for (int64_t s = 0; s < n * d; ++s) {
-    int64_t l = lab[s];
-    if (ignored(l))
-      continue;
-    if (l < 0 || l >= c)
-      return labelOutOfRange(l, s, c, la);
-    denom += weights.empty() ? 1.0 : weights[l];
-  }
+  AMPC_RETURN_IF_ERROR(loss::readLabels(labels, c, la, weights, lab, denom));
   if (out.numElements() == 0)
     return Status::ok();
-  const bool none = la.reduction == "none", mean = la.reduction == "mean";
+  const bool none = la.reduction == "none";
   const double g0 = none ? 0.0 : elementAsDouble(grad, 0);
   constexpr int64_t kChunk = 512;
   int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
@@ -151,48 +139,16 @@ Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
         gs.resize(static_cast<size_t>(w));
         loadF64(grad, i * d + j0, w, gs.data());
       }
-      // Per sample: w * grad / D. Mean with D = 0 (every sample ignored or
-      // weighted 0) has no sample to share the gradient: 0, not 0/0.
       coef.resize(static_cast<size_t>(w));
-      for (int64_t j = 0; j < w; ++j) {
-        int64_t l = lr[j];
-        if (ignored(l)) {
-          coef[j] = T(0);
-          continue;
-        }
-        double v = (weights.empty() ? 1.0 : weights[l]) * (none ? gs[j] : g0);
-        if (mean)
-          v = denom != 0 ? v / denom : 0.0;
-        coef[j] = static_cast<T>(v);
-      }
+      loss::gradCoefs(lr, w, weights, la, gs.data(), g0, denom, coef.data());
       buf.resize(static_cast<size_t>(c * w));
       if (softmax) {
-        // (exp(log_prob) - onehot(label)) * coef; ignored samples get 0.
         loadRows(call.inputs[1], base, c, d, w, buf.data());
-        expAll(buf.data(), c * w);
-        for (int64_t j = 0; j < w; ++j)
-          if (!ignored(lr[j]))
-            buf[lr[j] * w + j] -= T(1);
-        if (w == 1) {
-          for (int64_t r = 0; r < c; ++r)
-            buf[r] *= coef[0];
-        } else {
-          for (int64_t r = 0; r < c; ++r) {
-            T *row = buf.data() + r * w;
-            for (int64_t j = 0; j < w; ++j)
-              row[j] *= coef[j];
-          }
-        }
-        // An ignored sample's log_prob may be anything (even NaN): 0 is
-        // written, not 0 * exp(log_prob).
-        for (int64_t j = 0; j < w; ++j)
-          if (ignored(lr[j]))
-            for (int64_t r = 0; r < c; ++r)
-              buf[r * w + j] = T(0);
+        loss::softmaxCrossEntropyGrad(buf.data(), lr, coef.data(), c, w, la);
       } else {
         std::fill(buf.begin(), buf.end(), T(0));
         for (int64_t j = 0; j < w; ++j)
-          if (!ignored(lr[j]))
+          if (!(la.ignoreIndex && lr[j] == *la.ignoreIndex))
             buf[lr[j] * w + j] = -coef[j];
       }
       storeRows(buf.data(), c, d, w, out, base);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/LossChunks.h"
 #include "runtime/ops/LossRules.h"
 
 #include <atomic>
@@ -107,11 +108,99 @@ template <bool Softmax> Status runLoss(const OpCall &call, CpuContext &ctx) {
   return runLossT<float>(call, Softmax, ctx);
 }
 
+// softmax_cross_entropy_with_grad: (grad, scores, labels, weights?) ->
+// (loss, dscores). Each chunk's log-probabilities give its loss terms as
+// runLossT forms them and then, in place, its gradient as
+// softmax_cross_entropy_grad forms it (LossChunks.h): the same bits as the
+// two kernels, without storing the log-probabilities. Labels are checked
+// before anything is written.
+template <typename T>
+Status runLossWithGradT(const OpCall &call, const CpuContext &ctx) {
+  LossAttrs la;
+  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
+  const TensorView &grad = call.inputs[0], &x = call.inputs[1],
+                   &loss = call.outputs[0], &out = call.outputs[1];
+  int64_t n = x.shape[0], c = x.shape[1];
+  int64_t d = product(x.shape, 2, x.shape.size());
+  std::vector<double> weights;
+  if (hasInput(call, 3)) {
+    weights.resize(static_cast<size_t>(c));
+    loadF64(call.inputs[3], 0, c, weights.data());
+  }
+  std::vector<int64_t> lab;
+  double denom = 0;
+  AMPC_RETURN_IF_ERROR(
+      loss::readLabels(call.inputs[2], c, la, weights, lab, denom));
+  const bool none = la.reduction == "none";
+  const double g0 = none ? 0.0 : elementAsDouble(grad, 0);
+  constexpr int64_t kChunk = 512;
+  int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
+  int64_t tasks = n * chunks;
+  std::vector<double> lossSum(tasks, 0.0), weightSum(tasks, 0.0);
+  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c));
+  parallelFor(ctx, tasks, grain, [&](int64_t b, int64_t e) {
+    std::vector<T> buf, coef;
+    std::vector<double> lossBuf, gs;
+    for (int64_t t = b; t < e; ++t) {
+      int64_t i = t / chunks, j0 = (t % chunks) * kChunk;
+      int64_t w = std::min(kChunk, d - j0);
+      if (w <= 0)
+        continue;
+      int64_t base = i * c * d + j0;
+      const int64_t *lr = lab.data() + i * d + j0;
+      buf.resize(static_cast<size_t>(c * w));
+      loadRows(x, base, c, d, w, buf.data());
+      softmaxColumns(buf.data(), c, w, /*log=*/true);
+      lossBuf.assign(static_cast<size_t>(w), 0.0);
+      double ls = 0, ws = 0;
+      for (int64_t j = 0; j < w; ++j) {
+        int64_t l = lr[j];
+        if (la.ignoreIndex && l == *la.ignoreIndex)
+          continue;
+        double wt = weights.empty() ? 1.0 : weights[l];
+        double v = -static_cast<double>(buf[l * w + j]) * wt;
+        lossBuf[j] = v;
+        ls += v;
+        ws += wt;
+      }
+      if (none)
+        storeF64(lossBuf.data(), w, loss, i * d + j0);
+      lossSum[t] = ls;
+      weightSum[t] = ws;
+      if (none) {
+        gs.resize(static_cast<size_t>(w));
+        loadF64(grad, i * d + j0, w, gs.data());
+      }
+      coef.resize(static_cast<size_t>(w));
+      loss::gradCoefs(lr, w, weights, la, gs.data(), g0, denom, coef.data());
+      loss::softmaxCrossEntropyGrad(buf.data(), lr, coef.data(), c, w, la);
+      storeRows(buf.data(), c, d, w, out, base);
+    }
+  });
+  if (none)
+    return Status::ok();
+  double total = 0, totalWeight = 0;
+  for (int64_t t = 0; t < tasks; ++t) {
+    total += lossSum[t];
+    totalWeight += weightSum[t];
+  }
+  double result = la.reduction == "sum" ? total : total / totalWeight;
+  storeF64(&result, 1, loss, 0);
+  return Status::ok();
+}
+
+Status runLossWithGrad(const OpCall &call, CpuContext &ctx) {
+  if (call.inputs[1].dtype == DType::F64)
+    return runLossWithGradT<double>(call, ctx);
+  return runLossWithGradT<float>(call, ctx);
+}
+
 } // namespace
 
 void addLossKernels(std::vector<KernelEntry> &out) {
   out.push_back({"softmax_cross_entropy", runLoss<true>});
   out.push_back({"nll_loss", runLoss<false>});
+  out.push_back({"softmax_cross_entropy_with_grad", runLossWithGrad});
 }
 
 } // namespace ampc::rt::cpu

@@ -15,6 +15,8 @@
 #include "runtime/cuda/kernels/LossArgs.h"
 #include "runtime/ops/LossRules.h"
 
+#include <optional>
+
 namespace ampc::rt::cuda {
 namespace {
 
@@ -184,10 +186,15 @@ public:
     p_.l.dims = gridFor(ctx.device, la_.samples);
     return Status::ok();
   }
+  // The log-probabilities go to the workspace at `offset` instead of the
+  // call's output (which prepare then read for its alignment only).
+  void logProbInWorkspace(size_t offset) { lpOffset_ = offset; }
   Status launch(const LaunchContext &ctx) override {
     LossArgs la = la_;
     if (reduction_ != kNone)
       la.perSample = reinterpret_cast<double *>(ctx.workspace);
+    if (lpOffset_)
+      lp_ = reinterpret_cast<void *>(ctx.workspace + *lpOffset_);
     if (la.samples > 0) {
       int log = 1, hasLoss = 1;
       if (!softmax_) {
@@ -221,6 +228,7 @@ private:
   void *x_ = nullptr, *lp_ = nullptr, *out_ = nullptr;
   int xType_ = 0, outType_ = 0;
   int64_t d_ = 1;
+  std::optional<size_t> lpOffset_;
   SoftmaxPlan p_;
   Launch reduce_;
 };
@@ -261,9 +269,18 @@ public:
     main_.dims = gridFor(ctx.device, count_);
     return Status::ok();
   }
+  // The f32 log-probabilities are in the workspace at `offset`, and the
+  // gradient is written in its own type (sce_grad_from_f32).
+  void writeTo(void *out) { out_ = out; }
+  Status logProbInWorkspace(CudaDevice &device, DType out, size_t offset) {
+    lpOffset_ = offset;
+    return lookup(device, CudaKernel::SceGradFromF32, {name(out)}, main_);
+  }
   Status launch(const LaunchContext &ctx) override {
     if (count_ == 0)
       return Status::ok();
+    if (lpOffset_)
+      lp_ = reinterpret_cast<void *>(ctx.workspace + *lpOffset_);
     LossArgs la = la_;
     double *denom = nullptr;
     if (reduction_ == kMean) {
@@ -286,7 +303,81 @@ private:
   LossArgs la_{};
   void *grad_ = nullptr, *lp_ = nullptr, *out_ = nullptr;
   int64_t d_ = 1, count_ = 0;
+  std::optional<size_t> lpOffset_;
   Launch sum_, main_;
+};
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_with_grad
+//===----------------------------------------------------------------------===//
+
+// The two kernels above, one after the other on the stream: the loss writes
+// the log-probabilities where the gradient then reads them. With the
+// scores' type the gradient is written over them in its own output (an
+// element read and written by one thread); an f16/bf16 gradient of f32
+// scores reads them from the workspace, past the two kernels' own scratch.
+class LossWithGradKernel : public PreparedKernel {
+public:
+  Status prepare(const ops::OpCall &call, PrepareContext &ctx) {
+    const TensorView &grad = call.inputs[0], &scores = call.inputs[1],
+                     &dscores = call.outputs[1];
+    const bool weights = ops::hasInput(call, 3);
+    bool apart = dscores.dtype != scores.dtype;
+    if (apart && scores.dtype != DType::F32)
+      return Status::error("a " + std::string(name(dscores.dtype)) +
+                           " gradient of " + std::string(name(scores.dtype)) +
+                           " scores has no CUDA kernel");
+    // The log-probabilities: in dscores's bytes, or (for alignment only,
+    // launch points at the workspace) the scores'.
+    TensorView lp = scores;
+    lp.data = apart ? scores.data : dscores.data;
+    lossCall_ = call;
+    lossCall_.op = "softmax_cross_entropy";
+    lossCall_.inputs = {scores, call.inputs[2]};
+    lossCall_.present = {true, true};
+    if (weights) {
+      lossCall_.inputs.push_back(call.inputs[3]);
+      lossCall_.present.push_back(true);
+    }
+    lossCall_.outputs = {call.outputs[0], lp};
+    gradCall_ = call;
+    gradCall_.op = "softmax_cross_entropy_grad";
+    gradCall_.inputs = {grad, lp, call.inputs[2]};
+    gradCall_.present = {true, true, true};
+    if (weights) {
+      gradCall_.inputs.push_back(call.inputs[3]);
+      gradCall_.present.push_back(true);
+    }
+    TensorView out = lp;
+    out.data = dscores.data;
+    gradCall_.outputs = {apart ? lp : out};
+    AMPC_RETURN_IF_ERROR(loss_.prepare(lossCall_, ctx));
+    AMPC_RETURN_IF_ERROR(grad_.prepare(gradCall_, ctx));
+    if (apart) {
+      // Past the loss's per-sample scratch (2 doubles a sample), which also
+      // holds the gradient's denominator.
+      size_t scratch =
+          2 * size_t(call.inputs[2].numElements()) * sizeof(double);
+      size_t offset =
+          (std::max<size_t>(scratch, sizeof(double)) + 255) / 256 * 256;
+      ctx.requestWorkspace(offset +
+                           size_t(scores.numElements()) * sizeof(float));
+      loss_.logProbInWorkspace(offset);
+      AMPC_RETURN_IF_ERROR(
+          grad_.logProbInWorkspace(ctx.device, dscores.dtype, offset));
+      grad_.writeTo(dscores.data);
+    }
+    return Status::ok();
+  }
+  Status launch(const LaunchContext &ctx) override {
+    AMPC_RETURN_IF_ERROR(loss_.launch(ctx));
+    return grad_.launch(ctx);
+  }
+
+private:
+  ops::OpCall lossCall_, gradCall_;
+  LossKernel loss_{true};
+  LossGradKernel grad_{true};
 };
 
 // A K built from `Args` (its variant) and prepared from the call.
@@ -312,6 +403,8 @@ void addLossKernels(std::vector<KernelEntry> &out) {
   out.push_back(
       {"softmax_cross_entropy_grad", prepareWith<LossGradKernel, true>});
   out.push_back({"nll_loss_grad", prepareWith<LossGradKernel, false>});
+  out.push_back(
+      {"softmax_cross_entropy_with_grad", prepareWith<LossWithGradKernel>});
 }
 
 } // namespace ampc::rt::cuda

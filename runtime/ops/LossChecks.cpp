@@ -79,6 +79,29 @@ Status checkSoftmaxCrossEntropyGrad(const OpCall &call) {
   return checkOutput(call, 0, "output", lp.shape, lp.dtype);
 }
 
+// (grad, scores, labels, weights?) -> (loss, d scores): the loss as
+// softmax_cross_entropy's, d scores as softmax_cross_entropy_grad's, in the
+// scores' element type or f16/bf16 for f32 scores.
+Status checkSoftmaxCrossEntropyWithGrad(const OpCall &call) {
+  AMPC_RETURN_IF_ERROR(checkArity(call, 3, 4, 2));
+  LossAttrs la;
+  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
+  const TensorView &scores = call.inputs[1];
+  AMPC_RETURN_IF_ERROR(checkLossGradOperands(call, la, scores, "scores", 2,
+                                             "labels", "weights"));
+  AMPC_RETURN_IF_ERROR(
+      checkOutput(call, 0, "loss", call.inputs[0].shape, scores.dtype));
+  const TensorView &d = call.outputs[1];
+  bool narrower = scores.dtype == DType::F32 &&
+                  (d.dtype == DType::F16 || d.dtype == DType::BF16);
+  if (d.dtype != scores.dtype && !narrower)
+    return Status::error("dscores has element type " +
+                         std::string(name(d.dtype)) + " but the op computes " +
+                         std::string(name(scores.dtype)) +
+                         (scores.dtype == DType::F32 ? " (or f16/bf16)" : ""));
+  return checkShape(d, "dscores", scores.shape);
+}
+
 // (grad, target, weight?) -> d input; the output view gives [N, C, d...].
 Status checkNllLossGrad(const OpCall &call) {
   AMPC_RETURN_IF_ERROR(checkArity(call, 2, 3, 1));

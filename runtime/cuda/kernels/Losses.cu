@@ -29,9 +29,11 @@ __device__ __forceinline__ float gradCoef(const LossArgs &la, int64_t s,
   return static_cast<float>(v);
 }
 
-// softmax_cross_entropy_grad: (exp(log_prob) - onehot(label)) * coef.
-template <typename T>
-__device__ void sceGrad(const T *grad, const T *lp, T *out, LossArgs la,
+// softmax_cross_entropy_grad: (exp(log_prob) - onehot(label)) * coef,
+// written as O (softmax_cross_entropy_with_grad's f16/bf16 gradient of f32
+// log-probabilities) or T.
+template <typename T, typename O = T>
+__device__ void sceGrad(const T *grad, const T *lp, O *out, LossArgs la,
                         int64_t d, int reduction, const double *denom) {
   const int64_t c = la.classes, cd = c * d;
   AMPC_GRID_STRIDE(i, la.samples * c) {
@@ -48,7 +50,7 @@ __device__ void sceGrad(const T *grad, const T *lp, T *out, LossArgs la,
         p -= 1.f;
       r = p * gradCoef(la, s, label, grad, reduction, denom);
     }
-    out[i] = fromF32<T>(r);
+    out[i] = fromF32<O>(r);
   }
 }
 
@@ -140,3 +142,14 @@ extern "C" __global__ void ampc_nll_loss(const void *x, int xType, int64_t d,
   }
 
 AMPC_VARIANTS_ROW(AMPC_LOSS_GRAD)
+
+// softmax_cross_entropy_with_grad's gradient from the f32 log-probabilities
+// it keeps in the workspace, in the gradient's own type.
+#define AMPC_SCE_GRAD_FROM_F32(SUF, O)                                         \
+  extern "C" __global__ void ampc_sce_grad_from_f32_##SUF(                     \
+      const float *grad, const float *lp, O *out, LossArgs la, int64_t d,      \
+      int reduction, const double *denom) {                                    \
+    sceGrad<float, O>(grad, lp, out, la, d, reduction, denom);                 \
+  }
+
+AMPC_VARIANTS_ROW(AMPC_SCE_GRAD_FROM_F32)

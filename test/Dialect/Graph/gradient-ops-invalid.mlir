@@ -348,3 +348,43 @@ func.func @batch_norm_grad_sync_one_rank(%g: tensor<2x3xf32>, %c: tensor<3xf32>)
   %d:3 = graph.batch_norm_grad %g, %g, %c, %c, %c {sync_ranks = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
   return
 }
+
+// -----
+
+func.func @sce_with_grad_labels(%g: tensor<f32>, %x: tensor<4x10xf32>, %l: tensor<3xi64>) {
+  // expected-error @+1 {{'graph.softmax_cross_entropy_with_grad' op target [3] must have shape [4] for input [4, 10]}}
+  %0:2 = graph.softmax_cross_entropy_with_grad %g, %x, %l : (tensor<f32>, tensor<4x10xf32>, tensor<3xi64>) -> (tensor<f32>, tensor<4x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_with_grad_loss_type(%g: tensor<f32>, %x: tensor<4x10xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.softmax_cross_entropy_with_grad' op loss has type 'tensor<4xf32>' but the scores make 'tensor<f32>'}}
+  %0:2 = graph.softmax_cross_entropy_with_grad %g, %x, %l : (tensor<f32>, tensor<4x10xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_with_grad_seed_type(%g: tensor<4xf32>, %x: tensor<4x10xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.softmax_cross_entropy_with_grad' op grad has type 'tensor<4xf32>' but the loss has 'tensor<f32>'}}
+  %0:2 = graph.softmax_cross_entropy_with_grad %g, %x, %l : (tensor<4xf32>, tensor<4x10xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_with_grad_dscores_shape(%g: tensor<f32>, %x: tensor<4x10xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.softmax_cross_entropy_with_grad' op dscores has type 'tensor<10x4xf32>': the scores' shape, and their element type or f16/bf16 for f32 scores ('tensor<4x10xf32>')}}
+  %0:2 = graph.softmax_cross_entropy_with_grad %g, %x, %l : (tensor<f32>, tensor<4x10xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<10x4xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_with_grad_wider_dscores(%g: tensor<f16>, %x: tensor<4x10xf16>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.softmax_cross_entropy_with_grad' op dscores has type 'tensor<4x10xf32>': the scores' shape, and their element type or f16/bf16 for f32 scores ('tensor<4x10xf16>')}}
+  %0:2 = graph.softmax_cross_entropy_with_grad %g, %x, %l : (tensor<f16>, tensor<4x10xf16>, tensor<4xi64>) -> (tensor<f16>, tensor<4x10xf32>)
+  return
+}

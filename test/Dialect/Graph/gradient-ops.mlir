@@ -65,6 +65,15 @@ func.func @reduction_softmax_grads(%g: tensor<1x10xf32>, %x: tensor<4x10xf32>, %
   return %0, %1, %2, %3 : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10xf32>
 }
 
+// CHECK-LABEL: func @loss_with_grad
+func.func @loss_with_grad(%g: tensor<f32>, %x: tensor<4x10xf32>, %l: tensor<4xi64>, %w: tensor<10xf32>, %gn: tensor<4xf32>) -> (tensor<f32>, tensor<4x10xf16>, tensor<4xf32>, tensor<4x10xf32>) {
+  // CHECK: graph.softmax_cross_entropy_with_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = -100 : i64} : (tensor<f32>, tensor<4x10xf32>, tensor<4xi64>, tensor<10xf32>) -> (tensor<f32>, tensor<4x10xf16>)
+  %0:2 = graph.softmax_cross_entropy_with_grad %g, %x, %l, %w {ignore_index = -100 : i64} : (tensor<f32>, tensor<4x10xf32>, tensor<4xi64>, tensor<10xf32>) -> (tensor<f32>, tensor<4x10xf16>)
+  // CHECK: graph.softmax_cross_entropy_with_grad %{{.*}}, %{{.*}}, %{{.*}} {reduction = "none"} : (tensor<4xf32>, tensor<4x10xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  %1:2 = graph.softmax_cross_entropy_with_grad %gn, %x, %l {reduction = "none"} : (tensor<4xf32>, tensor<4x10xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return %0#0, %0#1, %1#0, %1#1 : tensor<f32>, tensor<4x10xf16>, tensor<4xf32>, tensor<4x10xf32>
+}
+
 // CHECK-LABEL: func @loss_grads
 func.func @loss_grads(%g: tensor<f32>, %lp: tensor<4x10xf32>, %l: tensor<4xi64>, %w: tensor<10xf32>, %gn: tensor<4xf32>, %g3: tensor<2x5xf32>, %t3: tensor<2x5xi32>) -> (tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<2x3x5xf32>) {
   // CHECK: graph.softmax_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = -100 : i64} : (tensor<f32>, tensor<4x10xf32>, tensor<4xi64>, tensor<10xf32>) -> tensor<4x10xf32>

@@ -162,6 +162,47 @@ TEST(CudaLosses, LossesAndGrads) {
           }
 }
 
+// softmax_cross_entropy_with_grad (the loss and its gradient in one call,
+// the log-probabilities never stored): the scores' type, and an f16/bf16
+// gradient of f32 scores (its log-probabilities in the workspace).
+OpCase withGradCase(const LossSetup &s, DType dscores) {
+  OpCase c;
+  c.op = "softmax_cross_entropy_with_grad";
+  setLossAttrs(c, s);
+  c.inputs = {HostTensor::random(s.t, lossShape(s), 10, 0.5, 2),
+              HostTensor::random(s.t, s.x, 7, -4, 4), labelsFor(s, 8),
+              weightsOr(s)};
+  c.outputs = {HostTensor::empty(s.t, lossShape(s)),
+               HostTensor::empty(dscores, s.x)};
+  return c;
+}
+
+TEST(CudaLosses, LossWithGrad) {
+  AMPC_SKIP_WITHOUT_GPU();
+  for (DType t : kFloats)
+    for (DType d : kFloats) {
+      if (d != t && t != DType::F32)
+        continue;
+      for (int64_t classes : kLens)
+        for (bool spatial : {false, true})
+          for (const char *red : {"none", "sum", "mean"})
+            for (int variant = 0; variant < 3; ++variant) {
+              LossSetup s;
+              s.t = t;
+              s.x = spatial ? Shape{2, classes, 3} : Shape{5, classes};
+              s.reduction = red;
+              s.weights = variant == 1;
+              s.ignore = variant == 2;
+              s.labelType = variant == 2 ? DType::I32 : DType::I64;
+              SCOPED_TRACE(std::string(name(t)) + " -> " +
+                           std::string(name(d)) + " C " +
+                           std::to_string(classes) + (spatial ? " D 3 " : " ") +
+                           red + " variant " + std::to_string(variant));
+              expectCudaMatchesCpu(withGradCase(s, d));
+            }
+    }
+}
+
 // Every label ignored: the mean loss is 0/0 = NaN, its gradient 0.
 TEST(CudaLosses, AllIgnored) {
   AMPC_SKIP_WITHOUT_GPU();
