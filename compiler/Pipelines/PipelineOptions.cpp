@@ -299,7 +299,8 @@ void registerPipelines() {
       "convert-onnx-to-graph{training-mode}, canonicalize, (amp-auto-cast,) "
       "graph-build-training, (graph-data-parallel,) (amp-loss-scale,) "
       "canonicalize, cse, "
-      "(amp-fold-casts, amp-recast-in-backward,) amp-describe-step, "
+      "(amp-fold-casts, amp-recast-in-backward,) graph-fuse-loss-gradient, "
+      "amp-describe-step, "
       "convert-graph-to-rt; takes "
       "amp-run's compile flags as options (amp=O2 lr=0.1 ...)",
       [](OpPassManager &pm, const TrainPipelineOptions &o) {

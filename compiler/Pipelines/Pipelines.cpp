@@ -94,6 +94,8 @@ void buildTrainingStepPipeline(
     pm.addPass(createAmpFoldCastsPass());
     pm.addPass(createAmpRecastInBackwardPass());
   }
+  // After the casts settle: the loss's gradient may absorb its f16 cast.
+  pm.addPass(createGraphFuseLossGradientPass());
   // Last: what the host loop needs, before lowering erases the graph ops.
   pm.addPass(createAmpDescribeStepPass());
 }

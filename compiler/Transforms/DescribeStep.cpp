@@ -71,6 +71,10 @@ DictionaryAttr describe(func::FuncOp f) {
       labels = sce.getLabels();
       scores = sce.getScores();
       ignore = sce.getIgnoreIndexAttr();
+    } else if (auto both = dyn_cast<graph::SoftmaxCrossEntropyWithGradOp>(op)) {
+      labels = both.getLabels();
+      scores = both.getScores();
+      ignore = both.getIgnoreIndexAttr();
     } else if (auto nll = dyn_cast<graph::NllLossOp>(op)) {
       labels = nll.getTarget();
       scores = nll.getInput();

@@ -292,6 +292,28 @@ def AmpRecastInBackwardPass : Pass<"amp-recast-in-backward", "mlir::ModuleOp"> {
   let dependentDialects = ["ampc::amp::AmpDialect"];
 }
 
+def GraphFuseLossGradientPass
+    : Pass<"graph-fuse-loss-gradient", "mlir::ModuleOp"> {
+  let summary = "computes softmax_cross_entropy's gradient with its loss, so "
+                "the log-probabilities are never kept";
+  let description = [{
+    Run on @train_step after the backward graph is built (and after
+    amp-fold-casts, whose casts it reads). A `graph.softmax_cross_entropy`
+    whose log-probabilities only `graph.softmax_cross_entropy_grad` reads,
+    with the same labels, weights, reduction and ignore_index, and whose
+    gradient `grad` is defined before the loss (the backward pass's seed, or
+    the loss scale it is scaled by), becomes one
+    `graph.softmax_cross_entropy_with_grad` in the loss's place: the step
+    keeps the gradient instead of the f32 log-probabilities, and never has
+    both (a language model's logits are its largest activations). When an
+    `amp.cast` to f16/bf16 is the gradient's only reader, the new op writes
+    that type directly (the same bits: one rounding of the same f32 value).
+    A loss whose log-probabilities the model returns, or whose gradient is
+    computed after it, is left alone.
+  }];
+  let dependentDialects = ["ampc::graph::GraphDialect"];
+}
+
 def AmpLossScalePass : Pass<"amp-loss-scale", "mlir::ModuleOp"> {
   let summary = "scales the loss of @train_step, checks the gradients, "
                 "unscales them in the updates, and skips the update of a "
