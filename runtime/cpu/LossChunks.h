@@ -1,9 +1,10 @@
 //===- LossChunks.h - softmax cross-entropy's steps, shared ---*- C++ -*-===//
 //
-// softmax_cross_entropy_grad and softmax_cross_entropy_with_grad compute
-// the same gradient, the second without storing the log-probabilities:
-// both run these steps, so they give the same bits. A chunk is [C, w]:
-// the classes of w consecutive samples of one n (row-major, C rows).
+// softmax_cross_entropy (and nll_loss), softmax_cross_entropy_grad (and
+// nll_loss_grad) and softmax_cross_entropy_with_grad, which computes the
+// loss and the gradient of the first two without storing the
+// log-probabilities, run these steps, so they give the same bits. A chunk is
+// [C, w]: the classes of w consecutive samples of one n (row-major, C rows).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CPU_LOSSCHUNKS_H
@@ -36,6 +37,26 @@ inline Status readLabels(const TensorView &labels, int64_t c,
     denom += weights.empty() ? 1.0 : weights[l];
   }
   return Status::ok();
+}
+
+/// The loss terms of a chunk: -log_prob * weight for each sample not
+/// ignored (0 for an ignored one) into `terms`, their sum and their weights
+/// added into `ls` and `ws` in sample order. `logProbAt(label, j)` reads
+/// sample j's log-probability of its label.
+template <typename LogProbAt>
+void lossTerms(const int64_t *lr, int64_t w, const std::vector<double> &weights,
+               const ops::LossAttrs &la, LogProbAt logProbAt, double *terms,
+               double &ls, double &ws) {
+  for (int64_t j = 0; j < w; ++j) {
+    int64_t l = lr[j];
+    if (la.ignoreIndex && l == *la.ignoreIndex)
+      continue;
+    double wt = weights.empty() ? 1.0 : weights[l];
+    double v = -logProbAt(l, j) * wt;
+    terms[j] = v;
+    ls += v;
+    ws += wt;
+  }
 }
 
 /// Per sample of a chunk: weight * grad / D, where grad is `gs[j]` without
@@ -86,6 +107,23 @@ void softmaxCrossEntropyGrad(T *buf, const int64_t *lr, const T *coef,
     if (ignored(lr[j]))
       for (int64_t r = 0; r < c; ++r)
         buf[r * w + j] = T(0);
+}
+
+/// The loss of reduction "sum" or "mean" from the tasks' partial sums of
+/// the loss terms and of their weights, added in task order (so the result
+/// does not depend on the thread count); "mean" divides by the summed
+/// weights (0/0 is NaN when every label is ignored, as in the ONNX
+/// reference).
+inline void storeReducedLoss(const std::vector<double> &lossSum,
+                             const std::vector<double> &weightSum,
+                             const ops::LossAttrs &la, const TensorView &loss) {
+  double total = 0, totalWeight = 0;
+  for (size_t t = 0; t < lossSum.size(); ++t) {
+    total += lossSum[t];
+    totalWeight += weightSum[t];
+  }
+  double result = la.reduction == "sum" ? total : total / totalWeight;
+  storeF64(&result, 1, loss, 0);
 }
 
 } // namespace ampc::rt::cpu::loss

@@ -6,15 +6,12 @@
 // unrounded log-probability, partial sums are kept per task in double and
 // added in task order, so the result does not depend on the thread count.
 // A label outside [0, C) that is not ignore_index is a run-time error naming
-// the label and C.
+// the label and C, found before anything is written.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cpu/LossChunks.h"
 #include "runtime/ops/LossRules.h"
-
-#include <atomic>
-#include <limits>
 
 namespace ampc::rt::cpu {
 namespace {
@@ -24,8 +21,7 @@ template <typename T>
 Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
   LossAttrs la;
   AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
-  const TensorView &x = call.inputs[0], &labels = call.inputs[1],
-                   &loss = call.outputs[0];
+  const TensorView &x = call.inputs[0], &loss = call.outputs[0];
   int64_t n = x.shape[0], c = x.shape[1];
   int64_t d = product(x.shape, 2, x.shape.size());
   std::vector<double> weights;
@@ -33,26 +29,26 @@ Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
     weights.resize(static_cast<size_t>(c));
     loadF64(call.inputs[2], 0, c, weights.data());
   }
+  std::vector<int64_t> lab;
+  double denom = 0; // the gradient's; the loss sums its weights per task
+  AMPC_RETURN_IF_ERROR(
+      loss::readLabels(call.inputs[1], c, la, weights, lab, denom));
   bool none = la.reduction == "none";
   constexpr int64_t kChunk = 512;
   int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
   int64_t tasks = n * chunks;
   // Per task: summed loss and summed weight (for "mean").
   std::vector<double> lossSum(tasks, 0.0), weightSum(tasks, 0.0);
-  std::atomic<int64_t> firstBad{std::numeric_limits<int64_t>::max()};
   int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c));
   parallelFor(ctx, tasks, grain, [&](int64_t b, int64_t e) {
     std::vector<T> buf;
     std::vector<double> lossBuf;
-    std::vector<int64_t> lab;
     for (int64_t t = b; t < e; ++t) {
       int64_t i = t / chunks, j0 = (t % chunks) * kChunk;
       int64_t w = std::min(kChunk, d - j0);
       if (w <= 0)
         continue;
       int64_t base = i * c * d + j0;
-      lab.resize(static_cast<size_t>(w));
-      loadI64(labels, i * d + j0, w, lab.data());
       if (softmax) {
         buf.resize(static_cast<size_t>(c * w));
         loadRows(x, base, c, d, w, buf.data());
@@ -61,44 +57,21 @@ Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
       }
       lossBuf.assign(static_cast<size_t>(w), 0.0);
       double ls = 0, ws = 0;
-      for (int64_t j = 0; j < w; ++j) {
-        int64_t l = lab[j];
-        if (la.ignoreIndex && l == *la.ignoreIndex)
-          continue;
-        if (l < 0 || l >= c) {
-          int64_t idx = i * d + j0 + j, cur = firstBad.load();
-          while (idx < cur && !firstBad.compare_exchange_weak(cur, idx)) {
-          }
-          continue;
-        }
-        double lp = softmax ? static_cast<double>(buf[l * w + j])
-                            : elementAsDouble(x, base + l * d + j);
-        double wt = weights.empty() ? 1.0 : weights[l];
-        double v = -lp * wt;
-        lossBuf[j] = v;
-        ls += v;
-        ws += wt;
-      }
+      loss::lossTerms(
+          lab.data() + i * d + j0, w, weights, la,
+          [&](int64_t l, int64_t j) {
+            return softmax ? static_cast<double>(buf[l * w + j])
+                           : elementAsDouble(x, base + l * d + j);
+          },
+          lossBuf.data(), ls, ws);
       if (none)
         storeF64(lossBuf.data(), w, loss, i * d + j0);
       lossSum[t] = ls;
       weightSum[t] = ws;
     }
   });
-  int64_t bad = firstBad.load();
-  if (bad != std::numeric_limits<int64_t>::max())
-    return labelOutOfRange(elementAsInt(labels, bad), bad, c, la);
-  if (none)
-    return Status::ok();
-  double total = 0, totalWeight = 0;
-  for (int64_t t = 0; t < tasks; ++t) {
-    total += lossSum[t];
-    totalWeight += weightSum[t];
-  }
-  // mean: divided by the summed weights of the labels not ignored (0/0 is
-  // NaN when every label is ignored, as in the ONNX reference).
-  double result = la.reduction == "sum" ? total : total / totalWeight;
-  storeF64(&result, 1, loss, 0);
+  if (!none)
+    loss::storeReducedLoss(lossSum, weightSum, la, loss);
   return Status::ok();
 }
 
@@ -153,16 +126,12 @@ Status runLossWithGradT(const OpCall &call, const CpuContext &ctx) {
       softmaxColumns(buf.data(), c, w, /*log=*/true);
       lossBuf.assign(static_cast<size_t>(w), 0.0);
       double ls = 0, ws = 0;
-      for (int64_t j = 0; j < w; ++j) {
-        int64_t l = lr[j];
-        if (la.ignoreIndex && l == *la.ignoreIndex)
-          continue;
-        double wt = weights.empty() ? 1.0 : weights[l];
-        double v = -static_cast<double>(buf[l * w + j]) * wt;
-        lossBuf[j] = v;
-        ls += v;
-        ws += wt;
-      }
+      loss::lossTerms(
+          lr, w, weights, la,
+          [&](int64_t l, int64_t j) {
+            return static_cast<double>(buf[l * w + j]);
+          },
+          lossBuf.data(), ls, ws);
       if (none)
         storeF64(lossBuf.data(), w, loss, i * d + j0);
       lossSum[t] = ls;
@@ -177,15 +146,8 @@ Status runLossWithGradT(const OpCall &call, const CpuContext &ctx) {
       storeRows(buf.data(), c, d, w, out, base);
     }
   });
-  if (none)
-    return Status::ok();
-  double total = 0, totalWeight = 0;
-  for (int64_t t = 0; t < tasks; ++t) {
-    total += lossSum[t];
-    totalWeight += weightSum[t];
-  }
-  double result = la.reduction == "sum" ? total : total / totalWeight;
-  storeF64(&result, 1, loss, 0);
+  if (!none)
+    loss::storeReducedLoss(lossSum, weightSum, la, loss);
   return Status::ok();
 }
 
