@@ -11,21 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Autodiff/Gradients.h"
-#include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Transforms/Passes.h"
-#include "runtime/Program.h"
-#include "runtime/Session.h"
-#include "test/unittests/CompileAndRun.h"
-
-#include "mlir/Transforms/Passes.h"
+#include "test/unittests/TrainStepAB.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <memory>
 #include <string>
-#include <vector>
 
 using namespace ampc;
 using namespace ampc::unittest;
@@ -69,57 +59,11 @@ func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
 )";
 }
 
-/// The training step (momentum) with or without graph-fuse-loss-gradient,
-/// lowered without fusion so each op is a kernel of its own.
 rt::ProgramInfo compile(const std::string &forward, bool fuse) {
-  auto addPasses = [&](mlir::PassManager &pm) {
-    GraphBuildTrainingPassOptions training;
-    training.optimizer = "momentum";
-    training.lr = 0.5;
-    pm.addPass(createGraphBuildTrainingPass(training));
-    pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(mlir::createCSEPass());
-    pm.addPass(createAmpFoldCastsPass());
+  return compileTrainStep(forward, [&](mlir::PassManager &pm) {
     if (fuse)
       pm.addPass(createGraphFuseLossGradientPass());
-    InferencePipelineOptions lowering;
-    lowering.fuse = false;
-    buildLoweringPipeline(pm, lowering);
-  };
-  return compileProgram(forward, addPasses,
-                        [](mlir::DialectRegistry &registry) {
-                          registerGradientModels(registry);
-                        });
-}
-
-struct Trained {
-  std::vector<uint32_t> losses; // f32 bits, per step
-  std::vector<uint8_t> weights; // w1 after
-};
-
-Trained train(const rt::FunctionInfo &fn, int steps) {
-  Trained out;
-  std::unique_ptr<rt::Session> session = openSession(fn);
-  if (!session)
-    return out;
-  for (int step = 0; step < steps; ++step) {
-    uint32_t bits = 0;
-    rt::Status s = runClassifierStep(*session, step, bits);
-    EXPECT_TRUE(s.isOk()) << "step " << step << ": " << s.message();
-    if (!s)
-      return out;
-    out.losses.push_back(bits);
-  }
-  rt::TensorView v;
-  EXPECT_TRUE(session->param("w1", v).isOk());
-  auto *p = static_cast<const uint8_t *>(v.data);
-  out.weights.assign(p, p + v.byteSize());
-  return out;
-}
-
-int64_t kernelsOfKind(const rt::FunctionInfo &fn, const char *kind) {
-  return std::count_if(fn.kernels.begin(), fn.kernels.end(),
-                       [&](const rt::KernelInfo &k) { return k.kind == kind; });
+  });
 }
 
 void expectSameTraining(const std::string &forward, int castsSaved) {
@@ -137,12 +81,13 @@ void expectSameTraining(const std::string &forward, int castsSaved) {
   EXPECT_EQ(kernelsOfKind(*b, "softmax_cross_entropy_grad"), 0);
   EXPECT_EQ(kernelsOfKind(*b, "cast"), kernelsOfKind(*a, "cast") - castsSaved);
 
-  Trained base = train(*a, steps), once = train(*b, steps);
+  TrainedBits base = trainClassifier(*a, steps, {"w1"}),
+              once = trainClassifier(*b, steps, {"w1"});
   ASSERT_EQ(base.losses.size(), static_cast<size_t>(steps));
   // Training moves: the comparison is of runs that do something.
   EXPECT_NE(base.losses.front(), base.losses.back());
   EXPECT_EQ(once.losses, base.losses);
-  EXPECT_EQ(once.weights, base.weights);
+  EXPECT_EQ(once.params, base.params);
 }
 
 TEST(FuseLossGradient, F16GradientWithWeightsAndIgnoredLabelTrainsTheSameBits) {

@@ -10,22 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Autodiff/Gradients.h"
-#include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Transforms/Passes.h"
-#include "runtime/Program.h"
-#include "runtime/Session.h"
-#include "test/unittests/CompileAndRun.h"
-
-#include "mlir/Transforms/Passes.h"
+#include "test/unittests/TrainStepAB.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstring>
-#include <memory>
 #include <string>
-#include <vector>
 
 using namespace ampc;
 using namespace ampc::unittest;
@@ -68,59 +57,11 @@ func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
 )";
 }
 
-/// The training step (momentum) with or without amp-recast-in-backward,
-/// lowered without fusion so each cast is a kernel of its own.
 rt::ProgramInfo compile(bool recast) {
-  auto addPasses = [&](mlir::PassManager &pm) {
-    GraphBuildTrainingPassOptions training;
-    training.optimizer = "momentum";
-    training.lr = 0.5;
-    pm.addPass(createGraphBuildTrainingPass(training));
-    pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(mlir::createCSEPass());
-    pm.addPass(createAmpFoldCastsPass());
+  return compileTrainStep(o1Forward(), [&](mlir::PassManager &pm) {
     if (recast)
       pm.addPass(createAmpRecastInBackwardPass());
-    InferencePipelineOptions lowering;
-    lowering.fuse = false;
-    buildLoweringPipeline(pm, lowering);
-  };
-  return compileProgram(o1Forward(), addPasses,
-                        [](mlir::DialectRegistry &registry) {
-                          registerGradientModels(registry);
-                        });
-}
-
-struct Trained {
-  std::vector<uint32_t> losses;             // f32 bits, per step
-  std::vector<std::vector<uint8_t>> params; // w1, g, w2 after
-};
-
-Trained train(const rt::FunctionInfo &fn, int steps) {
-  Trained out;
-  std::unique_ptr<rt::Session> session = openSession(fn);
-  if (!session)
-    return out;
-  for (int step = 0; step < steps; ++step) {
-    uint32_t bits = 0;
-    rt::Status s = runClassifierStep(*session, step, bits);
-    EXPECT_TRUE(s.isOk()) << "step " << step << ": " << s.message();
-    if (!s)
-      return out;
-    out.losses.push_back(bits);
-  }
-  for (const char *name : {"w1", "g", "w2"}) {
-    rt::TensorView v;
-    EXPECT_TRUE(session->param(name, v).isOk()) << name;
-    auto *p = static_cast<const uint8_t *>(v.data);
-    out.params.emplace_back(p, p + v.byteSize());
-  }
-  return out;
-}
-
-int64_t kernelsOfKind(const rt::FunctionInfo &fn, const char *kind) {
-  return std::count_if(fn.kernels.begin(), fn.kernels.end(),
-                       [&](const rt::KernelInfo &k) { return k.kind == kind; });
+  });
 }
 
 TEST(RecastInBackward, TrainsBitForBitLikeTheSharedCast) {
@@ -135,7 +76,8 @@ TEST(RecastInBackward, TrainsBitForBitLikeTheSharedCast) {
   EXPECT_EQ(kernelsOfKind(*b, "cast"), kernelsOfKind(*a, "cast") + 4);
   EXPECT_EQ(kernelsOfKind(*b, "softmax"), kernelsOfKind(*a, "softmax") + 1);
 
-  Trained base = train(*a, steps), again = train(*b, steps);
+  TrainedBits base = trainClassifier(*a, steps, {"w1", "g", "w2"}),
+              again = trainClassifier(*b, steps, {"w1", "g", "w2"});
   ASSERT_EQ(base.losses.size(), static_cast<size_t>(steps));
   // Training moves: the comparison is of runs that do something.
   EXPECT_NE(base.losses.front(), base.losses.back());

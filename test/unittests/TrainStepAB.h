@@ -1,0 +1,88 @@
+//===- TrainStepAB.h - one training step with and without a pass ----------===//
+//
+// Owned by the unit tests that check a pass changes no bit of training:
+// the step of a hand-written @forward compiled with the real passes (and
+// the pass under test or not), trained on the small classifier batches of
+// CompileAndRun.h, and its kernels counted by kind.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_TEST_UNITTESTS_TRAINSTEPAB_H
+#define AMPC_TEST_UNITTESTS_TRAINSTEPAB_H
+
+#include "compiler/Autodiff/Gradients.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/Passes.h"
+#include "test/unittests/CompileAndRun.h"
+
+#include "mlir/Transforms/Passes.h"
+
+#include <algorithm>
+#include <initializer_list>
+
+namespace ampc::unittest {
+
+/// The training step of `forward` (momentum, lr 0.5): built, folded and
+/// shared as the training pipeline does up to amp-fold-casts, then the
+/// passes `extra` adds, lowered without fusion so that each op is a kernel
+/// of its own.
+inline rt::ProgramInfo
+compileTrainStep(const std::string &forward,
+                 llvm::function_ref<void(mlir::PassManager &)> extra) {
+  auto addPasses = [&](mlir::PassManager &pm) {
+    GraphBuildTrainingPassOptions training;
+    training.optimizer = "momentum";
+    training.lr = 0.5;
+    pm.addPass(createGraphBuildTrainingPass(training));
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+    pm.addPass(createAmpFoldCastsPass());
+    extra(pm);
+    InferencePipelineOptions lowering;
+    lowering.fuse = false;
+    buildLoweringPipeline(pm, lowering);
+  };
+  return compileProgram(forward, addPasses,
+                        [](mlir::DialectRegistry &registry) {
+                          registerGradientModels(registry);
+                        });
+}
+
+struct TrainedBits {
+  std::vector<uint32_t> losses;             // f32 bits, per step
+  std::vector<std::vector<uint8_t>> params; // after the last step
+};
+
+/// `steps` runClassifierStep runs on a new session of `fn`, then the bytes
+/// of the parameters `params`.
+inline TrainedBits trainClassifier(const rt::FunctionInfo &fn, int steps,
+                                   std::initializer_list<const char *> params) {
+  TrainedBits out;
+  std::unique_ptr<rt::Session> session = openSession(fn);
+  if (!session)
+    return out;
+  for (int step = 0; step < steps; ++step) {
+    uint32_t bits = 0;
+    rt::Status s = runClassifierStep(*session, step, bits);
+    EXPECT_TRUE(s.isOk()) << "step " << step << ": " << s.message();
+    if (!s)
+      return out;
+    out.losses.push_back(bits);
+  }
+  for (const char *name : params) {
+    rt::TensorView v;
+    EXPECT_TRUE(session->param(name, v).isOk()) << name;
+    auto *p = static_cast<const uint8_t *>(v.data);
+    out.params.emplace_back(p, p + v.byteSize());
+  }
+  return out;
+}
+
+inline int64_t kernelsOfKind(const rt::FunctionInfo &fn, const char *kind) {
+  return std::count_if(
+      fn.kernels.begin(), fn.kernels.end(),
+      [&](const rt::KernelInfo &k) { return k.kind == kind; });
+}
+
+} // namespace ampc::unittest
+
+#endif // AMPC_TEST_UNITTESTS_TRAINSTEPAB_H
