@@ -15,14 +15,17 @@
 namespace ampc::tools {
 namespace {
 
-/// This executable's directory ("" when /proc cannot say).
-std::string selfDirectory() {
+/// This executable's path ("" when /proc cannot say).
+std::string selfPath() {
   char self[4096];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0)
-    return "";
-  std::string path(self, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/'));
+  return n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
+}
+
+/// This executable's directory ("" when /proc cannot say).
+std::string selfDirectory() {
+  std::string path = selfPath();
+  return path.empty() ? path : path.substr(0, path.rfind('/'));
 }
 
 using JoinMpi = rt::mpi::MpiCollective *(*)(double, const char *,
@@ -80,9 +83,8 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc) {
   // OpenMPI refuses root unless told; the user asked for these ranks.
   if (::geteuid() == 0)
     args.push_back("--allow-run-as-root");
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  args.push_back(n > 0 ? std::string(self, static_cast<size_t>(n)) : argv[0]);
+  std::string self = selfPath();
+  args.push_back(self.empty() ? std::string(argv[0]) : self);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--nproc" || a == "-nproc") {
