@@ -17,6 +17,18 @@
 
 namespace ampc::rt::cpu::loss {
 
+/// The class weights of input `at` as doubles, or none when the call has
+/// no such input (every class weighs 1).
+inline std::vector<double> classWeights(const OpCall &call, size_t at,
+                                        int64_t c) {
+  std::vector<double> weights;
+  if (hasInput(call, at)) {
+    weights.resize(static_cast<size_t>(c));
+    loadF64(call.inputs[at], 0, c, weights.data());
+  }
+  return weights;
+}
+
 /// Every sample's label, checked before anything is written (one outside
 /// [0, C) that is not ignore_index is the error), and the mean's
 /// denominator: the weights of the labels not ignored, summed in sample

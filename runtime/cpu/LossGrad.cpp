@@ -110,11 +110,7 @@ Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
                    &out = call.outputs[0];
   int64_t n = out.shape[0], c = out.shape[1];
   int64_t d = product(out.shape, 2, out.shape.size());
-  std::vector<double> weights;
-  if (hasInput(call, labelsAt + 1)) {
-    weights.resize(static_cast<size_t>(c));
-    loadF64(call.inputs[labelsAt + 1], 0, c, weights.data());
-  }
+  std::vector<double> weights = loss::classWeights(call, labelsAt + 1, c);
   std::vector<int64_t> lab;
   double denom = 0;
   AMPC_RETURN_IF_ERROR(loss::readLabels(labels, c, la, weights, lab, denom));

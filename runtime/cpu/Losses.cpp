@@ -24,11 +24,7 @@ Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
   const TensorView &x = call.inputs[0], &loss = call.outputs[0];
   int64_t n = x.shape[0], c = x.shape[1];
   int64_t d = product(x.shape, 2, x.shape.size());
-  std::vector<double> weights;
-  if (hasInput(call, 2)) {
-    weights.resize(static_cast<size_t>(c));
-    loadF64(call.inputs[2], 0, c, weights.data());
-  }
+  std::vector<double> weights = loss::classWeights(call, 2, c);
   std::vector<int64_t> lab;
   double denom = 0; // the gradient's; the loss sums its weights per task
   AMPC_RETURN_IF_ERROR(
@@ -95,11 +91,7 @@ Status runLossWithGradT(const OpCall &call, const CpuContext &ctx) {
                    &loss = call.outputs[0], &out = call.outputs[1];
   int64_t n = x.shape[0], c = x.shape[1];
   int64_t d = product(x.shape, 2, x.shape.size());
-  std::vector<double> weights;
-  if (hasInput(call, 3)) {
-    weights.resize(static_cast<size_t>(c));
-    loadF64(call.inputs[3], 0, c, weights.data());
-  }
+  std::vector<double> weights = loss::classWeights(call, 3, c);
   std::vector<int64_t> lab;
   double denom = 0;
   AMPC_RETURN_IF_ERROR(
