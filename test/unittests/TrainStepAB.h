@@ -1,9 +1,9 @@
 //===- TrainStepAB.h - one training step with and without a pass ----------===//
 //
-// Owned by the unit tests that check a pass changes no bit of training:
-// the step of a hand-written @forward compiled with the real passes (and
-// the pass under test or not), trained on the small classifier batches of
-// CompileAndRun.h, and its kernels counted by kind.
+// Owned by the unit tests that check a change to the step changes no bit
+// of training: the step of a hand-written @forward compiled with the real
+// passes (and the pass under test or not), trained on the small classifier
+// batches of CompileAndRun.h, its parameters read, its kernels counted.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_TEST_UNITTESTS_TRAINSTEPAB_H
@@ -52,27 +52,44 @@ struct TrainedBits {
   std::vector<std::vector<uint8_t>> params; // after the last step
 };
 
+/// `steps` runClassifierStep runs on `session`, the loss bits of each
+/// appended to `losses`; false (and a test failure) at the first that fails.
+inline bool runClassifierSteps(rt::Session &session, int steps,
+                               std::vector<uint32_t> &losses) {
+  for (int step = 0; step < steps; ++step) {
+    uint32_t bits = 0;
+    rt::Status s = runClassifierStep(session, step, bits);
+    EXPECT_TRUE(s.isOk()) << "step " << step << ": " << s.message();
+    if (!s)
+      return false;
+    losses.push_back(bits);
+  }
+  return true;
+}
+
+/// The bytes of parameter (or state) `name` of `session`; false when it
+/// has none of that name.
+inline bool paramBytes(rt::Session &session, const std::string &name,
+                       std::vector<uint8_t> &bytes) {
+  rt::TensorView v;
+  if (!session.param(name, v).isOk())
+    return false;
+  auto *p = static_cast<const uint8_t *>(v.data);
+  bytes.assign(p, p + v.byteSize());
+  return true;
+}
+
 /// `steps` runClassifierStep runs on a new session of `fn`, then the bytes
 /// of the parameters `params`.
 inline TrainedBits trainClassifier(const rt::FunctionInfo &fn, int steps,
                                    std::initializer_list<const char *> params) {
   TrainedBits out;
   std::unique_ptr<rt::Session> session = openSession(fn);
-  if (!session)
+  if (!session || !runClassifierSteps(*session, steps, out.losses))
     return out;
-  for (int step = 0; step < steps; ++step) {
-    uint32_t bits = 0;
-    rt::Status s = runClassifierStep(*session, step, bits);
-    EXPECT_TRUE(s.isOk()) << "step " << step << ": " << s.message();
-    if (!s)
-      return out;
-    out.losses.push_back(bits);
-  }
   for (const char *name : params) {
-    rt::TensorView v;
-    EXPECT_TRUE(session->param(name, v).isOk()) << name;
-    auto *p = static_cast<const uint8_t *>(v.data);
-    out.params.emplace_back(p, p + v.byteSize());
+    out.params.emplace_back();
+    EXPECT_TRUE(paramBytes(*session, name, out.params.back())) << name;
   }
   return out;
 }

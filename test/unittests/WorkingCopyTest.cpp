@@ -14,7 +14,7 @@
 #include "compiler/Transforms/Passes.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
-#include "test/unittests/CompileAndRun.h"
+#include "test/unittests/TrainStepAB.h"
 #include "test/unittests/runtime/ElementValue.h"
 
 #include "mlir/Transforms/Passes.h"
@@ -95,29 +95,13 @@ Trained train(const rt::ProgramInfo &program, int steps) {
     return out;
   }
   std::unique_ptr<rt::Session> session = openSession(*fn);
-  if (!session)
+  if (!session || !runClassifierSteps(*session, steps, out.losses))
     return out;
-  for (int step = 0; step < steps; ++step) {
-    uint32_t bits = 0;
-    rt::Status s = runClassifierStep(*session, step, bits);
-    EXPECT_TRUE(s.isOk()) << "step " << step << ": " << s.message();
-    if (!s)
-      return out;
-    out.losses.push_back(bits);
-  }
-  auto read = [&](const std::string &name, std::vector<uint8_t> &bytes) {
-    rt::TensorView v;
-    if (!session->param(name, v).isOk())
-      return false;
-    auto *p = static_cast<const uint8_t *>(v.data);
-    bytes.assign(p, p + v.byteSize());
-    return true;
-  };
   for (const char *name : {"w1", "b1", "w2"}) {
     out.params.emplace_back();
-    EXPECT_TRUE(read(name, out.params.back())) << name;
+    EXPECT_TRUE(paramBytes(*session, name, out.params.back())) << name;
     std::vector<uint8_t> working;
-    if (read(std::string(name) + ".working", working))
+    if (paramBytes(*session, std::string(name) + ".working", working))
       out.workingCopies.push_back(std::move(working));
   }
   return out;

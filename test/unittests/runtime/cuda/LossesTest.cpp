@@ -134,32 +134,39 @@ OpCase lossGradCase(const LossSetup &s, bool softmax) {
   return c;
 }
 
-// Every loss and gradient over dtypes, class counts (the softmax row
-// kernels' sizes), a spatial dim (D = 3: the column kernel), reductions,
-// class weights, ignore_index and i32/i64 labels.
+// Calls `check` with a setup of scores of type `t` for every class count
+// (the softmax row kernels' sizes), with and without a spatial dim (D = 3:
+// the column kernel), every reduction, and plain / class-weighted /
+// ignore_index with i32 labels; `what` names the setup for SCOPED_TRACE.
+template <typename Check> void forEachLossSetup(DType t, Check check) {
+  for (int64_t classes : kLens)
+    for (bool spatial : {false, true})
+      for (const char *red : {"none", "sum", "mean"})
+        for (int variant = 0; variant < 3; ++variant) {
+          LossSetup s;
+          s.t = t;
+          s.x = spatial ? Shape{2, classes, 3} : Shape{5, classes};
+          s.reduction = red;
+          s.weights = variant == 1;
+          s.ignore = variant == 2;
+          s.labelType = variant == 2 ? DType::I32 : DType::I64;
+          check(s, std::string(name(t)) + " C " + std::to_string(classes) +
+                       (spatial ? " D 3 " : " ") + red + " variant " +
+                       std::to_string(variant));
+        }
+}
+
+// Every loss and gradient over dtypes and forEachLossSetup's setups.
 TEST(CudaLosses, LossesAndGrads) {
   AMPC_SKIP_WITHOUT_GPU();
   for (DType t : kFloats)
-    for (int64_t classes : kLens)
-      for (bool spatial : {false, true})
-        for (const char *red : {"none", "sum", "mean"})
-          for (int variant = 0; variant < 3; ++variant) {
-            LossSetup s;
-            s.t = t;
-            s.x = spatial ? Shape{2, classes, 3} : Shape{5, classes};
-            s.reduction = red;
-            s.weights = variant == 1;
-            s.ignore = variant == 2;
-            s.labelType = variant == 2 ? DType::I32 : DType::I64;
-            for (bool softmax : {true, false}) {
-              SCOPED_TRACE(std::string(softmax ? "sce " : "nll ") +
-                           std::string(name(t)) + " C " +
-                           std::to_string(classes) + (spatial ? " D 3 " : " ") +
-                           red + " variant " + std::to_string(variant));
-              expectCudaMatchesCpu(lossCase(s, softmax));
-              expectCudaMatchesCpu(lossGradCase(s, softmax));
-            }
-          }
+    forEachLossSetup(t, [](const LossSetup &s, const std::string &what) {
+      for (bool softmax : {true, false}) {
+        SCOPED_TRACE(std::string(softmax ? "sce " : "nll ") + what);
+        expectCudaMatchesCpu(lossCase(s, softmax));
+        expectCudaMatchesCpu(lossGradCase(s, softmax));
+      }
+    });
 }
 
 // softmax_cross_entropy_with_grad (the loss and its gradient in one call,
@@ -183,23 +190,10 @@ TEST(CudaLosses, LossWithGrad) {
     for (DType d : kFloats) {
       if (d != t && t != DType::F32)
         continue;
-      for (int64_t classes : kLens)
-        for (bool spatial : {false, true})
-          for (const char *red : {"none", "sum", "mean"})
-            for (int variant = 0; variant < 3; ++variant) {
-              LossSetup s;
-              s.t = t;
-              s.x = spatial ? Shape{2, classes, 3} : Shape{5, classes};
-              s.reduction = red;
-              s.weights = variant == 1;
-              s.ignore = variant == 2;
-              s.labelType = variant == 2 ? DType::I32 : DType::I64;
-              SCOPED_TRACE(std::string(name(t)) + " -> " +
-                           std::string(name(d)) + " C " +
-                           std::to_string(classes) + (spatial ? " D 3 " : " ") +
-                           red + " variant " + std::to_string(variant));
-              expectCudaMatchesCpu(withGradCase(s, d));
-            }
+      forEachLossSetup(t, [&](const LossSetup &s, const std::string &what) {
+        SCOPED_TRACE(what + " -> " + std::string(name(d)));
+        expectCudaMatchesCpu(withGradCase(s, d));
+      });
     }
 }
 
