@@ -6,7 +6,8 @@
 // r^9 / 9! (truncation below 2^-36 relative), 2^k in the exponent bits; the
 // one rounding to float is the conversion. So the result is the correctly
 // rounded exp but where the exact value lies within about 2^-36 of a
-// rounding boundary (measured: 0 of 4M samples off, VectorExpTest), and
+// rounding boundary (VectorExpTest's sweep: 8 of 23M samples off by one
+// ulp, glibc's expf 1802), and
 // subnormal and overflowing results come out of that conversion as IEEE
 // rounds them. Lanes and remainder evaluate the same fused operations in
 // the same order, so they give the same bits.

@@ -64,8 +64,9 @@ TEST(VectorExp, CorrectlyRoundedButForRareBoundaryCases) {
     }
   }
   EXPECT_LE(worst, 1) << "at x = " << worstAt;
-  // glibc's expf is off in about 6 of 10^4 such samples.
-  EXPECT_LE(off * 10000, static_cast<int64_t>(xs.size())) << off << " off";
+  // Measured: 8 of these 23M samples are off (glibc's expf: 1802, which
+  // this bound refuses).
+  EXPECT_LE(off * 100000, static_cast<int64_t>(xs.size())) << off << " off";
 }
 
 TEST(VectorExp, EdgesAndSpecialValues) {
