@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cpu/MaxPoolPlane.h"
+#include "runtime/cpu/MaxPoolTiles.h"
 #include "runtime/ops/WindowGeometry.h"
 
 #include <cmath>
@@ -51,11 +52,48 @@ void runPoolT(const OpCall &call, const PoolPlan &p, bool isMax,
   });
 }
 
+// Windows that tile the planes (MaxPoolTiles.h): rows of windows across
+// planes, in chunks of about kConvertChunk input elements, read and written
+// in place when stored as T.
+template <typename T>
+void runMaxTilesT(const OpCall &call, const PoolPlan &p,
+                  const CpuContext &ctx) {
+  const TensorView &x = call.inputs[0], &out = call.outputs[0];
+  const int64_t rows = p.n * p.c * p.oh, inRow = p.sh * p.w;
+  const int64_t chunk = std::max<int64_t>(1, kConvertChunk / inRow);
+  const bool native = x.dtype == nativeDType<T>();
+  parallelFor(ctx, (rows + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
+    Scratch<T> xin, yout;
+    TileScratch<T> scratch;
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
+      const T *xs = static_cast<const T *>(x.data) + r0 * inRow;
+      T *ys = static_cast<T *>(out.data) + r0 * p.ow;
+      if (!native) {
+        T *xc = xin.resize(static_cast<size_t>(n * inRow));
+        loadC(x, r0 * inRow, n * inRow, xc);
+        xs = xc;
+        ys = yout.resize(static_cast<size_t>(n * p.ow));
+      }
+      maxTileRows(p, xs, n, ys, scratch);
+      if (!native)
+        storeC(ys, n * p.ow, out, r0 * p.ow);
+    }
+  });
+}
+
 Status runPool(const OpCall &call, CpuContext &ctx, bool isMax) {
   PoolPlan p;
   AMPC_RETURN_IF_ERROR(planPool(*call.attrs, call.inputs[0].shape, isMax, p));
   if (isMax)
     AMPC_RETURN_IF_ERROR(checkMaxPoolPlane(p));
+  if (isMax && windowsTilePlanes(p)) {
+    if (call.inputs[0].dtype == DType::F64)
+      runMaxTilesT<double>(call, p, ctx);
+    else
+      runMaxTilesT<float>(call, p, ctx);
+    return Status::ok();
+  }
   if (call.inputs[0].dtype == DType::F64)
     runPoolT<double>(call, p, isMax, ctx);
   else

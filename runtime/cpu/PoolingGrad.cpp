@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cpu/MaxPoolPlane.h"
+#include "runtime/cpu/MaxPoolTiles.h"
 #include "runtime/ops/WindowGeometry.h"
 
 namespace ampc::rt::cpu {
@@ -69,10 +70,54 @@ void runMaxPoolGradT(const OpCall &call, const PoolPlan &p,
                   });
 }
 
+// Windows that tile the planes (MaxPoolTiles.h): rows of windows across
+// planes, in chunks of about kConvertChunk input elements, every element of
+// the result written once; read and written in place when stored as T.
+template <typename T>
+void runMaxTilesGradT(const OpCall &call, const PoolPlan &p,
+                      const CpuContext &ctx) {
+  const TensorView &grad = call.inputs[0], &x = call.inputs[1],
+                   &out = call.outputs[0];
+  const int64_t rows = p.n * p.c * p.oh, inRow = p.sh * p.w;
+  const int64_t chunk = std::max<int64_t>(1, kConvertChunk / inRow);
+  const bool native = grad.dtype == nativeDType<T>() &&
+                      x.dtype == nativeDType<T>() &&
+                      out.dtype == nativeDType<T>();
+  parallelFor(ctx, (rows + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
+    Scratch<T> xin, gin, dxout;
+    TileScratch<T> scratch;
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
+      const T *xs = static_cast<const T *>(x.data) + r0 * inRow;
+      const T *gs = static_cast<const T *>(grad.data) + r0 * p.ow;
+      T *dxs = static_cast<T *>(out.data) + r0 * inRow;
+      if (!native) {
+        T *xc = xin.resize(static_cast<size_t>(n * inRow));
+        T *gc = gin.resize(static_cast<size_t>(n * p.ow));
+        loadC(x, r0 * inRow, n * inRow, xc);
+        loadC(grad, r0 * p.ow, n * p.ow, gc);
+        xs = xc;
+        gs = gc;
+        dxs = dxout.resize(static_cast<size_t>(n * inRow));
+      }
+      maxTileGradRows(p, xs, gs, n, dxs, scratch);
+      if (!native)
+        storeC(dxs, n * inRow, out, r0 * inRow);
+    }
+  });
+}
+
 Status runMaxPoolGrad(const OpCall &call, CpuContext &ctx) {
   PoolPlan p;
   AMPC_RETURN_IF_ERROR(planPool(*call.attrs, call.inputs[1].shape, true, p));
   AMPC_RETURN_IF_ERROR(checkMaxPoolPlane(p));
+  if (windowsTilePlanes(p)) {
+    if (call.inputs[0].dtype == DType::F64)
+      runMaxTilesGradT<double>(call, p, ctx);
+    else
+      runMaxTilesGradT<float>(call, p, ctx);
+    return Status::ok();
+  }
   if (call.inputs[0].dtype == DType::F64)
     runMaxPoolGradT<double>(call, p, ctx);
   else
