@@ -298,6 +298,8 @@ def Graph_MaxPool2dOp : Graph_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
   let results = (outs Graph_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  // A ReLU before it moves after it (PoolingCanonicalize.cpp).
+  let hasCanonicalizer = 1;
 }
 
 def Graph_AvgPool2dOp
