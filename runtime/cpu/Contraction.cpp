@@ -18,6 +18,7 @@
 #include "runtime/cpu/DnnlKernels.h"
 #include "runtime/cpu/GemmPostOp.h"
 #include "runtime/cpu/Im2Col.h"
+#include "runtime/cpu/ImageConvBf16.h"
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/ops/ContractionPlan.h"
 #include "runtime/ops/EpilogueChecks.h"
@@ -432,6 +433,15 @@ Status runConv(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(
       planConv(*call.attrs, call.inputs[0].shape, call.inputs[1].shape, p));
+  if (imageConvBf16Takes(call, p)) {
+    imageConvBf16Forward(
+        p, static_cast<const uint16_t *>(call.inputs[0].data),
+        static_cast<const uint16_t *>(call.inputs[1].data),
+        hasInput(call, 2) ? static_cast<const uint16_t *>(call.inputs[2].data)
+                          : nullptr,
+        static_cast<uint16_t *>(call.outputs[0].data), ctx);
+    return Status::ok();
+  }
   bool ran = false;
   AMPC_RETURN_IF_ERROR(runConvPassIfPrepared(call, prepareConv, ctx, ran));
   if (ran)

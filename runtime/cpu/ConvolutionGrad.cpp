@@ -11,6 +11,7 @@
 #include "runtime/cpu/Blas.h"
 #include "runtime/cpu/DnnlKernels.h"
 #include "runtime/cpu/Im2Col.h"
+#include "runtime/cpu/ImageConvBf16.h"
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/ops/ContractionPlan.h"
 
@@ -159,6 +160,13 @@ Status prepareBackwardFilter(const OpCall &call,
 Status runBackwardFilter(const OpCall &call, CpuContext &ctx) {
   ConvPlan p;
   AMPC_RETURN_IF_ERROR(planConvBackwardFilter(call, p));
+  if (imageConvBf16Takes(call, p)) {
+    imageConvBf16FilterGrad(p,
+                            static_cast<const uint16_t *>(call.inputs[0].data),
+                            static_cast<const uint16_t *>(call.inputs[1].data),
+                            static_cast<uint16_t *>(call.outputs[0].data), ctx);
+    return Status::ok();
+  }
   bool ran = false;
   AMPC_RETURN_IF_ERROR(
       runConvPassIfPrepared(call, prepareBackwardFilter, ctx, ran));

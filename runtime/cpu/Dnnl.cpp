@@ -82,9 +82,9 @@ std::string describeCpuCompute(const std::string &dtype) {
   const std::string isa = "oneDNN on " + dnnlIsaName();
   if (dtype == "bf16" && nativeBf16Contractions())
     return "bf16 GEMMs and convolutions multiply bf16 natively (" + isa +
-           ", f32 accumulation; convolutions with under 4 input channels "
-           "compute in f32, faster there); the other bf16 kernels compute "
-           "in f32 and round once";
+           " and, for image inputs of under 4 channels, AVX512_BF16 loops; "
+           "f32 accumulation); the other bf16 kernels compute in f32 and "
+           "round once";
   return dtype + " is emulated on this CPU: every " + dtype +
          " kernel, GEMMs and convolutions (" + isa +
          ") included, widens to f32 and rounds each result once";

@@ -10,6 +10,7 @@
 #define AMPC_RUNTIME_CPU_DNNLKERNELS_H
 
 #include "runtime/cpu/Dnnl.h"
+#include "runtime/cpu/ImageConvBf16.h"
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/ops/WindowGeometry.h"
 
@@ -41,16 +42,21 @@ Status preparedOf(const OpCall &call, PrepareFn prepare,
 }
 
 // A convolution with fewer input channels than this (an image-input
-// layer: 1 or 3) computes in f32, and its forward and
-// backward-data passes run on the im2col + OpenBLAS loops rather than on
-// oneDNN, which pads the channels to its vector or AMX tile there. Measured
-// with ampc-contraction-bench, one thread, this project's AVX512_BF16/AMX
-// machine (LeNet-5's 1-channel layer / a ResNet stem's 3-channel one):
-// f32 forward on im2col 0.14 / 0.67 ms against oneDNN's 0.17 / 0.83,
-// backward-data 0.16 / 0.68 against 1.76 / 2.00, backward-filter 0.16 /
-// 0.88 against 0.19 / 0.60 (so that pass stays on oneDNN); and oneDNN's
-// native bf16 was slower still (LeNet-5's backward-filter 296 us in bf16
-// against 104 us in f32). The values are the same up to summation order:
+// layer: 1 or 3), where oneDNN pads the channels to its vector or AMX
+// tile: in bf16 on a CPU that multiplies bf16, its forward and
+// filter-gradient passes run ImageConvBf16.h's loops (where their geometry
+// allows); otherwise it computes in f32, the forward and backward-data
+// passes on the im2col + OpenBLAS loops and the backward-filter pass on
+// oneDNN. Measured with ampc-contraction-bench, one thread, on an
+// AVX512_BF16/AMX machine (LeNet-5's 1-channel layer / a ResNet stem's
+// 3-channel one): f32 forward on im2col 0.14 / 0.67 ms against oneDNN's
+// 0.17 / 0.83, backward-data 0.16 / 0.68 against 1.76 / 2.00,
+// backward-filter 0.16 / 0.88 against 0.19 / 0.60; oneDNN's native bf16
+// was slower still (LeNet-5's backward-filter 296 us in bf16 against 104
+// us in f32). On this project's AMD EPYC (AVX512_BF16, no AMX) the bf16
+// loops took LeNet-5's forward to 0.10 ms (0.27 in f32 on im2col) and its
+// filter gradient to 0.06 (0.26 on oneDNN in f32), the stem's to 0.60 and
+// 0.50 (1.03 and 0.77). The values are the same up to summation order:
 // widening bf16 is exact and every path accumulates in f32.
 inline constexpr int64_t kFewConvChannels = 4;
 
@@ -71,7 +77,9 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
   // Total input channels: a depthwise or grouped convolution (1 channel per
   // group, MobileNet's) has oneDNN kernels of its own and stays there.
   const bool fewChannels = p.c < kFewConvChannels;
-  if (fewChannels && pass != DnnlConvPass::BackwardFilter) {
+  // No oneDNN primitive where ImageConvBf16.h's loops or im2col run.
+  if (fewChannels &&
+      (pass != DnnlConvPass::BackwardFilter || imageConvBf16Applies(p, t))) {
     out = std::move(prep); // no primitive: the im2col loops
     return Status::ok();
   }
