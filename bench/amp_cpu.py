@@ -26,8 +26,10 @@ shapes, from the same weights:
   explains, unless --omp-default-wait.
 Each figure is the median step after 5 warm-up steps, and the median over
 --rounds alternating rounds, each round a fresh process; "spread" is the
-largest over the smallest of ampc's round medians, less 1, per precision
-(run-to-run variation, which issue 22 wants within 10% at 2 threads).
+largest over the smallest of the round medians, less 1, per side and
+precision (run-to-run variation, which issue 22 wants within 10% at 2
+threads; PyTorch's, measured in the same rounds, shows how much of it the
+machine itself adds).
 
 Before timing, each model's numbers are checked: both sides train
 --check-steps steps on one fixed batch (PyTorch's, written as .npy for
@@ -249,7 +251,7 @@ def main():
                     t["tb"].append(torch_step(args, name, path, threads,
                                               True))
                 m = {k: statistics.median(v) for k, v in t.items()}
-                for k in ("af", "ab"):
+                for k in ("af", "ab", "tf", "tb"):
                     m[k + " spread"] = max(t[k]) / min(t[k]) - 1
                 m["check"] = checked
                 rows.append((name, MODELS[name][1]["batch"], threads, m))
@@ -260,7 +262,8 @@ def main():
     hdr = ["model", "batch", "threads", "ampc f32 ms", "ampc bf16 ms",
            "ampc bf16/f32", "torch f32 ms", "torch bf16 ms",
            "torch bf16/f32", "torch/ampc f32", "torch/ampc bf16",
-           "ampc spread f32", "ampc spread bf16", "loss ampc/torch f32"]
+           "ampc spread f32", "ampc spread bf16", "torch spread f32",
+           "torch spread bf16", "loss ampc/torch f32"]
     lines = []
     for name, batch, threads, m in rows:
         lines.append([name, str(batch), str(threads), f"{m['af']:.2f}",
@@ -269,6 +272,7 @@ def main():
                       f"{m['tb'] / m['tf']:.2f}", f"{m['tf'] / m['af']:.2f}",
                       f"{m['tb'] / m['ab']:.2f}",
                       f"{m['af spread']:.0%}", f"{m['ab spread']:.0%}",
+                      f"{m['tf spread']:.0%}", f"{m['tb spread']:.0%}",
                       f"{m['check']['ampc/torch f32']:.0e}"])
     if args.markdown:
         print("| " + " | ".join(hdr) + " |")
