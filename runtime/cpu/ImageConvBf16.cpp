@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #define AMPC_AVX512_BF16                                                       \
@@ -31,6 +32,17 @@ using ops::ConvPlan;
 constexpr int64_t kPixels = 16; // f32 lanes of one register
 constexpr int64_t kWords = 32;  // bf16 words of one register
 constexpr int64_t kMaxColumns = 8;
+
+// fn(std::integral_constant<int, N>()) for N = n, n in [First, Last] (the
+// register-blocking loops below take their block sizes as template
+// arguments, so that their accumulators stay in registers).
+template <int First, int Last, typename Fn>
+void withConstant(int64_t n, Fn &&fn) {
+  if constexpr (First < Last)
+    if (n != First)
+      return withConstant<First + 1, Last>(n, fn);
+  fn(std::integral_constant<int, First>());
+}
 
 // Padded planes: rows oh + kh - 1; columns padded column q holds input
 // column q - pl, with room for a 32-word load at any output pixel and tap.
@@ -229,20 +241,6 @@ AMPC_AVX512_BF16 void filterGradTask(const ConvPlan &p, const PaddedShape &s,
     }
 }
 
-template <int KW>
-void filterGradKw(const ConvPlan &p, const PaddedShape &s, const uint16_t *dy,
-                  const uint16_t *xpad, int64_t ci, int64_t i, int64_t o0,
-                  float *dw) {
-  switch (std::min<int64_t>(3, p.o - o0)) {
-  case 3:
-    return filterGradTask<3, KW>(p, s, dy, xpad, ci, i, o0, dw);
-  case 2:
-    return filterGradTask<2, KW>(p, s, dy, xpad, ci, i, o0, dw);
-  default:
-    return filterGradTask<1, KW>(p, s, dy, xpad, ci, i, o0, dw);
-  }
-}
-
 } // namespace
 
 bool imageConvBf16Applies(const ConvPlan &p, DType t) {
@@ -283,32 +281,9 @@ void imageConvBf16Forward(const ConvPlan &p, const uint16_t *x,
       uint16_t *yn = y + n * p.o * p.oh * p.ow;
       // Up to 8 output channels share each pair vector.
       for (int64_t o = 0; o < p.o; o += 8)
-        switch (std::min<int64_t>(8, p.o - o)) {
-        case 8:
-          forwardChannels<8>(p, s, t, xp, b, o, yn);
-          break;
-        case 7:
-          forwardChannels<7>(p, s, t, xp, b, o, yn);
-          break;
-        case 6:
-          forwardChannels<6>(p, s, t, xp, b, o, yn);
-          break;
-        case 5:
-          forwardChannels<5>(p, s, t, xp, b, o, yn);
-          break;
-        case 4:
-          forwardChannels<4>(p, s, t, xp, b, o, yn);
-          break;
-        case 3:
-          forwardChannels<3>(p, s, t, xp, b, o, yn);
-          break;
-        case 2:
-          forwardChannels<2>(p, s, t, xp, b, o, yn);
-          break;
-        default:
-          forwardChannels<1>(p, s, t, xp, b, o, yn);
-          break;
-        }
+        withConstant<1, 8>(std::min<int64_t>(8, p.o - o), [&](auto ob) {
+          forwardChannels<decltype(ob)::value>(p, s, t, xp, b, o, yn);
+        });
     }
   });
 }
@@ -332,32 +307,12 @@ void imageConvBf16FilterGrad(const ConvPlan &p, const uint16_t *dy,
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t ci = t / (p.kh * oBlocks), i = t / oBlocks % p.kh,
                     o0 = t % oBlocks * 3;
-      switch (p.kw) {
-      case 1:
-        filterGradKw<1>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      case 2:
-        filterGradKw<2>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      case 3:
-        filterGradKw<3>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      case 4:
-        filterGradKw<4>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      case 5:
-        filterGradKw<5>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      case 6:
-        filterGradKw<6>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      case 7:
-        filterGradKw<7>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      default:
-        filterGradKw<8>(p, s, dy, xpad, ci, i, o0, dwf);
-        break;
-      }
+      withConstant<1, kMaxColumns>(p.kw, [&](auto kw) {
+        withConstant<1, 3>(std::min<int64_t>(3, p.o - o0), [&](auto ob) {
+          filterGradTask<decltype(ob)::value, decltype(kw)::value>(
+              p, s, dy, xpad, ci, i, o0, dwf);
+        });
+      });
     }
   });
   floatToBFloat(dwf, dw, static_cast<size_t>(filter));
