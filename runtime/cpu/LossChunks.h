@@ -13,6 +13,7 @@
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/ops/LossRules.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace ampc::rt::cpu::loss {
@@ -49,6 +50,58 @@ inline Status readLabels(const TensorView &labels, int64_t c,
     denom += weights.empty() ? 1.0 : weights[l];
   }
   return Status::ok();
+}
+
+/// What every chunk of a loss call reads: its attributes, [N, C, D] (D the
+/// product of the trailing dims of `scores`), the class weights and the
+/// checked labels with the mean's denominator (readLabels).
+struct LossSetup {
+  ops::LossAttrs la;
+  int64_t n = 0, c = 0, d = 0;
+  std::vector<double> weights;
+  std::vector<int64_t> labels;
+  double denom = 0;
+  bool none() const { return la.reduction == "none"; }
+};
+inline Status readLossSetup(const OpCall &call, const Shape &scores,
+                            size_t labelsAt, LossSetup &s) {
+  AMPC_RETURN_IF_ERROR(ops::readLossAttrs(*call.attrs, s.la));
+  s.n = scores[0];
+  s.c = scores[1];
+  s.d = ops::product(scores, 2, scores.size());
+  s.weights = classWeights(call, labelsAt + 1, s.c);
+  return readLabels(call.inputs[labelsAt], s.c, s.la, s.weights, s.labels,
+                    s.denom);
+}
+
+/// Samples [j0, j0 + w) of row i of an [N, C, D] loss: `base` is the offset
+/// of its first score, `task` its index among chunkTasks(s) (the slot of
+/// its partial sums).
+struct Chunk {
+  int64_t task, i, j0, w, base;
+};
+
+constexpr int64_t kLossChunk = 512;
+inline int64_t chunksPerRow(const LossSetup &s) {
+  return std::max<int64_t>(1, (s.d + kLossChunk - 1) / kLossChunk);
+}
+inline int64_t chunkTasks(const LossSetup &s) { return s.n * chunksPerRow(s); }
+
+/// fn(state, chunk) for every chunk, in parallel; each range of chunks a
+/// thread takes has one State (its buffers).
+template <typename State, typename Fn>
+void forEachChunk(const CpuContext &ctx, const LossSetup &s, Fn fn) {
+  const int64_t chunks = chunksPerRow(s);
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, s.c));
+  parallelFor(ctx, chunkTasks(s), grain, [&](int64_t b, int64_t e) {
+    State state;
+    for (int64_t t = b; t < e; ++t) {
+      int64_t i = t / chunks, j0 = (t % chunks) * kLossChunk;
+      int64_t w = std::min(kLossChunk, s.d - j0);
+      if (w > 0)
+        fn(state, Chunk{t, i, j0, w, i * s.c * s.d + j0});
+    }
+  });
 }
 
 /// The loss terms of a chunk: -log_prob * weight for each sample not
@@ -121,18 +174,57 @@ void softmaxCrossEntropyGrad(T *buf, const int64_t *lr, const T *coef,
         buf[r * w + j] = T(0);
 }
 
+/// Per task, the sum of its loss terms and of their weights.
+struct PartialSums {
+  std::vector<double> loss, weight;
+  explicit PartialSums(const LossSetup &s)
+      : loss(static_cast<size_t>(chunkTasks(s)), 0.0),
+        weight(static_cast<size_t>(chunkTasks(s)), 0.0) {}
+};
+
+/// A chunk's loss terms (lossTerms): stored per sample into `loss` without
+/// reduction, and summed into the chunk's slots of `sums`; `terms` is
+/// scratch.
+template <typename LogProbAt>
+void chunkLoss(const LossSetup &s, const Chunk &ch, LogProbAt logProbAt,
+               std::vector<double> &terms, const TensorView &loss,
+               PartialSums &sums) {
+  terms.assign(static_cast<size_t>(ch.w), 0.0);
+  double ls = 0, ws = 0;
+  lossTerms(s.labels.data() + ch.i * s.d + ch.j0, ch.w, s.weights, s.la,
+            logProbAt, terms.data(), ls, ws);
+  if (s.none())
+    storeF64(terms.data(), ch.w, loss, ch.i * s.d + ch.j0);
+  sums.loss[ch.task] = ls;
+  sums.weight[ch.task] = ws;
+}
+
+/// A chunk's gradient coefficients (gradCoefs) into `coef`: the incoming
+/// gradient is `grad`'s per-sample value without reduction (read into the
+/// scratch `gs`), else its scalar `g0`.
+template <typename T>
+void chunkCoefs(const LossSetup &s, const Chunk &ch, const TensorView &grad,
+                double g0, std::vector<double> &gs, std::vector<T> &coef) {
+  if (s.none()) {
+    gs.resize(static_cast<size_t>(ch.w));
+    loadF64(grad, ch.i * s.d + ch.j0, ch.w, gs.data());
+  }
+  coef.resize(static_cast<size_t>(ch.w));
+  gradCoefs(s.labels.data() + ch.i * s.d + ch.j0, ch.w, s.weights, s.la,
+            gs.data(), g0, s.denom, coef.data());
+}
+
 /// The loss of reduction "sum" or "mean" from the tasks' partial sums of
 /// the loss terms and of their weights, added in task order (so the result
 /// does not depend on the thread count); "mean" divides by the summed
 /// weights (0/0 is NaN when every label is ignored, as in the ONNX
 /// reference).
-inline void storeReducedLoss(const std::vector<double> &lossSum,
-                             const std::vector<double> &weightSum,
-                             const ops::LossAttrs &la, const TensorView &loss) {
+inline void storeReducedLoss(const PartialSums &sums, const ops::LossAttrs &la,
+                             const TensorView &loss) {
   double total = 0, totalWeight = 0;
-  for (size_t t = 0; t < lossSum.size(); ++t) {
-    total += lossSum[t];
-    totalWeight += weightSum[t];
+  for (size_t t = 0; t < sums.loss.size(); ++t) {
+    total += sums.loss[t];
+    totalWeight += sums.weight[t];
   }
   double result = la.reduction == "sum" ? total : total / totalWeight;
   storeF64(&result, 1, loss, 0);

@@ -103,52 +103,32 @@ template <bool Log> Status runSoftmaxGrad(const OpCall &call, CpuContext &ctx) {
 
 template <typename T>
 Status runLossGradT(const OpCall &call, bool softmax, const CpuContext &ctx) {
-  LossAttrs la;
-  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
-  const size_t labelsAt = softmax ? 2 : 1;
-  const TensorView &grad = call.inputs[0], &labels = call.inputs[labelsAt],
-                   &out = call.outputs[0];
-  int64_t n = out.shape[0], c = out.shape[1];
-  int64_t d = product(out.shape, 2, out.shape.size());
-  std::vector<double> weights = loss::classWeights(call, labelsAt + 1, c);
-  std::vector<int64_t> lab;
-  double denom = 0;
-  AMPC_RETURN_IF_ERROR(loss::readLabels(labels, c, la, weights, lab, denom));
+  const TensorView &grad = call.inputs[0], &out = call.outputs[0];
+  loss::LossSetup s;
+  AMPC_RETURN_IF_ERROR(
+      loss::readLossSetup(call, out.shape, softmax ? 2 : 1, s));
   if (out.numElements() == 0)
     return Status::ok();
-  const bool none = la.reduction == "none";
-  const double g0 = none ? 0.0 : elementAsDouble(grad, 0);
-  constexpr int64_t kChunk = 512;
-  int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
-  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c));
-  parallelFor(ctx, n * chunks, grain, [&](int64_t b, int64_t e) {
+  const double g0 = s.none() ? 0.0 : elementAsDouble(grad, 0);
+  struct Buffers {
     std::vector<T> buf, coef;
     std::vector<double> gs;
-    for (int64_t t = b; t < e; ++t) {
-      int64_t i = t / chunks, j0 = (t % chunks) * kChunk;
-      int64_t w = std::min(kChunk, d - j0);
-      if (w <= 0)
-        continue;
-      int64_t base = i * c * d + j0;
-      const int64_t *lr = lab.data() + i * d + j0;
-      if (none) {
-        gs.resize(static_cast<size_t>(w));
-        loadF64(grad, i * d + j0, w, gs.data());
-      }
-      coef.resize(static_cast<size_t>(w));
-      loss::gradCoefs(lr, w, weights, la, gs.data(), g0, denom, coef.data());
-      buf.resize(static_cast<size_t>(c * w));
-      if (softmax) {
-        loadRows(call.inputs[1], base, c, d, w, buf.data());
-        loss::softmaxCrossEntropyGrad(buf.data(), lr, coef.data(), c, w, la);
-      } else {
-        std::fill(buf.begin(), buf.end(), T(0));
-        for (int64_t j = 0; j < w; ++j)
-          if (!(la.ignoreIndex && lr[j] == *la.ignoreIndex))
-            buf[lr[j] * w + j] = -coef[j];
-      }
-      storeRows(buf.data(), c, d, w, out, base);
+  };
+  loss::forEachChunk<Buffers>(ctx, s, [&](Buffers &bf, const loss::Chunk &ch) {
+    const int64_t *lr = s.labels.data() + ch.i * s.d + ch.j0;
+    loss::chunkCoefs(s, ch, grad, g0, bf.gs, bf.coef);
+    bf.buf.resize(static_cast<size_t>(s.c * ch.w));
+    if (softmax) {
+      loadRows(call.inputs[1], ch.base, s.c, s.d, ch.w, bf.buf.data());
+      loss::softmaxCrossEntropyGrad(bf.buf.data(), lr, bf.coef.data(), s.c,
+                                    ch.w, s.la);
+    } else {
+      std::fill(bf.buf.begin(), bf.buf.end(), T(0));
+      for (int64_t j = 0; j < ch.w; ++j)
+        if (!(s.la.ignoreIndex && lr[j] == *s.la.ignoreIndex))
+          bf.buf[lr[j] * ch.w + j] = -bf.coef[j];
     }
+    storeRows(bf.buf.data(), s.c, s.d, ch.w, out, ch.base);
   });
   return Status::ok();
 }

@@ -19,55 +19,31 @@ using namespace kh;
 
 template <typename T>
 Status runLossT(const OpCall &call, bool softmax, const CpuContext &ctx) {
-  LossAttrs la;
-  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
   const TensorView &x = call.inputs[0], &loss = call.outputs[0];
-  int64_t n = x.shape[0], c = x.shape[1];
-  int64_t d = product(x.shape, 2, x.shape.size());
-  std::vector<double> weights = loss::classWeights(call, 2, c);
-  std::vector<int64_t> lab;
-  double denom = 0; // the gradient's; the loss sums its weights per task
-  AMPC_RETURN_IF_ERROR(
-      loss::readLabels(call.inputs[1], c, la, weights, lab, denom));
-  bool none = la.reduction == "none";
-  constexpr int64_t kChunk = 512;
-  int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
-  int64_t tasks = n * chunks;
-  // Per task: summed loss and summed weight (for "mean").
-  std::vector<double> lossSum(tasks, 0.0), weightSum(tasks, 0.0);
-  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c));
-  parallelFor(ctx, tasks, grain, [&](int64_t b, int64_t e) {
-    std::vector<T> buf;
-    std::vector<double> lossBuf;
-    for (int64_t t = b; t < e; ++t) {
-      int64_t i = t / chunks, j0 = (t % chunks) * kChunk;
-      int64_t w = std::min(kChunk, d - j0);
-      if (w <= 0)
-        continue;
-      int64_t base = i * c * d + j0;
-      if (softmax) {
-        buf.resize(static_cast<size_t>(c * w));
-        loadRows(x, base, c, d, w, buf.data());
-        softmaxColumns(buf.data(), c, w, /*log=*/true);
-        storeRows(buf.data(), c, d, w, call.outputs[1], base);
-      }
-      lossBuf.assign(static_cast<size_t>(w), 0.0);
-      double ls = 0, ws = 0;
-      loss::lossTerms(
-          lab.data() + i * d + j0, w, weights, la,
-          [&](int64_t l, int64_t j) {
-            return softmax ? static_cast<double>(buf[l * w + j])
-                           : elementAsDouble(x, base + l * d + j);
-          },
-          lossBuf.data(), ls, ws);
-      if (none)
-        storeF64(lossBuf.data(), w, loss, i * d + j0);
-      lossSum[t] = ls;
-      weightSum[t] = ws;
+  loss::LossSetup s;
+  AMPC_RETURN_IF_ERROR(loss::readLossSetup(call, x.shape, 1, s));
+  loss::PartialSums sums(s);
+  struct Buffers {
+    std::vector<T> logProb;
+    std::vector<double> terms;
+  };
+  loss::forEachChunk<Buffers>(ctx, s, [&](Buffers &bf, const loss::Chunk &ch) {
+    if (softmax) {
+      bf.logProb.resize(static_cast<size_t>(s.c * ch.w));
+      loadRows(x, ch.base, s.c, s.d, ch.w, bf.logProb.data());
+      softmaxColumns(bf.logProb.data(), s.c, ch.w, /*log=*/true);
+      storeRows(bf.logProb.data(), s.c, s.d, ch.w, call.outputs[1], ch.base);
     }
+    loss::chunkLoss(
+        s, ch,
+        [&](int64_t l, int64_t j) {
+          return softmax ? static_cast<double>(bf.logProb[l * ch.w + j])
+                         : elementAsDouble(x, ch.base + l * s.d + j);
+        },
+        bf.terms, loss, sums);
   });
-  if (!none)
-    loss::storeReducedLoss(lossSum, weightSum, la, loss);
+  if (!s.none())
+    loss::storeReducedLoss(sums, s.la, loss);
   return Status::ok();
 }
 
@@ -85,61 +61,34 @@ template <bool Softmax> Status runLoss(const OpCall &call, CpuContext &ctx) {
 // before anything is written.
 template <typename T>
 Status runLossWithGradT(const OpCall &call, const CpuContext &ctx) {
-  LossAttrs la;
-  AMPC_RETURN_IF_ERROR(readLossAttrs(*call.attrs, la));
   const TensorView &grad = call.inputs[0], &x = call.inputs[1],
                    &loss = call.outputs[0], &out = call.outputs[1];
-  int64_t n = x.shape[0], c = x.shape[1];
-  int64_t d = product(x.shape, 2, x.shape.size());
-  std::vector<double> weights = loss::classWeights(call, 3, c);
-  std::vector<int64_t> lab;
-  double denom = 0;
-  AMPC_RETURN_IF_ERROR(
-      loss::readLabels(call.inputs[2], c, la, weights, lab, denom));
-  const bool none = la.reduction == "none";
-  const double g0 = none ? 0.0 : elementAsDouble(grad, 0);
-  constexpr int64_t kChunk = 512;
-  int64_t chunks = std::max<int64_t>(1, (d + kChunk - 1) / kChunk);
-  int64_t tasks = n * chunks;
-  std::vector<double> lossSum(tasks, 0.0), weightSum(tasks, 0.0);
-  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, c));
-  parallelFor(ctx, tasks, grain, [&](int64_t b, int64_t e) {
+  loss::LossSetup s;
+  AMPC_RETURN_IF_ERROR(loss::readLossSetup(call, x.shape, 2, s));
+  const double g0 = s.none() ? 0.0 : elementAsDouble(grad, 0);
+  loss::PartialSums sums(s);
+  struct Buffers {
     std::vector<T> buf, coef;
-    std::vector<double> lossBuf, gs;
-    for (int64_t t = b; t < e; ++t) {
-      int64_t i = t / chunks, j0 = (t % chunks) * kChunk;
-      int64_t w = std::min(kChunk, d - j0);
-      if (w <= 0)
-        continue;
-      int64_t base = i * c * d + j0;
-      const int64_t *lr = lab.data() + i * d + j0;
-      buf.resize(static_cast<size_t>(c * w));
-      loadRows(x, base, c, d, w, buf.data());
-      softmaxColumns(buf.data(), c, w, /*log=*/true);
-      lossBuf.assign(static_cast<size_t>(w), 0.0);
-      double ls = 0, ws = 0;
-      loss::lossTerms(
-          lr, w, weights, la,
-          [&](int64_t l, int64_t j) {
-            return static_cast<double>(buf[l * w + j]);
-          },
-          lossBuf.data(), ls, ws);
-      if (none)
-        storeF64(lossBuf.data(), w, loss, i * d + j0);
-      lossSum[t] = ls;
-      weightSum[t] = ws;
-      if (none) {
-        gs.resize(static_cast<size_t>(w));
-        loadF64(grad, i * d + j0, w, gs.data());
-      }
-      coef.resize(static_cast<size_t>(w));
-      loss::gradCoefs(lr, w, weights, la, gs.data(), g0, denom, coef.data());
-      loss::softmaxCrossEntropyGrad(buf.data(), lr, coef.data(), c, w, la);
-      storeRows(buf.data(), c, d, w, out, base);
-    }
+    std::vector<double> terms, gs;
+  };
+  loss::forEachChunk<Buffers>(ctx, s, [&](Buffers &bf, const loss::Chunk &ch) {
+    bf.buf.resize(static_cast<size_t>(s.c * ch.w));
+    loadRows(x, ch.base, s.c, s.d, ch.w, bf.buf.data());
+    softmaxColumns(bf.buf.data(), s.c, ch.w, /*log=*/true);
+    loss::chunkLoss(
+        s, ch,
+        [&](int64_t l, int64_t j) {
+          return static_cast<double>(bf.buf[l * ch.w + j]);
+        },
+        bf.terms, loss, sums);
+    loss::chunkCoefs(s, ch, grad, g0, bf.gs, bf.coef);
+    loss::softmaxCrossEntropyGrad(bf.buf.data(),
+                                  s.labels.data() + ch.i * s.d + ch.j0,
+                                  bf.coef.data(), s.c, ch.w, s.la);
+    storeRows(bf.buf.data(), s.c, s.d, ch.w, out, ch.base);
   });
-  if (!none)
-    loss::storeReducedLoss(lossSum, weightSum, la, loss);
+  if (!s.none())
+    loss::storeReducedLoss(sums, s.la, loss);
   return Status::ok();
 }
 
