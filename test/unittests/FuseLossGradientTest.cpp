@@ -25,12 +25,7 @@ namespace {
 /// O1's form: the GEMM in f16, the loss in f32 (class weights, label 1
 /// ignored), a cast at each border.
 std::string f16Forward() {
-  return R"(
-func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
-                   %labels: tensor<8xi64> {graph.name = "labels"},
-                   %w1: tensor<12xf32> {graph.name = "w1", graph.trainable = true, graph.init = )" +
-         spreadValues(12, 1) + R"( : tensor<12xf32>})
-    -> (tensor<f32> {graph.name = "loss"}) {
+  return classifierForward({{"w1", 12, 1}}) + R"(
   %xh = amp.cast %x : tensor<8x4xf32> to tensor<8x4xf16>
   %w1v = amp.cast %w1 : tensor<12xf32> to tensor<12xf16>
   %w1h = graph.reshape %w1v : tensor<12xf16> to tensor<3x4xf16>
@@ -45,12 +40,7 @@ func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
 
 /// All f32, reduction "sum".
 std::string f32Forward() {
-  return R"(
-func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
-                   %labels: tensor<8xi64> {graph.name = "labels"},
-                   %w1: tensor<12xf32> {graph.name = "w1", graph.trainable = true, graph.init = )" +
-         spreadValues(12, 2) + R"( : tensor<12xf32>})
-    -> (tensor<f32> {graph.name = "loss"}) {
+  return classifierForward({{"w1", 12, 2}}) + R"(
   %w1h = graph.reshape %w1 : tensor<12xf32> to tensor<3x4xf32>
   %y = graph.gemm %x, %w1h {trans_b = true} : (tensor<8x4xf32>, tensor<3x4xf32>) -> tensor<8x3xf32>
   %loss, %lp = graph.softmax_cross_entropy %y, %labels {reduction = "sum"} : (tensor<8x3xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8x3xf32>)

@@ -24,16 +24,7 @@ namespace {
 /// As amp-auto-cast leaves a small block at O1: the GEMMs in f16, the layer
 /// norm and the softmaxes in f32 (the deny list), with a cast at each border.
 std::string o1Forward() {
-  return R"(
-func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
-                   %labels: tensor<8xi64> {graph.name = "labels"},
-                   %w1: tensor<24xf32> {graph.name = "w1", graph.trainable = true, graph.init = )" +
-         spreadValues(24, 1) + R"( : tensor<24xf32>},
-                   %g: tensor<6xf32> {graph.name = "g", graph.trainable = true, graph.init = )" +
-         spreadValues(6, 2) + R"( : tensor<6xf32>},
-                   %w2: tensor<18xf32> {graph.name = "w2", graph.trainable = true, graph.init = )" +
-         spreadValues(18, 3) + R"( : tensor<18xf32>})
-    -> (tensor<f32> {graph.name = "loss"}) {
+  return classifierForward({{"w1", 24, 1}, {"g", 6, 2}, {"w2", 18, 3}}) + R"(
   %xh = amp.cast %x : tensor<8x4xf32> to tensor<8x4xf16>
   %w1v = amp.cast %w1 : tensor<24xf32> to tensor<24xf16>
   %w1h = graph.reshape %w1v : tensor<24xf16> to tensor<6x4xf16>

@@ -50,16 +50,9 @@ std::string forward(const std::string &t, bool reluFirst) {
                 : "  %q = graph.max_pool2d %i " + pool + " : (" +
                       ty("8x2x4x4") + ") -> " + ty("8x2x2x2") +
                       "\n  %p = graph.relu %q : " + ty("8x2x2x2") + "\n";
-  return R"(
-func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
-                   %labels: tensor<8xi64> {graph.name = "labels"},
-                   %w1: tensor<128xf32> {graph.name = "w1", graph.trainable = true, graph.init = )" +
-         spreadValues(128, 1) + R"( : tensor<128xf32>},
-                   %w2: tensor<24xf32> {graph.name = "w2", graph.trainable = true, graph.init = )" +
-         spreadValues(24, 2) + R"( : tensor<24xf32>})
-    -> (tensor<f32> {graph.name = "loss"}) {
-)" + cast("xh", "x", "8x4") +
-         cast("w1v", "w1", "128") + cast("w2v", "w2", "24") +
+  return classifierForward({{"w1", 128, 1}, {"w2", 24, 2}}) +
+         cast("xh", "x", "8x4") + cast("w1v", "w1", "128") +
+         cast("w2v", "w2", "24") +
          "  %w1m = graph.reshape %w1v : " + ty("128") + " to " + ty("32x4") +
          "\n  %h = graph.gemm %xh, %w1m {trans_b = true" + acc + "} : (" +
          ty("8x4") + ", " + ty("32x4") + ") -> " + ty("8x32") +

@@ -18,8 +18,34 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string>
 
 namespace ampc::unittest {
+
+/// A trainable f32 vector of the classifier's @forward: its name, element
+/// count and the seed of its spreadValues initial values.
+struct TrainableVector {
+  const char *name;
+  int elements;
+  int seed;
+};
+
+/// The signature of a classifier's @forward as runClassifierStep feeds it
+/// (x 8x4 f32, labels 8 i64, output "loss"), with the trainable vectors
+/// `params` as its other arguments, up to and with its body's "{".
+inline std::string
+classifierForward(std::initializer_list<TrainableVector> params) {
+  std::string s = "\nfunc.func @forward(%x: tensor<8x4xf32> {graph.name = "
+                  "\"x\"},\n    %labels: tensor<8xi64> {graph.name = "
+                  "\"labels\"}";
+  for (const TrainableVector &v : params) {
+    std::string type = "tensor<" + std::to_string(v.elements) + "xf32>";
+    s += std::string(",\n    %") + v.name + ": " + type + " {graph.name = \"" +
+         v.name + "\", graph.trainable = true, graph.init = " +
+         spreadValues(v.elements, v.seed) + " : " + type + "}";
+  }
+  return s + ")\n    -> (tensor<f32> {graph.name = \"loss\"}) {\n";
+}
 
 /// The training step of `forward` (momentum, lr 0.5): built, folded and
 /// shared as the training pipeline does up to amp-fold-casts, then the

@@ -34,16 +34,7 @@ namespace {
 /// A two-layer MLP as amp-auto-cast leaves it at O2, with its parameter
 /// casts marked as working copies.
 std::string o2Forward() {
-  return R"(
-func.func @forward(%x: tensor<8x4xf32> {graph.name = "x"},
-                   %labels: tensor<8xi64> {graph.name = "labels"},
-                   %w1: tensor<24xf32> {graph.name = "w1", graph.trainable = true, graph.init = )" +
-         spreadValues(24, 1) + R"( : tensor<24xf32>},
-                   %b1: tensor<6xf32> {graph.name = "b1", graph.trainable = true, graph.init = )" +
-         spreadValues(6, 2) + R"( : tensor<6xf32>},
-                   %w2: tensor<18xf32> {graph.name = "w2", graph.trainable = true, graph.init = )" +
-         spreadValues(18, 3) + R"( : tensor<18xf32>})
-    -> (tensor<f32> {graph.name = "loss"}) {
+  return classifierForward({{"w1", 24, 1}, {"b1", 6, 2}, {"w2", 18, 3}}) + R"(
   %xh = amp.cast %x : tensor<8x4xf32> to tensor<8x4xf16>
   %w1h = amp.cast %w1 {amp.working_copy} : tensor<24xf32> to tensor<24xf16>
   %b1h = amp.cast %b1 {amp.working_copy} : tensor<6xf32> to tensor<6xf16>
