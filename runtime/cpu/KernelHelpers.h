@@ -145,6 +145,31 @@ void storeFromCompute(const T *buf, const TensorView &t,
   });
 }
 
+// The same for a run of elements [off, off + n) of `t`, as kernels that
+// work through a tensor in chunks read and write it: in place when stored
+// as T, else through `storage` (finish an output with storeRun).
+template <typename T>
+const T *computeRun(const TensorView &t, int64_t off, int64_t n,
+                    Scratch<T> &storage) {
+  if (t.dtype == nativeDType<T>())
+    return static_cast<const T *>(t.data) + off;
+  T *dst = storage.resize(static_cast<size_t>(n));
+  loadC(t, off, n, dst);
+  return dst;
+}
+template <typename T>
+T *computeRunOut(const TensorView &t, int64_t off, int64_t n,
+                 Scratch<T> &storage) {
+  if (t.dtype == nativeDType<T>())
+    return static_cast<T *>(t.data) + off;
+  return storage.resize(static_cast<size_t>(n));
+}
+template <typename T>
+void storeRun(const T *buf, const TensorView &t, int64_t off, int64_t n) {
+  if (t.dtype != nativeDType<T>())
+    storeC(buf, n, t, off);
+}
+
 // `t` broadcast to `to`, flattened, in compute type T.
 template <typename T>
 std::vector<T> expandTo(const TensorView &t, const Shape &to) {

@@ -53,31 +53,22 @@ void runPoolT(const OpCall &call, const PoolPlan &p, bool isMax,
 }
 
 // Windows that tile the planes (MaxPoolTiles.h): rows of windows across
-// planes, in chunks of about kConvertChunk input elements, read and written
-// in place when stored as T.
+// planes, in chunks of about kConvertChunk input elements.
 template <typename T>
 void runMaxTilesT(const OpCall &call, const PoolPlan &p,
                   const CpuContext &ctx) {
   const TensorView &x = call.inputs[0], &out = call.outputs[0];
   const int64_t rows = p.n * p.c * p.oh, inRow = p.sh * p.w;
   const int64_t chunk = std::max<int64_t>(1, kConvertChunk / inRow);
-  const bool native = x.dtype == nativeDType<T>();
   parallelFor(ctx, (rows + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
     Scratch<T> xin, yout;
     TileScratch<T> scratch;
     for (int64_t c = b; c < e; ++c) {
       const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
-      const T *xs = static_cast<const T *>(x.data) + r0 * inRow;
-      T *ys = static_cast<T *>(out.data) + r0 * p.ow;
-      if (!native) {
-        T *xc = xin.resize(static_cast<size_t>(n * inRow));
-        loadC(x, r0 * inRow, n * inRow, xc);
-        xs = xc;
-        ys = yout.resize(static_cast<size_t>(n * p.ow));
-      }
+      const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
+      T *ys = computeRunOut(out, r0 * p.ow, n * p.ow, yout);
       maxTileRows(p, xs, n, ys, scratch);
-      if (!native)
-        storeC(ys, n * p.ow, out, r0 * p.ow);
+      storeRun(ys, out, r0 * p.ow, n * p.ow);
     }
   });
 }

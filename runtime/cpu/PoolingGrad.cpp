@@ -72,7 +72,7 @@ void runMaxPoolGradT(const OpCall &call, const PoolPlan &p,
 
 // Windows that tile the planes (MaxPoolTiles.h): rows of windows across
 // planes, in chunks of about kConvertChunk input elements, every element of
-// the result written once; read and written in place when stored as T.
+// the result written once.
 template <typename T>
 void runMaxTilesGradT(const OpCall &call, const PoolPlan &p,
                       const CpuContext &ctx) {
@@ -80,29 +80,16 @@ void runMaxTilesGradT(const OpCall &call, const PoolPlan &p,
                    &out = call.outputs[0];
   const int64_t rows = p.n * p.c * p.oh, inRow = p.sh * p.w;
   const int64_t chunk = std::max<int64_t>(1, kConvertChunk / inRow);
-  const bool native = grad.dtype == nativeDType<T>() &&
-                      x.dtype == nativeDType<T>() &&
-                      out.dtype == nativeDType<T>();
   parallelFor(ctx, (rows + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
     Scratch<T> xin, gin, dxout;
     TileScratch<T> scratch;
     for (int64_t c = b; c < e; ++c) {
       const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
-      const T *xs = static_cast<const T *>(x.data) + r0 * inRow;
-      const T *gs = static_cast<const T *>(grad.data) + r0 * p.ow;
-      T *dxs = static_cast<T *>(out.data) + r0 * inRow;
-      if (!native) {
-        T *xc = xin.resize(static_cast<size_t>(n * inRow));
-        T *gc = gin.resize(static_cast<size_t>(n * p.ow));
-        loadC(x, r0 * inRow, n * inRow, xc);
-        loadC(grad, r0 * p.ow, n * p.ow, gc);
-        xs = xc;
-        gs = gc;
-        dxs = dxout.resize(static_cast<size_t>(n * inRow));
-      }
+      const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
+      const T *gs = computeRun(grad, r0 * p.ow, n * p.ow, gin);
+      T *dxs = computeRunOut(out, r0 * inRow, n * inRow, dxout);
       maxTileGradRows(p, xs, gs, n, dxs, scratch);
-      if (!native)
-        storeC(dxs, n * inRow, out, r0 * inRow);
+      storeRun(dxs, out, r0 * inRow, n * inRow);
     }
   });
 }
