@@ -3,7 +3,7 @@
 
   /usr/bin/python3 bench/amp_cpu.py [--threads 1 2] [--rounds 3]
       [--steps 20] [--check-steps 5] [--models mlp9x1024 mlp lenet5 resnet18
-      transformer] [--markdown]
+      transformer] [--placement any|near|far] [--markdown]
 
 Models (bench/gpu/models.py's PyTorch definitions, exported here to the
 ONNX train form with Debian's torch 1.13): the seeds' 9-layer MLP at width
@@ -31,6 +31,22 @@ precision (run-to-run variation, which issue 22 wants within 10% at 2
 threads; PyTorch's, measured in the same rounds, shows how much of it the
 machine itself adds).
 
+Placement. On a virtual machine the host decides where the vCPUs run, and
+on this project's AMD EPYC guests it moves them, for seconds to minutes,
+between two cores that share an L3 (a cache line's round trip 50-80 ns)
+and two on different chiplets (330-380 ns). Compute is the same in both,
+but every kernel that hands data from one thread to the other pays the
+distance: LeNet-5's 2-thread bf16 step takes 0.58 ms in the first
+placement and 1.07 ms in the second (its 1-thread step 0.86 ms in both).
+So with 2 or more threads each timed run is bracketed by
+`ampc-core-latency` (bench/cpu/core_latency.cpp, CPUs 0 and 1): a run is
+"near" when both round trips are below --far-ns (150), "far" when both are
+at or above it, "moved" otherwise. --placement any keeps every run and
+counts the kinds in the placement column; near or far repeats a run of
+another kind (up to --placement-tries times, then stops with a message),
+so that every figure of the table was measured in one placement; the runs
+set aside are counted there too.
+
 Before timing, each model's numbers are checked: both sides train
 --check-steps steps on one fixed batch (PyTorch's, written as .npy for
 `amp-run --data DIR`) from the same weights, and ampc's f32 losses must
@@ -44,6 +60,7 @@ ampc's per precision (above 1: ampc is faster).
 """
 
 import argparse
+import collections
 import csv
 import json
 import os
@@ -178,6 +195,55 @@ def ampc_step(args, path, threads, bf16, tmp):
     return statistics.median(float(x["step_time_ms"]) for x in rows)
 
 
+class Placement:
+    """Brackets each timed run at 2+ threads with ampc-core-latency and keeps
+    it or repeats it as --placement says (the module docstring)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.tally = {}  # row -> Counter of the runs' kinds
+
+    def _round_trip(self):
+        cmd = [self.args.core_latency]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            sys.exit(f"FAILED: {cmd[0]}: {e} (build it: ninja -C build "
+                     "ampc-core-latency)")
+        if r.returncode != 0:
+            sys.exit(f"FAILED: {cmd[0]}: {r.stderr.strip()}")
+        return float(r.stdout.split(":")[1].split()[0])
+
+    def timed(self, threads, row, run):
+        """run()'s result from a run in the asked placement."""
+        if threads < 2:
+            return run()
+        tally = self.tally.setdefault(row, collections.Counter())
+        for attempt in range(self.args.placement_tries):
+            if attempt:
+                time.sleep(3)
+            before = self._round_trip()
+            value = run()
+            after = self._round_trip()
+            far = [t >= self.args.far_ns for t in (before, after)]
+            kind = "far" if all(far) else "moved" if any(far) else "near"
+            if self.args.placement in ("any", kind):
+                tally[kind] += 1
+                return value
+            tally["set aside " + kind] += 1
+        sys.exit(f"FAILED: {row}: no {self.args.placement} run in "
+                 f"{self.args.placement_tries} tries (round trips between "
+                 f"CPUs 0 and 1 at or above {self.args.far_ns} ns count as "
+                 "far); try later or with --placement any")
+
+    def describe(self, row):
+        tally = self.tally.get(row)
+        if not tally:
+            return "-"
+        return ", ".join(f"{k} {tally[k]}" for k in sorted(
+            tally, key=lambda k: (k.startswith("set aside"), k)))
+
+
 def max_rel(a, b):
     """The largest difference of losses `a` from `b`, over b's first loss:
     a model trained on one batch drops its loss fast (ResNet-18: 2.4 to 0.07
@@ -225,6 +291,16 @@ def main():
     ap.add_argument("--check-steps", type=int, default=5,
                     help="steps of the loss check on one fixed batch")
     ap.add_argument("--omp-default-wait", action="store_true")
+    ap.add_argument("--placement", choices=["any", "near", "far"],
+                    default="any",
+                    help="which runs at 2+ threads count (see the module "
+                    "docstring)")
+    ap.add_argument("--far-ns", type=float, default=150.0,
+                    help="round trip between CPUs 0 and 1 from which a run "
+                    "counts as far")
+    ap.add_argument("--placement-tries", type=int, default=20)
+    ap.add_argument("--core-latency", default=os.path.join(
+        ROOT, "build", "bin", "ampc-core-latency"))
     ap.add_argument("--markdown", action="store_true")
     # The PyTorch child process.
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -236,6 +312,7 @@ def main():
         return torch_worker(args)
 
     rows = []
+    placement = Placement(args)
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             path = os.path.join(tmp, name + ".onnx")
@@ -243,17 +320,21 @@ def main():
             checked = check_losses(args, name, path, tmp)
             for threads in args.threads:
                 t = {k: [] for k in ("af", "ab", "tf", "tb")}
+                row = f"{name} at {threads} threads"
                 for _ in range(args.rounds):
-                    t["af"].append(ampc_step(args, path, threads, False, tmp))
-                    t["tf"].append(torch_step(args, name, path, threads,
-                                              False))
-                    t["ab"].append(ampc_step(args, path, threads, True, tmp))
-                    t["tb"].append(torch_step(args, name, path, threads,
-                                              True))
+                    for bf16 in (False, True):
+                        p = "b" if bf16 else "f"
+                        t["a" + p].append(placement.timed(
+                            threads, row, lambda: ampc_step(
+                                args, path, threads, bf16, tmp)))
+                        t["t" + p].append(placement.timed(
+                            threads, row, lambda: torch_step(
+                                args, name, path, threads, bf16)))
                 m = {k: statistics.median(v) for k, v in t.items()}
                 for k in ("af", "ab", "tf", "tb"):
                     m[k + " spread"] = max(t[k]) / min(t[k]) - 1
                 m["check"] = checked
+                m["placement"] = placement.describe(row)
                 rows.append((name, MODELS[name][1]["batch"], threads, m))
                 print(f"{name} threads {threads}: ampc f32 {m['af']:.3f} ms, "
                       f"bf16 {m['ab']:.3f} ms; torch f32 {m['tf']:.3f} ms, "
@@ -263,7 +344,7 @@ def main():
            "ampc bf16/f32", "torch f32 ms", "torch bf16 ms",
            "torch bf16/f32", "torch/ampc f32", "torch/ampc bf16",
            "ampc spread f32", "ampc spread bf16", "torch spread f32",
-           "torch spread bf16", "loss ampc/torch f32"]
+           "torch spread bf16", "loss ampc/torch f32", "placement"]
     lines = []
     for name, batch, threads, m in rows:
         lines.append([name, str(batch), str(threads), f"{m['af']:.2f}",
@@ -273,7 +354,8 @@ def main():
                       f"{m['tb'] / m['ab']:.2f}",
                       f"{m['af spread']:.0%}", f"{m['ab spread']:.0%}",
                       f"{m['tf spread']:.0%}", f"{m['tb spread']:.0%}",
-                      f"{m['check']['ampc/torch f32']:.0e}"])
+                      f"{m['check']['ampc/torch f32']:.0e}",
+                      m["placement"]])
     if args.markdown:
         print("| " + " | ".join(hdr) + " |")
         print("|" + "---|" * len(hdr))
@@ -288,7 +370,10 @@ def main():
     print("bf16/f32 below 1: AMP is faster; torch/ampc above 1: ampc is "
           "faster; spread: slowest over fastest of the rounds' medians, "
           "less 1; loss: the largest difference of ampc's f32 losses from "
-          "PyTorch's over the check's steps, relative to the first loss")
+          "PyTorch's over the check's steps, relative to the first loss; "
+          "placement: the timed runs by where CPUs 0 and 1 were (round trip "
+          f"below {args.far_ns:g} ns: near), with --placement "
+          f"{args.placement}")
 
 
 if __name__ == "__main__":
