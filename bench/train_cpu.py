@@ -24,8 +24,13 @@ Torch's OpenMP workers run with OMP_WAIT_POLICY=PASSIVE unless
 --omp-default-wait is given or the environment sets OMP_WAIT_POLICY: with
 libgomp's default (spin a while before sleeping) torch's 2-thread steps on a
 2-core machine are slower than its 1-thread steps, because the spinning
-worker takes the core OpenBLAS's worker needs; amp-run's pool threads sleep on
-a condition variable, so PASSIVE makes the comparison like for like.
+worker takes the core OpenBLAS's worker needs. amp-run keeps libgomp's
+default: its kernels and oneDNN's share one OpenMP team and its OpenBLAS calls
+run on the calling thread (docs/runtime.md), so no spinning thread holds a
+core another needs, and passive waiting makes its 2-thread steps several times
+slower (each of a step's kernels would wake a sleeping thread). A
+PASSIVE this script set for torch is not passed on to amp-run; one from the
+environment is.
 
 Threads: T applies to both sides and to OpenBLAS, which both sides call for
 their GEMMs and which otherwise runs its own pool of one thread per core
@@ -73,8 +78,9 @@ import time
 # load).
 # PASSIVE lets them sleep; --omp-default-wait keeps libgomp's default.
 OMP_DEFAULT_WAIT = "--omp-default-wait" in sys.argv[1:]
-if not OMP_DEFAULT_WAIT:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+PASSIVE_FOR_TORCH = not OMP_DEFAULT_WAIT and "OMP_WAIT_POLICY" not in os.environ
+if PASSIVE_FOR_TORCH:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -184,6 +190,8 @@ def torch_train(trainer, batches, loss_index, steps):
 
 def _amp_env(threads):
     env = dict(os.environ)
+    if PASSIVE_FOR_TORCH:
+        del env["OMP_WAIT_POLICY"]
     env["OPENBLAS_NUM_THREADS"] = str(threads)
     return env
 
@@ -383,7 +391,8 @@ def main():
           f"openblas_set_num_threads on {blas_path}); {args.rounds} rounds "
           f"x ({args.warmup} warm-up + {args.steps}) steps; torch "
           f"{torch.__version__}; OMP_WAIT_POLICY="
-          f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}; load average at "
+          f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}"
+          f"{' for torch only' if PASSIVE_FOR_TORCH else ''}; load average at "
           f"start "
           f"{os.getloadavg()[0]:.2f}", flush=True)
 
