@@ -214,8 +214,9 @@ class Placement:
             sys.exit(f"FAILED: {cmd[0]}: {r.stderr.strip()}")
         return float(r.stdout.split(":")[1].split()[0])
 
-    def timed(self, threads, row, run):
-        """run()'s result from a run in the asked placement."""
+    def timed(self, threads, row, what, run):
+        """run()'s result (a time in ms) from a run in the asked placement;
+        `what` names the run in the log line."""
         if threads < 2:
             return run()
         tally = self.tally.setdefault(row, collections.Counter())
@@ -227,6 +228,8 @@ class Placement:
             after = self._round_trip()
             far = [t >= self.args.far_ns for t in (before, after)]
             kind = "far" if all(far) else "moved" if any(far) else "near"
+            print(f"  {row}, {what}: {value:.3f} ms between round trips of "
+                  f"{before:.0f} and {after:.0f} ns ({kind})", file=sys.stderr)
             if self.args.placement in ("any", kind):
                 tally[kind] += 1
                 return value
@@ -324,11 +327,12 @@ def main():
                 for _ in range(args.rounds):
                     for bf16 in (False, True):
                         p = "b" if bf16 else "f"
+                        dtype = "bf16" if bf16 else "f32"
                         t["a" + p].append(placement.timed(
-                            threads, row, lambda: ampc_step(
+                            threads, row, "ampc " + dtype, lambda: ampc_step(
                                 args, path, threads, bf16, tmp)))
                         t["t" + p].append(placement.timed(
-                            threads, row, lambda: torch_step(
+                            threads, row, "torch " + dtype, lambda: torch_step(
                                 args, name, path, threads, bf16)))
                 m = {k: statistics.median(v) for k, v in t.items()}
                 for k in ("af", "ab", "tf", "tb"):
