@@ -53,22 +53,29 @@ void runPoolT(const OpCall &call, const PoolPlan &p, bool isMax,
 }
 
 // Windows that tile the planes (MaxPoolTiles.h): rows of windows across
-// planes, in chunks of about kConvertChunk input elements.
-template <typename T>
+// planes, in chunks of about kConvertChunk input elements; bf16 as
+// stored, other types in their compute type.
+template <typename E>
 void runMaxTilesT(const OpCall &call, const PoolPlan &p,
                   const CpuContext &ctx) {
+  using T = typename E::Stored;
   const TensorView &x = call.inputs[0], &out = call.outputs[0];
   const int64_t rows = p.n * p.c * p.oh, inRow = p.sh * p.w;
   const int64_t chunk = std::max<int64_t>(1, kConvertChunk / inRow);
   parallelFor(ctx, (rows + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
     Scratch<T> xin, yout;
-    TileScratch<T> scratch;
+    TileScratch<E> scratch;
     for (int64_t c = b; c < e; ++c) {
       const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
-      const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
-      T *ys = computeRunOut(out, r0 * p.ow, n * p.ow, yout);
-      maxTileRows(p, xs, n, ys, scratch);
-      storeRun(ys, out, r0 * p.ow, n * p.ow);
+      if constexpr (std::is_same_v<E, Bf16Tile>) {
+        maxTileRows<E>(p, static_cast<const T *>(x.data) + r0 * inRow, n,
+                       static_cast<T *>(out.data) + r0 * p.ow, scratch);
+      } else {
+        const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
+        T *ys = computeRunOut(out, r0 * p.ow, n * p.ow, yout);
+        maxTileRows<E>(p, xs, n, ys, scratch);
+        storeRun(ys, out, r0 * p.ow, n * p.ow);
+      }
     }
   });
 }
@@ -80,9 +87,11 @@ Status runPool(const OpCall &call, CpuContext &ctx, bool isMax) {
     AMPC_RETURN_IF_ERROR(checkMaxPoolPlane(p));
   if (isMax && windowsTilePlanes(p)) {
     if (call.inputs[0].dtype == DType::F64)
-      runMaxTilesT<double>(call, p, ctx);
+      runMaxTilesT<FloatTile<double>>(call, p, ctx);
+    else if (call.inputs[0].dtype == DType::BF16)
+      runMaxTilesT<Bf16Tile>(call, p, ctx);
     else
-      runMaxTilesT<float>(call, p, ctx);
+      runMaxTilesT<FloatTile<float>>(call, p, ctx);
     return Status::ok();
   }
   if (call.inputs[0].dtype == DType::F64)

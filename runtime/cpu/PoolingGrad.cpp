@@ -72,24 +72,32 @@ void runMaxPoolGradT(const OpCall &call, const PoolPlan &p,
 
 // Windows that tile the planes (MaxPoolTiles.h): rows of windows across
 // planes, in chunks of about kConvertChunk input elements, every element of
-// the result written once.
-template <typename T>
+// the result written once; bf16 as stored, other types in their compute
+// type.
+template <typename E>
 void runMaxTilesGradT(const OpCall &call, const PoolPlan &p,
                       const CpuContext &ctx) {
+  using T = typename E::Stored;
   const TensorView &grad = call.inputs[0], &x = call.inputs[1],
                    &out = call.outputs[0];
   const int64_t rows = p.n * p.c * p.oh, inRow = p.sh * p.w;
   const int64_t chunk = std::max<int64_t>(1, kConvertChunk / inRow);
   parallelFor(ctx, (rows + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
     Scratch<T> xin, gin, dxout;
-    TileScratch<T> scratch;
+    TileScratch<E> scratch;
     for (int64_t c = b; c < e; ++c) {
       const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
-      const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
-      const T *gs = computeRun(grad, r0 * p.ow, n * p.ow, gin);
-      T *dxs = computeRunOut(out, r0 * inRow, n * inRow, dxout);
-      maxTileGradRows(p, xs, gs, n, dxs, scratch);
-      storeRun(dxs, out, r0 * inRow, n * inRow);
+      if constexpr (std::is_same_v<E, Bf16Tile>) {
+        maxTileGradRows<E>(p, static_cast<const T *>(x.data) + r0 * inRow,
+                           static_cast<const T *>(grad.data) + r0 * p.ow, n,
+                           static_cast<T *>(out.data) + r0 * inRow, scratch);
+      } else {
+        const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
+        const T *gs = computeRun(grad, r0 * p.ow, n * p.ow, gin);
+        T *dxs = computeRunOut(out, r0 * inRow, n * inRow, dxout);
+        maxTileGradRows<E>(p, xs, gs, n, dxs, scratch);
+        storeRun(dxs, out, r0 * inRow, n * inRow);
+      }
     }
   });
 }
@@ -99,10 +107,14 @@ Status runMaxPoolGrad(const OpCall &call, CpuContext &ctx) {
   AMPC_RETURN_IF_ERROR(planPool(*call.attrs, call.inputs[1].shape, true, p));
   AMPC_RETURN_IF_ERROR(checkMaxPoolPlane(p));
   if (windowsTilePlanes(p)) {
+    // The gradient, the input and the result have one type
+    // (ops::checkMaxPoolGrad).
     if (call.inputs[0].dtype == DType::F64)
-      runMaxTilesGradT<double>(call, p, ctx);
+      runMaxTilesGradT<FloatTile<double>>(call, p, ctx);
+    else if (call.inputs[0].dtype == DType::BF16)
+      runMaxTilesGradT<Bf16Tile>(call, p, ctx);
     else
-      runMaxTilesGradT<float>(call, p, ctx);
+      runMaxTilesGradT<FloatTile<float>>(call, p, ctx);
     return Status::ok();
   }
   if (call.inputs[0].dtype == DType::F64)

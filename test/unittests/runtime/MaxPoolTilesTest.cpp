@@ -6,7 +6,8 @@
 // bits are the winner's, the gradient is 0 + g at the winner and +0
 // elsewhere. Values come from a small set so that ties (+0 against -0
 // too), -inf and NaNs are common; NaNs carry their position in their
-// payload, so taking the wrong one shows.
+// payload, so taking the wrong one shows. The bf16 passes, which move
+// stored bits, against the f32 passes on the widened values rounded once.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/MaxPoolTiles.h"
@@ -94,9 +95,11 @@ TEST(MaxPoolTiles, PicksWhatMaxIndexPicksBitForBit) {
           v = (rng() % 4 == 0) ? -0.0f : static_cast<float>(rng() % 9) - 4;
         const int64_t rows = planes * p.oh;
         std::vector<float> y(g.size()), dx(x.size(), 7.0f);
-        cpu::TileScratch<float> scratch;
-        cpu::maxTileRows(p, x.data(), rows, y.data(), scratch);
-        cpu::maxTileGradRows(p, x.data(), g.data(), rows, dx.data(), scratch);
+        cpu::TileScratch<cpu::FloatTile<float>> scratch;
+        cpu::maxTileRows<cpu::FloatTile<float>>(p, x.data(), rows, y.data(),
+                                                scratch);
+        cpu::maxTileGradRows<cpu::FloatTile<float>>(p, x.data(), g.data(), rows,
+                                                    dx.data(), scratch);
         std::vector<float> want(x.size(), 0.0f);
         for (int64_t pl = 0; pl < planes; ++pl)
           for (int64_t oy = 0; oy < p.oh; ++oy)
@@ -130,14 +133,64 @@ TEST(MaxPoolTiles, ChunksOfRowsAgreeWithTheWhole) {
   std::vector<float> g(static_cast<size_t>(3 * p.oh * p.ow), 1.5f);
   const int64_t rows = 3 * p.oh, inRow = p.sh * p.w;
   std::vector<float> whole(x.size()), chunked(x.size());
-  cpu::TileScratch<float> s;
-  cpu::maxTileGradRows(p, x.data(), g.data(), rows, whole.data(), s);
+  cpu::TileScratch<cpu::FloatTile<float>> s;
+  cpu::maxTileGradRows<cpu::FloatTile<float>>(p, x.data(), g.data(), rows,
+                                              whole.data(), s);
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
     int64_t n = std::min<int64_t>(4, rows - r0);
-    cpu::maxTileGradRows(p, x.data() + r0 * inRow, g.data() + r0 * p.ow, n,
-                         chunked.data() + r0 * inRow, s);
+    cpu::maxTileGradRows<cpu::FloatTile<float>>(p, x.data() + r0 * inRow,
+                                                g.data() + r0 * p.ow, n,
+                                                chunked.data() + r0 * inRow, s);
   }
   EXPECT_EQ(whole, chunked);
+}
+
+// bf16 pooled as stored gives what widening, the f32 passes and one
+// rounding give, bit for bit: signalling NaNs come out quiet with their
+// payloads, -0 gradients as +0, subnormals and the largest finite values
+// unchanged.
+TEST(MaxPoolTiles, Bf16AsStoredIsTheF32PassRounded) {
+  const uint16_t pool[] = {0xff80, 0xbf80, 0x8000, 0x0000, 0x3f80,
+                           0x4000, 0x4000, 0x0001, 0x8001, 0x7f7f,
+                           0x7f80, 0x7fc5, 0x7f81, 0xff83, 0xffc0};
+  const size_t kinds = sizeof pool / sizeof pool[0];
+  std::mt19937 rng(5);
+  const int64_t shapes[][2] = {{2, 2}, {3, 3}, {2, 3}, {1, 2}};
+  for (auto [kh, kw] : shapes)
+    for (int64_t ow : {1, 6, 17}) {
+      const int64_t planes = 3;
+      ops::PoolPlan p = tiledPlan(planes, 4, ow, kh, kw);
+      const int64_t rows = planes * p.oh;
+      std::vector<uint16_t> x(static_cast<size_t>(planes * p.h * p.w)),
+          g(static_cast<size_t>(rows * p.ow));
+      for (uint16_t &v : x)
+        v = pool[rng() % kinds];
+      for (uint16_t &v : g)
+        v = pool[rng() % kinds];
+      std::vector<uint16_t> y(g.size()), dx(x.size(), 0x1234);
+      cpu::TileScratch<cpu::Bf16Tile> s16;
+      cpu::maxTileRows<cpu::Bf16Tile>(p, x.data(), rows, y.data(), s16);
+      cpu::maxTileGradRows<cpu::Bf16Tile>(p, x.data(), g.data(), rows,
+                                          dx.data(), s16);
+
+      std::vector<float> xf(x.size()), gf(g.size()), yf(g.size()),
+          dxf(x.size());
+      for (size_t i = 0; i < x.size(); ++i)
+        xf[i] = bfloatBitsToFloat(x[i]);
+      for (size_t i = 0; i < g.size(); ++i)
+        gf[i] = bfloatBitsToFloat(g[i]);
+      cpu::TileScratch<cpu::FloatTile<float>> s32;
+      cpu::maxTileRows<cpu::FloatTile<float>>(p, xf.data(), rows, yf.data(),
+                                              s32);
+      cpu::maxTileGradRows<cpu::FloatTile<float>>(p, xf.data(), gf.data(), rows,
+                                                  dxf.data(), s32);
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_EQ(y[i], floatToBFloatBits(yf[i]))
+            << kh << "x" << kw << " ow=" << ow << " window " << i;
+      for (size_t i = 0; i < dx.size(); ++i)
+        ASSERT_EQ(dx[i], floatToBFloatBits(dxf[i]))
+            << kh << "x" << kw << " ow=" << ow << " element " << i;
+    }
 }
 
 } // namespace
