@@ -36,9 +36,9 @@ on this project's AMD EPYC guests it moves them, for seconds to minutes,
 between two cores that share an L3 (a cache line's round trip 50-80 ns)
 and two on different chiplets (330-380 ns). Compute is the same in both,
 but every kernel that hands data from one thread to the other pays the
-distance: LeNet-5's 2-thread bf16 step takes 0.58 ms in the first
-placement and 1.07 ms in the second (its 1-thread step 0.86 ms in both).
-So with 2 or more threads each timed run is bracketed by
+distance: LeNet-5's 2-thread step is up to twice as slow in the second
+placement (docs/performance.md, "Two speeds at two threads"). So with 2
+or more threads each timed run is bracketed by
 `ampc-core-latency` (bench/cpu/core_latency.cpp, CPUs 0 and 1): a run is
 "near" when both round trips are below --far-ns (150), "far" when both are
 at or above it, "moved" otherwise. --placement any keeps every run and
@@ -301,7 +301,9 @@ def main():
     ap.add_argument("--far-ns", type=float, default=150.0,
                     help="round trip between CPUs 0 and 1 from which a run "
                     "counts as far")
-    ap.add_argument("--placement-tries", type=int, default=20)
+    ap.add_argument("--placement-tries", type=int, default=20,
+                    help="runs made before --placement near|far gives up on "
+                    "one figure (3 s apart)")
     ap.add_argument("--core-latency", default=os.path.join(
         ROOT, "build", "bin", "ampc-core-latency"))
     ap.add_argument("--markdown", action="store_true")
