@@ -3,15 +3,17 @@
 
   /usr/bin/python3 bench/amp_cpu.py [--threads 1 2] [--rounds 3]
       [--steps 20] [--check-steps 5] [--models mlp9x1024 mlp lenet5 resnet18
-      transformer] [--placement any|near|far] [--markdown]
+      resnet18tv transformer] [--placement any|near|far] [--markdown]
 
 Models (bench/gpu/models.py's PyTorch definitions, exported here to the
 ONNX train form with Debian's torch 1.13): the seeds' 9-layer MLP at width
 1024 and batch 256 (MSE loss), the MindSpore quick-start MLP
 (784-512-512-10, examples/mlp.onnx's network) at batch 64, LeNet-5 at batch
-32, and a CIFAR ResNet-18 (BasicBlocks 2-2-2-2, 64-512 channels, batch norm
-in training mode) at 3x32x32 and batch 16; and, when named, a 2-layer
-BERT-style encoder (dim 128, 4 heads, 64 tokens, batch 8).
+32, a CIFAR ResNet-18 (3x3 stem, BasicBlocks 2-2-2-2, 64-512 channels,
+batch norm in training mode) and torchvision's resnet18 itself (7x7
+stride-2 stem and 3x3 stride-2 max pooling before the same blocks), both
+at 3x32x32 and batch 16; and, when named, a 2-layer BERT-style encoder
+(dim 128, 4 heads, 64 tokens, batch 8).
 
 Each side trains SGD with momentum 0.9 on synthetic batches of the model's
 shapes, from the same weights:
@@ -81,12 +83,14 @@ MODELS = {
     "lenet5": ("lenet5", dict(batch=32)),
     "resnet18": ("resnet", dict(batch=16, width=64, blocks=(2, 2, 2, 2),
                                 classes=10)),
+    # torchvision's resnet18 itself, at the same input and batch.
+    "resnet18tv": ("resnet18tv", dict(batch=16, classes=10)),
     # Not in the default set (docs/performance.md's table): a small
     # BERT-style encoder, whose Linears PyTorch exports as MatMul + Add.
     "transformer": ("transformer", dict(batch=8, seq=64, dim=128, heads=4,
                                         ff=512, layers=2, vocab=1024)),
 }
-DEFAULT_MODELS = ["mlp9x1024", "mlp", "lenet5", "resnet18"]
+DEFAULT_MODELS = ["mlp9x1024", "mlp", "lenet5", "resnet18", "resnet18tv"]
 LR, MOMENTUM, WARMUP = 0.01, 0.9, 5
 
 

@@ -165,6 +165,20 @@ class ResNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TorchvisionResNet18(nn.Module):
+    """torchvision's resnet18 itself (7x7 stride-2 stem, 3x3 stride-2 max
+    pooling, BasicBlocks 2-2-2-2 of 64-512 channels), for bench/amp_cpu.py
+    at 3x32x32; not one of the GPU plan's models."""
+
+    def __init__(self, classes, **_):
+        super().__init__()
+        import torchvision
+        self.net = torchvision.models.resnet18(num_classes=classes)
+
+    def forward(self, x):
+        return self.net(x)
+
+
 class EncoderBlock(nn.Module):
     """Pre-norm encoder block. Attention is written out (not
     nn.MultiheadAttention or scaled_dot_product_attention) so that the ONNX
@@ -210,7 +224,8 @@ class Transformer(nn.Module):
 
 
 NETWORKS = {"mlp9x8192": MLP9, "mlp": ExampleMLP, "lenet5": LeNet5,
-            "resnet": ResNet, "transformer": Transformer}
+            "resnet": ResNet, "resnet18tv": TorchvisionResNet18,
+            "transformer": Transformer}
 
 
 def network(name, size):
@@ -242,7 +257,7 @@ def random_batch(name, size, device, generator=None):
     if name in ("mlp", "lenet5"):
         return (torch.randn(b, 1, 28, 28, **g),
                 torch.randint(0, 10, (b,), **g))
-    if name == "resnet":
+    if name in ("resnet", "resnet18tv"):
         return (torch.randn(b, 3, 32, 32, **g),
                 torch.randint(0, s["classes"], (b,), **g))
     return (torch.randint(0, s["vocab"], (b, s["seq"]), **g),
