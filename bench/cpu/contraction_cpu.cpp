@@ -171,11 +171,14 @@ void convolutions(cpu::CpuContext &ctx) {
     const char *model;
     int64_t n, c, h, w, o, k, pad;
   };
-  const Conv convs[] = {{"lenet5 conv1", 32, 1, 28, 28, 6, 5, 2},
-                        {"lenet5 conv2", 32, 6, 14, 14, 16, 5, 0},
-                        {"resnet18 stem 3x3, 3 ch", 16, 3, 32, 32, 64, 3, 1},
-                        {"resnet18 3x3, 64 ch", 16, 64, 32, 32, 64, 3, 1},
-                        {"resnet18 3x3, 256 ch", 16, 256, 8, 8, 256, 3, 1}};
+  const Conv convs[] = {
+      {"lenet5 conv1", 32, 1, 28, 28, 6, 5, 2},
+      {"lenet5 conv2", 32, 6, 14, 14, 16, 5, 0},
+      {"resnet18 stem 3x3, 3 ch", 16, 3, 32, 32, 64, 3, 1},
+      {"resnet18 3x3, 64 ch", 16, 64, 32, 32, 64, 3, 1},
+      {"resnet18 3x3, 256 ch", 16, 256, 8, 8, 256, 3, 1},
+      // torchvision resnet18 at 32x32: layer4 on 1x1 maps.
+      {"resnet18tv 3x3, 512 ch, 1x1", 16, 512, 1, 1, 512, 3, 1}};
   std::printf("\n## Convolution passes through the CPU kernel, ms\n\n");
   std::printf("| layer | pass | im2col+OpenBLAS f32 | oneDNN f32 | oneDNN/"
               "im2col | kernel f32 | kernel bf16 |\n"
