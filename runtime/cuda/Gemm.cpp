@@ -243,6 +243,15 @@ public:
     for (const auto &[attr, value] : aligns)
       AMPC_CUBLAS_CHECK(api, cublasLtMatmulPreferenceSetAttribute(
                                  pref_, attr, &value, sizeof(value)));
+    // Split-K partial sums only in the compute type (f32): the in-place and
+    // output-type schemes add them in the output's type, and f16 partials
+    // of a sum that cancels lose its small result (the first GPU run: a
+    // 130x72x100 f16 product off by 0.004 at -0.01; the CPU backend's
+    // contract is f32 accumulation and one rounding).
+    const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    AMPC_CUBLAS_CHECK(api, cublasLtMatmulPreferenceSetAttribute(
+                               pref_, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                               &reductions, sizeof(reductions)));
     cublasLtMatmulHeuristicResult_t result{};
     int returned = 0;
     cublasStatus_t r = api.cublasLtMatmulAlgoGetHeuristic(
