@@ -24,6 +24,7 @@
 #define AMPC_RUNTIME_CPU_MAXPOOLTILES_H
 
 #include "runtime/Half.h"
+#include "runtime/cpu/KernelHelpers.h"
 #include "runtime/cpu/MaxPoolPlane.h"
 #include "runtime/cpu/Scratch.h"
 #include "runtime/ops/WindowGeometry.h"
@@ -144,6 +145,33 @@ inline void Bf16Tile::storePair(uint16_t *dx, int64_t k, bool second, float g) {
   uint32_t b = stored(g);
   uint32_t w = detail::select(second, b << 16, b);
   std::memcpy(dx + 2 * k, &w, sizeof w);
+}
+
+// A run [off, off + n) of a tensor as the tile passes read and write it:
+// a bf16 one as stored; others in their compute type, through
+// kh::computeRun / computeRunOut / storeRun (in place when stored so, else
+// converted through `storage`).
+template <typename E>
+const typename E::Stored *tileRunIn(const TensorView &t, int64_t off, int64_t n,
+                                    Scratch<typename E::Stored> &storage) {
+  if constexpr (std::is_same_v<E, Bf16Tile>)
+    return static_cast<const uint16_t *>(t.data) + off;
+  else
+    return kh::computeRun(t, off, n, storage);
+}
+template <typename E>
+typename E::Stored *tileRunOut(const TensorView &t, int64_t off, int64_t n,
+                               Scratch<typename E::Stored> &storage) {
+  if constexpr (std::is_same_v<E, Bf16Tile>)
+    return static_cast<uint16_t *>(t.data) + off;
+  else
+    return kh::computeRunOut(t, off, n, storage);
+}
+template <typename E>
+void tileRunStore(const typename E::Stored *buf, const TensorView &t,
+                  int64_t off, int64_t n) {
+  if constexpr (!std::is_same_v<E, Bf16Tile>)
+    kh::storeRun(buf, t, off, n);
 }
 
 // Scratch of the 2x2 passes, per task.

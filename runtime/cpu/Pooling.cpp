@@ -67,15 +67,10 @@ void runMaxTilesT(const OpCall &call, const PoolPlan &p,
     TileScratch<E> scratch;
     for (int64_t c = b; c < e; ++c) {
       const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
-      if constexpr (std::is_same_v<E, Bf16Tile>) {
-        maxTileRows<E>(p, static_cast<const T *>(x.data) + r0 * inRow, n,
-                       static_cast<T *>(out.data) + r0 * p.ow, scratch);
-      } else {
-        const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
-        T *ys = computeRunOut(out, r0 * p.ow, n * p.ow, yout);
-        maxTileRows<E>(p, xs, n, ys, scratch);
-        storeRun(ys, out, r0 * p.ow, n * p.ow);
-      }
+      const T *xs = tileRunIn<E>(x, r0 * inRow, n * inRow, xin);
+      T *ys = tileRunOut<E>(out, r0 * p.ow, n * p.ow, yout);
+      maxTileRows<E>(p, xs, n, ys, scratch);
+      tileRunStore<E>(ys, out, r0 * p.ow, n * p.ow);
     }
   });
 }

@@ -87,17 +87,11 @@ void runMaxTilesGradT(const OpCall &call, const PoolPlan &p,
     TileScratch<E> scratch;
     for (int64_t c = b; c < e; ++c) {
       const int64_t r0 = c * chunk, n = std::min(chunk, rows - r0);
-      if constexpr (std::is_same_v<E, Bf16Tile>) {
-        maxTileGradRows<E>(p, static_cast<const T *>(x.data) + r0 * inRow,
-                           static_cast<const T *>(grad.data) + r0 * p.ow, n,
-                           static_cast<T *>(out.data) + r0 * inRow, scratch);
-      } else {
-        const T *xs = computeRun(x, r0 * inRow, n * inRow, xin);
-        const T *gs = computeRun(grad, r0 * p.ow, n * p.ow, gin);
-        T *dxs = computeRunOut(out, r0 * inRow, n * inRow, dxout);
-        maxTileGradRows<E>(p, xs, gs, n, dxs, scratch);
-        storeRun(dxs, out, r0 * inRow, n * inRow);
-      }
+      const T *xs = tileRunIn<E>(x, r0 * inRow, n * inRow, xin);
+      const T *gs = tileRunIn<E>(grad, r0 * p.ow, n * p.ow, gin);
+      T *dxs = tileRunOut<E>(out, r0 * inRow, n * inRow, dxout);
+      maxTileGradRows<E>(p, xs, gs, n, dxs, scratch);
+      tileRunStore<E>(dxs, out, r0 * inRow, n * inRow);
     }
   });
 }
