@@ -35,8 +35,9 @@ machine itself adds).
 
 Placement. On a virtual machine the host decides where the vCPUs run, and
 on this project's AMD EPYC guests it moves them, for seconds to minutes,
-between two cores that share an L3 (a cache line's round trip 50-80 ns)
-and two on different chiplets (330-380 ns). Compute is the same in both,
+between two cores that share an L3 (a cache line's round trip of tens of
+nanoseconds) and two on different chiplets (hundreds; the figures are in
+docs/performance.md). Compute is the same in both,
 but every kernel that hands data from one thread to the other pays the
 distance: LeNet-5's 2-thread step is up to twice as slow in the second
 placement (docs/performance.md, "Two speeds at two threads"). So with 2
