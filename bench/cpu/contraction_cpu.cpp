@@ -177,12 +177,17 @@ void convolutions(cpu::CpuContext &ctx) {
       {"resnet18 stem 3x3, 3 ch", 16, 3, 32, 32, 64, 3, 1},
       {"resnet18 3x3, 64 ch", 16, 64, 32, 32, 64, 3, 1},
       {"resnet18 3x3, 256 ch", 16, 256, 8, 8, 256, 3, 1},
-      // torchvision resnet18 at 32x32: layer4 on 1x1 maps.
-      {"resnet18tv 3x3, 512 ch, 1x1", 16, 512, 1, 1, 512, 3, 1}};
+      // torchvision resnet18 at 32x32: layer4 on 1x1 maps, layer3 on 2x2
+      // (at batch 16 and 32), layer2 on 4x4; the filter gradient's two
+      // routes around FilterGradGemm.h's 64 output pixels.
+      {"resnet18tv 3x3, 512 ch, 1x1", 16, 512, 1, 1, 512, 3, 1},
+      {"resnet18tv 3x3, 256 ch, 2x2", 16, 256, 2, 2, 256, 3, 1},
+      {"resnet18tv 3x3, 256 ch, 2x2, batch 32", 32, 256, 2, 2, 256, 3, 1},
+      {"resnet18tv 3x3, 128 ch, 4x4", 16, 128, 4, 4, 128, 3, 1}};
   std::printf("\n## Convolution passes through the CPU kernel, ms\n\n");
   std::printf("| layer | pass | im2col+OpenBLAS f32 | oneDNN f32 | oneDNN/"
-              "im2col | kernel f32 | kernel bf16 |\n"
-              "|---|---|---|---|---|---|---|\n");
+              "im2col | kernel f32 | oneDNN bf16 | kernel bf16 |\n"
+              "|---|---|---|---|---|---|---|---|\n");
   for (const Conv &cv : convs) {
     Attrs at;
     at.setInts("strides", {1, 1});
@@ -196,13 +201,15 @@ void convolutions(cpu::CpuContext &ctx) {
         {"conv2d_backward_data", cpu::DnnlConvPass::BackwardData},
         {"conv2d_backward_filter", cpu::DnnlConvPass::BackwardFilter}};
     for (auto [pass, dnnlPass] : passes) {
-      // The routes: im2col (a prepared state without a primitive), a f32
-      // oneDNN primitive whatever kFewConvChannels says, and the kernel as
-      // the session prepares it in f32 and in bf16.
-      enum { Im2col, Dnnl, KernelF32, KernelBf16 };
-      double t[4];
-      for (int route : {Im2col, Dnnl, KernelF32, KernelBf16}) {
-        DType dt = route == KernelBf16 ? DType::BF16 : DType::F32;
+      // The routes: im2col (a prepared state without a primitive), a oneDNN
+      // convolution primitive in f32 and in bf16 (as stored where the CPU
+      // multiplies bf16) whatever kFewConvChannels and FilterGradGemm.h
+      // say, and the kernel as the session prepares it in f32 and in bf16.
+      enum { Im2col, Dnnl, KernelF32, DnnlBf16, KernelBf16 };
+      double t[5];
+      for (int route : {Im2col, Dnnl, KernelF32, DnnlBf16, KernelBf16}) {
+        bool bf16 = route == DnnlBf16 || route == KernelBf16;
+        DType dt = bf16 ? DType::BF16 : DType::F32;
         Buf x(dt, {cv.n, cv.c, cv.h, cv.w}, 4),
             f(dt, {cv.o, cv.c, cv.k, cv.k}, 5), y(dt, {cv.n, cv.o, oh, ow}, 6);
         std::string p = pass;
@@ -212,10 +219,14 @@ void convolutions(cpu::CpuContext &ctx) {
                                     : std::vector<Buf *>{&y, &x};
         Buf *out = p == "conv2d" ? &y : p == "conv2d_backward_data" ? &x : &f;
         auto prepared = std::make_shared<cpu::kh::ConvPrepared>();
-        if (route == Dnnl) {
-          cpu::DnnlConvShape s{
-              dnnlPass, cv.n, cv.c, cv.h, cv.w, cv.o,   cv.k,   cv.k,  oh,   ow,
-              1,        1,    1,    1,    1,    cv.pad, cv.pad, false, false};
+        if (route == Dnnl || route == DnnlBf16) {
+          prepared->bf16 = bf16 && cpu::nativeBf16Contractions();
+          cpu::DnnlConvShape s;
+          s.pass = dnnlPass;
+          s.n = cv.n, s.c = cv.c, s.h = cv.h, s.w = cv.w;
+          s.o = cv.o, s.kh = cv.k, s.kw = cv.k, s.oh = oh, s.ow = ow;
+          s.pt = cv.pad, s.pl = cv.pad;
+          s.bf16 = prepared->bf16;
           if (Status st = cpu::DnnlConvolution::create(s, prepared->conv); !st)
             fail(pass, st);
         }
@@ -223,9 +234,9 @@ void convolutions(cpu::CpuContext &ctx) {
         t[route] = timeKernel(pass, at, in, {out}, ctx, prepare,
                               prepare ? nullptr : prepared);
       }
-      std::printf("| %s | %s | %.3f | %.3f | %.2f | %.3f | %.3f |\n", cv.model,
-                  pass, t[Im2col], t[Dnnl], t[Dnnl] / t[Im2col], t[KernelF32],
-                  t[KernelBf16]);
+      std::printf("| %s | %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.3f |\n",
+                  cv.model, pass, t[Im2col], t[Dnnl], t[Dnnl] / t[Im2col],
+                  t[KernelF32], t[DnnlBf16], t[KernelBf16]);
     }
   }
 }

@@ -10,6 +10,7 @@
 #define AMPC_RUNTIME_CPU_DNNLKERNELS_H
 
 #include "runtime/cpu/Dnnl.h"
+#include "runtime/cpu/FilterGradGemm.h"
 #include "runtime/cpu/ImageConvBf16.h"
 #include "runtime/cpu/KernelHelpers.h"
 #include "runtime/ops/WindowGeometry.h"
@@ -60,12 +61,15 @@ Status preparedOf(const OpCall &call, PrepareFn prepare,
 // widening bf16 is exact and every path accumulates in f32.
 inline constexpr int64_t kFewConvChannels = 4;
 
-// A convolution pass on oneDNN; conv is null where oneDNN refused the
-// geometry or kFewConvChannels sends it to the im2col loops (asked once,
-// not every run).
+// A convolution pass on oneDNN: a convolution primitive, or a filter
+// gradient on small maps as one matmul (FilterGradGemm.h); both null where
+// oneDNN refused the geometry or kFewConvChannels sends it to the im2col
+// loops (asked once, not every run).
 struct ConvPrepared final : PreparedKernel {
   std::unique_ptr<DnnlConvolution> conv;
+  std::unique_ptr<FilterGradGemm> filterGemm;
   bool bf16 = false;
+  bool onDnnl() const { return conv || filterGemm; }
 };
 
 inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
@@ -84,9 +88,15 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
     return Status::ok();
   }
   bool bf16 = readsBf16(t) && !fewChannels;
+  prep->bf16 = bf16;
+  if (!fewChannels && pass == DnnlConvPass::BackwardFilter &&
+      filterGradGemmApplies(p) &&
+      FilterGradGemm::create(p, bf16, prep->filterGemm)) {
+    out = std::move(prep);
+    return Status::ok();
+  }
   DnnlConvShape s{pass,    p.n,  p.c,  p.h,  p.w,  p.o,  p.kh, p.kw, p.oh, p.ow,
                   p.group, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, bias, bf16};
-  prep->bf16 = s.bf16;
   if (!DnnlConvolution::create(s, prep->conv))
     prep->conv.reset();
   out = std::move(prep);
@@ -98,6 +108,8 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
 // output 0.
 inline Status runConvOnDnnl(const OpCall &call, const ConvPrepared &prep,
                             const CpuContext &ctx) {
+  if (prep.filterGemm)
+    return prep.filterGemm->run(call, ctx);
   Scratch<float> s0, s1, s2, so;
   auto operand = [&](size_t i, Scratch<float> &storage) -> const void * {
     if (!hasInput(call, i))
@@ -122,7 +134,7 @@ inline Status runConvPassIfPrepared(const OpCall &call, PrepareFn prepare,
   std::shared_ptr<const PreparedKernel> local;
   const ConvPrepared *prep = nullptr;
   AMPC_RETURN_IF_ERROR(preparedOf<ConvPrepared>(call, prepare, local, prep));
-  ran = prep && prep->conv;
+  ran = prep && prep->onDnnl();
   return ran ? runConvOnDnnl(call, *prep, ctx) : Status::ok();
 }
 

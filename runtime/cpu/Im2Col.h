@@ -35,33 +35,50 @@ inline void convColumns(const ConvPlan &p, int64_t j, int64_t &colOff,
   ow0 = std::min(ow0, ow1);
 }
 
-// Rows (ci, kh, kw) x columns (oh, ow) of one image's group, zeros for pads.
+// Whether kernel tap (i, j) reads an input element for some output pixel
+// (on small maps with wide pads some taps see only padding).
+inline bool tapReadsInput(const ConvPlan &p, int64_t i, int64_t j) {
+  int64_t colOff, ow0, ow1;
+  convColumns(p, j, colOff, ow0, ow1);
+  int64_t rowOff = i * p.dh - p.pt;
+  int64_t oh0 = rowOff >= 0 ? 0 : (-rowOff + p.sh - 1) / p.sh;
+  int64_t oh1 = p.h - 1 - rowOff < 0 ? 0 : (p.h - 1 - rowOff) / p.sh + 1;
+  return ow0 < ow1 && oh0 < std::min(oh1, p.oh);
+}
+
+// One row of the im2col matrix: what kernel tap (i, j) reads of one input
+// channel's plane at each output pixel (oh, ow), zeros for pads.
+template <typename T>
+void im2colRow(const ConvPlan &p, const T *plane, int64_t i, int64_t j,
+               T *row) {
+  int64_t colOff, ow0, ow1;
+  convColumns(p, j, colOff, ow0, ow1);
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    T *dst = row + oy * p.ow;
+    int64_t iy = oy * p.sh - p.pt + i * p.dh;
+    if (iy < 0 || iy >= p.h) {
+      std::fill(dst, dst + p.ow, T(0));
+      continue;
+    }
+    const T *src = plane + iy * p.w + colOff;
+    std::fill(dst, dst + ow0, T(0));
+    if (p.sw == 1)
+      std::memcpy(dst + ow0, src + ow0, (ow1 - ow0) * sizeof(T));
+    else
+      for (int64_t ox = ow0; ox < ow1; ++ox)
+        dst[ox] = src[ox * p.sw];
+    std::fill(dst + ow1, dst + p.ow, T(0));
+  }
+}
+
+// Rows (ci, kh, kw) x columns (oh, ow) of one image's group.
 template <typename T> void im2col(const ConvPlan &p, const T *x, T *col) {
   int64_t cols = p.oh * p.ow;
   for (int64_t ci = 0; ci < p.cg; ++ci)
     for (int64_t i = 0; i < p.kh; ++i)
-      for (int64_t j = 0; j < p.kw; ++j) {
-        T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
-        const T *plane = x + ci * p.h * p.w;
-        int64_t colOff, ow0, ow1;
-        convColumns(p, j, colOff, ow0, ow1);
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          T *dst = row + oy * p.ow;
-          int64_t iy = oy * p.sh - p.pt + i * p.dh;
-          if (iy < 0 || iy >= p.h) {
-            std::fill(dst, dst + p.ow, T(0));
-            continue;
-          }
-          const T *src = plane + iy * p.w + colOff;
-          std::fill(dst, dst + ow0, T(0));
-          if (p.sw == 1)
-            std::memcpy(dst + ow0, src + ow0, (ow1 - ow0) * sizeof(T));
-          else
-            for (int64_t ox = ow0; ox < ow1; ++ox)
-              dst[ox] = src[ox * p.sw];
-          std::fill(dst + ow1, dst + p.ow, T(0));
-        }
-      }
+      for (int64_t j = 0; j < p.kw; ++j)
+        im2colRow(p, x + ci * p.h * p.w, i, j,
+                  col + ((ci * p.kh + i) * p.kw + j) * cols);
 }
 
 // The adjoint of im2col: adds each column entry into the input element it

@@ -403,6 +403,10 @@ TEST_P(ConvTest, MatchesDirectConvolution) {
       {2, 8, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2, true},
       // kernel covering the whole padded input
       {1, 1, 2, 2, 1, 4, 4, {3, 3}, {1, 1, 1, 1}, {1, 1}, 1, false},
+      // ungrouped, with 4 input channels and more (a oneDNN primitive),
+      // strided, padded and dilated with a bias, and a larger map
+      {3, 8, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 1, true},
+      {2, 8, 14, 13, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true},
   };
   uint32_t seed = 11;
   for (const ConvCase &cc : cases)

@@ -94,8 +94,9 @@ TEST(Dnnl, FewInputChannelsComputeInF32) {
   for (int64_t c : {1, 3, 4, 8})
     for (DnnlConvPass pass : {DnnlConvPass::Forward, DnnlConvPass::BackwardData,
                               DnnlConvPass::BackwardFilter}) {
-      ampc::rt::ops::ConvPlan p{2, c, 6, 6, 4, c, 3, 3, 4,
-                                4, 1, 1, 1, 1, 1, 0, 0};
+      // 288 output pixels: above FilterGradGemm.h's small maps.
+      ampc::rt::ops::ConvPlan p{2,  c, 14, 14, 4, c, 3, 3, 12,
+                                12, 1, 1,  1,  1, 1, 0, 0};
       std::shared_ptr<const ampc::rt::ops::PreparedKernel> prepared;
       ASSERT_TRUE(
           kh::prepareConvPass(p, pass, ampc::rt::DType::BF16, false, prepared)
@@ -114,6 +115,7 @@ TEST(Dnnl, FewInputChannelsComputeInF32) {
   // image-input layer: every pass stays a oneDNN primitive.
   ampc::rt::ops::ConvPlan depthwise{2, 8, 6, 6, 8, 1, 3, 3, 4,
                                     4, 8, 1, 1, 1, 1, 0, 0};
+  // (Its 32 output pixels would be small maps, but it is grouped.)
   for (DnnlConvPass pass : {DnnlConvPass::Forward, DnnlConvPass::BackwardData,
                             DnnlConvPass::BackwardFilter}) {
     std::shared_ptr<const ampc::rt::ops::PreparedKernel> prepared;
@@ -125,4 +127,42 @@ TEST(Dnnl, FewInputChannelsComputeInF32) {
     EXPECT_NE(conv->conv, nullptr) << "pass " << static_cast<int>(pass);
     EXPECT_EQ(conv->bf16, nativeBf16Contractions());
   }
+}
+
+TEST(Dnnl, FilterGradientsOnSmallMapsAreOneGemm) {
+  // FilterGradGemm.h: an ungrouped backward-filter pass with at most 64
+  // output pixels in the whole batch is one matmul (bf16 as stored where
+  // the CPU multiplies bf16), above that a convolution primitive; grouped
+  // passes, and the forward and backward-data passes, never.
+  struct Case {
+    int64_t n, map, group;
+    bool gemm;
+  };
+  const Case cases[] = {{16, 1, 1, true}, {16, 2, 1, true},  {4, 4, 1, true},
+                        {5, 4, 1, false}, {16, 4, 1, false}, {16, 1, 2, false}};
+  for (const Case &k : cases)
+    for (ampc::rt::DType t : {ampc::rt::DType::F32, ampc::rt::DType::BF16})
+      for (DnnlConvPass pass :
+           {DnnlConvPass::Forward, DnnlConvPass::BackwardData,
+            DnnlConvPass::BackwardFilter}) {
+        // 3x3, padding 1, stride 1: the output map is the input's.
+        ampc::rt::ops::ConvPlan p{k.n, 8, k.map, k.map, 8,       8 / k.group,
+                                  3,   3, k.map, k.map, k.group, 1,
+                                  1,   1, 1,     1,     1};
+        std::shared_ptr<const ampc::rt::ops::PreparedKernel> prepared;
+        ASSERT_TRUE(kh::prepareConvPass(p, pass, t, false, prepared).isOk());
+        const auto *conv =
+            static_cast<const kh::ConvPrepared *>(prepared.get());
+        ASSERT_NE(conv, nullptr);
+        bool gemm = k.gemm && pass == DnnlConvPass::BackwardFilter;
+        std::string what = "n=" + std::to_string(k.n) +
+                           " map=" + std::to_string(k.map) +
+                           " group=" + std::to_string(k.group) + " pass " +
+                           std::to_string(static_cast<int>(pass));
+        EXPECT_EQ(conv->filterGemm != nullptr, gemm) << what;
+        EXPECT_EQ(conv->conv != nullptr, !gemm) << what;
+        EXPECT_EQ(conv->bf16,
+                  t == ampc::rt::DType::BF16 && nativeBf16Contractions())
+            << what;
+      }
 }
