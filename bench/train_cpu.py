@@ -44,6 +44,18 @@ losses in reference.json (PyTorch's own reference run) before any time is
 reported; every timed round is checked the same way. A mismatch makes the
 model FAILED, it gets no time, and the script exits 1.
 
+bf16 (issue 22): each round also trains both sides at AMP bf16, ampc with
+`--amp O2 --amp-dtype bf16` and PyTorch's executor under
+torch.autocast("cpu", torch.bfloat16) (PyTorch's CPU AMP: its
+convolutions and GEMMs in bf16, on the same oneDNN as ampc's), from the
+same weights on the same batches. Each side's bf16 losses of the first 20
+steps must stay within --bf16-rtol (5e-2) of its own f32 losses, relative
+to the first loss, or the model is FAILED. The table gives each side's
+bf16 step, its bf16/f32 ratio (below 1: AMP is faster) and PyTorch's bf16
+step over ampc's. The ResNet-18 figures of issue 22 come from
+bench/amp_cpu.py, which trains PyTorch's own modules: this executor runs
+the reference ONNX graphs, which have no training-mode batch norm.
+
 Also measured: the forward pass alone on batch 0 (amp-run --mode infer on the
 same training model, i.e. forward + loss, --repeat R; PyTorch under
 torch.no_grad()), to give each side's train/forward time ratio.
@@ -171,14 +183,16 @@ class OnnxTorchTrainer(bench_util.EagerGraph):
         return loss
 
 
-def torch_train(trainer, batches, loss_index, steps):
-    """Runs `steps` steps from the ONNX weights; per-step (loss, ms)."""
+def torch_train(trainer, batches, loss_index, steps, bf16=False):
+    """Runs `steps` steps from the ONNX weights, under PyTorch's CPU
+    autocast to bf16 when `bf16`; per-step (loss, ms)."""
     trainer.reset()
     losses, times = [], []
     for s in range(steps):
         inputs = batches[s % len(batches)]
         t0 = time.perf_counter()
-        loss = trainer.step(inputs, loss_index)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = trainer.step(inputs, loss_index)
         times.append((time.perf_counter() - t0) * 1e3)
         losses.append(float(loss.item()))
     return losses, times
@@ -196,13 +210,15 @@ def _amp_env(threads):
     return env
 
 
-def amp_train(args, model_path, data_dir, lr, steps, threads, tmp):
+def amp_train(args, model_path, data_dir, lr, steps, threads, tmp,
+              bf16=False):
     metrics = os.path.join(tmp, "metrics.csv")
     bench_util.run_amp(
         [args.amp_run, model_path, "--mode", "train", "--data", data_dir,
          "--steps", str(steps), "--optimizer", "momentum", "--lr", repr(lr),
          "--momentum", "0.9", "--metrics", metrics, "--threads",
-         str(threads)], _amp_env(threads))
+         str(threads)] + (["--amp", "O2", "--amp-dtype", "bf16"]
+                          if bf16 else []), _amp_env(threads))
     losses, times = [], []
     with open(metrics, newline="") as f:
         for row in csv.DictReader(f):
@@ -222,6 +238,12 @@ def amp_train(args, model_path, data_dir, lr, steps, threads, tmp):
 
 def max_rel_diff(a, b):
     return max(abs(x - y) / max(abs(y), 1e-30) for x, y in zip(a, b))
+
+
+def max_diff_of_first(a, b):
+    """The largest |a - b| relative to b's first loss (AMP against f32: a
+    late loss near zero would make a per-step relative figure meaningless)."""
+    return max(abs(x - y) for x, y in zip(a, b)) / max(abs(b[0]), 1e-30)
 
 
 def load_model(name):
@@ -280,7 +302,7 @@ def bench_model(name, args, blas):
             set_threads(threads, blas)
             row = {"model": name, "batch": arrays[0][0].shape[0],
                    "threads": threads, "ok": True, "amp_diff": 0.0,
-                   "torch_ref_diff": 0.0}
+                   "torch_ref_diff": 0.0, "bf16_diff": 0.0}
 
             def check(al, tl):
                 # Every run of both sides against each other and the
@@ -302,6 +324,24 @@ def bench_model(name, args, blas):
                           f"{ref_losses[:n]}", file=sys.stderr, flush=True)
                 return row["ok"]
 
+            def check_bf16(al16, tl16):
+                # Each side's bf16 losses against its own f32 losses of the
+                # checked run.
+                n = min(CHECKED_STEPS, len(al16))
+                row["bf16_diff"] = max(
+                    row["bf16_diff"], max_diff_of_first(al16[:n], al[:n]),
+                    max_diff_of_first(tl16[:n], tl[:n]))
+                if (not np.all(np.isfinite(al16[:n] + tl16[:n])) or
+                        row["bf16_diff"] > args.bf16_rtol):
+                    row["ok"] = False
+                    print(f"{name}, {threads} threads: bf16 losses leave "
+                          f"the f32 ones beyond --bf16-rtol "
+                          f"{args.bf16_rtol}\n  ampc bf16:  {al16[:n]}\n"
+                          f"  ampc f32:   {al[:n]}\n  torch bf16: "
+                          f"{tl16[:n]}\n  torch f32:  {tl[:n]}",
+                          file=sys.stderr, flush=True)
+                return row["ok"]
+
             # Correctness first: one checked run each before any timing.
             al, _ = amp_train(args, model_path, data_dir, lr, CHECKED_STEPS,
                               threads, tmp)
@@ -309,16 +349,31 @@ def bench_model(name, args, blas):
             if not check(al, tl):
                 rows.append(row)
                 continue
+            al16, _ = amp_train(args, model_path, data_dir, lr,
+                                CHECKED_STEPS, threads, tmp, bf16=True)
+            tl16, _ = torch_train(trainer, batches, loss_index,
+                                  CHECKED_STEPS, bf16=True)
+            if not check_bf16(al16, tl16):
+                rows.append(row)
+                continue
 
-            amp, tor, amp_f, tor_f = [], [], [], []
+            amp, tor, amp_f, tor_f, amp16, tor16 = [], [], [], [], [], []
             for _ in range(args.rounds):
                 al, at = amp_train(args, model_path, data_dir, lr, steps,
                                    threads, tmp)
                 tl, tt = torch_train(trainer, batches, loss_index, steps)
                 if not check(al, tl):
                     break
+                al16, at16 = amp_train(args, model_path, data_dir, lr, steps,
+                                       threads, tmp, bf16=True)
+                tl16, tt16 = torch_train(trainer, batches, loss_index, steps,
+                                         bf16=True)
+                if not check_bf16(al16, tl16):
+                    break
                 amp.append(statistics.median(at[args.warmup:]))
                 tor.append(statistics.median(tt[args.warmup:]))
+                amp16.append(statistics.median(at16[args.warmup:]))
+                tor16.append(statistics.median(tt16[args.warmup:]))
                 amp_f.append(bench_util.amp_infer(
                     args.amp_run, model_path, fwd_inputs, args.steps,
                     threads, env=_amp_env(threads)))
@@ -330,6 +385,8 @@ def bench_model(name, args, blas):
                            torch_ms=statistics.median(tor),
                            amp_fwd_ms=statistics.median(amp_f),
                            torch_fwd_ms=statistics.median(tor_f),
+                           amp_bf16_ms=statistics.median(amp16),
+                           torch_bf16_ms=statistics.median(tor16),
                            amp_spread=(min(amp), max(amp)),
                            torch_spread=(min(tor), max(tor)))
             rows.append(row)
@@ -372,6 +429,11 @@ def main():
                          "steps, ampc vs torch and both vs reference.json, "
                          "before a model is FAILED (default: %%(default)s)" %
                          CHECKED_STEPS)
+    ap.add_argument("--bf16-rtol", type=float, default=5e-2,
+                    help="max difference of each side's bf16 losses from "
+                         "its f32 losses over the first %d steps, relative "
+                         "to the first loss (default: %%(default)s)" %
+                         CHECKED_STEPS)
     ap.add_argument("--omp-default-wait", action="store_true",
                     help="keep libgomp's default wait policy for torch's "
                          "OpenMP threads instead of OMP_WAIT_POLICY=PASSIVE "
@@ -400,25 +462,33 @@ def main():
             for row in bench_model(name, args, blas)]
 
     hdr = ["model", "batch", "threads", "ampc step ms", "torch step ms",
-           "ratio", "ampc fwd ms", "torch fwd ms", "ampc train/fwd",
-           "torch train/fwd", "loss rel diff ampc-torch",
-           "loss rel diff vs ref"]
+           "ratio", "ampc bf16 ms", "torch bf16 ms", "ampc bf16/f32",
+           "torch bf16/f32", "bf16 ratio", "ampc fwd ms", "torch fwd ms",
+           "ampc train/fwd", "torch train/fwd", "loss rel diff ampc-torch",
+           "loss rel diff vs ref", "bf16 loss diff"]
     table = []
     for r in rows:
         if r["ok"]:
             vals = [f"{r['amp_ms']:.3f}", f"{r['torch_ms']:.3f}",
                     f"{r['torch_ms'] / r['amp_ms']:.2f}",
+                    f"{r['amp_bf16_ms']:.3f}", f"{r['torch_bf16_ms']:.3f}",
+                    f"{r['amp_bf16_ms'] / r['amp_ms']:.2f}",
+                    f"{r['torch_bf16_ms'] / r['torch_ms']:.2f}",
+                    f"{r['torch_bf16_ms'] / r['amp_bf16_ms']:.2f}",
                     f"{r['amp_fwd_ms']:.3f}", f"{r['torch_fwd_ms']:.3f}",
                     f"{r['amp_ms'] / r['amp_fwd_ms']:.1f}",
                     f"{r['torch_ms'] / r['torch_fwd_ms']:.1f}"]
         else:
-            vals = ["FAILED (losses differ)"] + ["-"] * 6
+            vals = ["FAILED (losses differ)"] + ["-"] * 11
         table.append([r["model"], str(r["batch"]), str(r["threads"])] + vals +
-                     [f"{r['amp_diff']:.1e}", f"{r['torch_ref_diff']:.1e}"])
+                     [f"{r['amp_diff']:.1e}", f"{r['torch_ref_diff']:.1e}",
+                      f"{r['bf16_diff']:.1e}"])
 
     bench_util.print_table(hdr, table)
-    print("ratio = torch step median / ampc step median (> 1: ampc faster); "
-          "round medians min-max:")
+    print("ratio = torch step median / ampc step median (> 1: ampc faster), "
+          "bf16 ratio the same at bf16; bf16/f32 < 1: AMP faster; bf16 loss "
+          "diff: the largest of either side's bf16 losses from its f32 "
+          "ones, relative to the first loss; f32 round medians min-max:")
     for r in rows:
         if r["ok"]:
             print(f"  {r['model']} threads {r['threads']}: ampc "
