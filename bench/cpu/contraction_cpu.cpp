@@ -179,7 +179,7 @@ void convolutions(cpu::CpuContext &ctx) {
       {"resnet18 3x3, 256 ch", 16, 256, 8, 8, 256, 3, 1},
       // torchvision resnet18 at 32x32: layer4 on 1x1 maps, layer3 on 2x2
       // (at batch 16 and 32), layer2 on 4x4; the filter gradient's two
-      // routes around FilterGradGemm.h's 64 output pixels.
+      // routes around SmallMapConv.h's 64 output pixels.
       {"resnet18tv 3x3, 512 ch, 1x1", 16, 512, 1, 1, 512, 3, 1},
       {"resnet18tv 3x3, 256 ch, 2x2", 16, 256, 2, 2, 256, 3, 1},
       {"resnet18tv 3x3, 256 ch, 2x2, batch 32", 32, 256, 2, 2, 256, 3, 1},
@@ -203,7 +203,7 @@ void convolutions(cpu::CpuContext &ctx) {
     for (auto [pass, dnnlPass] : passes) {
       // The routes: im2col (a prepared state without a primitive), a oneDNN
       // convolution primitive in f32 and in bf16 (as stored where the CPU
-      // multiplies bf16) whatever kFewConvChannels and FilterGradGemm.h
+      // multiplies bf16) whatever kFewConvChannels and SmallMapConv.h
       // say, and the kernel as the session prepares it in f32 and in bf16.
       enum { Im2col, Dnnl, KernelF32, DnnlBf16, KernelBf16 };
       double t[5];

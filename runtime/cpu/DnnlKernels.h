@@ -10,9 +10,9 @@
 #define AMPC_RUNTIME_CPU_DNNLKERNELS_H
 
 #include "runtime/cpu/Dnnl.h"
-#include "runtime/cpu/FilterGradGemm.h"
 #include "runtime/cpu/ImageConvBf16.h"
 #include "runtime/cpu/KernelHelpers.h"
+#include "runtime/cpu/SmallMapConv.h"
 #include "runtime/ops/WindowGeometry.h"
 
 namespace ampc::rt::cpu::kh {
@@ -61,15 +61,15 @@ Status preparedOf(const OpCall &call, PrepareFn prepare,
 // widening bf16 is exact and every path accumulates in f32.
 inline constexpr int64_t kFewConvChannels = 4;
 
-// A convolution pass on oneDNN: a convolution primitive, or a filter
-// gradient on small maps as one matmul (FilterGradGemm.h); both null where
-// oneDNN refused the geometry or kFewConvChannels sends it to the im2col
-// loops (asked once, not every run).
+// A convolution pass on oneDNN: a convolution primitive, or on small maps
+// one matmul over the batch (SmallMapConv.h); both null where oneDNN
+// refused the geometry or kFewConvChannels sends it to the im2col loops
+// (asked once, not every run).
 struct ConvPrepared final : PreparedKernel {
   std::unique_ptr<DnnlConvolution> conv;
-  std::unique_ptr<FilterGradGemm> filterGemm;
+  std::unique_ptr<SmallMapConv> smallMap;
   bool bf16 = false;
-  bool onDnnl() const { return conv || filterGemm; }
+  bool onDnnl() const { return conv || smallMap; }
 };
 
 inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
@@ -89,9 +89,8 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
   }
   bool bf16 = readsBf16(t) && !fewChannels;
   prep->bf16 = bf16;
-  if (!fewChannels && pass == DnnlConvPass::BackwardFilter &&
-      filterGradGemmApplies(p) &&
-      FilterGradGemm::create(p, bf16, prep->filterGemm)) {
+  if (!fewChannels && smallMapConvApplies(p, pass) &&
+      SmallMapConv::create(p, pass, bf16, prep->smallMap)) {
     out = std::move(prep);
     return Status::ok();
   }
@@ -108,8 +107,8 @@ inline Status prepareConvPass(const ConvPlan &p, DnnlConvPass pass, DType t,
 // output 0.
 inline Status runConvOnDnnl(const OpCall &call, const ConvPrepared &prep,
                             const CpuContext &ctx) {
-  if (prep.filterGemm)
-    return prep.filterGemm->run(call, ctx);
+  if (prep.smallMap)
+    return prep.smallMap->run(call, ctx);
   Scratch<float> s0, s1, s2, so;
   auto operand = [&](size_t i, Scratch<float> &storage) -> const void * {
     if (!hasInput(call, i))

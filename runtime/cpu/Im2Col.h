@@ -81,27 +81,32 @@ template <typename T> void im2col(const ConvPlan &p, const T *x, T *col) {
                   col + ((ci * p.kh + i) * p.kw + j) * cols);
 }
 
-// The adjoint of im2col: adds each column entry into the input element it
-// was read from (entries that were padding are dropped).
+// The adjoint of im2colRow: adds each entry of the row into the input
+// element it was read from (entries that were padding are dropped).
+template <typename T>
+void col2imRow(const ConvPlan &p, const T *row, int64_t i, int64_t j,
+               T *plane) {
+  int64_t colOff, ow0, ow1;
+  convColumns(p, j, colOff, ow0, ow1);
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    int64_t iy = oy * p.sh - p.pt + i * p.dh;
+    if (iy < 0 || iy >= p.h)
+      continue;
+    const T *src = row + oy * p.ow;
+    T *dst = plane + iy * p.w + colOff;
+    for (int64_t ox = ow0; ox < ow1; ++ox)
+      dst[ox * p.sw] += src[ox];
+  }
+}
+
+// The adjoint of im2col.
 template <typename T> void col2im(const ConvPlan &p, const T *col, T *x) {
   int64_t cols = p.oh * p.ow;
   for (int64_t ci = 0; ci < p.cg; ++ci)
     for (int64_t i = 0; i < p.kh; ++i)
-      for (int64_t j = 0; j < p.kw; ++j) {
-        const T *row = col + ((ci * p.kh + i) * p.kw + j) * cols;
-        T *plane = x + ci * p.h * p.w;
-        int64_t colOff, ow0, ow1;
-        convColumns(p, j, colOff, ow0, ow1);
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          int64_t iy = oy * p.sh - p.pt + i * p.dh;
-          if (iy < 0 || iy >= p.h)
-            continue;
-          const T *src = row + oy * p.ow;
-          T *dst = plane + iy * p.w + colOff;
-          for (int64_t ox = ow0; ox < ow1; ++ox)
-            dst[ox * p.sw] += src[ox];
-        }
-      }
+      for (int64_t j = 0; j < p.kw; ++j)
+        col2imRow(p, col + ((ci * p.kh + i) * p.kw + j) * cols, i, j,
+                  x + ci * p.h * p.w);
 }
 
 } // namespace ampc::rt::cpu::kh

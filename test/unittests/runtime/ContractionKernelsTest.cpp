@@ -407,6 +407,10 @@ TEST_P(ConvTest, MatchesDirectConvolution) {
       // strided, padded and dilated with a bias, and a larger map
       {3, 8, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 1, true},
       {2, 8, 14, 13, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true},
+      // small maps where taps read only padding, one GEMM over the batch
+      // (SmallMapConv.h): 1x1 under a padded 3x3 kernel, 2x2 at stride 2
+      {4, 8, 1, 1, 6, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true},
+      {3, 8, 2, 2, 6, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true},
   };
   uint32_t seed = 11;
   for (const ConvCase &cc : cases)

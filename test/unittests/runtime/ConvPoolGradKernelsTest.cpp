@@ -149,14 +149,15 @@ TEST_P(ConvGradDTypeTest, MatchesF64OnTheSameValues) {
       {2, 8, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2},
       {3, 16, 5, 5, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
       // Ungrouped with at most 64 output pixels in the batch: the filter
-      // gradient is one GEMM over the batch (FilterGradGemm.h), here
+      // gradient is one GEMM over the batch (SmallMapConv.h), here
       // strided, padded and dilated; the cases around it have more pixels
       // (a convolution primitive).
       {3, 8, 7, 6, 6, 3, 2, {2, 1}, {1, 0, 2, 1}, {1, 2}, 1},
       {2, 8, 14, 14, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
-      // Taps that read only padding: a 1x1 map under a padded 3x3 kernel
-      // (the centre tap alone reads it), and a 2x2 map at stride 2 (four
-      // taps do), as in ResNet-18's last stage at 32x32.
+      // Taps that read only padding, where the data gradient is one GEMM
+      // too: a 1x1 map under a padded 3x3 kernel (the centre tap alone
+      // reads it), and a 2x2 map at stride 2 (four taps do), as in
+      // ResNet-18's last stage at 32x32.
       {4, 8, 1, 1, 6, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
       {3, 8, 2, 2, 6, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
   };

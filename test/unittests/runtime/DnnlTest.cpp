@@ -94,7 +94,7 @@ TEST(Dnnl, FewInputChannelsComputeInF32) {
   for (int64_t c : {1, 3, 4, 8})
     for (DnnlConvPass pass : {DnnlConvPass::Forward, DnnlConvPass::BackwardData,
                               DnnlConvPass::BackwardFilter}) {
-      // 288 output pixels: above FilterGradGemm.h's small maps.
+      // 288 output pixels: above SmallMapConv.h's small maps.
       ampc::rt::ops::ConvPlan p{2,  c, 14, 14, 4, c, 3, 3, 12,
                                 12, 1, 1,  1,  1, 1, 0, 0};
       std::shared_ptr<const ampc::rt::ops::PreparedKernel> prepared;
@@ -129,11 +129,12 @@ TEST(Dnnl, FewInputChannelsComputeInF32) {
   }
 }
 
-TEST(Dnnl, FilterGradientsOnSmallMapsAreOneGemm) {
-  // FilterGradGemm.h: an ungrouped backward-filter pass with at most 64
+TEST(Dnnl, SmallMapsAreOneGemm) {
+  // SmallMapConv.h: an ungrouped backward-filter pass with at most 64
   // output pixels in the whole batch is one matmul (bf16 as stored where
-  // the CPU multiplies bf16), above that a convolution primitive; grouped
-  // passes, and the forward and backward-data passes, never.
+  // the CPU multiplies bf16), above that a convolution primitive; the
+  // forward and backward-data passes too when some kernel tap reads only
+  // padding (here the 1x1 maps); grouped passes never.
   struct Case {
     int64_t n, map, group;
     bool gemm;
@@ -154,12 +155,13 @@ TEST(Dnnl, FilterGradientsOnSmallMapsAreOneGemm) {
         const auto *conv =
             static_cast<const kh::ConvPrepared *>(prepared.get());
         ASSERT_NE(conv, nullptr);
-        bool gemm = k.gemm && pass == DnnlConvPass::BackwardFilter;
+        bool gemm =
+            k.gemm && (pass == DnnlConvPass::BackwardFilter || k.map == 1);
         std::string what = "n=" + std::to_string(k.n) +
                            " map=" + std::to_string(k.map) +
                            " group=" + std::to_string(k.group) + " pass " +
                            std::to_string(static_cast<int>(pass));
-        EXPECT_EQ(conv->filterGemm != nullptr, gemm) << what;
+        EXPECT_EQ(conv->smallMap != nullptr, gemm) << what;
         EXPECT_EQ(conv->conv != nullptr, !gemm) << what;
         EXPECT_EQ(conv->bf16,
                   t == ampc::rt::DType::BF16 && nativeBf16Contractions())
