@@ -104,26 +104,28 @@ Status SmallMapConv::runAs(const ops::OpCall &call,
   };
   const E *in0 = operand(0), *in1 = operand(1);
   // Every image's im2col rows of the live taps side by side: [live, K].
+  // Threads take whole rows: an image's part of a row is a few pixels, and
+  // threads writing neighbouring parts would share cache lines.
   Scratch<E> colsBuf;
   auto packCols = [&](const E *x) {
     E *c = colsBuf.resize(static_cast<size_t>(live * pixels));
-    parallelFor(ctx, p.n, 1, [&](int64_t b, int64_t e) {
-      for (int64_t img = b; img < e; ++img)
-        for (int64_t ci = 0; ci < p.c; ++ci)
-          for (int64_t t = 0; t < ntaps; ++t)
-            im2colRow(p, x + img * image + ci * inPlane, taps_[t] / p.kw,
-                      taps_[t] % p.kw,
-                      c + (ci * ntaps + t) * pixels + img * plane);
+    parallelFor(ctx, live, 16, [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        int64_t ci = row / ntaps, tap = taps_[row % ntaps];
+        for (int64_t img = 0; img < p.n; ++img)
+          im2colRow(p, x + img * image + ci * inPlane, tap / p.kw, tap % p.kw,
+                    c + row * pixels + img * plane);
+      }
     });
     return c;
   };
-  // dy [n, o, plane] with its first two axes swapped: [o, K].
+  // dy [n, o, plane] with its first two axes swapped: [o, K], by rows.
   Scratch<E> swappedBuf;
   auto packSwapped = [&](const E *dy) {
     E *d = swappedBuf.resize(static_cast<size_t>(p.o * pixels));
-    parallelFor(ctx, p.n, 1, [&](int64_t b, int64_t e) {
-      for (int64_t img = b; img < e; ++img)
-        for (int64_t o = 0; o < p.o; ++o)
+    parallelFor(ctx, p.o, 16, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o)
+        for (int64_t img = 0; img < p.n; ++img)
           std::memcpy(d + o * pixels + img * plane,
                       dy + (img * p.o + o) * plane, plane * sizeof(E));
     });
