@@ -48,6 +48,11 @@ public:
   /// losses, synchronised batch norm's statistics), not gradients, so not
   /// counted in allReduceSeconds().
   virtual Status sumOverRanks(double *values, size_t count) = 0;
+  /// Replaces `data[0, bytes)` on every process by rank 0's bytes and
+  /// returns when they are there (how the ranks' GPUs agree on an NCCL
+  /// communicator: rank 0 makes its id). Fails, naming the wait, after the
+  /// collective's timeout.
+  virtual Status broadcast(void *data, size_t bytes) = 0;
   /// Returns when every process has called it, or fails after
   /// `timeoutSeconds` (the wait while one process alone does other work,
   /// such as rank 0 evaluating or writing a checkpoint).

@@ -517,6 +517,21 @@ Status MpiCollective::sumOverRanks(double *values, size_t count) {
       .get();
 }
 
+Status MpiCollective::broadcast(void *data, size_t bytes) {
+  if (bytes > static_cast<size_t>(INT_MAX))
+    return Status::error("a broadcast of " + std::to_string(bytes) +
+                         " bytes, over MPI's 2^31 - 1 per call");
+  return round([this, data, bytes] {
+           MPI_Request request;
+           if (int rc = MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, 0,
+                                   MPI_COMM_WORLD, &request);
+               rc != MPI_SUCCESS)
+             return Status::error("a broadcast from rank 0: " + mpiError(rc));
+           return arrivals_->wait(request, timeout_, "a broadcast from rank 0");
+         })
+      .get();
+}
+
 void MpiCollective::abortAll(int code) {
   // From this thread, not the MPI caller's, which may be inside a wait:
   // OpenMPI's abort ends the job from any thread, and nothing after it
