@@ -83,13 +83,15 @@ Status computeFunction(CudaDevice &device, const std::string &op, CudaKernel k,
   return typedFunction(device, op, k, x, out, f64 ? "c64" : "c32");
 }
 
-/// Synchronised batch norm exchanges its sums with the other ranks; this
-/// backend has no collective (NCCL) yet.
+/// Synchronised batch norm exchanges its statistics with the other ranks
+/// while it runs; the CUDA backend's exchanges (NCCL) carry gradients
+/// only so far.
 Status refuseSynced(const ops::OpCall &call) {
   if (call.attrs->find("sync_ranks"))
     return Status::error(call.op +
                          ": synchronised batch norm (--sync-batch-norm) runs "
-                         "on the CPU only: the CUDA backend has no NCCL yet");
+                         "on the CPU only: the CUDA backend's NCCL exchanges "
+                         "carry gradients only");
   return Status::ok();
 }
 

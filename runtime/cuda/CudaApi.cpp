@@ -94,20 +94,21 @@ Status lookup(void *lib, const std::string &libPath, const char *symbol,
   out = reinterpret_cast<Fn>(dlsym(lib, symbol));
   if (!out)
     return Status::error(libPath + " has no function '" + symbol +
-                         "' (the backend needs CUDA 13, cuBLASLt 13 and cuDNN "
-                         "9)");
+                         "' (the backend needs CUDA 13, cuBLASLt 13, cuDNN 9 "
+                         "and NCCL 2.9 or later)");
   return Status::ok();
 }
 
 // One per process, never destroyed: the libraries stay loaded for the
 // life of the process, and handles and function pointers are shared by
 // every session. Each part is loaded once (std::call_once), the core when
-// a device is first opened, cuDNN when a convolution is first prepared.
+// a device is first opened, cuDNN when a convolution is first prepared,
+// NCCL when a data-parallel session first needs it.
 struct Loaded {
   CudaApi api;
-  std::once_flag coreOnce, cudnnOnce;
-  Status core, cudnn;
-  std::string driverPath, cublasLtPath, cudnnPath;
+  std::once_flag coreOnce, cudnnOnce, ncclOnce;
+  Status core, cudnn, nccl;
+  std::string driverPath, cublasLtPath, cudnnPath, ncclPath;
 };
 
 Loaded &loaded() {
@@ -172,6 +173,38 @@ Status loadCudnnLibrary(Loaded &l) {
   return Status::ok();
 }
 
+// NCCL 2.9 captures its collectives into CUDA graphs, which the sessions
+// replay (ncclGetVersion's code is major * 10000 + minor * 100 + patch).
+constexpr int kMinNcclVersion = 20900;
+
+Status loadNcclLibrary(Loaded &l) {
+  CudaApi &api = l.api;
+  void *nccl = nullptr;
+  if (Status st =
+          openCudaLibrary({"libnccl.so.2", "libnccl.so"}, nccl, l.ncclPath);
+      !st)
+    return Status::error(
+        "NCCL cannot be loaded: " + st.message() +
+        "; data parallelism on GPUs needs it: set AMPC_CUDA_LIBRARY_PATH to "
+        "its directory (the CUDA toolkit's lib64, or nvidia/nccl/lib in "
+        "PyTorch's site-packages)");
+  CudaApi found; // all or nothing, as cuDNN's
+#define AMPC_NCCL(name)                                                        \
+  if (Status st = lookup(nccl, l.ncclPath, AMPC_STR(name), found.name); !st)   \
+    return Status::error("NCCL cannot be used: " + st.message());
+#include "runtime/cuda/CudaSymbols.def"
+  int version = 0;
+  if (found.ncclGetVersion(&version) != ncclSuccess ||
+      version < kMinNcclVersion)
+    return Status::error("NCCL at " + l.ncclPath + " is version " +
+                         std::to_string(version) +
+                         "; the backend needs 2.9 (20900) or later");
+#define AMPC_NCCL(name) api.name = found.name;
+#include "runtime/cuda/CudaSymbols.def"
+  api.ncclPath = l.ncclPath.c_str();
+  return Status::ok();
+}
+
 } // namespace
 
 Status loadCudaApi(const CudaApi *&out) {
@@ -188,6 +221,15 @@ Status loadCudnn(const CudaApi *&out) {
   std::call_once(l.cudnnOnce, [&l] { l.cudnn = loadCudnnLibrary(l); });
   if (!l.cudnn)
     return l.cudnn;
+  out = &l.api;
+  return Status::ok();
+}
+
+Status loadNccl(const CudaApi *&out) {
+  Loaded &l = loaded();
+  std::call_once(l.ncclOnce, [&l] { l.nccl = loadNcclLibrary(l); });
+  if (!l.nccl)
+    return l.nccl;
   out = &l.api;
   return Status::ok();
 }
@@ -237,6 +279,13 @@ Status cudnnError(const CudaApi &api, cudnnStatus_t r, const char *call) {
   const char *text = api.cudnnGetErrorString ? api.cudnnGetErrorString(r)
                                              : "an unknown cuDNN status";
   return Status::error(std::string(call) + " failed: " + text + " (" +
+                       std::to_string(int(r)) + ")");
+}
+
+Status ncclError(const CudaApi &api, ncclResult_t r, const char *call) {
+  const char *text =
+      api.ncclGetErrorString ? api.ncclGetErrorString(r) : "unknown";
+  return Status::error(std::string(call) + " failed: " + text + " (NCCL " +
                        std::to_string(int(r)) + ")");
 }
 

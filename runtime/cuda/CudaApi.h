@@ -1,12 +1,14 @@
 //===- CudaApi.h - the CUDA libraries, loaded at run time -----------------===//
 //
-// The driver (libcuda), cuBLASLt and cuDNN are opened with dlopen and their
-// functions looked up once (IREE's dynamic symbols), so every ampc build
+// The driver (libcuda), cuBLASLt, cuDNN and NCCL are opened with dlopen and
+// their functions looked up once (IREE's dynamic symbols), so every ampc build
 // links and runs on machines without a GPU or without CUDA; only
 // `--device cuda` needs them, and it says which library is missing. The
 // driver and cuBLASLt are the core, loaded when a device is opened; cuDNN
 // only serves convolutions and is loaded when the first one is prepared,
-// so a missing or broken cuDNN cannot stop a model without convolutions.
+// so a missing or broken cuDNN cannot stop a model without convolutions;
+// NCCL only serves data parallelism and is loaded when a data-parallel
+// session first needs it.
 // The headers come from the CUDA toolkit at build time and give each
 // pointer its exact type.
 //
@@ -19,6 +21,7 @@
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cudnn.h>
+#include <nccl.h>
 
 #include <string>
 #include <vector>
@@ -29,10 +32,12 @@ struct CudaApi {
 #define AMPC_CU(name) decltype(&::name) name = nullptr;
 #define AMPC_CUBLASLT(name) decltype(&::name) name = nullptr;
 #define AMPC_CUDNN(name) decltype(&::name) name = nullptr;
+#define AMPC_NCCL(name) decltype(&::name) name = nullptr;
 #include "runtime/cuda/CudaSymbols.def"
   // Where each library was found (for messages and `amp-exec --devices`);
-  // cudnnPath stays "" until loadCudnn succeeds.
-  const char *driverPath = "", *cublasLtPath = "", *cudnnPath = "";
+  // cudnnPath and ncclPath stay "" until loadCudnn / loadNccl succeed.
+  const char *driverPath = "", *cublasLtPath = "", *cudnnPath = "",
+             *ncclPath = "";
 };
 
 // Loads the driver and cuBLASLt with their symbols of CudaSymbols.def, and
@@ -54,6 +59,15 @@ Status loadCudaApi(const CudaApi *&out);
 // AMPC_CUDA_LIBRARY_PATH to its directory".
 Status loadCudnn(const CudaApi *&out);
 
+// Loads NCCL 2 (2.9 or later) and its symbols into the same CudaApi, as
+// loadCudnn does cuDNN: once per process, thread-safely, without a driver.
+// The error names the library, every place it was looked for and where
+// NCCL usually is ("NCCL cannot be loaded: libnccl.so.2 (or libnccl.so)
+// is not in ...; data parallelism on GPUs needs it: set
+// AMPC_CUDA_LIBRARY_PATH to its directory (the CUDA toolkit's lib64, or
+// nvidia/nccl/lib in PyTorch's site-packages)"), or the version found.
+Status loadNccl(const CudaApi *&out);
+
 // Opens the first of `names` found, searching as above, with RTLD_NOW |
 // RTLD_LOCAL. The error is one line naming every place looked in, and what
 // the loader said about a file that exists but does not load (a missing
@@ -68,6 +82,7 @@ Status cuError(const CudaApi &api, CUresult r, const char *call);
 std::string cuErrorName(const CudaApi &api, CUresult r);
 Status cublasError(cublasStatus_t r, const char *call);
 Status cudnnError(const CudaApi &api, cudnnStatus_t r, const char *call);
+Status ncclError(const CudaApi &api, ncclResult_t r, const char *call);
 
 } // namespace ampc::rt::cuda
 
@@ -90,6 +105,13 @@ Status cudnnError(const CudaApi &api, cudnnStatus_t r, const char *call);
     cudnnStatus_t ampcDnnR_ = (api).call;                                      \
     if (ampcDnnR_ != CUDNN_STATUS_SUCCESS)                                     \
       return ::ampc::rt::cuda::cudnnError((api), ampcDnnR_, #call);            \
+  } while (0)
+
+#define AMPC_NCCL_CHECK(api, call)                                             \
+  do {                                                                         \
+    ncclResult_t ampcNcclR_ = (api).call;                                      \
+    if (ampcNcclR_ != ncclSuccess)                                             \
+      return ::ampc::rt::cuda::ncclError((api), ampcNcclR_, #call);            \
   } while (0)
 
 #endif // AMPC_RUNTIME_CUDA_CUDAAPI_H

@@ -19,6 +19,7 @@ const std::vector<KernelEntry> &table() {
     addOptimizerKernels(v);
     addNormalizationKernels(v);
     addLossKernels(v);
+    addCollectiveKernels(v);
     sortByName(v);
     return v;
   }();

@@ -15,11 +15,15 @@
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/ops/OpCall.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace ampc::rt::cuda {
+
+class NcclCommunicator;
+struct ExchangeBucket; // Collectives.cpp
 
 struct PrepareContext {
   CudaDevice &device;
@@ -33,6 +37,11 @@ struct PrepareContext {
     if (bytes > workspaceBytes)
       workspaceBytes = bytes;
   }
+  // Data parallelism: the session's communicator (null in one process),
+  // and the buckets its all_reduce_start calls prepared, by exchange
+  // buffer, for their all_reduce_wait.
+  NcclCommunicator *nccl = nullptr;
+  std::map<CUdeviceptr, std::shared_ptr<ExchangeBucket>> exchanges;
 };
 
 struct LaunchContext {
@@ -75,6 +84,7 @@ void addLossKernels(std::vector<KernelEntry> &out);
 void addReductionKernels(std::vector<KernelEntry> &out);
 void addScanKernels(std::vector<KernelEntry> &out); // arg_max, cumsum, top_k
 void addOptimizerKernels(std::vector<KernelEntry> &out);
+void addCollectiveKernels(std::vector<KernelEntry> &out); // NCCL
 
 // Null when the CUDA backend has no kernel for `op`.
 const KernelEntry *findKernel(const std::string &op);

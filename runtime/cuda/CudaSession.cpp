@@ -2,12 +2,15 @@
 #include "runtime/cuda/CudaSession.h"
 
 #include "runtime/ByteSize.h"
+#include "runtime/Collective.h"
 #include "runtime/cuda/Launch.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace ampc::rt::cuda {
 namespace {
@@ -45,6 +48,11 @@ CudaSession::~CudaSession() {
   if (!device_)
     return;
   const CudaApi &api = device_->api();
+  // An exchange that failed may never end: its communicator is aborted
+  // (NcclCommunicator's destructor), which ends its kernels, before the
+  // wait below.
+  if (nccl_ && nccl_->failed())
+    nccl_.reset();
   // Nothing may still run on memory about to be freed.
   if (stream_)
     api.cuStreamSynchronize(stream_);
@@ -165,9 +173,30 @@ Status CudaSession::create(FunctionInfo function, int ordinal,
                             p.init.data(), p.init.size()));
     std::string().swap(p.init); // the device holds the value now
   }
+  AMPC_RETURN_IF_ERROR(s->joinExchanges(options));
   AMPC_RETURN_IF_ERROR(s->prepareKernels(options));
   out = std::move(s);
   return Status::ok();
+}
+
+Status CudaSession::joinExchanges(const SessionOptions &options) {
+  exchangeTimeout_ = options.collectiveTimeout;
+  bool exchanges = false;
+  for (const KernelInfo &k : fn_.kernels)
+    exchanges |= k.kind == "all_reduce_start";
+  Collective *ranks = options.collective.get();
+  // Without ranks the exchange kernels say what the launch lacks.
+  if (!exchanges || !ranks || ranks->size() < 2)
+    return Status::ok();
+  // Rank 0 makes the communicator's id and the launch hands it on.
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  if (ranks->rank() == 0)
+    AMPC_RETURN_IF_ERROR(NcclCommunicator::uniqueId(id));
+  AMPC_RETURN_IF_ERROR(ranks->broadcast(&id, sizeof id)
+                           .withContext("the ranks' NCCL communicator"));
+  return NcclCommunicator::create(*device_, ranks->rank(), ranks->size(), id,
+                                  nccl_);
 }
 
 Status CudaSession::prepareKernels(const SessionOptions &options) {
@@ -175,6 +204,7 @@ Status CudaSession::prepareKernels(const SessionOptions &options) {
   const std::string where = "function '" + fn_.name + "': ";
   PrepareContext prep{*device_};
   prep.allowTf32 = options.allowTf32;
+  prep.nccl = nccl_.get();
   for (size_t k = 0; k < calls_.size();) {
     const KernelEntry *e = findKernel(calls_[k].op);
     if (!e)
@@ -202,14 +232,43 @@ Status CudaSession::prepareKernels(const SessionOptions &options) {
 }
 
 Status CudaSession::sync(const char *what) const {
-  CUresult r = device_->api().cuStreamSynchronize(stream_);
-  if (r != CUDA_SUCCESS)
-    return cuError(device_->api(), r,
-                   ("cuStreamSynchronize (" + std::string(what) +
-                    ") after run " + std::to_string(runs_) + " of function '" +
-                    fn_.name + "'")
+  const CudaApi &api = device_->api();
+  auto failure = [&](CUresult r, const char *call) {
+    return cuError(api, r,
+                   (std::string(call) + " (" + what + ") after run " +
+                    std::to_string(runs_) + " of function '" + fn_.name + "'")
                        .c_str());
-  return Status::ok();
+  };
+  if (!nccl_) {
+    CUresult r = api.cuStreamSynchronize(stream_);
+    return r == CUDA_SUCCESS ? Status::ok() : failure(r, "cuStreamSynchronize");
+  }
+  // A step that exchanges over NCCL waits for the other ranks, which may
+  // have died: poll, and give up after the collective's timeout.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() + std::chrono::duration<double>(exchangeTimeout_);
+  for (;;) {
+    CUresult r = api.cuStreamQuery(stream_);
+    if (r == CUDA_SUCCESS)
+      break;
+    if (r != CUDA_ERROR_NOT_READY)
+      return failure(r, "cuStreamQuery");
+    AMPC_RETURN_IF_ERROR(nccl_->asyncError().withContext(what));
+    if (Clock::now() > deadline) {
+      nccl_->abort();
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", exchangeTimeout_);
+      return Status::error(std::string(what) +
+                           ": the step's exchange over "
+                           "NCCL did not end within " +
+                           seconds +
+                           " s (--collective-timeout): another rank died or "
+                           "hangs");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return nccl_->asyncError().withContext(what);
 }
 
 Status CudaSession::setInput(const std::string &name, const TensorView &value) {

@@ -9,7 +9,11 @@
 // capture, the instantiation or the first replay fails, one warning says
 // why and every run goes kernel by kernel (AMPC_CUDA_GRAPH=0: from the
 // start). Nothing in a run waits for the GPU: output() and param() do, and
-// report a failure of the device there.
+// report a failure of the device there. A data-parallel step (all_reduce
+// kernels) exchanges its gradients over NCCL with the launch's other ranks
+// (NcclCommunicator.h); its waits then give up after the collective's
+// timeout, aborting the communicator, instead of waiting forever for a
+// rank that died.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CUDA_CUDASESSION_H
@@ -17,6 +21,7 @@
 
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/NcclCommunicator.h"
 
 #include <map>
 
@@ -44,6 +49,9 @@ private:
   TensorView view(int value) const override; // device address
   Status hostView(const TensorView &device, TensorView &host) const override;
   Status prepareKernels(const SessionOptions &options);
+  // The NCCL communicator of a data-parallel step's ranks, when the step
+  // exchanges and the launch has several ranks.
+  Status joinExchanges(const SessionOptions &options);
   Status enqueueStep(); // every kernel and update copy
   Status runProbed();   // kernel by kernel, probing
   // Captures the step and launches the graph; falls back to enqueueStep()
@@ -55,6 +63,8 @@ private:
   Status sync(const char *what) const;
 
   std::shared_ptr<CudaDevice> device_;
+  std::unique_ptr<NcclCommunicator> nccl_;
+  double exchangeTimeout_ = 60; // seconds (SessionOptions)
   CUstream stream_ = nullptr;
   DeviceBuffer arena_, constants_, staging_, workspace_, stepCounter_;
   std::vector<size_t> constantOffset_;

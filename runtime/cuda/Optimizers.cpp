@@ -468,22 +468,9 @@ Status prepareUpdateScale(const std::vector<const OpCall *> &calls,
   return Status::ok();
 }
 
-/// Data parallelism exchanges gradients through the host's rt::Collective
-/// (MPI); a GPU step would need NCCL on device memory (issue 25), which
-/// this backend does not have yet: the session is refused when it is
-/// created, before any step.
-Status refuseAllReduce(const std::vector<const OpCall *> &, PrepareContext &,
-                       std::unique_ptr<PreparedKernel> &) {
-  return Status::error("data-parallel training (all_reduce_start) runs on the "
-                       "CPU only: the CUDA backend has no NCCL all-reduce "
-                       "yet; use --device cpu under mpirun");
-}
-
 } // namespace
 
 void addOptimizerKernels(std::vector<KernelEntry> &out) {
-  out.push_back({"all_reduce_start", refuseAllReduce});
-  out.push_back({"all_reduce_wait", refuseAllReduce});
   out.push_back(
       {"sgd_update", prepareUpdate<SgdParams>, canGroupUpdate<SgdParams>});
   out.push_back({"momentum_update", prepareUpdate<MomentumParams>,

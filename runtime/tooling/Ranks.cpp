@@ -128,6 +128,20 @@ rt::Status joinRanks(const RunOptions &run, const std::string &tool,
   return rt::Status::ok();
 }
 
+void placeRank(rt::SessionOptions &so) {
+  if (so.device != "cuda" || !so.collective || so.collective->size() < 2)
+    return;
+  // OpenMPI's, MPICH's and Slurm's names for the rank's place on its machine.
+  for (const char *var :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char *v = std::getenv(var); v && *v) {
+      so.device = std::string("cuda:") + v;
+      return;
+    }
+  // One machine: the ranks are its GPUs in order.
+  so.device = "cuda:" + std::to_string(so.collective->rank());
+}
+
 void shareCores(RunOptions &run, int64_t ranks) {
   if (ranks > 1 && !run.isGiven("threads"))
     run.threads = std::max(1u, std::thread::hardware_concurrency() /

@@ -31,6 +31,12 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc);
 rt::Status joinRanks(const RunOptions &run, const std::string &tool,
                      std::shared_ptr<rt::mpi::MpiCollective> &out);
 
+/// A rank's GPU: with several ranks (`so.collective`), `--device cuda`,
+/// which names no GPU, becomes GPU <local rank> (as mpirun numbers the
+/// ranks of each machine, OMPI_COMM_WORLD_LOCAL_RANK), one GPU per rank,
+/// as NCCL needs; a device named in full stays as it is.
+void placeRank(rt::SessionOptions &so);
+
 /// --threads counts one process's cores: without it, each of `ranks`
 /// ranks on this machine takes its share of the hardware threads.
 void shareCores(RunOptions &run, int64_t ranks);

@@ -373,6 +373,7 @@ rt::Status createSession(rt::FunctionInfo f, const Options &o,
                          std::unique_ptr<rt::Session> &out) {
   rt::SessionOptions so = sessionOptionsOf(o);
   so.collective = world;
+  placeRank(so);
   // 'none' (0): no budget but what the device has, which the sessions
   // are always checked against.
   if (!o.memoryBudget.empty())

@@ -129,6 +129,34 @@ TEST(CudaLibraries, CudnnLoadsWithoutADriverOrSaysWhereItLooked) {
   EXPECT_EQ(again, api);
 }
 
+// NCCL, as cuDNN: loads without a driver where it is installed (every
+// symbol resolved, version 2.9 or later), else one error naming the
+// library, where it was looked for and where NCCL usually is.
+TEST(CudaLibraries, NcclLoadsWithoutADriverOrSaysWhereItLooked) {
+  const CudaApi *api = nullptr;
+  Status s = loadNccl(api);
+  if (!s) {
+    const std::string &m = s.message();
+    EXPECT_EQ(m.rfind("NCCL cannot be ", 0), 0u) << m;
+    EXPECT_NE(m.find("libnccl.so.2"), std::string::npos) << m;
+    EXPECT_NE(m.find("AMPC_CUDA_LIBRARY_PATH"), std::string::npos) << m;
+    EXPECT_NE(m.find("nvidia/nccl/lib"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_EQ(loadNccl(api).message(), m);
+    return;
+  }
+  ASSERT_NE(api, nullptr);
+#define AMPC_NCCL(name) EXPECT_NE(api->name, nullptr) << #name;
+#include "runtime/cuda/CudaSymbols.def"
+  EXPECT_STRNE(api->ncclPath, "");
+  int version = 0;
+  ASSERT_EQ(api->ncclGetVersion(&version), ncclSuccess);
+  EXPECT_GE(version, 20900);
+  const CudaApi *again = nullptr;
+  ASSERT_TRUE(loadNccl(again));
+  EXPECT_EQ(again, api);
+}
+
 bool cudnnInProcess() {
   void *h = dlopen("libcudnn.so.9", RTLD_LAZY | RTLD_NOLOAD);
   if (h)

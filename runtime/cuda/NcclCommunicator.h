@@ -1,0 +1,88 @@
+//===- NcclCommunicator.h - one rank's NCCL exchanges on a GPU ------------===//
+//
+// Data parallelism on GPUs sums each bucket of gradients over the ranks
+// with NCCL (loaded at run time, CudaApi.h's loadNccl), on device memory,
+// on a stream of its own so that the rest of the backward pass runs while
+// the ranks exchange. Ordering is by events, which stream capture turns
+// into graph edges (NCCL's collectives are captured too), so a step that
+// exchanges is still one CUDA graph:
+//
+//   compute stream: ... bucket's gradients --(queued)-->        ... (wait) -->
+//   means exchange stream:                         ncclAllReduce --(summed)--^
+//
+// startSum records `queued` on the compute stream, has the exchange stream
+// wait for it and queues the sum; finish makes the compute stream wait for
+// `summed`. Nothing here waits on the host.
+//
+// The ranks agree on the communicator through its unique id: rank 0 makes
+// it (uniqueId) and the launch hands it to the others (a broadcast of its
+// bytes); one rank alone needs nobody.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
+#define AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
+
+#include "runtime/cuda/CudaDevice.h"
+
+#include <memory>
+
+namespace ampc::rt::cuda {
+
+class NcclCommunicator {
+public:
+  // A fresh communicator id (loads NCCL).
+  static Status uniqueId(ncclUniqueId &out);
+  // Joins the communicator `id` as rank `rank` of `size` on `device` (every
+  // rank calls it with the same id and size; it returns when all have).
+  static Status create(CudaDevice &device, int rank, int size,
+                       const ncclUniqueId &id,
+                       std::unique_ptr<NcclCommunicator> &out);
+  ~NcclCommunicator();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // One bucket's events, made once (when the session prepares its
+  // kernels) and used by every step.
+  class Bucket {
+  public:
+    ~Bucket();
+
+  private:
+    friend class NcclCommunicator;
+    const CudaApi *api_ = nullptr;
+    CUevent queued_ = nullptr, summed_ = nullptr;
+  };
+  Status createBucket(std::unique_ptr<Bucket> &out);
+
+  // Queues the sum over the ranks of `count` f32 values at `send` into
+  // `recv` (the same address: in place) after the work queued on `compute`
+  // so far. Every rank starts the same sums in the same order.
+  Status startSum(Bucket &bucket, CUdeviceptr send, CUdeviceptr recv,
+                  size_t count, CUstream compute);
+  // Work queued on `compute` from now on sees the bucket's sum.
+  Status finish(Bucket &bucket, CUstream compute);
+  // The communicator's own error, if an exchange failed (a rank that
+  // died, a network error), polled while a step's stream is waited for.
+  Status asyncError();
+  // Ends the communicator's exchanges where they are (a rank that does not
+  // come): the kernels waiting in them return, and every later exchange
+  // fails.
+  void abort();
+  bool failed() const { return failed_; }
+
+private:
+  NcclCommunicator(CudaDevice &device, const CudaApi &api, int rank, int size)
+      : device_(device), api_(api), rank_(rank), size_(size) {}
+
+  CudaDevice &device_;
+  const CudaApi &api_;
+  int rank_, size_;
+  ncclComm_t comm_ = nullptr;
+  CUstream exchange_ = nullptr;
+  bool failed_ = false; // then the destructor aborts, it does not wait
+};
+
+} // namespace ampc::rt::cuda
+
+#endif // AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
