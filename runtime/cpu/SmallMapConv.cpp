@@ -24,6 +24,23 @@ using namespace kh;
 // per-kernel timing build, not in the tree), hence 64.
 constexpr int64_t kMaxGemmPixels = 64;
 
+// Stores `rows` runs of `len` values into `out`, run r at r * len: each
+// built in f32 by fill(r, run) from zeros and rounded once; the runs are
+// split over the threads.
+template <typename Fill>
+void storeRuns(const CpuContext &ctx, const TensorView &out, int64_t rows,
+               int64_t len, Fill fill) {
+  parallelFor(ctx, rows, 1, [&](int64_t b, int64_t e) {
+    Scratch<float> runBuf;
+    float *run = runBuf.resize(static_cast<size_t>(len));
+    for (int64_t r = b; r < e; ++r) {
+      std::fill(run, run + len, 0.0f);
+      fill(r, run);
+      storeF32(run, len, out, r * len);
+    }
+  });
+}
+
 std::vector<int64_t> liveTaps(const ops::ConvPlan &p) {
   std::vector<int64_t> taps;
   for (int64_t i = 0; i < p.kh; ++i)
@@ -160,17 +177,10 @@ Status SmallMapConv::runAs(const ops::OpCall &call,
     // into [c, kh, kw] (zeros for the other taps) and stored, rounded once.
     float *g = product.resize(static_cast<size_t>(p.o * live));
     AMPC_RETURN_IF_ERROR(matmul_->run(dyt, c, g));
-    const int64_t rowLen = p.c * kernelTaps;
-    parallelFor(ctx, p.o, 4, [&](int64_t b, int64_t e) {
-      Scratch<float> rowBuf;
-      float *row = rowBuf.resize(static_cast<size_t>(rowLen));
-      for (int64_t o = b; o < e; ++o) {
-        std::fill(row, row + rowLen, 0.0f);
-        for (int64_t ci = 0; ci < p.c; ++ci)
-          for (int64_t t = 0; t < ntaps; ++t)
-            row[ci * kernelTaps + taps_[t]] = g[(o * p.c + ci) * ntaps + t];
-        storeF32(row, rowLen, out, o * rowLen);
-      }
+    storeRuns(ctx, out, p.o, p.c * kernelTaps, [&](int64_t o, float *row) {
+      for (int64_t ci = 0; ci < p.c; ++ci)
+        for (int64_t t = 0; t < ntaps; ++t)
+          row[ci * kernelTaps + taps_[t]] = g[(o * p.c + ci) * ntaps + t];
     });
     break;
   }
@@ -181,33 +191,21 @@ Status SmallMapConv::runAs(const ops::OpCall &call,
     if (hasInput(call, 2))
       loadF32(call.inputs[2], 0, p.o, bias.data());
     // Image img's output [o, plane] is column block img of Z, plus bias.
-    const int64_t outImage = p.o * plane;
-    parallelFor(ctx, p.n, 1, [&](int64_t b, int64_t e) {
-      Scratch<float> imageBuf;
-      float *y = imageBuf.resize(static_cast<size_t>(outImage));
-      for (int64_t img = b; img < e; ++img) {
-        for (int64_t o = 0; o < p.o; ++o)
-          for (int64_t i = 0; i < plane; ++i)
-            y[o * plane + i] = z[o * pixels + img * plane + i] + bias[o];
-        storeF32(y, outImage, out, img * outImage);
-      }
+    storeRuns(ctx, out, p.n, p.o * plane, [&](int64_t img, float *y) {
+      for (int64_t o = 0; o < p.o; ++o)
+        for (int64_t i = 0; i < plane; ++i)
+          y[o * plane + i] = z[o * pixels + img * plane + i] + bias[o];
     });
     break;
   }
   case DnnlConvPass::BackwardData: {
     float *dc = product.resize(static_cast<size_t>(live * pixels));
     AMPC_RETURN_IF_ERROR(matmul_->run(liveFilter(in1), packSwapped(in0), dc));
-    parallelFor(ctx, p.n, 1, [&](int64_t b, int64_t e) {
-      Scratch<float> imageBuf;
-      float *dx = imageBuf.resize(static_cast<size_t>(image));
-      for (int64_t img = b; img < e; ++img) {
-        std::fill(dx, dx + image, 0.0f);
-        for (int64_t ci = 0; ci < p.c; ++ci)
-          for (int64_t t = 0; t < ntaps; ++t)
-            col2imRow(p, dc + (ci * ntaps + t) * pixels + img * plane,
-                      taps_[t] / p.kw, taps_[t] % p.kw, dx + ci * inPlane);
-        storeF32(dx, image, out, img * image);
-      }
+    storeRuns(ctx, out, p.n, image, [&](int64_t img, float *dx) {
+      for (int64_t ci = 0; ci < p.c; ++ci)
+        for (int64_t t = 0; t < ntaps; ++t)
+          col2imRow(p, dc + (ci * ntaps + t) * pixels + img * plane,
+                    taps_[t] / p.kw, taps_[t] % p.kw, dx + ci * inPlane);
     });
     break;
   }
