@@ -41,7 +41,7 @@ Status communicatorFor(const OpCall &call, PrepareContext &ctx,
   if (!ctx.nccl)
     return Status::error("the step averages its gradients over " + n +
                          " ranks (data parallelism), but it runs in one "
-                         "process: start amp-exec with --nproc " +
+                         "process: start it with --nproc " +
                          n + " (or under mpirun -n " + n + ")");
   if (ctx.nccl->size() != worldSize)
     return Status::error("the step was compiled for " + n +

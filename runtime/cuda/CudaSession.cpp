@@ -48,9 +48,12 @@ CudaSession::~CudaSession() {
   if (!device_)
     return;
   const CudaApi &api = device_->api();
-  // An exchange that failed may never end: its communicator is aborted
-  // (NcclCommunicator's destructor), which ends its kernels, before the
-  // wait below.
+  // A step that exchanges may wait for a rank that died: waited for as
+  // long as the collective's timeout (sync() aborts the communicator
+  // then); a communicator that failed is aborted (its destructor), which
+  // ends its kernels, before the wait below.
+  if (nccl_ && !nccl_->failed())
+    (void)sync("closing the session");
   if (nccl_ && nccl_->failed())
     nccl_.reset();
   // Nothing may still run on memory about to be freed.
@@ -188,15 +191,21 @@ Status CudaSession::joinExchanges(const SessionOptions &options) {
   // Without ranks the exchange kernels say what the launch lacks.
   if (!exchanges || !ranks || ranks->size() < 2)
     return Status::ok();
-  // Rank 0 makes the communicator's id and the launch hands it on.
+  // Everything that can fail on one rank alone happens before the others
+  // wait for it; then rank 0 makes the communicator's id and the launch
+  // hands it on.
+  std::unique_ptr<NcclCommunicator> comm;
+  AMPC_RETURN_IF_ERROR(NcclCommunicator::prepare(
+      *device_, ranks->rank(), ranks->size(), exchangeTimeout_, comm));
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
   if (ranks->rank() == 0)
     AMPC_RETURN_IF_ERROR(NcclCommunicator::uniqueId(id));
   AMPC_RETURN_IF_ERROR(ranks->broadcast(&id, sizeof id)
                            .withContext("the ranks' NCCL communicator"));
-  return NcclCommunicator::create(*device_, ranks->rank(), ranks->size(), id,
-                                  nccl_);
+  AMPC_RETURN_IF_ERROR(comm->join(id));
+  nccl_ = std::move(comm);
+  return Status::ok();
 }
 
 Status CudaSession::prepareKernels(const SessionOptions &options) {

@@ -1,7 +1,10 @@
 //===- NcclCommunicator.cpp - one rank's NCCL exchanges on a GPU ----------===//
 #include "runtime/cuda/NcclCommunicator.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace ampc::rt::cuda {
 
@@ -12,9 +15,9 @@ Status NcclCommunicator::uniqueId(ncclUniqueId &out) {
   return Status::ok();
 }
 
-Status NcclCommunicator::create(CudaDevice &device, int rank, int size,
-                                const ncclUniqueId &id,
-                                std::unique_ptr<NcclCommunicator> &out) {
+Status NcclCommunicator::prepare(CudaDevice &device, int rank, int size,
+                                 double timeoutSeconds,
+                                 std::unique_ptr<NcclCommunicator> &out) {
   if (size < 1 || rank < 0 || rank >= size)
     return Status::error("NCCL rank " + std::to_string(rank) + " of " +
                          std::to_string(size) + " is out of range");
@@ -23,21 +26,51 @@ Status NcclCommunicator::create(CudaDevice &device, int rank, int size,
   // NCCL runs on the device's primary context, current on this thread.
   AMPC_RETURN_IF_ERROR(device.makeCurrent());
   std::unique_ptr<NcclCommunicator> c(
-      new NcclCommunicator(device, *api, rank, size));
+      new NcclCommunicator(device, *api, rank, size, timeoutSeconds));
   AMPC_CU_CHECK(*api, cuStreamCreate(&c->exchange_, CU_STREAM_NON_BLOCKING));
-  if (ncclResult_t r = api->ncclCommInitRank(&c->comm_, size, id, rank);
+  out = std::move(c);
+  return Status::ok();
+}
+
+Status NcclCommunicator::join(const ncclUniqueId &id) {
+  // Connections are made here, not lazily in a step's first exchange
+  // (NCCL 2.22's default), where no timeout of ours would see them.
+  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
+  AMPC_RETURN_IF_ERROR(device_.makeCurrent());
+  if (ncclResult_t r = api_.ncclCommInitRank(&comm_, size_, id, rank_);
       r != ncclSuccess) {
-    c->comm_ = nullptr;
-    return ncclError(*api, r,
-                     ("ncclCommInitRank(rank " + std::to_string(rank) + " of " +
-                      std::to_string(size) + ")")
+    comm_ = nullptr;
+    return ncclError(api_, r,
+                     ("ncclCommInitRank(rank " + std::to_string(rank_) +
+                      " of " + std::to_string(size_) + ")")
                          .c_str());
   }
+  return Status::ok();
+}
+
+Status NcclCommunicator::create(CudaDevice &device, int rank, int size,
+                                const ncclUniqueId &id,
+                                std::unique_ptr<NcclCommunicator> &out) {
+  std::unique_ptr<NcclCommunicator> c;
+  AMPC_RETURN_IF_ERROR(prepare(device, rank, size, 60, c));
+  AMPC_RETURN_IF_ERROR(c->join(id));
   out = std::move(c);
   return Status::ok();
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  // An exchange still queued (a run that failed between a bucket's start
+  // and its wait) writes into buffers about to be freed: wait for it, as
+  // long as the collective's timeout, then abort.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_);
+  while (comm_ && exchange_ && !failed_ &&
+         api_.cuStreamQuery(exchange_) == CUDA_ERROR_NOT_READY) {
+    if (Clock::now() > deadline)
+      failed_ = true;
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
   if (comm_) {
     // After a failure the exchanges may never end: abort rather than wait.
     if (failed_)
@@ -72,23 +105,29 @@ Status NcclCommunicator::startSum(Bucket &bucket, CUdeviceptr send,
   if (!comm_)
     return Status::error("the NCCL communicator was aborted (an earlier "
                          "exchange did not end)");
-  AMPC_CU_CHECK(api_, cuEventRecord(bucket.queued_, compute));
-  AMPC_CU_CHECK(api_, cuStreamWaitEvent(exchange_, bucket.queued_, 0));
+  if (CUresult r = api_.cuEventRecord(bucket.queued_, compute);
+      r != CUDA_SUCCESS)
+    return failing(cuError(api_, r, "cuEventRecord (an exchange's start)"));
+  if (CUresult r = api_.cuStreamWaitEvent(exchange_, bucket.queued_, 0);
+      r != CUDA_SUCCESS)
+    return failing(cuError(api_, r, "cuStreamWaitEvent (an exchange's start)"));
   // CUstream and cudaStream_t are the same handle.
   if (ncclResult_t r = api_.ncclAllReduce(
           reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv),
           count, ncclFloat32, ncclSum, comm_,
           reinterpret_cast<cudaStream_t>(exchange_));
-      r != ncclSuccess) {
-    failed_ = true;
-    return ncclError(api_, r, "ncclAllReduce");
-  }
-  AMPC_CU_CHECK(api_, cuEventRecord(bucket.summed_, exchange_));
+      r != ncclSuccess)
+    return failing(ncclError(api_, r, "ncclAllReduce"));
+  if (CUresult r = api_.cuEventRecord(bucket.summed_, exchange_);
+      r != CUDA_SUCCESS)
+    return failing(cuError(api_, r, "cuEventRecord (an exchange's end)"));
   return Status::ok();
 }
 
 Status NcclCommunicator::finish(Bucket &bucket, CUstream compute) {
-  AMPC_CU_CHECK(api_, cuStreamWaitEvent(compute, bucket.summed_, 0));
+  if (CUresult r = api_.cuStreamWaitEvent(compute, bucket.summed_, 0);
+      r != CUDA_SUCCESS)
+    return failing(cuError(api_, r, "cuStreamWaitEvent (an exchange's end)"));
   return Status::ok();
 }
 
@@ -104,11 +143,12 @@ Status NcclCommunicator::asyncError() {
     return Status::error("the NCCL communicator was aborted (an earlier "
                          "exchange did not end)");
   ncclResult_t state = ncclSuccess;
-  AMPC_NCCL_CHECK(api_, ncclCommGetAsyncError(comm_, &state));
-  if (state != ncclSuccess && state != ncclInProgress) {
-    failed_ = true;
-    return ncclError(api_, state, "an exchange of the NCCL communicator");
-  }
+  if (ncclResult_t r = api_.ncclCommGetAsyncError(comm_, &state);
+      r != ncclSuccess)
+    return failing(ncclError(api_, r, "ncclCommGetAsyncError"));
+  if (state != ncclSuccess && state != ncclInProgress)
+    return failing(
+        ncclError(api_, state, "an exchange of the NCCL communicator"));
   return Status::ok();
 }
 

@@ -32,11 +32,24 @@ class NcclCommunicator {
 public:
   // A fresh communicator id (loads NCCL).
   static Status uniqueId(ncclUniqueId &out);
-  // Joins the communicator `id` as rank `rank` of `size` on `device` (every
-  // rank calls it with the same id and size; it returns when all have).
+  // Rank `rank` of `size` on `device`, before it joins a communicator:
+  // NCCL loaded, the device current, the exchange stream made. Every rank
+  // does this before rank 0's id is handed round, so that what can fail
+  // on one rank fails before the others wait for it in join().
+  // `timeoutSeconds` bounds the wait for the exchanges when it closes.
+  static Status prepare(CudaDevice &device, int rank, int size,
+                        double timeoutSeconds,
+                        std::unique_ptr<NcclCommunicator> &out);
+  // Joins the communicator `id` (every rank with the same id; it returns
+  // when all have). Under mpirun a rank that fails here ends the job, and
+  // with it the others' wait.
+  Status join(const ncclUniqueId &id);
+  // prepare and join at once (one rank alone, the tests).
   static Status create(CudaDevice &device, int rank, int size,
                        const ncclUniqueId &id,
                        std::unique_ptr<NcclCommunicator> &out);
+  // Waits for the exchange stream (at most the timeout, then aborts) and
+  // closes the communicator.
   ~NcclCommunicator();
 
   int rank() const { return rank_; }
@@ -56,8 +69,8 @@ public:
   Status createBucket(std::unique_ptr<Bucket> &out);
 
   // Queues the sum over the ranks of `count` f32 values at `send` into
-  // `recv` (the same address: in place) after the work queued on `compute`
-  // so far. Every rank starts the same sums in the same order.
+  // `recv` (which may be `send`: in place) after the work queued on
+  // `compute` so far. Every rank starts the same sums in the same order.
   Status startSum(Bucket &bucket, CUdeviceptr send, CUdeviceptr recv,
                   size_t count, CUstream compute);
   // Work queued on `compute` from now on sees the bucket's sum.
@@ -72,12 +85,21 @@ public:
   bool failed() const { return failed_; }
 
 private:
-  NcclCommunicator(CudaDevice &device, const CudaApi &api, int rank, int size)
-      : device_(device), api_(api), rank_(rank), size_(size) {}
+  NcclCommunicator(CudaDevice &device, const CudaApi &api, int rank, int size,
+                   double timeout)
+      : device_(device), api_(api), rank_(rank), size_(size),
+        timeout_(timeout) {}
+  // `s` unchanged, the communicator marked failed when it is an error (its
+  // destructor then aborts instead of waiting).
+  Status failing(Status s) {
+    failed_ |= !s;
+    return s;
+  }
 
   CudaDevice &device_;
   const CudaApi &api_;
   int rank_, size_;
+  double timeout_;
   ncclComm_t comm_ = nullptr;
   CUstream exchange_ = nullptr;
   bool failed_ = false; // then the destructor aborts, it does not wait

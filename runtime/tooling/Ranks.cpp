@@ -128,18 +128,23 @@ rt::Status joinRanks(const RunOptions &run, const std::string &tool,
   return rt::Status::ok();
 }
 
-void placeRank(rt::SessionOptions &so) {
-  if (so.device != "cuda" || !so.collective || so.collective->size() < 2)
-    return;
-  // OpenMPI's, MPICH's and Slurm's names for the rank's place on its machine.
+std::string rankDevice(const std::string &device) {
+  if (device != "cuda" || !launchedByMpi())
+    return device;
+  int ranks = 0;
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *v = std::getenv(var); v && *v)
+      ranks = std::atoi(v);
+  if (ranks < 2)
+    return device;
+  if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      visible && *visible && !std::strchr(visible, ','))
+    return device;
   for (const char *var :
        {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
-    if (const char *v = std::getenv(var); v && *v) {
-      so.device = std::string("cuda:") + v;
-      return;
-    }
-  // One machine: the ranks are its GPUs in order.
-  so.device = "cuda:" + std::to_string(so.collective->rank());
+    if (const char *v = std::getenv(var); v && *v)
+      return "cuda:" + std::to_string(std::atoi(v));
+  return device;
 }
 
 void shareCores(RunOptions &run, int64_t ranks) {

@@ -31,11 +31,14 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc);
 rt::Status joinRanks(const RunOptions &run, const std::string &tool,
                      std::shared_ptr<rt::mpi::MpiCollective> &out);
 
-/// A rank's GPU: with several ranks (`so.collective`), `--device cuda`,
-/// which names no GPU, becomes GPU <local rank> (as mpirun numbers the
-/// ranks of each machine, OMPI_COMM_WORLD_LOCAL_RANK), one GPU per rank,
-/// as NCCL needs; a device named in full stays as it is.
-void placeRank(rt::SessionOptions &so);
+/// This rank's device, from the launcher's environment (decided before
+/// any device is opened): under mpirun with several ranks, `cuda` (no GPU
+/// named) is GPU <local rank>, as the launcher numbers the ranks of each
+/// machine (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID):
+/// one GPU per rank, as NCCL needs. A device named in full, a launcher
+/// that gave the rank one GPU of its own (CUDA_VISIBLE_DEVICES listing
+/// one) or names no local rank: the device as given.
+std::string rankDevice(const std::string &device);
 
 /// --threads counts one process's cores: without it, each of `ranks`
 /// ranks on this machine takes its share of the hardware threads.

@@ -373,7 +373,6 @@ rt::Status createSession(rt::FunctionInfo f, const Options &o,
                          std::unique_ptr<rt::Session> &out) {
   rt::SessionOptions so = sessionOptionsOf(o);
   so.collective = world;
-  placeRank(so);
   // 'none' (0): no budget but what the device has, which the sessions
   // are always checked against.
   if (!o.memoryBudget.empty())
@@ -694,6 +693,8 @@ int runTool(int argc, char **argv) {
   if (!o.json.empty() && !launchedByMpi())
     if (rt::Status s = rt::checkWritable(o.json); !s)
       return fail("--json: " + s.message());
+  // Each rank of a launch takes its own GPU (Ranks.h).
+  o.device = rankDevice(o.device);
   // A device that cannot be used is said first, in one line, before the
   // Program (which may be large) is read.
   uint64_t deviceMemory = 0;

@@ -15,7 +15,6 @@
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/FashionMnist.h"
 #include "runtime/tooling/Plot.h"
-#include "runtime/tooling/Ranks.h"
 #include "runtime/tooling/TrainData.h"
 #include "runtime/tooling/TrainLoop.h"
 #include "tools/amp-run/AmpMemory.h"
@@ -175,7 +174,6 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   std::unique_ptr<rt::Session> session, evalSession;
   rt::SessionOptions sessionOptions = sessionOptionsOf(o.run);
   sessionOptions.collective = o.collective;
-  placeRank(sessionOptions);
   if (rt::Status s = createSessions(step, sessionOptions, session, evalSession);
       !s)
     return fail(s.message());

@@ -329,6 +329,8 @@ int runTool(int argc, char **argv) {
                 Twine(compileFlags.dataParallel) + " (or under mpirun -n " +
                 Twine(compileFlags.dataParallel) + ")");
   }
+  // Each rank of a launch takes its own GPU (Ranks.h).
+  run.device = ampc::tools::rankDevice(run.device);
   // Opened before anything is compiled: a missing GPU is the one line the
   // user sees.
   uint64_t budget = 0;
