@@ -53,6 +53,10 @@ public:
   /// communicator: rank 0 makes its id). Fails, naming the wait, after the
   /// collective's timeout.
   virtual Status broadcast(void *data, size_t bytes) = 0;
+  /// How long a wait for the other processes may take before it fails
+  /// (what a GPU's exchanges, which this class does not make, wait for
+  /// them too).
+  virtual double timeoutSeconds() const = 0;
   /// Returns when every process has called it, or fails after
   /// `timeoutSeconds` (the wait while one process alone does other work,
   /// such as rank 0 evaluating or writing a checkpoint).

@@ -56,9 +56,6 @@ struct SessionOptions {
   // The ranks of a data-parallel run, which a step's all_reduce_start/wait
   // kernels exchange gradients with (runtime/mpi); null: one process.
   std::shared_ptr<Collective> collective;
-  // CUDA: how long a wait for the step's NCCL exchanges may take before
-  // the session gives up on the other ranks (the collective's timeout).
-  double collectiveTimeout = 60;
 };
 
 // The executor of one function on one device (CpuSession, CudaSession).

@@ -50,8 +50,6 @@ Status communicatorFor(const OpCall &call, PrepareContext &ctx,
   return Status::ok();
 }
 
-size_t elementBytes(DType t) { return t == DType::F32 ? 4 : 2; }
-
 class PreparedExchangeStart final : public PreparedKernel {
 public:
   // A gradient into the exchange buffer: widened (count elements), or
@@ -112,7 +110,7 @@ Status prepareStart(const std::vector<const OpCall *> &calls,
     const TensorView &g = call.inputs[i];
     PreparedExchangeStart::Piece p;
     p.grad = devicePtr(g);
-    p.at = k->exchange + at * elementBytes(exchange.dtype);
+    p.at = k->exchange + at * sizeOf(exchange.dtype);
     p.count = g.numElements();
     at += p.count;
     if (p.count == 0)
@@ -187,7 +185,7 @@ Status prepareWait(const std::vector<const OpCall *> &calls,
   for (const TensorView &o : call.outputs) {
     PreparedExchangeWait::Mean m;
     m.sum = k->bucket->sums.get() + at * sizeof(float);
-    m.own = devicePtr(exchange) + at * elementBytes(exchange.dtype);
+    m.own = devicePtr(exchange) + at * sizeOf(exchange.dtype);
     m.out = devicePtr(o);
     m.count = o.numElements();
     at += m.count;

@@ -6,11 +6,9 @@
 #include "runtime/cuda/Launch.h"
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 namespace ampc::rt::cuda {
 namespace {
@@ -183,7 +181,6 @@ Status CudaSession::create(FunctionInfo function, int ordinal,
 }
 
 Status CudaSession::joinExchanges(const SessionOptions &options) {
-  exchangeTimeout_ = options.collectiveTimeout;
   bool exchanges = false;
   for (const KernelInfo &k : fn_.kernels)
     exchanges |= k.kind == "all_reduce_start";
@@ -196,7 +193,7 @@ Status CudaSession::joinExchanges(const SessionOptions &options) {
   // hands it on.
   std::unique_ptr<NcclCommunicator> comm;
   AMPC_RETURN_IF_ERROR(NcclCommunicator::prepare(
-      *device_, ranks->rank(), ranks->size(), exchangeTimeout_, comm));
+      *device_, ranks->rank(), ranks->size(), ranks->timeoutSeconds(), comm));
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
   if (ranks->rank() == 0)
@@ -241,43 +238,18 @@ Status CudaSession::prepareKernels(const SessionOptions &options) {
 }
 
 Status CudaSession::sync(const char *what) const {
-  const CudaApi &api = device_->api();
-  auto failure = [&](CUresult r, const char *call) {
-    return cuError(api, r,
-                   (std::string(call) + " (" + what + ") after run " +
-                    std::to_string(runs_) + " of function '" + fn_.name + "'")
-                       .c_str());
-  };
-  if (!nccl_) {
-    CUresult r = api.cuStreamSynchronize(stream_);
-    return r == CUDA_SUCCESS ? Status::ok() : failure(r, "cuStreamSynchronize");
-  }
   // A step that exchanges over NCCL waits for the other ranks, which may
-  // have died: poll, and give up after the collective's timeout.
-  using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() + std::chrono::duration<double>(exchangeTimeout_);
-  for (;;) {
-    CUresult r = api.cuStreamQuery(stream_);
-    if (r == CUDA_SUCCESS)
-      break;
-    if (r != CUDA_ERROR_NOT_READY)
-      return failure(r, "cuStreamQuery");
-    AMPC_RETURN_IF_ERROR(nccl_->asyncError().withContext(what));
-    if (Clock::now() > deadline) {
-      nccl_->abort();
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", exchangeTimeout_);
-      return Status::error(std::string(what) +
-                           ": the step's exchange over "
-                           "NCCL did not end within " +
-                           seconds +
-                           " s (--collective-timeout): another rank died or "
-                           "hangs");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return nccl_->asyncError().withContext(what);
+  // have died: the communicator's wait gives up after the timeout.
+  if (nccl_)
+    return nccl_->waitFor(stream_, what);
+  CUresult r = device_->api().cuStreamSynchronize(stream_);
+  if (r != CUDA_SUCCESS)
+    return cuError(device_->api(), r,
+                   ("cuStreamSynchronize (" + std::string(what) +
+                    ") after run " + std::to_string(runs_) + " of function '" +
+                    fn_.name + "'")
+                       .c_str());
+  return Status::ok();
 }
 
 Status CudaSession::setInput(const std::string &name, const TensorView &value) {

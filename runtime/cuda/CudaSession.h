@@ -64,7 +64,6 @@ private:
 
   std::shared_ptr<CudaDevice> device_;
   std::unique_ptr<NcclCommunicator> nccl_;
-  double exchangeTimeout_ = 60; // seconds (SessionOptions)
   CUstream stream_ = nullptr;
   DeviceBuffer arena_, constants_, staging_, workspace_, stepCounter_;
   std::vector<size_t> constantOffset_;

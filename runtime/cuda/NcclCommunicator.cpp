@@ -2,6 +2,7 @@
 #include "runtime/cuda/NcclCommunicator.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -60,17 +61,10 @@ Status NcclCommunicator::create(CudaDevice &device, int rank, int size,
 
 NcclCommunicator::~NcclCommunicator() {
   // An exchange still queued (a run that failed between a bucket's start
-  // and its wait) writes into buffers about to be freed: wait for it, as
-  // long as the collective's timeout, then abort.
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_);
-  while (comm_ && exchange_ && !failed_ &&
-         api_.cuStreamQuery(exchange_) == CUDA_ERROR_NOT_READY) {
-    if (Clock::now() > deadline)
-      failed_ = true;
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  // and its wait) writes into buffers about to be freed: waited for, and
+  // aborted after the timeout.
+  if (comm_ && exchange_ && !failed_)
+    (void)waitFor(exchange_, "closing the NCCL communicator");
   if (comm_) {
     // After a failure the exchanges may never end: abort rather than wait.
     if (failed_)
@@ -129,6 +123,31 @@ Status NcclCommunicator::finish(Bucket &bucket, CUstream compute) {
       r != CUDA_SUCCESS)
     return failing(cuError(api_, r, "cuStreamWaitEvent (an exchange's end)"));
   return Status::ok();
+}
+
+Status NcclCommunicator::waitFor(CUstream stream, const char *what) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_);
+  for (;;) {
+    CUresult r = api_.cuStreamQuery(stream);
+    if (r == CUDA_SUCCESS)
+      return asyncError().withContext(what);
+    if (r != CUDA_ERROR_NOT_READY)
+      return failing(cuError(api_, r, "cuStreamQuery").withContext(what));
+    AMPC_RETURN_IF_ERROR(asyncError().withContext(what));
+    if (Clock::now() > deadline) {
+      abort();
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", timeout_);
+      return Status::error(std::string(what) +
+                           ": the step's exchange over NCCL did not end "
+                           "within " +
+                           seconds +
+                           " s (--collective-timeout): another rank died or "
+                           "hangs");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
 }
 
 void NcclCommunicator::abort() {

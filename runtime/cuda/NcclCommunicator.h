@@ -36,7 +36,8 @@ public:
   // NCCL loaded, the device current, the exchange stream made. Every rank
   // does this before rank 0's id is handed round, so that what can fail
   // on one rank fails before the others wait for it in join().
-  // `timeoutSeconds` bounds the wait for the exchanges when it closes.
+  // `timeoutSeconds` bounds every wait for the exchanges (waitFor, and
+  // the destructor's).
   static Status prepare(CudaDevice &device, int rank, int size,
                         double timeoutSeconds,
                         std::unique_ptr<NcclCommunicator> &out);
@@ -78,6 +79,11 @@ public:
   // The communicator's own error, if an exchange failed (a rank that
   // died, a network error), polled while a step's stream is waited for.
   Status asyncError();
+  // Waits for the work queued on `stream` (`what`, for the errors),
+  // polling the communicator's own error, for at most the timeout: then
+  // the communicator is aborted and the error says that an exchange did
+  // not end (a rank died or hangs).
+  Status waitFor(CUstream stream, const char *what);
   // Ends the communicator's exchanges where they are (a rank that does not
   // come): the kernels waiting in them return, and every later exchange
   // fails.

@@ -46,6 +46,7 @@ public:
   double allReduceSeconds() const override { return allReduceSeconds_; }
   Status sumOverRanks(double *values, size_t count) override;
   Status broadcast(void *data, size_t bytes) override;
+  double timeoutSeconds() const override { return timeout_; }
   /// Ends every rank of the launch with `code` (after an error one rank
   /// alone saw: the others would wait for it until their timeout). Virtual,
   /// as every member a tool calls: the tools reach this class through

@@ -411,7 +411,6 @@ rt::SessionOptions sessionOptionsOf(const RunOptions &o) {
   so.device = o.device;
   so.threads = o.threads;
   so.cudaGraph = o.cudaGraph;
-  so.collectiveTimeout = static_cast<double>(o.collectiveTimeout);
   return so;
 }
 
