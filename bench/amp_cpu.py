@@ -73,6 +73,8 @@ import sys
 import tempfile
 import time
 
+from bench_util import loss_diff  # bench/ is on sys.path (bench_util.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "gpu"))
@@ -252,14 +254,6 @@ class Placement:
             tally, key=lambda k: (k.startswith("set aside"), k)))
 
 
-def max_rel(a, b):
-    """The largest difference of losses `a` from `b`, over b's first loss:
-    a model trained on one batch drops its loss fast (ResNet-18: 2.4 to 0.07
-    in 5 steps), and the last steps' relative differences would measure
-    that drop more than the agreement."""
-    return max(abs(x - y) for x, y in zip(a, b)) / max(abs(b[0]), 1e-12)
-
-
 def check_losses(args, name, path, tmp):
     """Both sides' losses on one fixed batch (see the module docstring);
     exits on a miss, else returns the relative differences."""
@@ -271,8 +265,9 @@ def check_losses(args, name, path, tmp):
     af, ab = ([float(r["loss"]) for r in ampc_run(
         args, path, threads, bf16, tmp, data=data, steps=args.check_steps)]
         for bf16 in (False, True))
-    d = {"ampc/torch f32": max_rel(af, tf), "ampc bf16/f32": max_rel(ab, af),
-         "torch bf16/f32": max_rel(tb, tf)}
+    d = {"ampc/torch f32": loss_diff(af, tf),
+         "ampc bf16/f32": loss_diff(ab, af),
+         "torch bf16/f32": loss_diff(tb, tf)}
     print(f"{name} losses over {args.check_steps} steps: torch f32 {tf}, "
           f"ampc f32 {af}, torch bf16 {tb}, ampc bf16 {ab}; max relative "
           "differences: " + ", ".join(f"{k} {v:.1e}" for k, v in d.items()),

@@ -240,12 +240,6 @@ def max_rel_diff(a, b):
     return max(abs(x - y) / max(abs(y), 1e-30) for x, y in zip(a, b))
 
 
-def max_diff_of_first(a, b):
-    """The largest |a - b| relative to b's first loss (AMP against f32: a
-    late loss near zero would make a per-step relative figure meaningless)."""
-    return max(abs(x - y) for x, y in zip(a, b)) / max(abs(b[0]), 1e-30)
-
-
 def load_model(name):
     d = os.path.join(MODELS_DIR, f"{name}_train_op17")
     with open(os.path.join(d, "meta.json")) as f:
@@ -329,8 +323,8 @@ def bench_model(name, args, blas):
                 # checked run.
                 n = min(CHECKED_STEPS, len(al16))
                 row["bf16_diff"] = max(
-                    row["bf16_diff"], max_diff_of_first(al16[:n], al[:n]),
-                    max_diff_of_first(tl16[:n], tl[:n]))
+                    row["bf16_diff"], bench_util.loss_diff(al16[:n], al[:n]),
+                    bench_util.loss_diff(tl16[:n], tl[:n]))
                 if (not np.all(np.isfinite(al16[:n] + tl16[:n])) or
                         row["bf16_diff"] > args.bf16_rtol):
                     row["ok"] = False
