@@ -9,13 +9,24 @@
 // per-channel pass, so nothing is allocated at launch and no atomics are
 // used.
 //
+// Synchronised batch norm (sync_ranks = N, graph-data-parallel's
+// sync-batch-norm) takes the statistics over every rank's batch, as the CPU
+// kernels do: each per-channel sum of this rank (the sum, then the squared
+// deviations from the ranks' mean; the gradient's two sums) is summed over
+// the ranks in f64 by NCCL (NcclCommunicator::startSum, on the exchange
+// stream after the gradient exchanges queued before it) before the
+// per-channel pass divides it by the N ranks' count.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudnnFamily.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/cuda/Ranks.h"
 #include "runtime/ops/AttrReaders.h"
 #include "runtime/ops/Shapes.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace ampc::rt::cuda {
 namespace {
@@ -83,17 +94,54 @@ Status computeFunction(CudaDevice &device, const std::string &op, CudaKernel k,
   return typedFunction(device, op, k, x, out, f64 ? "c64" : "c32");
 }
 
-/// Synchronised batch norm exchanges its statistics with the other ranks
-/// while it runs; the CUDA backend's exchanges (NCCL) carry gradients
-/// only so far.
-Status refuseSynced(const ops::OpCall &call) {
-  if (call.attrs->find("sync_ranks"))
-    return Status::error(call.op +
-                         ": synchronised batch norm (--sync-batch-norm) runs "
-                         "on the CPU only: the CUDA backend's NCCL exchanges "
-                         "carry gradients only");
-  return Status::ok();
-}
+constexpr const char *kSyncedOver = "batch norm takes its statistics over";
+
+/// A synchronised kernel's exchanges: the per-channel sums of this rank
+/// (`ampc_bn_mean` with count 1 adds a partial-sum pass's slices), summed
+/// over the ranks before the kernel reads them.
+class RanksSums {
+public:
+  // `ranks` is the call's sync_ranks (1: not synchronised, nothing to do).
+  Status prepare(PrepareContext &ctx, int64_t ranks, CUfunction addSlices) {
+    ranks_ = ranks;
+    if (ranks_ <= 1)
+      return Status::ok();
+    nccl_ = ctx.nccl;
+    addSlices_ = addSlices;
+    return nccl_->createBucket(bucket_);
+  }
+  bool synced() const { return ranks_ > 1; }
+  int64_t ranks() const { return ranks_; }
+
+  // The channels' sums of `partials` (each `c` channels of `slices`
+  // values, one after another) into `own`, one array after another; then
+  // their sums over the ranks into `all` (which may be `own`), which the
+  // work queued after this on the compute stream sees.
+  Status exchange(const LaunchContext &ctx,
+                  std::initializer_list<CUdeviceptr> partials, int64_t c,
+                  int64_t slices, CUdeviceptr own, CUdeviceptr all,
+                  const LaunchDims &perChannel, const char *what) {
+    double one = 1;
+    CUdeviceptr to = own;
+    for (CUdeviceptr partial : partials) {
+      void *args[] = {&partial, &c, &slices, &one, &to};
+      AMPC_RETURN_IF_ERROR(
+          launchKernel(ctx, addSlices_, perChannel, args, what));
+      to += sizeof(double) * c;
+    }
+    size_t count = static_cast<size_t>(c) * partials.size();
+    AMPC_RETURN_IF_ERROR(
+        nccl_->startSum(*bucket_, own, all, count, DType::F64, ctx.stream)
+            .withContext(what));
+    return nccl_->finish(*bucket_, ctx.stream).withContext(what);
+  }
+
+private:
+  int64_t ranks_ = 1;
+  NcclCommunicator *nccl_ = nullptr;
+  std::unique_ptr<NcclCommunicator::Bucket> bucket_;
+  CUfunction addSlices_ = nullptr;
+};
 
 //===----------------------------------------------------------------------===//
 // batch_norm_training / batch_norm_inference
@@ -111,9 +159,13 @@ public:
     k->out_ = call.outputs;
     AMPC_RETURN_IF_ERROR(
         ops::getFloat(*call.attrs, "epsilon", k->eps_).withContext(call.op));
-    if (training)
+    int64_t ranks = 1;
+    if (training) {
       AMPC_RETURN_IF_ERROR(ops::getFloat(*call.attrs, "momentum", k->momentum_)
                                .withContext(call.op));
+      AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
+                                   kSyncedOver, ranks));
+    }
     const TensorView &x = call.inputs[0];
     k->l_ = layoutOf(x, ctx.device);
     AMPC_RETURN_IF_ERROR(checkGridSize(k->l_, call.op));
@@ -133,7 +185,10 @@ public:
               .withContext(call.op));
       k->partialOff_ = 0;
       k->meanOff_ = alignUp(sizeof(double) * c * k->l_.slices);
-      k->coefOff_ = k->meanOff_ + alignUp(sizeof(double) * c);
+      k->sumsOff_ = k->meanOff_ + alignUp(sizeof(double) * c);
+      k->coefOff_ = k->sumsOff_;
+      if (ranks > 1)
+        k->coefOff_ += alignUp(sizeof(double) * c);
     } else {
       AMPC_RETURN_IF_ERROR(
           kernelFunction(dev, CudaKernel::BnInferCoef, {}, k->finalize_)
@@ -144,6 +199,7 @@ public:
     ctx.requestWorkspace(k->wsBytes_);
     k->perChannel_ = gridFor(dev, c);
     k->elementwise_ = gridFor(dev, k->l_.total);
+    AMPC_RETURN_IF_ERROR(k->ranks_.prepare(ctx, ranks, k->mean_));
     out = std::move(k);
     return Status::ok();
   }
@@ -170,7 +226,15 @@ public:
                          &mode,     &partial,   &none};
       AMPC_RETURN_IF_ERROR(
           launchKernel(ctx, partial_, reduceDims(l_), sumArgs, what));
-      void *meanArgs[] = {&partial, &c, &l_.slices, &l_.count, &mean};
+      // Synchronised, the per-channel passes read the ranks' sums, one
+      // slice each, and divide by the ranks' count.
+      CUdeviceptr sums = ranks_.synced() ? ctx.workspace + sumsOff_ : partial;
+      int64_t slices = ranks_.synced() ? 1 : l_.slices;
+      double count = l_.count * static_cast<double>(ranks_.ranks());
+      if (ranks_.synced())
+        AMPC_RETURN_IF_ERROR(ranks_.exchange(ctx, {partial}, c, l_.slices, sums,
+                                             sums, perChannel_, what));
+      void *meanArgs[] = {&sums, &c, &slices, &count, &mean};
       AMPC_RETURN_IF_ERROR(
           launchKernel(ctx, mean_, perChannel_, meanArgs, what));
       int sqMode = kSqDev;
@@ -179,12 +243,14 @@ public:
                         &sqMode,   &partial,   &none};
       AMPC_RETURN_IF_ERROR(
           launchKernel(ctx, partial_, reduceDims(l_), sqArgs, what));
+      if (ranks_.synced())
+        AMPC_RETURN_IF_ERROR(ranks_.exchange(ctx, {partial}, c, l_.slices, sums,
+                                             sums, perChannel_, what));
       CUdeviceptr nm = devicePtr(out_[1]), nv = devicePtr(out_[2]),
                   bm = devicePtr(out_[3]), bi = devicePtr(out_[4]);
-      void *finArgs[] = {&partial, &c,         &l_.slices, &l_.count, &mean,
-                         &scale,   &bias,      &m,         &v,        &pd_,
-                         &eps_,    &momentum_, &nm,        &nv,       &bm,
-                         &bi,      &coef};
+      void *finArgs[] = {&sums, &c,  &slices, &count, &mean, &scale,
+                         &bias, &m,  &v,      &pd_,   &eps_, &momentum_,
+                         &nm,   &nv, &bm,     &bi,    &coef};
       AMPC_RETURN_IF_ERROR(
           launchKernel(ctx, finalize_, perChannel_, finArgs, what));
     } else {
@@ -205,7 +271,9 @@ private:
   double eps_ = 0, momentum_ = 0;
   Layout l_;
   int pd_ = 0;
-  size_t partialOff_ = 0, meanOff_ = 0, coefOff_ = 0, wsBytes_ = 0;
+  size_t partialOff_ = 0, meanOff_ = 0, sumsOff_ = 0, coefOff_ = 0,
+         wsBytes_ = 0;
+  RanksSums ranks_;
   CUfunction partial_ = nullptr, mean_ = nullptr, finalize_ = nullptr,
              normalize_ = nullptr;
   LaunchDims perChannel_, elementwise_;
@@ -214,7 +282,6 @@ private:
 Status prepareTraining(const std::vector<const ops::OpCall *> &calls,
                        PrepareContext &ctx,
                        std::unique_ptr<PreparedKernel> &out) {
-  AMPC_RETURN_IF_ERROR(refuseSynced(*calls.front()));
   return BatchNormKernel::prepare(calls, ctx, out, true);
 }
 Status prepareInference(const std::vector<const ops::OpCall *> &calls,
@@ -235,7 +302,9 @@ public:
                         PrepareContext &ctx,
                         std::unique_ptr<PreparedKernel> &out) {
     const ops::OpCall &call = *calls.front();
-    AMPC_RETURN_IF_ERROR(refuseSynced(call));
+    int64_t ranks = 1;
+    AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
+                                 kSyncedOver, ranks));
     auto k = std::make_unique<BatchNormGradKernel>();
     k->in_ = call.inputs;
     k->out_ = call.outputs;
@@ -251,17 +320,27 @@ public:
             .withContext(call.op));
     AMPC_RETURN_IF_ERROR(computeFunction(dev, call.op, CudaKernel::BnGradApply,
                                          x.dtype, f64, k->apply_));
+    CUfunction addSlices = nullptr;
+    if (ranks > 1)
+      AMPC_RETURN_IF_ERROR(
+          kernelFunction(dev, CudaKernel::BnMean, {}, addSlices)
+              .withContext(call.op));
     int64_t c = k->l_.c;
     size_t partialBytes = alignUp(sizeof(double) * c * k->l_.slices);
     k->sumGXOff_ = partialBytes;
     k->coefOff_ = 2 * partialBytes;
-    k->wsBytes_ = k->coefOff_ + alignUp(sizeof(double) * 4 * c);
+    k->ownOff_ = k->coefOff_ + alignUp(sizeof(double) * 4 * c);
+    // Synchronised: this rank's two sums per channel, then the ranks'.
+    k->allOff_ = k->ownOff_ + alignUp(sizeof(double) * 2 * c);
+    k->wsBytes_ =
+        ranks > 1 ? k->allOff_ + alignUp(sizeof(double) * 2 * c) : k->ownOff_;
     ctx.requestWorkspace(k->wsBytes_);
     k->sd_ = static_cast<int>(call.inputs[2].dtype);
     k->md_ = static_cast<int>(call.inputs[3].dtype);
     k->id_ = static_cast<int>(call.inputs[4].dtype);
     k->perChannel_ = gridFor(dev, c);
     k->elementwise_ = gridFor(dev, k->l_.total);
+    AMPC_RETURN_IF_ERROR(k->ranks_.prepare(ctx, ranks, addSlices));
     out = std::move(k);
     return Status::ok();
   }
@@ -282,10 +361,20 @@ public:
                        &mean, &md_, &mode, &sumG, &sumGX};
     AMPC_RETURN_IF_ERROR(
         launchKernel(ctx, partial_, reduceDims(l_), sumArgs, what));
+    // Synchronised, the input gradient takes both sums over the ranks
+    // (one exchange of 2C values) and their count.
+    CUdeviceptr ranksSums = 0;
+    if (ranks_.synced()) {
+      ranksSums = ctx.workspace + allOff_;
+      AMPC_RETURN_IF_ERROR(ranks_.exchange(ctx, {sumG, sumGX}, c, l_.slices,
+                                           ctx.workspace + ownOff_, ranksSums,
+                                           perChannel_, what));
+    }
+    double count = l_.count * static_cast<double>(ranks_.ranks());
     CUdeviceptr sg = devicePtr(out_[1]), bg = devicePtr(out_[2]);
-    void *finArgs[] = {&sumG,  &sumGX, &c,    &l_.slices, &l_.count,
-                       &scale, &sd_,   &mean, &md_,       &invStd,
-                       &id_,   &sg,    &bg,   &coef};
+    void *finArgs[] = {&sumG,   &sumGX, &c,   &l_.slices, &ranksSums,
+                       &count,  &scale, &sd_, &mean,      &md_,
+                       &invStd, &id_,   &sg,  &bg,        &coef};
     AMPC_RETURN_IF_ERROR(
         launchKernel(ctx, finalize_, perChannel_, finArgs, what));
     if (l_.total == 0)
@@ -299,7 +388,8 @@ private:
   std::vector<TensorView> in_, out_;
   Layout l_;
   int sd_ = 0, md_ = 0, id_ = 0;
-  size_t sumGXOff_ = 0, coefOff_ = 0, wsBytes_ = 0;
+  size_t sumGXOff_ = 0, coefOff_ = 0, ownOff_ = 0, allOff_ = 0, wsBytes_ = 0;
+  RanksSums ranks_;
   CUfunction partial_ = nullptr, finalize_ = nullptr, apply_ = nullptr;
   LaunchDims perChannel_, elementwise_;
 };

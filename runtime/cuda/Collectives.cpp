@@ -18,6 +18,7 @@
 #include "runtime/cuda/KernelNames.h"
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/cuda/Ranks.h"
 #include "runtime/ops/AttrReaders.h"
 
 #include <string>
@@ -33,22 +34,7 @@ struct ExchangeBucket {
 namespace {
 using ops::OpCall;
 
-// The communicator for a call of `world_size` ranks.
-Status communicatorFor(const OpCall &call, PrepareContext &ctx,
-                       int64_t &worldSize) {
-  AMPC_RETURN_IF_ERROR(ops::getInt(*call.attrs, "world_size", worldSize));
-  const std::string n = std::to_string(worldSize);
-  if (!ctx.nccl)
-    return Status::error("the step averages its gradients over " + n +
-                         " ranks (data parallelism), but it runs in one "
-                         "process: start it with --nproc " +
-                         n + " (or under mpirun -n " + n + ")");
-  if (ctx.nccl->size() != worldSize)
-    return Status::error("the step was compiled for " + n +
-                         " ranks but runs in " +
-                         std::to_string(ctx.nccl->size()));
-  return Status::ok();
-}
+constexpr const char *kAverages = "the step averages its gradients over";
 
 class PreparedExchangeStart final : public PreparedKernel {
 public:
@@ -86,9 +72,11 @@ public:
       AMPC_RETURN_IF_ERROR(launchKernel(ctx, widenBuffer,
                                         gridFor(ctx.device, count), args,
                                         "ampc_exchange_widen"));
-      return nccl->startSum(*bucket->events, sums, sums, count, ctx.stream);
+      return nccl->startSum(*bucket->events, sums, sums, count, DType::F32,
+                            ctx.stream);
     }
-    return nccl->startSum(*bucket->events, exchange, sums, count, ctx.stream);
+    return nccl->startSum(*bucket->events, exchange, sums, count, DType::F32,
+                          ctx.stream);
   }
   size_t deviceBytes() const override { return bucket->sums.size(); }
 };
@@ -97,7 +85,8 @@ Status prepareStart(const std::vector<const OpCall *> &calls,
                     PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   const OpCall &call = *calls.front();
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(communicatorFor(call, ctx, worldSize));
+  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
+                               kAverages, worldSize));
   auto k = std::make_unique<PreparedExchangeStart>();
   const TensorView &exchange = call.outputs[0];
   const bool f32 = exchange.dtype == DType::F32;
@@ -167,7 +156,8 @@ Status prepareWait(const std::vector<const OpCall *> &calls,
                    PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   const OpCall &call = *calls.front();
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(communicatorFor(call, ctx, worldSize));
+  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
+                               kAverages, worldSize));
   const TensorView &exchange = call.inputs[0];
   auto found = ctx.exchanges.find(devicePtr(exchange));
   if (found == ctx.exchanges.end())
@@ -200,6 +190,28 @@ Status prepareWait(const std::vector<const OpCall *> &calls,
 }
 
 } // namespace
+
+Status ranksOf(const ops::OpCall &call, const PrepareContext &ctx,
+               const char *attr, bool required, const char *what,
+               int64_t &ranks) {
+  const AttrValue *a = nullptr;
+  AMPC_RETURN_IF_ERROR(
+      ops::attrOfKind(*call.attrs, attr, AttrValue::Kind::Int, required, a));
+  ranks = a ? a->i : 1;
+  if (ranks <= 1)
+    return Status::ok();
+  const std::string n = std::to_string(ranks);
+  if (!ctx.nccl)
+    return Status::error(std::string(what) + " " + n +
+                         " ranks (data parallelism), but it runs in one "
+                         "process: start it with --nproc " +
+                         n + " (or under mpirun -n " + n + ")");
+  if (ctx.nccl->size() != ranks)
+    return Status::error("the step was compiled for " + n +
+                         " ranks but runs in " +
+                         std::to_string(ctx.nccl->size()));
+  return Status::ok();
+}
 
 void addCollectiveKernels(std::vector<KernelEntry> &out) {
   out.push_back({"all_reduce_start", prepareStart});

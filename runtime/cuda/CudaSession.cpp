@@ -181,9 +181,11 @@ Status CudaSession::create(FunctionInfo function, int ordinal,
 }
 
 Status CudaSession::joinExchanges(const SessionOptions &options) {
+  // Gradient buckets and synchronised batch norm exchange over NCCL.
   bool exchanges = false;
   for (const KernelInfo &k : fn_.kernels)
-    exchanges |= k.kind == "all_reduce_start";
+    exchanges |=
+        k.kind == "all_reduce_start" || k.attrs.find("sync_ranks") != nullptr;
   Collective *ranks = options.collective.get();
   // Without ranks the exchange kernels say what the launch lacks.
   if (!exchanges || !ranks || ranks->size() < 2)

@@ -94,11 +94,14 @@ Status NcclCommunicator::createBucket(std::unique_ptr<Bucket> &out) {
 }
 
 Status NcclCommunicator::startSum(Bucket &bucket, CUdeviceptr send,
-                                  CUdeviceptr recv, size_t count,
+                                  CUdeviceptr recv, size_t count, DType type,
                                   CUstream compute) {
   if (!comm_)
     return Status::error("the NCCL communicator was aborted (an earlier "
                          "exchange did not end)");
+  if (type != DType::F32 && type != DType::F64)
+    return Status::error("an NCCL sum of " + std::string(name(type)) +
+                         " values: only f32 and f64 are summed");
   if (CUresult r = api_.cuEventRecord(bucket.queued_, compute);
       r != CUDA_SUCCESS)
     return failing(cuError(api_, r, "cuEventRecord (an exchange's start)"));
@@ -108,7 +111,7 @@ Status NcclCommunicator::startSum(Bucket &bucket, CUdeviceptr send,
   // CUstream and cudaStream_t are the same handle.
   if (ncclResult_t r = api_.ncclAllReduce(
           reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv),
-          count, ncclFloat32, ncclSum, comm_,
+          count, type == DType::F64 ? ncclFloat64 : ncclFloat32, ncclSum, comm_,
           reinterpret_cast<cudaStream_t>(exchange_));
       r != ncclSuccess)
     return failing(ncclError(api_, r, "ncclAllReduce"));

@@ -22,6 +22,7 @@
 #ifndef AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
 #define AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
 
+#include "runtime/DType.h"
 #include "runtime/cuda/CudaDevice.h"
 
 #include <memory>
@@ -69,11 +70,13 @@ public:
   };
   Status createBucket(std::unique_ptr<Bucket> &out);
 
-  // Queues the sum over the ranks of `count` f32 values at `send` into
+  // Queues the sum over the ranks of `count` values of `type` (F32: the
+  // gradients; F64: synchronised batch norm's statistics) at `send` into
   // `recv` (which may be `send`: in place) after the work queued on
-  // `compute` so far. Every rank starts the same sums in the same order.
+  // `compute` so far. Every rank starts the same sums in the same order:
+  // they run on the one exchange stream in the order they were queued.
   Status startSum(Bucket &bucket, CUdeviceptr send, CUdeviceptr recv,
-                  size_t count, CUstream compute);
+                  size_t count, DType type, CUstream compute);
   // Work queued on `compute` from now on sees the bucket's sum.
   Status finish(Bucket &bucket, CUstream compute);
   // The communicator's own error, if an exchange failed (a rank that

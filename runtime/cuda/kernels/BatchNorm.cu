@@ -142,6 +142,8 @@ __device__ void gradApply(const X *g, const X *x, X *dx, const double *coef,
 AMPC_VARIANTS_FLOAT(AMPC_BN_DATA_KERNELS)
 
 // mean[ch] = (sum of the channel's partials) / count; one thread a channel.
+// With count 1 it is the channel's sum, which synchronised batch norm
+// exchanges with the other ranks before it divides.
 extern "C" __global__ void ampc_bn_mean(const double *partial, int64_t c,
                                         int64_t slices, double count,
                                         double *mean) {
@@ -190,18 +192,25 @@ extern "C" __global__ void ampc_bn_infer_coef(const void *scale,
 
 // Gradient: scale_grad and bias_grad (dtype `sd`, the scale's) and the
 // input gradient's (k1, k2, k3, mu). Each statistic has its own dtype.
+// `ranksSums` (synchronised batch norm; null otherwise) holds the sums over
+// every rank, [sum(g) per channel..., sum(g * (x - mean)) per channel...],
+// which the input gradient takes, with `count` every rank's values; the
+// scale and bias gradients stay this rank's sums.
 extern "C" __global__ void
 ampc_bn_grad_finalize(const double *sumG, const double *sumGX, int64_t c,
-                      int64_t slices, double count, const void *scale, int sd,
-                      const void *mean, int md, const void *invStd, int id,
-                      void *scaleGrad, void *biasGrad, double *coef) {
+                      int64_t slices, const double *ranksSums, double count,
+                      const void *scale, int sd, const void *mean, int md,
+                      const void *invStd, int id, void *scaleGrad,
+                      void *biasGrad, double *coef) {
   AMPC_GRID_STRIDE(ch, c) {
     const double sg = sumSlices(sumG, ch, slices);
     const double sgx = sumSlices(sumGX, ch, slices);
+    const double allG = ranksSums ? ranksSums[ch] : sg;
+    const double allGX = ranksSums ? ranksSums[c + ch] : sgx;
     const double is = loadAsF64(invStd, id, ch);
     coef[4 * ch] = loadAsF64(scale, sd, ch) * is;
-    coef[4 * ch + 1] = sg / count;
-    coef[4 * ch + 2] = is * is * sgx / count;
+    coef[4 * ch + 1] = allG / count;
+    coef[4 * ch + 2] = is * is * allGX / count;
     coef[4 * ch + 3] = loadAsF64(mean, md, ch);
     storeFromF64(scaleGrad, sd, ch, is * sgx);
     storeFromF64(biasGrad, sd, ch, sg);

@@ -17,6 +17,8 @@
 
 namespace ampc::rt::cuda {
 namespace {
+using test::HostTensor;
+using test::OpCase;
 
 #define SKIP_WITHOUT_NCCL()                                                    \
   do {                                                                         \
@@ -45,42 +47,59 @@ TEST(CudaNccl, OneRankSumsOnTheExchangeStream) {
   EXPECT_EQ(comm->size(), 1);
 
   // Large enough that a sum racing its input or its reader would show.
+  // f32 (the gradients) and f64 (synchronised batch norm's statistics),
+  // each into another buffer and in place.
   const size_t n = size_t(1) << 22;
-  std::vector<float> host(n), back(n);
-  for (size_t i = 0; i < n; ++i)
-    host[i] = static_cast<float>(i % 1000) * 0.25f - 100.0f;
+  std::vector<float> f32(n);
+  std::vector<double> f64(n);
+  for (size_t i = 0; i < n; ++i) {
+    f32[i] = static_cast<float>(i % 1000) * 0.25f - 100.0f;
+    f64[i] = static_cast<double>(i % 1000) * (1.0 / 3.0) - 100.0;
+  }
+  std::vector<unsigned char> back(n * sizeof(double));
   DeviceBuffer send, recv;
-  ASSERT_TRUE(send.allocate(device, n * sizeof(float), "the test's send"));
-  ASSERT_TRUE(recv.allocate(device, n * sizeof(float), "the test's recv"));
+  ASSERT_TRUE(send.allocate(device, n * sizeof(double), "the test's send"));
+  ASSERT_TRUE(recv.allocate(device, n * sizeof(double), "the test's recv"));
   CUstream compute = nullptr;
   ASSERT_EQ(api.cuStreamCreate(&compute, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   std::unique_ptr<NcclCommunicator::Bucket> bucket;
   ASSERT_TRUE(comm->createBucket(bucket));
 
-  for (bool inPlace : {false, true}) {
-    CUdeviceptr out = inPlace ? send.get() : recv.get();
-    // Poison, then the values, both on the compute stream: the sum must
-    // wait for the second copy.
-    ASSERT_EQ(api.cuMemsetD32Async(send.get(), 0x7fc00000u, n, compute),
-              CUDA_SUCCESS);
-    ASSERT_EQ(api.cuMemsetD32Async(recv.get(), 0x7fc00000u, n, compute),
-              CUDA_SUCCESS);
-    ASSERT_EQ(api.cuMemcpyHtoDAsync(send.get(), host.data(), n * sizeof(float),
-                                    compute),
-              CUDA_SUCCESS);
-    s = comm->startSum(*bucket, send.get(), out, n, compute);
-    ASSERT_TRUE(s) << s.message();
-    s = comm->finish(*bucket, compute);
-    ASSERT_TRUE(s) << s.message();
-    ASSERT_EQ(
-        api.cuMemcpyDtoHAsync(back.data(), out, n * sizeof(float), compute),
-        CUDA_SUCCESS);
-    ASSERT_EQ(api.cuStreamSynchronize(compute), CUDA_SUCCESS);
-    s = comm->asyncError();
-    ASSERT_TRUE(s) << s.message();
-    EXPECT_EQ(std::memcmp(back.data(), host.data(), n * sizeof(float)), 0)
-        << (inPlace ? "in place" : "into another buffer");
-  }
+  for (DType type : {DType::F32, DType::F64})
+    for (bool inPlace : {false, true}) {
+      const void *host = type == DType::F32
+                             ? static_cast<const void *>(f32.data())
+                             : f64.data();
+      const size_t bytes = n * sizeOf(type);
+      CUdeviceptr out = inPlace ? send.get() : recv.get();
+      // Poison, then the values, both on the compute stream: the sum must
+      // wait for the second copy.
+      ASSERT_EQ(
+          api.cuMemsetD32Async(send.get(), 0x7fc00000u, bytes / 4, compute),
+          CUDA_SUCCESS);
+      ASSERT_EQ(
+          api.cuMemsetD32Async(recv.get(), 0x7fc00000u, bytes / 4, compute),
+          CUDA_SUCCESS);
+      ASSERT_EQ(api.cuMemcpyHtoDAsync(send.get(), host, bytes, compute),
+                CUDA_SUCCESS);
+      s = comm->startSum(*bucket, send.get(), out, n, type, compute);
+      ASSERT_TRUE(s) << s.message();
+      s = comm->finish(*bucket, compute);
+      ASSERT_TRUE(s) << s.message();
+      ASSERT_EQ(api.cuMemcpyDtoHAsync(back.data(), out, bytes, compute),
+                CUDA_SUCCESS);
+      ASSERT_EQ(api.cuStreamSynchronize(compute), CUDA_SUCCESS);
+      s = comm->asyncError();
+      ASSERT_TRUE(s) << s.message();
+      EXPECT_EQ(std::memcmp(back.data(), host, bytes), 0)
+          << name(type) << (inPlace ? ", in place" : ", into another buffer");
+    }
+
+  // NCCL would sum 16-bit values in their own precision: refused.
+  s = comm->startSum(*bucket, send.get(), recv.get(), n, DType::F16, compute);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(),
+            "an NCCL sum of f16 values: only f32 and f64 are summed");
   bucket.reset();
   comm.reset();
   EXPECT_EQ(api.cuStreamDestroy(compute), CUDA_SUCCESS);
@@ -96,6 +115,45 @@ TEST(CudaNccl, RankOutsideTheCommunicatorIsRefused) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "NCCL rank 1 of 1 is out of range");
   EXPECT_EQ(comm, nullptr);
+}
+
+// Synchronised batch norm in one process (no communicator) says how to
+// start it, as the gradient exchange does; both kernels of the pair.
+TEST(CudaNccl, SyncedBatchNormInOneProcessSaysHowToStart) {
+  AMPC_SKIP_WITHOUT_GPU();
+  const Shape s{4, 3, 5, 5};
+  auto params = [](uint64_t seed) {
+    return HostTensor::random(DType::F32, {3}, seed, 0.5, 1.5);
+  };
+  OpCase forward;
+  forward.op = "batch_norm_training";
+  forward.attrs.setFloat("epsilon", 1e-5);
+  forward.attrs.setFloat("momentum", 0.9);
+  forward.attrs.setInt("sync_ranks", 2);
+  forward.inputs = {HostTensor::random(DType::F32, s, 1), params(2), params(3),
+                    params(4), params(5)};
+  forward.outputs = {HostTensor::empty(DType::F32, s)};
+  for (int i = 0; i < 4; ++i)
+    forward.outputs.push_back(HostTensor::empty(DType::F32, {3}));
+  OpCase backward;
+  backward.op = "batch_norm_grad";
+  backward.attrs.setInt("sync_ranks", 2);
+  backward.inputs = {HostTensor::random(DType::F32, s, 6),
+                     HostTensor::random(DType::F32, s, 7), params(8), params(9),
+                     params(10)};
+  backward.outputs = {HostTensor::empty(DType::F32, s),
+                      HostTensor::empty(DType::F32, {3}),
+                      HostTensor::empty(DType::F32, {3})};
+  for (const OpCase *c : {&forward, &backward}) {
+    std::vector<std::vector<HostTensor>> out;
+    Status st = test::runCuda(*test::testDevice(), {*c}, out);
+    ASSERT_FALSE(st) << c->op;
+    EXPECT_NE(st.message().find("batch norm takes its statistics over 2 ranks "
+                                "(data parallelism), but it runs in one "
+                                "process: start it with --nproc 2"),
+              std::string::npos)
+        << st.message();
+  }
 }
 
 } // namespace

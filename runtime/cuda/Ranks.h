@@ -1,0 +1,26 @@
+//===- Ranks.h - the ranks a CUDA kernel exchanges data with ----*- C++ -*-===//
+//
+// The kernels of a data-parallel step that talk to the other ranks
+// (all_reduce_start/wait, synchronised batch norm) were compiled for a
+// number of ranks, which must be the session's NCCL communicator's; the
+// CPU backend's runtime/cpu/Ranks.h says the same of its MPI collective.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_CUDA_RANKS_H
+#define AMPC_RUNTIME_CUDA_RANKS_H
+
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+
+/// Reads the rank count attribute `attr` of `call` into `ranks` (1 when an
+/// optional attribute is absent) and, above 1, checks that the session's
+/// communicator has that many ranks. `what` says what the ranks are for,
+/// as "<what> N ranks".
+Status ranksOf(const ops::OpCall &call, const PrepareContext &ctx,
+               const char *attr, bool required, const char *what,
+               int64_t &ranks);
+
+} // namespace ampc::rt::cuda
+
+#endif // AMPC_RUNTIME_CUDA_RANKS_H
