@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -37,15 +39,45 @@ Status NcclCommunicator::join(const ncclUniqueId &id) {
   // Connections are made here, not lazily in a step's first exchange
   // (NCCL 2.22's default), where no timeout of ours would see them.
   setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
-  AMPC_RETURN_IF_ERROR(device_.makeCurrent());
-  if (ncclResult_t r = api_.ncclCommInitRank(&comm_, size_, id, rank_);
-      r != ncclSuccess) {
-    comm_ = nullptr;
-    return ncclError(api_, r,
+  // ncclCommInitRank returns when every rank has joined, and has no
+  // timeout: a rank that hangs before it (or a network that never
+  // connects) would hang this one. So it runs on a thread of its own,
+  // waited for at most the timeout; after that the thread is left where it
+  // is (its state is shared, not this object's) and the error ends the
+  // rank, whose launch then ends the others.
+  struct Joining {
+    ncclComm_t comm = nullptr;
+    ncclResult_t result = ncclSuccess;
+    Status current;
+  };
+  auto state = std::make_shared<Joining>();
+  std::packaged_task<void()> task(
+      [state, id, device = &device_, api = &api_, size = size_, rank = rank_] {
+        // The device's context is current per thread.
+        state->current = device->makeCurrent();
+        if (state->current)
+          state->result = api->ncclCommInitRank(&state->comm, size, id, rank);
+      });
+  std::future<void> joined = task.get_future();
+  std::thread(std::move(task)).detach();
+  if (joined.wait_for(std::chrono::duration<double>(timeout_)) !=
+      std::future_status::ready) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_);
+    return Status::error(
+        std::string("joining the ranks' NCCL communicator "
+                    "(ncclCommInitRank) waited ") +
+        seconds +
+        " s for the other ranks (one died or hangs before it, or the "
+        "network does not connect; --collective-timeout)");
+  }
+  AMPC_RETURN_IF_ERROR(state->current);
+  if (state->result != ncclSuccess)
+    return ncclError(api_, state->result,
                      ("ncclCommInitRank(rank " + std::to_string(rank_) +
                       " of " + std::to_string(size_) + ")")
                          .c_str());
-  }
+  comm_ = state->comm;
   return Status::ok();
 }
 

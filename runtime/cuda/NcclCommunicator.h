@@ -25,6 +25,7 @@
 #include "runtime/DType.h"
 #include "runtime/cuda/CudaDevice.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace ampc::rt::cuda {
@@ -37,14 +38,14 @@ public:
   // NCCL loaded, the device current, the exchange stream made. Every rank
   // does this before rank 0's id is handed round, so that what can fail
   // on one rank fails before the others wait for it in join().
-  // `timeoutSeconds` bounds every wait for the exchanges (waitFor, and
-  // the destructor's).
+  // `timeoutSeconds` bounds every wait for the other ranks: join's, and
+  // those for the exchanges (waitFor, and the destructor's).
   static Status prepare(CudaDevice &device, int rank, int size,
                         double timeoutSeconds,
                         std::unique_ptr<NcclCommunicator> &out);
   // Joins the communicator `id` (every rank with the same id; it returns
-  // when all have). Under mpirun a rank that fails here ends the job, and
-  // with it the others' wait.
+  // when all have, or fails after the timeout). Under mpirun a rank that
+  // fails here ends the job, and with it the others' wait.
   Status join(const ncclUniqueId &id);
   // prepare and join at once (one rank alone, the tests).
   static Status create(CudaDevice &device, int rank, int size,
@@ -97,7 +98,9 @@ private:
   NcclCommunicator(CudaDevice &device, const CudaApi &api, int rank, int size,
                    double timeout)
       : device_(device), api_(api), rank_(rank), size_(size),
-        timeout_(timeout) {}
+        // About 31 years at most: a deadline past int64 nanoseconds would
+        // wrap into the past.
+        timeout_(std::clamp(timeout, 0.0, 1e9)) {}
   // `s` unchanged, the communicator marked failed when it is an error (its
   // destructor then aborts instead of waiting).
   Status failing(Status s) {
