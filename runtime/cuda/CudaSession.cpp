@@ -46,21 +46,30 @@ CudaSession::~CudaSession() {
   if (!device_)
     return;
   const CudaApi &api = device_->api();
-  // A step that exchanges may wait for a rank that died: waited for as
-  // long as the collective's timeout (sync() aborts the communicator
-  // then); a communicator that failed is aborted (its destructor), which
-  // ends its kernels, before the wait below.
+  // A step that exchanges may wait for a rank that died: its stream and
+  // then the exchanges still queued are waited for as long as the
+  // collective's timeout, after which the communicator has failed.
   if (nccl_ && !nccl_->failed())
     (void)sync("closing the session");
-  if (nccl_ && nccl_->failed())
-    nccl_.reset();
-  // Nothing may still run on memory about to be freed.
-  if (stream_)
-    api.cuStreamSynchronize(stream_);
+  if (nccl_ && !nccl_->failed())
+    (void)nccl_->drain("closing the session");
+  // The graphs go before the communicator, which NCCL keeps until the
+  // graphs that captured its exchanges are destroyed (one still running
+  // is freed when it ends).
   if (graphExec_)
     api.cuGraphExecDestroy(graphExec_);
   if (graph_)
     api.cuGraphDestroy(graph_);
+  // A failed communicator is aborted, which ends its kernels, so that the
+  // wait below ends.
+  if (nccl_ && nccl_->failed())
+    nccl_->abort();
+  // Nothing may still run on memory about to be freed: the step's stream
+  // here, the exchange stream in the communicator's destructor, before
+  // the buckets' buffers, the workspace and the arena.
+  if (stream_)
+    api.cuStreamSynchronize(stream_);
+  nccl_.reset();
   launches_.clear();
   if (stream_)
     api.cuStreamDestroy(stream_);
@@ -234,6 +243,8 @@ Status CudaSession::prepareKernels(const SessionOptions &options) {
     launches_.push_back(std::move(l));
     k += group.size();
   }
+  AMPC_RETURN_IF_ERROR(
+      checkExchangesWaited(prep).withContext("function '" + fn_.name + "'"));
   return workspace_.allocate(*device_, prep.workspaceBytes,
                              "the kernels' workspace of function '" + fn_.name +
                                  "'");
@@ -324,6 +335,10 @@ Status CudaSession::runProbed() {
 
 Status CudaSession::run() {
   nonFinite_.reset();
+  if (nccl_ && nccl_->failed())
+    return Status::error("function '" + fn_.name +
+                         "': the ranks' NCCL communicator failed in an "
+                         "earlier run (an exchange failed or did not end)");
   AMPC_RETURN_IF_ERROR(checkInputsSet());
   AMPC_RETURN_IF_ERROR(device_->makeCurrent());
   const CudaApi &api = device_->api();

@@ -12,8 +12,8 @@
 // report a failure of the device there. A data-parallel step (all_reduce
 // kernels) exchanges its gradients over NCCL with the launch's other ranks
 // (NcclCommunicator.h); its waits then give up after the collective's
-// timeout, aborting the communicator, instead of waiting forever for a
-// rank that died.
+// timeout, failing the communicator (aborted when the session closes,
+// after its graphs), instead of waiting forever for a rank that died.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CUDA_CUDASESSION_H

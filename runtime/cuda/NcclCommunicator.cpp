@@ -128,18 +128,18 @@ Status NcclCommunicator::createBucket(std::unique_ptr<Bucket> &out) {
 Status NcclCommunicator::startSum(Bucket &bucket, CUdeviceptr send,
                                   CUdeviceptr recv, size_t count, DType type,
                                   CUstream compute) {
-  if (!comm_)
-    return Status::error("the NCCL communicator was aborted (an earlier "
-                         "exchange did not end)");
+  if (!comm_ || failed_)
+    return Status::error("the NCCL communicator failed (an earlier "
+                         "exchange failed or did not end)");
   if (type != DType::F32 && type != DType::F64)
     return Status::error("an NCCL sum of " + std::string(name(type)) +
                          " values: only f32 and f64 are summed");
   if (CUresult r = api_.cuEventRecord(bucket.queued_, compute);
       r != CUDA_SUCCESS)
-    return failing(cuError(api_, r, "cuEventRecord (an exchange's start)"));
+    return cuFailing(r, "cuEventRecord (an exchange's start)");
   if (CUresult r = api_.cuStreamWaitEvent(exchange_, bucket.queued_, 0);
       r != CUDA_SUCCESS)
-    return failing(cuError(api_, r, "cuStreamWaitEvent (an exchange's start)"));
+    return cuFailing(r, "cuStreamWaitEvent (an exchange's start)");
   // CUstream and cudaStream_t are the same handle.
   if (ncclResult_t r = api_.ncclAllReduce(
           reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv),
@@ -149,14 +149,14 @@ Status NcclCommunicator::startSum(Bucket &bucket, CUdeviceptr send,
     return failing(ncclError(api_, r, "ncclAllReduce"));
   if (CUresult r = api_.cuEventRecord(bucket.summed_, exchange_);
       r != CUDA_SUCCESS)
-    return failing(cuError(api_, r, "cuEventRecord (an exchange's end)"));
+    return cuFailing(r, "cuEventRecord (an exchange's end)");
   return Status::ok();
 }
 
 Status NcclCommunicator::finish(Bucket &bucket, CUstream compute) {
   if (CUresult r = api_.cuStreamWaitEvent(compute, bucket.summed_, 0);
       r != CUDA_SUCCESS)
-    return failing(cuError(api_, r, "cuStreamWaitEvent (an exchange's end)"));
+    return cuFailing(r, "cuStreamWaitEvent (an exchange's end)");
   return Status::ok();
 }
 
@@ -171,7 +171,9 @@ Status NcclCommunicator::waitFor(CUstream stream, const char *what) {
       return failing(cuError(api_, r, "cuStreamQuery").withContext(what));
     AMPC_RETURN_IF_ERROR(asyncError().withContext(what));
     if (Clock::now() > deadline) {
-      abort();
+      // Not aborted here: the graph that captured the exchange must go
+      // first (see the header), which is the owner's to do.
+      failed_ = true;
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", timeout_);
       return Status::error(std::string(what) +
@@ -183,6 +185,36 @@ Status NcclCommunicator::waitFor(CUstream stream, const char *what) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+}
+
+Status NcclCommunicator::drain(const char *what) {
+  return waitFor(exchange_, what);
+}
+
+bool NcclCommunicator::isCaptureError(CUresult r) {
+  switch (r) {
+  case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+  case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+  case CUDA_ERROR_STREAM_CAPTURE_MERGE:
+  case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED:
+  case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
+  case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
+  case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+  case CUDA_ERROR_CAPTURED_EVENT:
+  case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Status NcclCommunicator::cuFailing(CUresult r, const char *call) {
+  // A broken capture (a library's call, or the step's) fails the capture,
+  // and the session then launches the step kernel by kernel with this
+  // communicator; any other error is the communicator's.
+  if (!isCaptureError(r))
+    failed_ = true;
+  return cuError(api_, r, call);
 }
 
 void NcclCommunicator::abort() {

@@ -18,6 +18,11 @@
 // it (uniqueId) and the launch hands it to the others (a broadcast of its
 // bytes); one rank alone needs nobody.
 //
+// A CUDA graph that captured exchanges holds on to the communicator: NCCL's
+// destroy and abort wait until every such graph is destroyed. So the owner
+// destroys its graphs before it aborts or destroys the communicator; a wait
+// that times out marks the communicator failed and leaves the abort to it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
 #define AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
@@ -51,8 +56,10 @@ public:
   static Status create(CudaDevice &device, int rank, int size,
                        const ncclUniqueId &id,
                        std::unique_ptr<NcclCommunicator> &out);
-  // Waits for the exchange stream (at most the timeout, then aborts) and
-  // closes the communicator.
+  // Waits for the exchange stream (unless failed: at most the timeout) and
+  // closes the communicator, aborting it when it failed (the exchanges
+  // still queued then end where they are). The graphs that captured its
+  // exchanges must be gone (see above).
   ~NcclCommunicator();
 
   int rank() const { return rank_; }
@@ -85,12 +92,14 @@ public:
   Status asyncError();
   // Waits for the work queued on `stream` (`what`, for the errors),
   // polling the communicator's own error, for at most the timeout: then
-  // the communicator is aborted and the error says that an exchange did
-  // not end (a rank died or hangs).
+  // the communicator is marked failed and the error says that an exchange
+  // did not end (a rank died or hangs).
   Status waitFor(CUstream stream, const char *what);
+  // Waits as waitFor does for the exchanges queued so far.
+  Status drain(const char *what);
   // Ends the communicator's exchanges where they are (a rank that does not
   // come): the kernels waiting in them return, and every later exchange
-  // fails.
+  // fails. The graphs that captured its exchanges must be gone.
   void abort();
   bool failed() const { return failed_; }
 
@@ -107,6 +116,10 @@ private:
     failed_ |= !s;
     return s;
   }
+  // The error of a CUDA call `call` of an exchange, which fails the
+  // communicator unless it is a stream capture's error (isCaptureError).
+  Status cuFailing(CUresult r, const char *call);
+  static bool isCaptureError(CUresult r);
 
   CudaDevice &device_;
   const CudaApi &api_;
