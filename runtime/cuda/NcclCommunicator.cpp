@@ -26,11 +26,24 @@ Status NcclCommunicator::prepare(CudaDevice &device, int rank, int size,
                          std::to_string(size) + " is out of range");
   const CudaApi *api = nullptr;
   AMPC_RETURN_IF_ERROR(loadNccl(api));
-  // NCCL runs on the device's primary context, current on this thread.
-  AMPC_RETURN_IF_ERROR(device.makeCurrent());
-  std::unique_ptr<NcclCommunicator> c(
-      new NcclCommunicator(device, *api, rank, size, timeoutSeconds));
-  AMPC_CU_CHECK(*api, cuStreamCreate(&c->exchange_, CU_STREAM_NON_BLOCKING));
+  // NCCL runs on the device's primary context, current on the thread that
+  // calls it.
+  return prepareWith(
+      *api, [&device] { return device.makeCurrent(); }, rank, size,
+      timeoutSeconds, out);
+}
+
+Status NcclCommunicator::prepareWith(const CudaApi &api,
+                                     std::function<Status()> makeCurrent,
+                                     int rank, int size, double timeoutSeconds,
+                                     std::unique_ptr<NcclCommunicator> &out) {
+  if (size < 1 || rank < 0 || rank >= size)
+    return Status::error("NCCL rank " + std::to_string(rank) + " of " +
+                         std::to_string(size) + " is out of range");
+  AMPC_RETURN_IF_ERROR(makeCurrent());
+  std::unique_ptr<NcclCommunicator> c(new NcclCommunicator(
+      api, std::move(makeCurrent), rank, size, timeoutSeconds));
+  AMPC_CU_CHECK(api, cuStreamCreate(&c->exchange_, CU_STREAM_NON_BLOCKING));
   out = std::move(c);
   return Status::ok();
 }
@@ -51,13 +64,13 @@ Status NcclCommunicator::join(const ncclUniqueId &id) {
     Status current;
   };
   auto state = std::make_shared<Joining>();
-  std::packaged_task<void()> task(
-      [state, id, device = &device_, api = &api_, size = size_, rank = rank_] {
-        // The device's context is current per thread.
-        state->current = device->makeCurrent();
-        if (state->current)
-          state->result = api->ncclCommInitRank(&state->comm, size, id, rank);
-      });
+  std::packaged_task<void()> task([state, id, makeCurrent = makeCurrent_,
+                                   api = &api_, size = size_, rank = rank_] {
+    // The device's context is current per thread.
+    state->current = makeCurrent();
+    if (state->current)
+      state->result = api->ncclCommInitRank(&state->comm, size, id, rank);
+  });
   std::future<void> joined = task.get_future();
   std::thread(std::move(task)).detach();
   if (joined.wait_for(std::chrono::duration<double>(timeout_)) !=

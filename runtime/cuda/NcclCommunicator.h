@@ -31,6 +31,7 @@
 #include "runtime/cuda/CudaDevice.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 namespace ampc::rt::cuda {
@@ -48,6 +49,14 @@ public:
   static Status prepare(CudaDevice &device, int rank, int size,
                         double timeoutSeconds,
                         std::unique_ptr<NcclCommunicator> &out);
+  // prepare over `api` as it is (no library is loaded) and a context that
+  // `makeCurrent` makes current on the calling thread: how prepare makes
+  // one from the device, and how the tests drive the communicator over a
+  // CudaApi of their own (NcclHostTest.cpp).
+  static Status prepareWith(const CudaApi &api,
+                            std::function<Status()> makeCurrent, int rank,
+                            int size, double timeoutSeconds,
+                            std::unique_ptr<NcclCommunicator> &out);
   // Joins the communicator `id` (every rank with the same id; it returns
   // when all have, or fails after the timeout). Under mpirun a rank that
   // fails here ends the job, and with it the others' wait.
@@ -104,9 +113,10 @@ public:
   bool failed() const { return failed_; }
 
 private:
-  NcclCommunicator(CudaDevice &device, const CudaApi &api, int rank, int size,
-                   double timeout)
-      : device_(device), api_(api), rank_(rank), size_(size),
+  NcclCommunicator(const CudaApi &api, std::function<Status()> makeCurrent,
+                   int rank, int size, double timeout)
+      : api_(api), makeCurrent_(std::move(makeCurrent)), rank_(rank),
+        size_(size),
         // About 31 years at most: a deadline past int64 nanoseconds would
         // wrap into the past.
         timeout_(std::clamp(timeout, 0.0, 1e9)) {}
@@ -121,8 +131,8 @@ private:
   Status cuFailing(CUresult r, const char *call);
   static bool isCaptureError(CUresult r);
 
-  CudaDevice &device_;
   const CudaApi &api_;
+  std::function<Status()> makeCurrent_; // the device's context, per thread
   int rank_, size_;
   double timeout_;
   ncclComm_t comm_ = nullptr;
