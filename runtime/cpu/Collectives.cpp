@@ -104,27 +104,6 @@ Status runAllReduceWait(const OpCall &call, CpuContext &ctx) {
 
 } // namespace
 
-Status ranksOf(const OpCall &call, const CpuContext &ctx, const char *attr,
-               bool required, const char *what, int64_t &ranks) {
-  const AttrValue *a = nullptr;
-  AMPC_RETURN_IF_ERROR(
-      ops::attrOfKind(*call.attrs, attr, AttrValue::Kind::Int, required, a));
-  ranks = a ? a->i : 1;
-  if (ranks <= 1)
-    return Status::ok();
-  std::string n = std::to_string(ranks);
-  if (!ctx.collective)
-    return Status::error(std::string(what) + " " + n +
-                         " ranks (data parallelism), but it runs in one "
-                         "process: start it under mpirun -n " +
-                         n);
-  if (ctx.collective->size() != ranks)
-    return Status::error("the step was compiled for " + n +
-                         " ranks but runs in " +
-                         std::to_string(ctx.collective->size()));
-  return Status::ok();
-}
-
 void addCollectiveKernels(std::vector<KernelEntry> &out) {
   out.push_back({"all_reduce_start", runAllReduceStart});
   out.push_back({"all_reduce_wait", runAllReduceWait});

@@ -9,15 +9,19 @@
 #ifndef AMPC_RUNTIME_CPU_RANKS_H
 #define AMPC_RUNTIME_CPU_RANKS_H
 
+#include "runtime/Collective.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/ops/Ranks.h"
 
 namespace ampc::rt::cpu {
 
-/// Reads the rank count attribute `attr` of `call` into `ranks` (1 when an
-/// optional attribute is absent) and, above 1, checks the session has that
-/// many ranks. `what` says what the ranks are for, as "<what> N ranks".
-Status ranksOf(const OpCall &call, const CpuContext &ctx, const char *attr,
-               bool required, const char *what, int64_t &ranks);
+/// ops::ranksOf against the session's collective's ranks.
+inline Status ranksOf(const OpCall &call, const CpuContext &ctx,
+                      const char *attr, bool required, const char *what,
+                      int64_t &ranks) {
+  return ops::ranksOf(call, attr, required, what,
+                      ctx.collective ? ctx.collective->size() : 0, ranks);
+}
 
 } // namespace ampc::rt::cpu
 

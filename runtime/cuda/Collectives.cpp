@@ -193,28 +193,6 @@ Status prepareWait(const std::vector<const OpCall *> &calls,
 
 } // namespace
 
-Status ranksOf(const ops::OpCall &call, const PrepareContext &ctx,
-               const char *attr, bool required, const char *what,
-               int64_t &ranks) {
-  const AttrValue *a = nullptr;
-  AMPC_RETURN_IF_ERROR(
-      ops::attrOfKind(*call.attrs, attr, AttrValue::Kind::Int, required, a));
-  ranks = a ? a->i : 1;
-  if (ranks <= 1)
-    return Status::ok();
-  const std::string n = std::to_string(ranks);
-  if (!ctx.nccl)
-    return Status::error(std::string(what) + " " + n +
-                         " ranks (data parallelism), but it runs in one "
-                         "process: start it with --nproc " +
-                         n + " (or under mpirun -n " + n + ")");
-  if (ctx.nccl->size() != ranks)
-    return Status::error("the step was compiled for " + n +
-                         " ranks but runs in " +
-                         std::to_string(ctx.nccl->size()));
-  return Status::ok();
-}
-
 Status checkExchangesWaited(const PrepareContext &ctx) {
   for (const auto &[buffer, bucket] : ctx.exchanges)
     if (!bucket->waited)

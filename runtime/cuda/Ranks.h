@@ -10,16 +10,18 @@
 #define AMPC_RUNTIME_CUDA_RANKS_H
 
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/ops/Ranks.h"
 
 namespace ampc::rt::cuda {
 
-/// Reads the rank count attribute `attr` of `call` into `ranks` (1 when an
-/// optional attribute is absent) and, above 1, checks that the session's
-/// communicator has that many ranks. `what` says what the ranks are for,
-/// as "<what> N ranks".
-Status ranksOf(const ops::OpCall &call, const PrepareContext &ctx,
-               const char *attr, bool required, const char *what,
-               int64_t &ranks);
+/// ops::ranksOf against the session's NCCL communicator's ranks.
+inline Status ranksOf(const ops::OpCall &call, const PrepareContext &ctx,
+                      const char *attr, bool required, const char *what,
+                      int64_t &ranks) {
+  return ops::ranksOf(call, attr, required, what,
+                      ctx.nccl ? ctx.nccl->size() : 0, ranks);
+}
 
 } // namespace ampc::rt::cuda
 

@@ -253,9 +253,10 @@ TEST(AllReduce, RefusesToRunWithoutTheRanksItWasCompiledFor) {
   Buf x(DType::F32, {1});
   Call call{"all_reduce_start", worldAttrs(2), {&g}, {&x}};
   Status s = call.run();
-  EXPECT_NE(s.message().find("the step averages its gradients over 2 ranks "
-                             "(data parallelism), but it runs in one "
-                             "process: start it under mpirun -n 2"),
+  EXPECT_NE(s.message().find(
+                "the step averages its gradients over 2 ranks "
+                "(data parallelism), but it runs in one "
+                "process: start it with --nproc 2 (or under mpirun -n 2)"),
             std::string::npos)
       << s.message();
   OtherRanks three(3, {0.0f});

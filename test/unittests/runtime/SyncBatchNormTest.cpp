@@ -211,9 +211,10 @@ TEST(SyncBatchNorm, NeedsTheRanksItWasCompiledFor) {
   call.attrs.setFloat("momentum", 0.9);
   call.attrs.setInt("sync_ranks", 2);
   Status s = call.run();
-  EXPECT_NE(s.message().find("batch norm takes its statistics over 2 ranks "
-                             "(data parallelism), but it runs in one "
-                             "process: start it under mpirun -n 2"),
+  EXPECT_NE(s.message().find(
+                "batch norm takes its statistics over 2 ranks "
+                "(data parallelism), but it runs in one "
+                "process: start it with --nproc 2 (or under mpirun -n 2)"),
             std::string::npos)
       << s.message();
   call.attrs.setInt("sync_ranks", 1);
