@@ -21,9 +21,6 @@ Status NcclCommunicator::uniqueId(ncclUniqueId &out) {
 Status NcclCommunicator::prepare(CudaDevice &device, int rank, int size,
                                  double timeoutSeconds,
                                  std::unique_ptr<NcclCommunicator> &out) {
-  if (size < 1 || rank < 0 || rank >= size)
-    return Status::error("NCCL rank " + std::to_string(rank) + " of " +
-                         std::to_string(size) + " is out of range");
   const CudaApi *api = nullptr;
   AMPC_RETURN_IF_ERROR(loadNccl(api));
   // NCCL runs on the device's primary context, current on the thread that

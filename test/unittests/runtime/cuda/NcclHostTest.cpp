@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ampc::rt::cuda {
@@ -322,6 +323,19 @@ TEST_F(NcclHost, AContextThatCannotBeMadeCurrentIsRefused) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "cuCtxSetCurrent failed: fake");
   EXPECT_EQ(c, nullptr);
+}
+
+TEST_F(NcclHost, ARankOutsideTheCommunicatorIsRefused) {
+  for (auto [rank, size] : {std::pair{1, 1}, {-1, 2}, {0, 0}}) {
+    std::unique_ptr<NcclCommunicator> c;
+    Status s = NcclCommunicator::prepareWith(
+        api, [] { return Status::ok(); }, rank, size, 5, c);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.message(), "NCCL rank " + std::to_string(rank) + " of " +
+                               std::to_string(size) + " is out of range");
+    EXPECT_EQ(c, nullptr);
+  }
+  EXPECT_TRUE(state.calls().empty());
 }
 
 } // namespace
