@@ -611,8 +611,10 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   if (!std::isnan(loop.medianStepMs()))
     std::printf("; median step %.3f ms", loop.medianStepMs());
   // What the ranks cost rank 0: its time blocked in the gradient
-  // all-reduces, per step of this process (as amp-run's summary).
-  if (int64_t run = steps - loop.firstStep(); ranks > 1 && run > 0)
+  // all-reduces, per step of this process (as amp-run's summary; MPI's
+  // only, as there).
+  if (int64_t run = steps - loop.firstStep();
+      ranks > 1 && o.device == "cpu" && run > 0)
     std::printf("; all-reduce %.3f ms per step",
                 world->allReduceSeconds() * 1e3 / static_cast<double>(run));
   std::printf("\n");

@@ -315,7 +315,10 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     outs() << "; median step " << format("%.3f", loop.medianStepMs()) << " ms";
   // What the ranks cost rank 0: its time in the gradient all-reduces (the
   // exchange and the wait for the slowest rank), per step of this process.
-  if (ranks > 1 && loop.history().stepRows.size() > size_t(loop.firstStep()))
+  // MPI's only: on a GPU, NCCL's waits are the device's, which the host
+  // does not see.
+  if (ranks > 1 && o.run.device == "cpu" &&
+      loop.history().stepRows.size() > size_t(loop.firstStep()))
     outs() << "; all-reduce "
            << format("%.3f",
                      o.collective->allReduceSeconds() * 1e3 /
