@@ -147,6 +147,20 @@ std::string rankDevice(const std::string &device) {
   return device;
 }
 
+rt::Status rankDeviceError(rt::Status s, const std::string &given,
+                           const std::string &chosen) {
+  // Only where the chosen GPU does not exist (CudaDevice's message): a
+  // missing driver or library is the same error on every rank.
+  if (s || given == chosen ||
+      s.message().find("there is no CUDA device") == std::string::npos)
+    return s;
+  return rt::Status::error(
+      s.message() + " (--device " + given + " under a launch of several " +
+      "ranks: each rank takes the GPU of its place on its machine, " + chosen +
+      " here, as NCCL puts no two ranks on one GPU; start at most as many " +
+      "ranks per machine as it has GPUs)");
+}
+
 void shareCores(RunOptions &run, int64_t ranks) {
   if (ranks > 1 && !run.isGiven("threads"))
     run.threads = std::max(1u, std::thread::hardware_concurrency() /

@@ -40,6 +40,13 @@ rt::Status joinRanks(const RunOptions &run, const std::string &tool,
 /// one) or names no local rank: the device as given.
 std::string rankDevice(const std::string &device);
 
+/// `s`, the error of opening `chosen` (rankDevice's choice for `given`),
+/// saying where the device came from when the launch chose a GPU that does
+/// not exist: each rank takes its own GPU, so a machine with fewer GPUs
+/// than ranks fails there.
+rt::Status rankDeviceError(rt::Status s, const std::string &given,
+                           const std::string &chosen);
+
 /// --threads counts one process's cores: without it, each of `ranks`
 /// ranks on this machine takes its share of the hardware threads.
 void shareCores(RunOptions &run, int64_t ranks);

@@ -696,12 +696,15 @@ int runTool(int argc, char **argv) {
     if (rt::Status s = rt::checkWritable(o.json); !s)
       return fail("--json: " + s.message());
   // Each rank of a launch takes its own GPU (Ranks.h).
+  const std::string givenDevice = o.device;
   o.device = rankDevice(o.device);
   // A device that cannot be used is said first, in one line, before the
   // Program (which may be large) is read.
   uint64_t deviceMemory = 0;
   if (rt::Status s = rt::Session::openDevice(o.device, deviceMemory); !s)
-    return fail(s.withContext("--device " + o.device).message());
+    return fail(rankDeviceError(s.withContext("--device " + o.device),
+                                givenDevice, o.device)
+                    .message());
   rt::ProgramInfo program;
   if (rt::Status s = rt::readProgramFile(o.program, program); !s)
     return fail(s.message());

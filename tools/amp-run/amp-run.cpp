@@ -330,12 +330,14 @@ int runTool(int argc, char **argv) {
                 Twine(compileFlags.dataParallel) + ")");
   }
   // Each rank of a launch takes its own GPU (Ranks.h).
+  const std::string givenDevice = run.device;
   run.device = ampc::tools::rankDevice(run.device);
   // Opened before anything is compiled: a missing GPU is the one line the
   // user sees.
   uint64_t budget = 0;
   if (rt::Status s = ampc::tools::openRunDevice(run, budget); !s)
-    return fail(s.message());
+    return fail(
+        ampc::tools::rankDeviceError(s, givenDevice, run.device).message());
   if (repeat == 0)
     return fail("--repeat must be at least 1");
   if (rt::Status s = ampc::tools::checkAmpOptionsNeedAmp(

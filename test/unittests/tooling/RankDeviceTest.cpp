@@ -70,4 +70,26 @@ TEST(RankDevice, OtherLaunchersLocalRanks) {
   EXPECT_EQ(ampc::tools::rankDevice("cuda"), "cuda");
 }
 
+TEST(RankDevice, AnErrorSaysWhereTheLaunchPutTheRank) {
+  ampc::rt::Status none = ampc::rt::Status::error(
+      "--device cuda:1: there is no CUDA device 1 (this machine has 1, "
+      "numbered from 0)");
+  EXPECT_EQ(ampc::tools::rankDeviceError(none, "cuda", "cuda:1").message(),
+            "--device cuda:1: there is no CUDA device 1 (this machine has 1, "
+            "numbered from 0) (--device cuda under a launch of several ranks: "
+            "each rank takes the GPU of its place on its machine, cuda:1 "
+            "here, as NCCL puts no two ranks on one GPU; start at most as "
+            "many ranks per machine as it has GPUs)");
+  // The device as the user named it: the error as it is.
+  EXPECT_EQ(ampc::tools::rankDeviceError(none, "cuda:1", "cuda:1").message(),
+            none.message());
+  EXPECT_TRUE(
+      ampc::tools::rankDeviceError(ampc::rt::Status::ok(), "cuda", "cuda:1"));
+  // Another error (no driver) is every rank's, whatever its GPU.
+  ampc::rt::Status noDriver = ampc::rt::Status::error(
+      "--device cuda:1: no CUDA driver on this machine");
+  EXPECT_EQ(ampc::tools::rankDeviceError(noDriver, "cuda", "cuda:1").message(),
+            noDriver.message());
+}
+
 } // namespace
