@@ -114,8 +114,13 @@ NcclCommunicator::~NcclCommunicator() {
     else
       api_.ncclCommDestroy(comm_);
   }
-  if (exchange_)
+  if (exchange_) {
+    // Aborted (here or by the owner), the exchanges end where they are:
+    // this stream is then waited for before the memory they wrote goes.
+    if (failed_)
+      api_.cuStreamSynchronize(exchange_);
     api_.cuStreamDestroy(exchange_);
+  }
 }
 
 NcclCommunicator::Bucket::~Bucket() {
@@ -155,8 +160,13 @@ Status NcclCommunicator::startSum(Bucket &bucket, CUdeviceptr send,
           reinterpret_cast<const void *>(send), reinterpret_cast<void *>(recv),
           count, type == DType::F64 ? ncclFloat64 : ncclFloat32, ncclSum, comm_,
           reinterpret_cast<cudaStream_t>(exchange_));
-      r != ncclSuccess)
-    return failing(ncclError(api_, r, "ncclAllReduce"));
+      r != ncclSuccess) {
+    // As a CUDA call's, a capture's error is the capture's (NCCL's own
+    // errors are seen by asyncError as well).
+    if (!capturing(compute))
+      failed_ = true;
+    return ncclError(api_, r, "ncclAllReduce");
+  }
   if (CUresult r = api_.cuEventRecord(bucket.summed_, exchange_);
       r != CUDA_SUCCESS)
     return cuFailing(r, "cuEventRecord (an exchange's end)");
@@ -171,6 +181,12 @@ Status NcclCommunicator::finish(Bucket &bucket, CUstream compute) {
 }
 
 Status NcclCommunicator::waitFor(CUstream stream, const char *what) {
+  // Failed, the exchanges queued may never end: waiting again would only
+  // spend the timeout again.
+  if (failed_)
+    return Status::error(std::string(what) +
+                         ": the NCCL communicator failed (an earlier "
+                         "exchange failed or did not end)");
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_);
   for (;;) {
@@ -216,6 +232,12 @@ bool NcclCommunicator::isCaptureError(CUresult r) {
   default:
     return false;
   }
+}
+
+bool NcclCommunicator::capturing(CUstream stream) const {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return api_.cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 Status NcclCommunicator::cuFailing(CUresult r, const char *call) {

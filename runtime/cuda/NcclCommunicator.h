@@ -130,6 +130,8 @@ private:
   // communicator unless it is a stream capture's error (isCaptureError).
   Status cuFailing(CUresult r, const char *call);
   static bool isCaptureError(CUresult r);
+  // Whether `stream` is being captured (or its capture was invalidated).
+  bool capturing(CUstream stream) const;
 
   const CudaApi &api_;
   std::function<Status()> makeCurrent_; // the device's context, per thread

@@ -36,15 +36,21 @@ struct Fakes {
   std::vector<std::string> log;
   CUresult eventRecord = CUDA_SUCCESS;
   CUresult streamQuery = CUDA_SUCCESS;
+  CUstreamCaptureStatus captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
   ncclResult_t initRank = ncclSuccess;
+  ncclResult_t allReduce = ncclSuccess;
   ncclResult_t asyncState = ncclSuccess;
   std::atomic<bool> initBlocks{false}; // until released
-  std::atomic<bool> initReturned{false};
+  std::atomic<bool> initEntered{false}, initReturned{false};
   int nextEvent = 0;
 
   void say(std::string line) {
     std::lock_guard<std::mutex> lock(mu);
     log.push_back(std::move(line));
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu);
+    log.clear();
   }
   std::vector<std::string> calls() {
     std::lock_guard<std::mutex> lock(mu);
@@ -62,6 +68,15 @@ std::string eventName(CUevent e) {
 
 CUresult fakeStreamCreate(CUstream *s, unsigned) {
   *s = kExchange;
+  fakes->say("create stream exchange");
+  return CUDA_SUCCESS;
+}
+CUresult fakeStreamSynchronize(CUstream s) {
+  fakes->say("synchronize stream " + streamName(s));
+  return CUDA_SUCCESS;
+}
+CUresult fakeStreamIsCapturing(CUstream, CUstreamCaptureStatus *status) {
+  *status = fakes->captureStatus;
   return CUDA_SUCCESS;
 }
 CUresult fakeStreamDestroy(CUstream s) {
@@ -88,13 +103,15 @@ CUresult fakeStreamQuery(CUstream s) {
 CUresult fakeGetErrorName(CUresult r, const char **s) {
   *s = r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
            ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
-           : "CUDA_ERROR_OTHER";
+       : r == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
+                                       : "another CUresult";
   return CUDA_SUCCESS;
 }
 const char *fakeNcclErrorString(ncclResult_t) { return "a fake NCCL error"; }
 ncclResult_t fakeInitRank(ncclComm_t *comm, int size, ncclUniqueId, int rank) {
   fakes->say("init rank " + std::to_string(rank) + " of " +
              std::to_string(size));
+  fakes->initEntered = true;
   while (fakes->initBlocks)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   *comm = kComm;
@@ -114,7 +131,7 @@ ncclResult_t fakeAllReduce(const void *send, void *recv, size_t count,
              (send == recv ? " in place" : "") + " on " +
              streamName(reinterpret_cast<CUstream>(stream)) +
              (comm == kComm ? "" : " of another communicator"));
-  return ncclSuccess;
+  return fakes->allReduce;
 }
 ncclResult_t fakeGetAsyncError(ncclComm_t, ncclResult_t *state) {
   *state = fakes->asyncState;
@@ -135,6 +152,8 @@ protected:
     fakes = &state;
     api.cuStreamCreate = fakeStreamCreate;
     api.cuStreamDestroy = fakeStreamDestroy;
+    api.cuStreamSynchronize = fakeStreamSynchronize;
+    api.cuStreamIsCapturing = fakeStreamIsCapturing;
     api.cuEventCreate = fakeEventCreate;
     api.cuEventDestroy = fakeEventDestroy;
     api.cuEventRecord = fakeEventRecord;
@@ -181,6 +200,7 @@ TEST_F(NcclHost, SumsQueueOnTheExchangeStreamBetweenTwoEvents) {
   ASSERT_TRUE(c->startSum(*bucket, 0x30, 0x30, 64, DType::F64, kCompute));
   ASSERT_TRUE(c->finish(*bucket, kCompute));
   std::vector<std::string> want = {
+      "create stream exchange",
       "init rank 1 of 2",
       "record event1 on compute",
       "exchange waits for event1",
@@ -203,7 +223,7 @@ TEST_F(NcclHost, SumsQueueOnTheExchangeStreamBetweenTwoEvents) {
 
   // Closed healthy: the exchange stream is waited for, then destroyed.
   bucket.reset();
-  state.log.clear();
+  state.clear();
   c.reset();
   want = {"query exchange", "destroy", "destroy stream exchange"};
   EXPECT_EQ(state.calls(), want);
@@ -231,17 +251,19 @@ TEST_F(NcclHost, AWaitThatTimesOutFailsItAndClosingAbortsIt) {
   // A failed communicator starts nothing more.
   std::unique_ptr<NcclCommunicator::Bucket> bucket;
   ASSERT_TRUE(c->createBucket(bucket));
-  state.log.clear();
+  state.clear();
   s = c->startSum(*bucket, 0x10, 0x10, 8, DType::F32, kCompute);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "the NCCL communicator failed (an earlier exchange "
                          "failed or did not end)");
   EXPECT_TRUE(state.calls().empty());
 
-  // Closing it aborts it, without waiting again.
+  // Closing it aborts it, without waiting again, and then waits for the
+  // exchange stream, whose exchanges the abort ended.
   bucket.reset();
   c.reset();
-  std::vector<std::string> want = {"abort", "destroy stream exchange"};
+  std::vector<std::string> want = {"abort", "synchronize stream exchange",
+                                   "destroy stream exchange"};
   EXPECT_EQ(state.calls(), want);
 }
 
@@ -270,10 +292,54 @@ TEST_F(NcclHost, AnExchangeErrorFailsItAndABrokenCaptureDoesNot) {
                              std::to_string(int(ncclRemoteError)) + ")");
   EXPECT_TRUE(c->failed());
   bucket.reset();
-  state.log.clear();
+  state.clear();
   c.reset();
-  std::vector<std::string> want = {"abort", "destroy stream exchange"};
+  std::vector<std::string> want = {"abort", "synchronize stream exchange",
+                                   "destroy stream exchange"};
   EXPECT_EQ(state.calls(), want);
+}
+
+TEST_F(NcclHost, OtherCudaErrorsAndNcclsFailItOutsideACapture) {
+  for (bool viaNccl : {false, true}) {
+    for (bool inCapture : {false, true}) {
+      SCOPED_TRACE(std::string(viaNccl ? "ncclAllReduce" : "cuEventRecord") +
+                   (inCapture ? " in a capture" : ""));
+      auto c = joined();
+      std::unique_ptr<NcclCommunicator::Bucket> bucket;
+      ASSERT_TRUE(c->createBucket(bucket));
+      state.captureStatus = inCapture ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                      : CU_STREAM_CAPTURE_STATUS_NONE;
+      if (viaNccl)
+        state.allReduce = ncclUnhandledCudaError;
+      else
+        state.eventRecord = CUDA_ERROR_LAUNCH_FAILED;
+      Status s = c->startSum(*bucket, 0x10, 0x10, 8, DType::F32, kCompute);
+      ASSERT_FALSE(s);
+      EXPECT_NE(
+          s.message().find(viaNccl ? "ncclAllReduce failed"
+                                   : "cuEventRecord (an exchange's "
+                                     "start) failed: CUDA_ERROR_LAUNCH_FAILED"),
+          std::string::npos)
+          << s.message();
+      // A CUDA error other than a capture's fails it in a capture too;
+      // NCCL's error in a capture is taken for the capture's.
+      EXPECT_EQ(c->failed(), !(viaNccl && inCapture));
+      state.allReduce = ncclSuccess;
+      state.eventRecord = CUDA_SUCCESS;
+      // A failed communicator's wait says so at once.
+      if (c->failed()) {
+        state.streamQuery = CUDA_ERROR_NOT_READY;
+        s = c->waitFor(kCompute, "step 1");
+        ASSERT_FALSE(s);
+        EXPECT_EQ(s.message(), "step 1: the NCCL communicator failed (an "
+                               "earlier exchange failed or did not end)");
+        state.streamQuery = CUDA_SUCCESS;
+      }
+      bucket.reset();
+      c.reset();
+      state.clear();
+    }
+  }
 }
 
 TEST_F(NcclHost, AJoinThatNeverEndsGivesUpAfterTheTimeout) {
@@ -284,6 +350,9 @@ TEST_F(NcclHost, AJoinThatNeverEndsGivesUpAfterTheTimeout) {
   joinStarted = true;
   auto start = std::chrono::steady_clock::now();
   Status s = c->join(ncclUniqueId{});
+  // The join's thread logs its call; the log is cleared after it.
+  while (!state.initEntered)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -296,7 +365,7 @@ TEST_F(NcclHost, AJoinThatNeverEndsGivesUpAfterTheTimeout) {
   EXPECT_LT(waited, 5.0);
   // It never joined: closing it neither destroys nor aborts anything, and
   // the join's late answer goes nowhere.
-  state.log.clear();
+  state.clear();
   c.reset();
   std::vector<std::string> want = {"destroy stream exchange"};
   EXPECT_EQ(state.calls(), want);
