@@ -142,6 +142,42 @@ Status checkValueId(int id, size_t n, const std::string &what) {
   return Status::ok();
 }
 
+/// A data-parallel exchange is two kernels: all_reduce_start writes the
+/// exchange buffer, which the ranks sum while the kernels after it run,
+/// and the one all_reduce_wait that reads it (first) finishes it. A start
+/// that no wait finishes would leave the exchange writing into bytes the
+/// memory plan gives to later values; a second wait, or one whose buffer
+/// no start wrote, has nothing to wait for. Both backends rely on this.
+Status checkExchangePairs(const FunctionInfo &fn) {
+  constexpr const char *kStart = "all_reduce_start", *kWait = "all_reduce_wait";
+  std::vector<int> waitsOf(fn.values.size(), -1); // -1: no start wrote it
+  for (size_t k = 0; k < fn.kernels.size(); ++k) {
+    const KernelInfo &kern = fn.kernels[k];
+    if (kern.kind == kWait) {
+      int buffer = kern.inputs.empty() ? -1 : kern.inputs[0];
+      if (buffer < 0 || waitsOf[buffer] < 0)
+        return Status::error(kern.describe(k) + " finishes an exchange no " +
+                             kStart + " before it started (its first input " +
+                             "is not a start's buffer)");
+      if (waitsOf[buffer]++ > 0)
+        return Status::error(kern.describe(k) + " finishes the exchange of " +
+                             "value " + std::to_string(buffer) +
+                             ", which an earlier " + kWait + " finished");
+    }
+    if (kern.kind == kStart && !kern.outputs.empty())
+      waitsOf[kern.outputs[0]] = 0;
+  }
+  for (size_t k = 0; k < fn.kernels.size(); ++k) {
+    const KernelInfo &kern = fn.kernels[k];
+    if (kern.kind == kStart && !kern.outputs.empty() &&
+        waitsOf[kern.outputs[0]] == 0)
+      return Status::error(kern.describe(k) + " starts an exchange (value " +
+                           std::to_string(kern.outputs[0]) + ") that no " +
+                           kWait + " after it finishes");
+  }
+  return Status::ok();
+}
+
 Status loadFunction(const pb::Function &f, bool weightsOmitted,
                     FunctionInfo &fn) {
   fn.name = f.name();
@@ -328,6 +364,7 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
       defined[id] = true;
     fn.kernels.push_back(std::move(info));
   }
+  AMPC_RETURN_IF_ERROR(checkExchangePairs(fn));
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const pb::Binding &b = f.params(static_cast<int>(i));
     if (!b.has_update())

@@ -44,10 +44,6 @@ struct PrepareContext {
   std::map<CUdeviceptr, std::shared_ptr<ExchangeBucket>> exchanges;
 };
 
-// After every kernel of a step is prepared: each exchange an
-// all_reduce_start began is finished by an all_reduce_wait (Collectives.cpp).
-Status checkExchangesWaited(const PrepareContext &ctx);
-
 struct LaunchContext {
   CudaDevice &device;
   CUstream stream = nullptr;

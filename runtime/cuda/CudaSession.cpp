@@ -243,8 +243,6 @@ Status CudaSession::prepareKernels(const SessionOptions &options) {
     launches_.push_back(std::move(l));
     k += group.size();
   }
-  AMPC_RETURN_IF_ERROR(
-      checkExchangesWaited(prep).withContext("function '" + fn_.name + "'"));
   return workspace_.allocate(*device_, prep.workspaceBytes,
                              "the kernels' workspace of function '" + fn_.name +
                                  "'");

@@ -583,6 +583,55 @@ TEST(Program, RejectsCheckFiniteWritingOverAGradient) {
 
 namespace {
 
+// g (input) -> all_reduce_start -> exchange -> all_reduce_wait -> mean, in
+// function 'step'; `waits` waits on the exchange (each with its own mean).
+pb::Program exchangeProgram(int waits) {
+  pb::Program p;
+  pb::Function &f = addFunction(p, "step", 64 * (2 + waits));
+  addValue(f, pb::F32, {4}, 0);  // 0: g
+  addValue(f, pb::F32, {4}, 64); // 1: exchange
+  bind(f.mutable_inputs(), "g", 0);
+  (*addKernel(f, "all_reduce_start", "", {0}, {1})
+        ->mutable_attrs())["world_size"]
+      .set_i(2);
+  for (int w = 0; w < waits; ++w) {
+    addValue(f, pb::F32, {4}, 128 + 64 * w); // 2 + w: a mean
+    (*addKernel(f, "all_reduce_wait", "", {1}, {2 + w})
+          ->mutable_attrs())["world_size"]
+        .set_i(2);
+    bind(f.mutable_outputs(), "mean" + std::to_string(w), 2 + w);
+  }
+  return p;
+}
+
+} // namespace
+
+TEST(Program, AnExchangeIsOneStartAndOneWait) {
+  ProgramInfo info;
+  Status s = loadProgram(exchangeProgram(1), info);
+  ASSERT_TRUE(s) << s.message();
+  expectLoadError(exchangeProgram(0),
+                  "test.program: function 'step': kernel 0 (all_reduce_start) "
+                  "starts an exchange (value 1) that no all_reduce_wait after "
+                  "it finishes");
+  expectLoadError(exchangeProgram(2),
+                  "kernel 2 (all_reduce_wait) finishes the exchange of value "
+                  "1, which an earlier all_reduce_wait finished");
+  // A wait on a value no start wrote (the gradient itself).
+  pb::Program p = exchangeProgram(1);
+  p.mutable_functions(0)->mutable_kernels(1)->set_inputs(0, 0);
+  expectLoadError(p, "kernel 1 (all_reduce_wait) finishes an exchange no "
+                     "all_reduce_start before it started (its first input is "
+                     "not a start's buffer)");
+  // A wait before its start reads a value nothing has written yet.
+  p = exchangeProgram(1);
+  p.mutable_functions(0)->mutable_kernels()->SwapElements(0, 1);
+  expectLoadError(p, "kernel 0 (all_reduce_wait) reads value 1 before "
+                     "anything writes it");
+}
+
+namespace {
+
 // The valid Program as a training step: loss z, label input x (2 classes),
 // weight w.
 pb::Program withStepInfo() {
