@@ -46,13 +46,12 @@ CudaSession::~CudaSession() {
   if (!device_)
     return;
   const CudaApi &api = device_->api();
-  // A step that exchanges may wait for a rank that died: its stream and
-  // then the exchanges still queued are waited for as long as the
-  // collective's timeout, after which the communicator has failed.
+  // A step that exchanges may wait for a rank that died: its stream is
+  // waited for as long as the collective's timeout, after which the
+  // communicator has failed (the exchanges still queued are the
+  // communicator's destructor's, below).
   if (nccl_ && !nccl_->failed())
     (void)sync("closing the session");
-  if (nccl_ && !nccl_->failed())
-    (void)nccl_->drain("closing the session");
   // The graphs go before the communicator, which NCCL keeps until the
   // graphs that captured its exchanges are destroyed (one still running
   // is freed when it ends).

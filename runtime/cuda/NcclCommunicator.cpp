@@ -10,6 +10,16 @@
 #include <thread>
 
 namespace ampc::rt::cuda {
+namespace {
+
+// A timeout as its errors print it: "60", "0.05".
+std::string secondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
+} // namespace
 
 Status NcclCommunicator::uniqueId(ncclUniqueId &out) {
   const CudaApi *api = nullptr;
@@ -72,12 +82,9 @@ Status NcclCommunicator::join(const ncclUniqueId &id) {
   std::thread(std::move(task)).detach();
   if (joined.wait_for(std::chrono::duration<double>(timeout_)) !=
       std::future_status::ready) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%g", timeout_);
     return Status::error(
-        std::string("joining the ranks' NCCL communicator "
-                    "(ncclCommInitRank) waited ") +
-        seconds +
+        "joining the ranks' NCCL communicator (ncclCommInitRank) waited " +
+        secondsText(timeout_) +
         " s for the other ranks (one died or hangs before it, or the "
         "network does not connect; --collective-timeout)");
   }
@@ -200,21 +207,15 @@ Status NcclCommunicator::waitFor(CUstream stream, const char *what) {
       // Not aborted here: the graph that captured the exchange must go
       // first (see the header), which is the owner's to do.
       failed_ = true;
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", timeout_);
       return Status::error(std::string(what) +
                            ": the step's exchange over NCCL did not end "
                            "within " +
-                           seconds +
+                           secondsText(timeout_) +
                            " s (--collective-timeout): another rank died or "
                            "hangs");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-}
-
-Status NcclCommunicator::drain(const char *what) {
-  return waitFor(exchange_, what);
 }
 
 bool NcclCommunicator::isCaptureError(CUresult r) {

@@ -104,8 +104,6 @@ public:
   // the communicator is marked failed and the error says that an exchange
   // did not end (a rank died or hangs).
   Status waitFor(CUstream stream, const char *what);
-  // Waits as waitFor does for the exchanges queued so far.
-  Status drain(const char *what);
   // Ends the communicator's exchanges where they are (a rank that does not
   // come): the kernels waiting in them return, and every later exchange
   // fails. The graphs that captured its exchanges must be gone.
