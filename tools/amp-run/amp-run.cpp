@@ -30,6 +30,7 @@
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
+#include "tools/amp-run/RankDiagnostics.h"
 #include "tools/amp-run/RunFlagsCl.h"
 #include "tools/amp-run/RunSetup.h"
 #include "tools/amp-run/Train.h"
@@ -305,9 +306,11 @@ int runTool(int argc, char **argv) {
   if (rt::Status s = ampc::tools::joinRanks(run, "amp-run", world); !s)
     return fail(s.message());
   int64_t ranks = world ? world->size() : 1;
+  // What each line a rank says about itself starts with.
+  const std::string rankLine =
+      ranks > 1 ? "amp-run: rank " + std::to_string(world->rank()) + ": " : "";
   if (ranks > 1) {
-    ampc::tools::failPrefix() =
-        "amp-run: rank " + std::to_string(world->rank()) + ": error: ";
+    ampc::tools::failPrefix() = rankLine + "error: ";
     if (!train || !emit.empty())
       return fail("started as one of " + std::to_string(ranks) +
                   " ranks, which train data-parallel: this needs --mode "
@@ -432,7 +435,13 @@ int runTool(int argc, char **argv) {
       ampc::tools::createCompilerContext();
   mlir::MLIRContext &context = *contextOwner;
   llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  // Each rank's diagnostics name the rank, as its other errors do.
+  std::optional<mlir::SourceMgrDiagnosticHandler> diagHandler;
+  std::optional<ampc::tools::RankDiagnostics> rankDiagHandler;
+  if (ranks > 1)
+    rankDiagHandler.emplace(sourceMgr, context, rankLine);
+  else
+    diagHandler.emplace(sourceMgr, &context);
 
   auto file = MemoryBuffer::getFile(modelPath, /*IsText=*/false);
   if (!file)
