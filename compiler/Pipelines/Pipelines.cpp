@@ -79,7 +79,8 @@ void buildTrainingStepPipeline(
   pm.addPass(createGraphBuildTrainingPass(options));
   // Before loss scaling, whose overflow check then reads the averaged
   // gradients (the same on every rank).
-  if (dataParallel && dataParallel->worldSize > 1)
+  // (Also with a world size below 1, which the pass refuses.)
+  if (dataParallel && dataParallel->worldSize != 1)
     pm.addPass(createGraphDataParallelPass(*dataParallel));
   // Before canonicalization folds the seed of the backward pass.
   if (amp || lossScale)

@@ -123,6 +123,11 @@ rt::Status checkAmpOptionsNeedAmp(AmpLevel level,
 }
 
 rt::Status checkTrainOptions(const TrainPipelineOptions &o) {
+  // (1 is no data parallelism: graph-data-parallel is not run, so its own
+  // check would not see a 0.)
+  if (o.dataParallel < 1)
+    return rt::Status::error("--data-parallel must be >= 1, got " +
+                             std::to_string(o.dataParallel));
   if (o.accumulate < 1)
     return rt::Status::error("--accumulate must be >= 1, got " +
                              std::to_string(o.accumulate));

@@ -291,6 +291,11 @@ int runTool(int argc, char **argv) {
   if (emit.empty())
     if (rt::Status s = ampc::tools::checkRunOptions(run, train); !s)
       return fail(s.message());
+  // Before --nproc starts ranks that would each say it (the recipe's values
+  // are checked once it is applied).
+  if (train)
+    if (rt::Status s = ampc::tools::checkTrainOptions(compileFlags); !s)
+      return fail(s.message());
   if (compareFp32 && compileFlags.amp == ampc::AmpLevel::O0)
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
@@ -511,6 +516,7 @@ int runTool(int argc, char **argv) {
   if (train) {
     ampc::tools::TrainOptions t;
     static_cast<ampc::tools::CompiledRunOptions &>(t) = common;
+    // Again: the recipe may have set them.
     if (rt::Status s = ampc::tools::checkTrainOptions(compileFlags); !s)
       return fail(s.message());
     // lr-total-steps 0: the run's updates, known once the data fixes the
