@@ -75,7 +75,23 @@ bool launchedByMpi() {
   return false;
 }
 
+rt::Status checkLocalRanks(int64_t nproc, unsigned hardwareThreads) {
+  int64_t threads = std::max(1u, hardwareThreads);
+  int64_t limit = kRanksPerThread * threads;
+  if (nproc <= limit)
+    return rt::Status::ok();
+  return rt::Status::error(
+      "--nproc " + std::to_string(nproc) + " would start that many " +
+      "processes on this machine, which has " + std::to_string(threads) +
+      " hardware thread" + (threads == 1 ? "" : "s") + ": --nproc starts at " +
+      "most " + std::to_string(limit) + " (" + std::to_string(kRanksPerThread) +
+      " per thread); for ranks on " +
+      "several machines, start the tool under mpirun -n N with a host list");
+}
+
 rt::Status startRanks(int argc, char **argv, int64_t nproc) {
+  AMPC_RETURN_IF_ERROR(
+      checkLocalRanks(nproc, std::thread::hardware_concurrency()));
   std::vector<std::string> args = {"mpirun", "-n", std::to_string(nproc),
                                    // More ranks than cores is the user's
                                    // choice here, not mpirun's refusal.

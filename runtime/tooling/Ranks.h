@@ -19,8 +19,20 @@ namespace ampc::tools {
 /// Whether this process was started by mpirun (or another MPI launcher).
 bool launchedByMpi();
 
+/// The most ranks --nproc starts per hardware thread of this machine. A
+/// rank is a process with its own copy of the model and a thread at least;
+/// past a few per thread they only slow each other down, and a mistyped
+/// count (--nproc 100000) would fill the machine with processes.
+constexpr int64_t kRanksPerThread = 4;
+
+/// Whether --nproc may start `nproc` ranks on a machine of
+/// `hardwareThreads` threads (0: unknown, taken as 1); the error says the
+/// limit.
+rt::Status checkLocalRanks(int64_t nproc, unsigned hardwareThreads);
+
 /// Replaces this process by mpirun starting `nproc` copies of the same
-/// command without --nproc. Returns only when it cannot, saying why.
+/// command without --nproc (checkLocalRanks first). Returns only when it
+/// cannot, saying why.
 rt::Status startRanks(int argc, char **argv, int64_t nproc);
 
 /// The launch's world when this process was started by mpirun (null

@@ -1,4 +1,4 @@
-//===- RankDeviceTest.cpp - which GPU a rank of a launch takes ------------===//
+//===- RanksTest.cpp - a tool as one rank of a launch ---------------------===//
 #include "runtime/tooling/Ranks.h"
 
 #include <gtest/gtest.h>
@@ -90,6 +90,24 @@ TEST(RankDevice, AnErrorSaysWhereTheLaunchPutTheRank) {
       "--device cuda:1: no CUDA driver on this machine");
   EXPECT_EQ(ampc::tools::rankDeviceError(noDriver, "cuda", "cuda:1").message(),
             noDriver.message());
+}
+
+TEST(LocalRanks, NprocStartsAtMostFourRanksPerHardwareThread) {
+  using ampc::tools::checkLocalRanks;
+  EXPECT_TRUE(checkLocalRanks(1, 2));
+  EXPECT_TRUE(checkLocalRanks(8, 2));
+  EXPECT_EQ(checkLocalRanks(9, 2).message(),
+            "--nproc 9 would start that many processes on this machine, "
+            "which has 2 hardware threads: --nproc starts at most 8 (4 per "
+            "thread); for ranks on several machines, start the tool under "
+            "mpirun -n N with a host list");
+  // A machine that does not say its thread count counts as one thread.
+  EXPECT_TRUE(checkLocalRanks(4, 0));
+  EXPECT_EQ(checkLocalRanks(100000, 0).message(),
+            "--nproc 100000 would start that many processes on this "
+            "machine, which has 1 hardware thread: --nproc starts at most 4 "
+            "(4 per thread); for ranks on several machines, start the tool "
+            "under mpirun -n N with a host list");
 }
 
 } // namespace
