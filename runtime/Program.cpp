@@ -11,7 +11,11 @@
 #include "runtime/ops/Check.h"
 #include "runtime/program.pb.h"
 
+#include <zlib.h>
+
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -568,7 +572,53 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
   return Status::ok();
 }
 
+/// zlib's CRC-32 (as checkpoints' and PNG's) of `size` bytes.
+uint32_t crc32Of(const char *data, size_t size) {
+  return static_cast<uint32_t>(
+      crc32_z(crc32_z(0, nullptr, 0),
+              reinterpret_cast<const unsigned char *>(data), size));
+}
+
+std::string hex32(uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "0x%08x", v);
+  return text;
+}
+
+/// Whether the checksum field that ends `bytes` (appendProgramChecksum)
+/// matches the bytes before it.
+Status checkChecksum(const std::string &bytes) {
+  // The field's encoding has one length whatever the value (fixed32).
+  pb::Program tail;
+  tail.set_checksum(0);
+  const size_t tailBytes = tail.ByteSizeLong();
+  const size_t n = bytes.size();
+  const std::string end = n >= tailBytes ? bytes.substr(n - tailBytes) : "";
+  pb::Program written;
+  if (end.empty() || !written.ParseFromString(end) || !written.has_checksum() ||
+      written.SerializeAsString() != end)
+    return Status::error(
+        "damaged Program: it does not end with its checksum, as every "
+        "Program ampc writes does (cut short, or rewritten by another "
+        "tool): compile the model again with amp-run --emit=program");
+  uint32_t computed = crc32Of(bytes.data(), n - tailBytes);
+  if (computed != written.checksum())
+    return Status::error(
+        "damaged Program: its bytes' CRC-32 is " + hex32(computed) +
+        ", but the checksum written at its end is " +
+        hex32(written.checksum()) +
+        " (the file changed after it was written): compile the model "
+        "again with amp-run --emit=program");
+  return Status::ok();
+}
+
 } // namespace
+
+void appendProgramChecksum(std::string &bytes) {
+  pb::Program tail;
+  tail.set_checksum(crc32Of(bytes.data(), bytes.size()));
+  bytes += tail.SerializeAsString();
+}
 
 Status parseProgram(const std::string &bytes, const std::string &origin,
                     ProgramInfo &out) {
@@ -578,15 +628,19 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
   if (!p.ParseFromString(bytes))
     return Status::error(origin + ": not a valid Program (protobuf parse "
                                   "failed: truncated or corrupt)");
+  // The version first: an older file has no checksum to check.
   if (p.version() != kProgramVersion)
     return Status::error(
         origin + ": Program version " + std::to_string(p.version()) +
         ", this runtime reads version " + std::to_string(kProgramVersion) +
         (p.version() < kProgramVersion
-             ? " (written by an older ampc, before Programs held every "
-               "attribute and each kernel's aliasing: compile the model "
-               "again with amp-run --emit=program)"
+             ? std::string(" (written by an older ampc, before Programs ") +
+                   (p.version() < 2 ? "held every attribute and each "
+                                      "kernel's aliasing"
+                                    : "ended with their checksum") +
+                   ": compile the model again with amp-run --emit=program)"
              : " (written by a newer ampc)"));
+  AMPC_RETURN_IF_ERROR(checkChecksum(bytes).withContext(origin));
   if (p.functions().empty())
     return Status::error(origin + ": the Program has no functions");
   out = ProgramInfo();
@@ -609,6 +663,10 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
 }
 
 Status readProgramFile(const std::string &path, ProgramInfo &out) {
+  // (A directory opens, and reads as an empty file.)
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::error(path + ": is a directory, not a Program file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error(path + ": cannot open the Program file");

@@ -25,8 +25,9 @@
 namespace ampc::rt {
 
 // 2: every attribute is written (the runtime keeps no defaults) and each
-// kernel says how its outputs may alias its inputs.
-inline constexpr unsigned kProgramVersion = 2;
+// kernel says how its outputs may alias its inputs. 3: the file ends with
+// its checksum (appendProgramChecksum).
+inline constexpr unsigned kProgramVersion = 3;
 inline constexpr int64_t kArenaAlignment = 64;
 // The most bytes a Program's arena or one of its values may have (4 TiB):
 // the compiler refuses to write more, the loader to read more.
@@ -96,7 +97,12 @@ struct ProgramInfo {
   const FunctionInfo *find(const std::string &name) const;
 };
 
-// `origin` (a file name) is put in front of every message.
+/// Ends `bytes`, a serialized Program, with its checksum field: the CRC-32
+/// of `bytes` (program.proto). Every Program file is written so.
+void appendProgramChecksum(std::string &bytes);
+
+// `origin` (a file name) is put in front of every message. A Program whose
+// bytes do not match the checksum at its end is refused as damaged.
 Status parseProgram(const std::string &bytes, const std::string &origin,
                     ProgramInfo &out);
 Status readProgramFile(const std::string &path, ProgramInfo &out);

@@ -541,7 +541,8 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
   // order varies between processes, and a Program's bytes identify the
   // step a checkpoint was written by.
   size_t size = program.ByteSizeLong();
-  if (size > static_cast<size_t>(INT_MAX))
+  // (Protobuf reads no more than 2 GB; the checksum adds 5 bytes.)
+  if (size > static_cast<size_t>(INT_MAX) - 16)
     return module.emitError("the Program could not be serialized (over 2 GB)"),
            failure();
   bytes.clear();
@@ -552,6 +553,7 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
     if (!program.SerializeToCodedStream(&out) || out.HadError())
       return module.emitError("the Program could not be serialized"), failure();
   }
+  rt::appendProgramChecksum(bytes);
   return success();
 }
 

@@ -98,7 +98,9 @@ bind(google::protobuf::RepeatedPtrField<proto::Binding> *list,
 }
 
 inline Status loadProgram(const proto::Program &p, ProgramInfo &info) {
-  return parseProgram(p.SerializeAsString(), "test.program", info);
+  std::string bytes = p.SerializeAsString();
+  appendProgramChecksum(bytes);
+  return parseProgram(bytes, "test.program", info);
 }
 
 // The f32 bytes of `v`, for a parameter's init or a constant.

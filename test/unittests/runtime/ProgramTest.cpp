@@ -111,26 +111,75 @@ TEST(Program, RejectsBytesThatAreNotAProgram) {
                 .find("not a valid Program"),
             std::string::npos);
   std::string bytes = validProgram().SerializeAsString();
-  // Every truncation is an error or a valid Program, never a crash.
+  appendProgramChecksum(bytes);
+  ASSERT_TRUE(parseProgram(bytes, "p", info));
+  // Every truncation is an error, never a crash: the checksum ends the
+  // file.
   for (size_t n = 0; n < bytes.size(); ++n) {
     ProgramInfo i;
-    (void)parseProgram(bytes.substr(0, n), "p", i);
+    EXPECT_FALSE(parseProgram(bytes.substr(0, n), "p", i)) << n;
   }
   Status s = readProgramFile("/nonexistent/x.program", info);
   EXPECT_NE(s.message().find("cannot open"), std::string::npos);
+  EXPECT_EQ(readProgramFile("/tmp", info).message(),
+            "/tmp: is a directory, not a Program file");
+}
+
+// A Program file changed after it was written parses as a Program whose
+// weights are other numbers: the checksum at its end refuses it.
+TEST(Program, RefusesAFileChangedAfterItWasWritten) {
+  std::string bytes = validProgram().SerializeAsString();
+  appendProgramChecksum(bytes);
+  ProgramInfo info;
+  ASSERT_TRUE(parseProgram(bytes, "p", info));
+  // A byte of the constant's data: protobuf still reads the file.
+  pb::Program original = validProgram();
+  const std::string &data = original.functions(0).constants(0).data();
+  size_t at = bytes.find(data);
+  ASSERT_NE(at, std::string::npos);
+  std::string flipped = bytes;
+  flipped[at] ^= 0x40;
+  pb::Program parses;
+  ASSERT_TRUE(parses.ParseFromString(flipped));
+  Status s = parseProgram(flipped, "p", info);
+  EXPECT_EQ(s.message().rfind("p: damaged Program: its bytes' CRC-32 is 0x", 0),
+            0u)
+      << s.message();
+  EXPECT_NE(s.message().find(", but the checksum written at its end is 0x"),
+            std::string::npos)
+      << s.message();
+  // Without the checksum (a version 3 Program serialized by another tool).
+  EXPECT_EQ(
+      parseProgram(validProgram().SerializeAsString(), "p", info).message(),
+      "p: damaged Program: it does not end with its checksum, as every "
+      "Program ampc writes does (cut short, or rewritten by another tool): "
+      "compile the model again with amp-run --emit=program");
+  // The checksum of other bytes.
+  std::string other = "x";
+  appendProgramChecksum(other);
+  std::string swapped =
+      validProgram().SerializeAsString() + other.substr(other.size() - 5);
+  EXPECT_NE(parseProgram(swapped, "p", info).message().find("damaged"),
+            std::string::npos);
 }
 
 TEST(Program, RejectsInconsistentPrograms) {
   expectRejected([](pb::Program &p) { p.set_version(99); },
-                 "Program version 99, this runtime reads version 2 (written "
+                 "Program version 99, this runtime reads version 3 (written "
                  "by a newer ampc)");
   // Version 1 held attributes at their defaults only when the op set them,
-  // and no aliasing: refused, saying how to get a version 2 file.
+  // and no aliasing; version 2 had no checksum: refused, saying how to get
+  // a version 3 file.
   expectRejected([](pb::Program &p) { p.set_version(1); },
-                 "Program version 1, this runtime reads version 2 (written "
+                 "Program version 1, this runtime reads version 3 (written "
                  "by an older ampc, before Programs held every attribute and "
                  "each kernel's aliasing: compile the model again with "
                  "amp-run --emit=program)");
+  expectRejected([](pb::Program &p) { p.set_version(2); },
+                 "Program version 2, this runtime reads version 3 (written "
+                 "by an older ampc, before Programs ended with their "
+                 "checksum: compile the model again with amp-run "
+                 "--emit=program)");
   // A kernel may claim only the aliasing its op allows: an elementwise
   // claim on a gemm would let its output overlay an input it still reads.
   expectRejected(
