@@ -2,15 +2,16 @@
 # build-portable.sh BUILD_DIR OUT_DIR: builds amp-exec (and, when the build
 # has them, ampc-cuda-unittests and ampc-gemm-peak) to carry to a Linux
 # machine without our packages (the GPU machine: Ubuntu 24.04, glibc 2.39,
-# no protobuf, OpenBLAS or GoogleTest): libstdc++, libgcc, protobuf, zlib
-# and OpenBLAS (with the Fortran runtime it needs) are linked in statically.
-# Debian has no static oneDNN: libdnnl.so.2, with the libOpenCL.so.1 it
-# needs (CARRIED below), is copied into OUT_DIR beside the binaries, which
-# then run with LD_LIBRARY_PATH=OUT_DIR and need besides only glibc (<= 2.36,
-# this machine's), libgomp, libstdc++ and libgcc_s (GCC's runtime, which a
+# no protobuf, OpenBLAS or GoogleTest): protobuf, zlib and OpenBLAS (with
+# the Fortran runtime it needs) are linked in statically. Debian has no
+# static oneDNN: libdnnl.so.2, with the libOpenCL.so.1 it needs (CARRIED
+# below), is copied into OUT_DIR beside the binaries, which then run with
+# LD_LIBRARY_PATH=OUT_DIR and need besides only glibc (<= 2.36, this
+# machine's), libgomp, libstdc++ and libgcc_s (GCC's runtime, which a
 # machine with nvcc has, newer: not carried, so as not to shadow it for
-# other programs) and, at run time, the CUDA driver, cuBLASLt and cuDNN the
-# CUDA backend loads itself. Prints each binary's ldd and the
+# other programs; shared, as oneDNN loads it: a static copy in the binary
+# beside it crashed oneDNN's first convolution) and, at run time, the CUDA
+# driver, cuBLASLt and cuDNN the CUDA backend loads itself. Prints each binary's ldd and the
 # newest GLIBC_ symbol version it needs, and packs them with the carried
 # libraries into OUT_DIR.tar.xz (what to carry).
 set -euo pipefail

@@ -117,6 +117,19 @@ compile() { # LIST MODEL_DIR OUT_DIR
 compile tiny-programs "$root/models-tiny" "$programs/tiny"
 [ $dry = 1 ] || compile programs "$root/models" "$programs/bench"
 
+# The portable amp-exec trains each tiny Program a step on this CPU, as
+# first-run.sh's CPU reference does on the GPU machine: a failure here
+# would otherwise be found there, on device time (a second C++ runtime
+# beside oneDNN's once crashed every convolution).
+if [ $dry = 0 ]; then
+  for prog in "$programs"/tiny/*.prog; do
+    LD_LIBRARY_PATH=$root/bin "$root/bin/amp-exec" "$prog" --steps 1 \
+      --init-params uniform:1 --progress none > /dev/null ||
+      fail "the portable amp-exec cannot train $prog on the CPU (see above)"
+  done
+  echo "bench/gpu/prepare.sh: the portable amp-exec trains every tiny Program on the CPU"
+fi
+
 # 4. The binaries: stripped and packed; for the dry run, links.
 if [ $dry = 1 ]; then
   mkdir -p "$root/carry/bin"
