@@ -24,11 +24,12 @@ TEST(RunFlags, NamesAreUniqueAndEveryFlagIsDocumented) {
     EXPECT_FALSE(runFlagDefault(f).empty()) << f.name;
     EXPECT_NE(f.tools & kBothTools, 0u) << f.name;
     // A choice's default is one of its choices, unless it is said in words.
-    if (!f.choices.empty() && !f.defaultText)
+    if (!f.choices.empty() && !f.defaultText) {
       EXPECT_NE(
           std::find(f.choices.begin(), f.choices.end(), runFlagDefault(f)),
           f.choices.end())
           << f.name;
+    }
   }
 }
 
