@@ -93,8 +93,9 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc) {
   AMPC_RETURN_IF_ERROR(
       checkLocalRanks(nproc, std::thread::hardware_concurrency()));
   std::vector<std::string> args = {"mpirun", "-n", std::to_string(nproc),
-                                   // More ranks than cores is the user's
-                                   // choice here, not mpirun's refusal.
+                                   // More ranks than cores (up to
+                                   // checkLocalRanks's limit) is the
+                                   // user's choice, not mpirun's refusal.
                                    "--oversubscribe"};
   // OpenMPI refuses root unless told; the user asked for these ranks.
   if (::geteuid() == 0)

@@ -178,7 +178,7 @@ std::vector<RunFlag> makeTable() {
        "batches r, r+N, r+2N, ... and every update averages the N ranks' "
        "gradients, so N ranks compute what one process does with "
        "--accumulate N (amp-exec: a Program compiled with --data-parallel "
-       "N)",
+       "N); at most 4 per hardware thread (more ranks: mpirun)",
        G::Training, kBothTools, 1},
       {"collective-timeout", &RunOptions::collectiveTimeout, "S",
        "Data parallelism: seconds a rank waits in a gradient all-reduce for "

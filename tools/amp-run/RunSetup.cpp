@@ -123,8 +123,9 @@ rt::Status checkAmpOptionsNeedAmp(AmpLevel level,
 }
 
 rt::Status checkTrainOptions(const TrainPipelineOptions &o) {
-  // (1 is no data parallelism: graph-data-parallel is not run, so its own
-  // check would not see a 0.)
+  // graph-data-parallel refuses it too (amp-opt's pipelines); here it is
+  // refused by the flag's name, before --nproc starts ranks that would
+  // each compile to find it.
   if (o.dataParallel < 1)
     return rt::Status::error("--data-parallel must be >= 1, got " +
                              std::to_string(o.dataParallel));
