@@ -86,14 +86,11 @@ void runFunction(ampc::rt::FunctionInfo fn) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string bytes(reinterpret_cast<const char *>(data), size);
-  // The fuzzer changes the Program, not its checksum: the checksum field
-  // that ends the input (tag (6 << 3) | 5, then 4 bytes), if it has one, is
-  // replaced by the right one, so each mutation reaches the loader's
-  // checks behind it. ProgramTest tests the checksum itself.
-  constexpr size_t kChecksumBytes = 5;
-  if (bytes.size() >= kChecksumBytes &&
-      static_cast<uint8_t>(bytes[bytes.size() - kChecksumBytes]) == 0x35)
-    bytes.resize(bytes.size() - kChecksumBytes);
+  // The fuzzer changes the Program, not its checksum: a checksum field that
+  // ends the input (matching or not) is replaced by the right one, and one
+  // is added where none is, so each mutation reaches the loader's checks
+  // behind it. ProgramTest tests the checksum itself.
+  ampc::rt::stripProgramChecksum(bytes);
   ampc::rt::appendProgramChecksum(bytes);
   ampc::rt::ProgramInfo program;
   ampc::rt::Status parsed =

@@ -8,10 +8,9 @@
 #include "runtime/Program.h"
 
 #include "runtime/ByteSize.h"
+#include "runtime/Checksum.h"
 #include "runtime/ops/Check.h"
 #include "runtime/program.pb.h"
-
-#include <zlib.h>
 
 #include <cmath>
 #include <cstdio>
@@ -572,41 +571,34 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
   return Status::ok();
 }
 
-/// zlib's CRC-32 (as checkpoints' and PNG's) of `size` bytes.
-uint32_t crc32Of(const char *data, size_t size) {
-  return static_cast<uint32_t>(
-      crc32_z(crc32_z(0, nullptr, 0),
-              reinterpret_cast<const unsigned char *>(data), size));
-}
-
-std::string hex32(uint32_t v) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "0x%08x", v);
-  return text;
+/// The checksum field that ends `bytes`, if its last kProgramChecksumBytes
+/// are one.
+std::optional<uint32_t> trailingChecksum(const std::string &bytes) {
+  if (bytes.size() < kProgramChecksumBytes)
+    return std::nullopt;
+  std::string end = bytes.substr(bytes.size() - kProgramChecksumBytes);
+  pb::Program tail;
+  if (!tail.ParseFromString(end) || !tail.has_checksum() ||
+      tail.SerializeAsString() != end)
+    return std::nullopt;
+  return tail.checksum();
 }
 
 /// Whether the checksum field that ends `bytes` (appendProgramChecksum)
 /// matches the bytes before it.
 Status checkChecksum(const std::string &bytes) {
-  // The field's encoding has one length whatever the value (fixed32).
-  pb::Program tail;
-  tail.set_checksum(0);
-  const size_t tailBytes = tail.ByteSizeLong();
-  const size_t n = bytes.size();
-  const std::string end = n >= tailBytes ? bytes.substr(n - tailBytes) : "";
-  pb::Program written;
-  if (end.empty() || !written.ParseFromString(end) || !written.has_checksum() ||
-      written.SerializeAsString() != end)
+  std::optional<uint32_t> written = trailingChecksum(bytes);
+  if (!written)
     return Status::error(
         "damaged Program: it does not end with its checksum, as every "
         "Program ampc writes does (cut short, or rewritten by another "
         "tool): compile the model again with amp-run --emit=program");
-  uint32_t computed = crc32Of(bytes.data(), n - tailBytes);
-  if (computed != written.checksum())
+  uint32_t computed =
+      crc32Of(bytes.data(), bytes.size() - kProgramChecksumBytes);
+  if (computed != *written)
     return Status::error(
         "damaged Program: its bytes' CRC-32 is " + hex32(computed) +
-        ", but the checksum written at its end is " +
-        hex32(written.checksum()) +
+        ", but the checksum written at its end is " + hex32(*written) +
         " (the file changed after it was written): compile the model "
         "again with amp-run --emit=program");
   return Status::ok();
@@ -618,6 +610,13 @@ void appendProgramChecksum(std::string &bytes) {
   pb::Program tail;
   tail.set_checksum(crc32Of(bytes.data(), bytes.size()));
   bytes += tail.SerializeAsString();
+}
+
+bool stripProgramChecksum(std::string &bytes) {
+  if (!trailingChecksum(bytes))
+    return false;
+  bytes.resize(bytes.size() - kProgramChecksumBytes);
+  return true;
 }
 
 Status parseProgram(const std::string &bytes, const std::string &origin,

@@ -97,9 +97,18 @@ struct ProgramInfo {
   const FunctionInfo *find(const std::string &name) const;
 };
 
+/// The bytes of the checksum field that ends every Program file
+/// (program.proto's `checksum`: its tag, then a fixed32).
+inline constexpr size_t kProgramChecksumBytes = 5;
+
 /// Ends `bytes`, a serialized Program, with its checksum field: the CRC-32
 /// of `bytes` (program.proto). Every Program file is written so.
 void appendProgramChecksum(std::string &bytes);
+
+/// Removes the checksum field that ends `bytes`, if its last
+/// kProgramChecksumBytes are one (whether or not it matches); says whether
+/// they were.
+bool stripProgramChecksum(std::string &bytes);
 
 // `origin` (a file name) is put in front of every message. A Program whose
 // bytes do not match the checksum at its end is refused as damaged.

@@ -33,6 +33,11 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 SEEDS="$BUILD/fuzz/seeds"
+# Made again when amp-run changed since: seeds of an older Program format
+# would all stop at the loader's version check.
+if [[ -f "$SEEDS/.complete" && "$BUILD/bin/amp-run" -nt "$SEEDS/.complete" ]]; then
+  rm -rf "$SEEDS"
+fi
 if [[ ! -f "$SEEDS/.complete" ]]; then
   /usr/bin/python3 fuzz/make_corpus.py --amp-run "$BUILD/bin/amp-run" \
     --out "$SEEDS"

@@ -541,8 +541,8 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
   // order varies between processes, and a Program's bytes identify the
   // step a checkpoint was written by.
   size_t size = program.ByteSizeLong();
-  // (Protobuf reads no more than 2 GB; the checksum adds 5 bytes.)
-  if (size > static_cast<size_t>(INT_MAX) - 16)
+  // (Protobuf reads no more than 2 GB, the checksum field included.)
+  if (size > static_cast<size_t>(INT_MAX) - rt::kProgramChecksumBytes)
     return module.emitError("the Program could not be serialized (over 2 GB)"),
            failure();
   bytes.clear();

@@ -10,8 +10,6 @@
 
 #include "runtime/tooling/Format.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -59,10 +57,6 @@ bool dtypeOfCode(uint8_t code, DType &out) {
       return true;
     }
   return false;
-}
-
-uint32_t crc(const uint8_t *data, size_t size) {
-  return uint32_t(crc32_z(crc32_z(0, nullptr, 0), data, size));
 }
 
 uint32_t get32(const uint8_t *p) {
@@ -376,7 +370,7 @@ Status decodeImpl(const uint8_t *data, size_t size, Checkpoint &c) {
                          " bytes (the header is incomplete)");
   // The header is checked on its own, so that a damaged length or version
   // is called damage, not truncation or a newer format.
-  if (crc(data, 20) != get32(data + 20))
+  if (rt::crc32Of(data, 20) != get32(data + 20))
     return Status::error("corrupt header (checksum mismatch)");
   uint32_t version = get32(data + 8);
   if (version > kCheckpointVersion)
@@ -401,7 +395,7 @@ Status decodeImpl(const uint8_t *data, size_t size, Checkpoint &c) {
                          std::to_string(length) +
                          ": something was appended to it");
   uint32_t stored = get32(data + length - 4);
-  uint32_t computed = crc(data, size_t(length) - 4);
+  uint32_t computed = rt::crc32Of(data, size_t(length) - 4);
   if (stored != computed)
     return Status::error("checksum mismatch (stored " + hex32(stored) +
                          ", computed " + hex32(computed) +
@@ -488,8 +482,8 @@ Status encodeCheckpoint(const Checkpoint &ckpt, std::vector<uint8_t> &out) {
   w.table(ckpt.stepColumns, ckpt.stepRows);
   w.table(ckpt.evalColumns, ckpt.evalRows);
   put64(&b[12], b.size() + 4);
-  put32(&b[20], crc(b.data(), 20));
-  w.u32(crc(b.data(), b.size()));
+  put32(&b[20], rt::crc32Of(b.data(), 20));
+  w.u32(rt::crc32Of(b.data(), b.size()));
   out = std::move(b);
   return Status::ok();
 }

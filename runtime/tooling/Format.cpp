@@ -13,10 +13,4 @@ std::string nineDigits(double v) {
   return buf;
 }
 
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%08" PRIx32, v);
-  return buf;
-}
-
 } // namespace ampc::tools

@@ -8,6 +8,8 @@
 #ifndef AMPC_RUNTIME_TOOLING_FORMAT_H
 #define AMPC_RUNTIME_TOOLING_FORMAT_H
 
+#include "runtime/Checksum.h"
+
 #include <cstdint>
 #include <string>
 
@@ -17,8 +19,9 @@ namespace ampc::tools {
 /// value or a loss scale: enough for an f32 to read back exactly.
 std::string nineDigits(double v);
 
-/// "0x" and the eight lowercase hex digits of `v` (a magic number, a CRC).
-std::string hex32(uint32_t v);
+/// "0x" and the eight lowercase hex digits of `v` (a magic number, a CRC):
+/// the runtime's, which the Program loader's messages use too.
+using ::ampc::rt::hex32;
 
 } // namespace ampc::tools
 

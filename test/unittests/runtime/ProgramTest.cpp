@@ -128,10 +128,16 @@ TEST(Program, RejectsBytesThatAreNotAProgram) {
 // A Program file changed after it was written parses as a Program whose
 // weights are other numbers: the checksum at its end refuses it.
 TEST(Program, RefusesAFileChangedAfterItWasWritten) {
-  std::string bytes = validProgram().SerializeAsString();
+  const std::string serialized = validProgram().SerializeAsString();
+  std::string bytes = serialized;
   appendProgramChecksum(bytes);
+  ASSERT_EQ(bytes.size(), serialized.size() + kProgramChecksumBytes);
   ProgramInfo info;
   ASSERT_TRUE(parseProgram(bytes, "p", info));
+  std::string stripped = bytes;
+  EXPECT_TRUE(stripProgramChecksum(stripped));
+  EXPECT_EQ(stripped, serialized);
+  EXPECT_FALSE(stripProgramChecksum(stripped));
   // A byte of the constant's data: protobuf still reads the file.
   pb::Program original = validProgram();
   const std::string &data = original.functions(0).constants(0).data();
