@@ -85,6 +85,13 @@ for t in "${targets[@]}"; do
     echo "build-portable.sh: $t needs $newest, newer than GLIBC_2.36" >&2
     status=1
   fi
+  # libstdc++ is the GPU machine's (Ubuntu 24.04: GCC 14's, GLIBCXX_3.4.33).
+  newest=$(objdump -T "$out/$t" | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)
+  echo "newest libstdc++ symbol: $newest"
+  if [ "$(printf '%s\n' "$newest" GLIBCXX_3.4.33 | sort -V | tail -1)" != GLIBCXX_3.4.33 ]; then
+    echo "build-portable.sh: $t needs $newest, newer than the GPU machine's GLIBCXX_3.4.33" >&2
+    status=1
+  fi
   # Only glibc's own libraries, GCC's runtime and what is carried may
   # remain (a list of what is allowed, so a new dependency
   # cannot slip through).
