@@ -624,10 +624,15 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
   pb::Program p;
   if (bytes.empty())
     return Status::error(origin + ": empty file, not a Program");
+  // A file that ends with a checksum is checked against it first, so that
+  // damage reads as damage, to the version field too. One that does not is
+  // of an older version (which had none), or damaged.
+  const bool sealed = trailingChecksum(bytes).has_value();
+  if (sealed)
+    AMPC_RETURN_IF_ERROR(checkChecksum(bytes).withContext(origin));
   if (!p.ParseFromString(bytes))
     return Status::error(origin + ": not a valid Program (protobuf parse "
                                   "failed: truncated or corrupt)");
-  // The version first: an older file has no checksum to check.
   if (p.version() != kProgramVersion)
     return Status::error(
         origin + ": Program version " + std::to_string(p.version()) +
@@ -639,7 +644,8 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
                                     : "ended with their checksum") +
                    ": compile the model again with amp-run --emit=program)"
              : " (written by a newer ampc)"));
-  AMPC_RETURN_IF_ERROR(checkChecksum(bytes).withContext(origin));
+  if (!sealed)
+    AMPC_RETURN_IF_ERROR(checkChecksum(bytes).withContext(origin));
   if (p.functions().empty())
     return Status::error(origin + ": the Program has no functions");
   out = ProgramInfo();

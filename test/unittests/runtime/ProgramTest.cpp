@@ -154,6 +154,14 @@ TEST(Program, RefusesAFileChangedAfterItWasWritten) {
   EXPECT_NE(s.message().find(", but the checksum written at its end is 0x"),
             std::string::npos)
       << s.message();
+  // Damage to the version field reads as damage, not as an older ampc.
+  std::string version2 = bytes;
+  ASSERT_EQ(version2.substr(0, 2), std::string("\x08\x03"));
+  version2[1] = '\x02';
+  EXPECT_NE(parseProgram(version2, "p", info)
+                .message()
+                .find("p: damaged Program: its bytes' CRC-32 is"),
+            std::string::npos);
   // Without the checksum (a version 3 Program serialized by another tool).
   EXPECT_EQ(
       parseProgram(validProgram().SerializeAsString(), "p", info).message(),
