@@ -668,10 +668,16 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
 }
 
 Status readProgramFile(const std::string &path, ProgramInfo &out) {
-  // (A directory opens, and reads as an empty file.)
+  // Only a regular file: a directory reads as an empty file, and a device
+  // (/dev/zero) or a pipe would be read forever.
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
     return Status::error(path + ": is a directory, not a Program file");
+  if (!ec && std::filesystem::exists(status) &&
+      !std::filesystem::is_regular_file(status))
+    return Status::error(path + ": is not a regular file (a device, a pipe "
+                                "or a socket), not a Program file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error(path + ": cannot open the Program file");

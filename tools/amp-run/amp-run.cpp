@@ -177,17 +177,36 @@ bool splitSpec(StringRef spec, StringRef flag, std::string &name,
   return true;
 }
 
-/// Applies the model's recipe to the options the user left unset and says
-/// so on `os`; returns false after printing an error.
-bool applyRecipe(const ampc::tools::RunOptions &run, raw_ostream &os) {
+/// The model file's bytes; null after printing an error. Only a regular
+/// file is read: a device (/dev/zero) or a pipe would be read forever (a
+/// directory fails to read, saying so).
+std::unique_ptr<MemoryBuffer> readModel() {
+  sys::fs::file_status status;
+  if (!sys::fs::status(modelPath, status) &&
+      status.type() != sys::fs::file_type::regular_file &&
+      status.type() != sys::fs::file_type::directory_file) {
+    fail("cannot read '" + modelPath +
+         "': it is not a regular file (a device, a pipe or a socket), not an "
+         "ONNX model");
+    return nullptr;
+  }
   auto file = MemoryBuffer::getFile(modelPath, /*IsText=*/false);
   if (!file) {
     fail("cannot read '" + modelPath + "': " + file.getError().message());
-    return false;
+    return nullptr;
   }
+  return std::move(*file);
+}
+
+/// Applies the model's recipe to the options the user left unset and says
+/// so on `os`; returns false after printing an error.
+bool applyRecipe(const ampc::tools::RunOptions &run, raw_ostream &os) {
+  std::unique_ptr<MemoryBuffer> file = readModel();
+  if (!file)
+    return false;
   std::vector<std::pair<std::string, std::string>> recipe;
   if (rt::Status s =
-          ampc::tools::readRecipe((*file)->getBuffer(), modelPath, recipe);
+          ampc::tools::readRecipe(file->getBuffer(), modelPath, recipe);
       !s) {
     fail(s.message());
     return false;
@@ -448,12 +467,11 @@ int runTool(int argc, char **argv) {
   else
     diagHandler.emplace(sourceMgr, &context);
 
-  auto file = MemoryBuffer::getFile(modelPath, /*IsText=*/false);
+  std::unique_ptr<MemoryBuffer> file = readModel();
   if (!file)
-    return fail("cannot read '" + modelPath +
-                "': " + file.getError().message());
+    return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module = ampc::importOnnxModel(
-      (*file)->getBuffer(), modelPath, &context, importOptions);
+      file->getBuffer(), modelPath, &context, importOptions);
   if (!module)
     return 1;
   // Inference: an integer --input that a node needs as a constant (a shape,
@@ -497,7 +515,7 @@ int runTool(int argc, char **argv) {
     }
     if (!bound)
       break;
-    module = ampc::importOnnxModel((*file)->getBuffer(), modelPath, &context,
+    module = ampc::importOnnxModel(file->getBuffer(), modelPath, &context,
                                    importOptions);
     if (!module)
       return 1;

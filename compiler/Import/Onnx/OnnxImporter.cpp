@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -376,6 +377,14 @@ FailureOr<std::string> Importer::tensorBytes(const pb::TensorProto &t,
     llvm::sys::path::append(path, location);
     std::unique_ptr<llvm::MemoryBuffer> &buf = externalFiles[path];
     if (!buf) {
+      // Only a regular file: a device or a pipe (a link to /dev/zero, a
+      // FIFO beside the model) would be read forever.
+      llvm::sys::fs::file_status status;
+      if (!llvm::sys::fs::status(path, status) &&
+          status.type() != llvm::sys::fs::file_type::regular_file)
+        return error() << what << ": external data file '" << path
+                       << "' is not a regular file",
+               failure();
       auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
       if (!file)
         return error() << what << ": cannot read external data file '" << path

@@ -231,6 +231,17 @@ ext.external_data[0].value = "../escaped_weights.bin"
 matmul("external_escape", ext)
 ext.external_data[0].value = "/etc/passwd"
 matmul("external_absolute", ext)
+# Inside the directory, but no regular file: a link to /dev/zero, a FIFO.
+for name, make in (("zero_weights.bin", lambda p: os.symlink("/dev/zero", p)),
+                   ("fifo_weights.bin", os.mkfifo)):
+    path = os.path.join(out, name)
+    if os.path.lexists(path):
+        os.remove(path)
+    make(path)
+ext.external_data[0].value = "zero_weights.bin"
+matmul("external_device", ext)
+ext.external_data[0].value = "fifo_weights.bin"
+matmul("external_fifo", ext)
 
 # Training models: no output is a loss; float labels for a loss; nothing
 # to train.
