@@ -13,7 +13,6 @@
 #include "runtime/program.pb.h"
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
