@@ -466,6 +466,13 @@ int runTool(int argc, char **argv) {
     rankDiagHandler.emplace(sourceMgr, context, rankLine);
   else
     diagHandler.emplace(sourceMgr, &context);
+  // Run first (registered last): what stdout holds goes out before a
+  // diagnostic, as fail() does, so one log keeps the order; then the
+  // handler above prints it.
+  mlir::ScopedDiagnosticHandler stdoutFirst(&context, [](mlir::Diagnostic &) {
+    llvm::outs().flush();
+    return mlir::failure();
+  });
 
   std::unique_ptr<MemoryBuffer> file = readModel();
   if (!file)
