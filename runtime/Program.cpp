@@ -583,10 +583,10 @@ std::optional<uint32_t> trailingChecksum(const std::string &bytes) {
   return tail.checksum();
 }
 
-/// Whether the checksum field that ends `bytes` (appendProgramChecksum)
-/// matches the bytes before it.
-Status checkChecksum(const std::string &bytes) {
-  std::optional<uint32_t> written = trailingChecksum(bytes);
+/// Whether `written`, the checksum field that ends `bytes`
+/// (trailingChecksum), is there and matches the bytes before it.
+Status checkChecksum(const std::string &bytes,
+                     std::optional<uint32_t> written) {
   if (!written)
     return Status::error(
         "damaged Program: it does not end with its checksum, as every "
@@ -626,9 +626,9 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
   // A file that ends with a checksum is checked against it first, so that
   // damage reads as damage, to the version field too. One that does not is
   // of an older version (which had none), or damaged.
-  const bool sealed = trailingChecksum(bytes).has_value();
-  if (sealed)
-    AMPC_RETURN_IF_ERROR(checkChecksum(bytes).withContext(origin));
+  const std::optional<uint32_t> written = trailingChecksum(bytes);
+  if (written)
+    AMPC_RETURN_IF_ERROR(checkChecksum(bytes, written).withContext(origin));
   if (!p.ParseFromString(bytes))
     return Status::error(origin + ": not a valid Program (protobuf parse "
                                   "failed: truncated or corrupt)");
@@ -643,8 +643,8 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
                                     : "ended with their checksum") +
                    ": compile the model again with amp-run --emit=program)"
              : " (written by a newer ampc)"));
-  if (!sealed)
-    AMPC_RETURN_IF_ERROR(checkChecksum(bytes).withContext(origin));
+  if (!written)
+    AMPC_RETURN_IF_ERROR(checkChecksum(bytes, written).withContext(origin));
   if (p.functions().empty())
     return Status::error(origin + ": the Program has no functions");
   out = ProgramInfo();
