@@ -13,10 +13,19 @@
 #include "runtime/DType.h"
 #include "runtime/Status.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 namespace ampc::rt {
+
+/// A collective wait's limit as the clocks can add it: about 31 years at
+/// most (a larger --collective-timeout means "no limit" in practice, and
+/// past int64 nanoseconds a deadline would wrap into the past). MPI's and
+/// NCCL's waits both take it.
+inline double boundedSeconds(double seconds) {
+  return std::clamp(seconds, 0.0, 1e9);
+}
 
 class Collective {
 public:

@@ -1,8 +1,9 @@
 //===- NcclCommunicator.cpp - one rank's NCCL exchanges on a GPU ----------===//
 #include "runtime/cuda/NcclCommunicator.h"
 
+#include "runtime/ops/AttrReaders.h"
+
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <memory>
@@ -10,16 +11,6 @@
 #include <thread>
 
 namespace ampc::rt::cuda {
-namespace {
-
-// A timeout as its errors print it: "60", "0.05".
-std::string secondsText(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", seconds);
-  return text;
-}
-
-} // namespace
 
 Status NcclCommunicator::uniqueId(ncclUniqueId &out) {
   const CudaApi *api = nullptr;
@@ -84,7 +75,7 @@ Status NcclCommunicator::join(const ncclUniqueId &id) {
       std::future_status::ready) {
     return Status::error(
         "joining the ranks' NCCL communicator (ncclCommInitRank) waited " +
-        secondsText(timeout_) +
+        ops::num(timeout_) +
         " s for the other ranks (one died or hangs before it, or the "
         "network does not connect; --collective-timeout)");
   }
@@ -210,7 +201,7 @@ Status NcclCommunicator::waitFor(CUstream stream, const char *what) {
       return Status::error(std::string(what) +
                            ": the step's exchange over NCCL did not end "
                            "within " +
-                           secondsText(timeout_) +
+                           ops::num(timeout_) +
                            " s (--collective-timeout): another rank died or "
                            "hangs");
     }

@@ -27,10 +27,10 @@
 #ifndef AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
 #define AMPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
 
+#include "runtime/Collective.h"
 #include "runtime/DType.h"
 #include "runtime/cuda/CudaDevice.h"
 
-#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -114,10 +114,7 @@ private:
   NcclCommunicator(const CudaApi &api, std::function<Status()> makeCurrent,
                    int rank, int size, double timeout)
       : api_(api), makeCurrent_(std::move(makeCurrent)), rank_(rank),
-        size_(size),
-        // About 31 years at most: a deadline past int64 nanoseconds would
-        // wrap into the past.
-        timeout_(std::clamp(timeout, 0.0, 1e9)) {}
+        size_(size), timeout_(boundedSeconds(timeout)) {}
   // `s` unchanged, the communicator marked failed when it is an error (its
   // destructor then aborts instead of waiting).
   Status failing(Status s) {

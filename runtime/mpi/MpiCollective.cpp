@@ -42,11 +42,6 @@ using Clock = std::chrono::steady_clock;
 /// where a sleep would hold it up.
 constexpr std::chrono::milliseconds kYieldFor(20);
 
-/// A wait's limit as the clocks can add it: about 31 years at most (a
-/// larger --collective-timeout means "no limit" in practice, and past
-/// int64 nanoseconds a deadline would wrap into the past).
-double boundedSeconds(double seconds) { return std::clamp(seconds, 0.0, 1e9); }
-
 std::string secondsText(double seconds) {
   return std::to_string(static_cast<int64_t>(boundedSeconds(seconds)));
 }
