@@ -24,8 +24,6 @@
 namespace ampc::rt::cpu {
 namespace {
 
-constexpr const char *kAverages = "the step averages its gradients over";
-
 /// A step of gradient accumulation that only adds: every rank skips the
 /// exchange alike (the trailing skip flag is set).
 bool skipped(const OpCall &call) {
@@ -34,8 +32,7 @@ bool skipped(const OpCall &call) {
 
 Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
-                               kAverages, worldSize));
+  AMPC_RETURN_IF_ERROR(ops::worldSizeOf(call, sessionRanks(ctx), worldSize));
   const TensorView &exchange = call.outputs[0];
   size_t grads = call.inputs.size() - (ops::endsWithSkip(call) ? 1 : 0);
   const bool skip = skipped(call);
@@ -65,8 +62,7 @@ Status runAllReduceStart(const OpCall &call, CpuContext &ctx) {
 
 Status runAllReduceWait(const OpCall &call, CpuContext &ctx) {
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
-                               kAverages, worldSize));
+  AMPC_RETURN_IF_ERROR(ops::worldSizeOf(call, sessionRanks(ctx), worldSize));
   const TensorView &exchange = call.inputs[0];
   const bool skip = skipped(call);
   if (!skip)

@@ -88,9 +88,7 @@ Status runBatchNormT(const OpCall &call, bool training, CpuContext &ctx) {
   double momentum = call.attrs->getFloat("momentum");
   int64_t ranks = 1;
   if (training)
-    AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
-                                 "batch norm takes its statistics over",
-                                 ranks));
+    AMPC_RETURN_IF_ERROR(ops::syncRanksOf(call, sessionRanks(ctx), ranks));
   std::vector<double> scale(c), bias(c), m(c), v(c);
   loadF64(call.inputs[1], 0, c, scale.data());
   loadF64(call.inputs[2], 0, c, bias.data());

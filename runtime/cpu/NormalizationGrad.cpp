@@ -49,8 +49,7 @@ bool wantsF64(const OpCall &call) {
 template <typename T>
 Status runBatchNormGradT(const OpCall &call, CpuContext &ctx) {
   int64_t ranks = 1;
-  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
-                               "batch norm takes its statistics over", ranks));
+  AMPC_RETURN_IF_ERROR(ops::syncRanksOf(call, sessionRanks(ctx), ranks));
   const TensorView &g = call.inputs[0], &x = call.inputs[1];
   int64_t n = x.shape[0], c = x.shape[1];
   int64_t inner = product(x.shape, 2, x.shape.size());

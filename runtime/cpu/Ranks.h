@@ -15,12 +15,10 @@
 
 namespace ampc::rt::cpu {
 
-/// ops::ranksOf against the session's collective's ranks.
-inline Status ranksOf(const OpCall &call, const CpuContext &ctx,
-                      const char *attr, bool required, const char *what,
-                      int64_t &ranks) {
-  return ops::ranksOf(call, attr, required, what,
-                      ctx.collective ? ctx.collective->size() : 0, ranks);
+/// The ranks the session runs on, as ops::worldSizeOf and syncRanksOf
+/// take them: its collective's, 0 in one process.
+inline int64_t sessionRanks(const CpuContext &ctx) {
+  return ctx.collective ? ctx.collective->size() : 0;
 }
 
 } // namespace ampc::rt::cpu

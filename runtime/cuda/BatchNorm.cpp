@@ -94,8 +94,6 @@ Status computeFunction(CudaDevice &device, const std::string &op, CudaKernel k,
   return typedFunction(device, op, k, x, out, f64 ? "c64" : "c32");
 }
 
-constexpr const char *kSyncedOver = "batch norm takes its statistics over";
-
 /// A synchronised kernel's exchanges: the per-channel sums of this rank
 /// (`ampc_bn_mean` with count 1 adds a partial-sum pass's slices), summed
 /// over the ranks before the kernel reads them.
@@ -163,8 +161,7 @@ public:
     if (training) {
       AMPC_RETURN_IF_ERROR(ops::getFloat(*call.attrs, "momentum", k->momentum_)
                                .withContext(call.op));
-      AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
-                                   kSyncedOver, ranks));
+      AMPC_RETURN_IF_ERROR(ops::syncRanksOf(call, sessionRanks(ctx), ranks));
     }
     const TensorView &x = call.inputs[0];
     k->l_ = layoutOf(x, ctx.device);
@@ -303,8 +300,7 @@ public:
                         std::unique_ptr<PreparedKernel> &out) {
     const ops::OpCall &call = *calls.front();
     int64_t ranks = 1;
-    AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "sync_ranks", /*required=*/false,
-                                 kSyncedOver, ranks));
+    AMPC_RETURN_IF_ERROR(ops::syncRanksOf(call, sessionRanks(ctx), ranks));
     auto k = std::make_unique<BatchNormGradKernel>();
     k->in_ = call.inputs;
     k->out_ = call.outputs;

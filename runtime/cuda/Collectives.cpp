@@ -34,8 +34,6 @@ struct ExchangeBucket {
 namespace {
 using ops::OpCall;
 
-constexpr const char *kAverages = "the step averages its gradients over";
-
 class PreparedExchangeStart final : public PreparedKernel {
 public:
   // A gradient into the exchange buffer: widened (count elements), or
@@ -85,8 +83,7 @@ Status prepareStart(const std::vector<const OpCall *> &calls,
                     PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   const OpCall &call = *calls.front();
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
-                               kAverages, worldSize));
+  AMPC_RETURN_IF_ERROR(ops::worldSizeOf(call, sessionRanks(ctx), worldSize));
   auto k = std::make_unique<PreparedExchangeStart>();
   const TensorView &exchange = call.outputs[0];
   const bool f32 = exchange.dtype == DType::F32;
@@ -156,8 +153,7 @@ Status prepareWait(const std::vector<const OpCall *> &calls,
                    PrepareContext &ctx, std::unique_ptr<PreparedKernel> &out) {
   const OpCall &call = *calls.front();
   int64_t worldSize = 0;
-  AMPC_RETURN_IF_ERROR(ranksOf(call, ctx, "world_size", /*required=*/true,
-                               kAverages, worldSize));
+  AMPC_RETURN_IF_ERROR(ops::worldSizeOf(call, sessionRanks(ctx), worldSize));
   const TensorView &exchange = call.inputs[0];
   auto found = ctx.exchanges.find(devicePtr(exchange));
   if (found == ctx.exchanges.end())

@@ -15,12 +15,10 @@
 
 namespace ampc::rt::cuda {
 
-/// ops::ranksOf against the session's NCCL communicator's ranks.
-inline Status ranksOf(const ops::OpCall &call, const PrepareContext &ctx,
-                      const char *attr, bool required, const char *what,
-                      int64_t &ranks) {
-  return ops::ranksOf(call, attr, required, what,
-                      ctx.nccl ? ctx.nccl->size() : 0, ranks);
+/// The ranks the session runs on, as ops::worldSizeOf and syncRanksOf
+/// take them: its NCCL communicator's, 0 in one process.
+inline int64_t sessionRanks(const PrepareContext &ctx) {
+  return ctx.nccl ? ctx.nccl->size() : 0;
 }
 
 } // namespace ampc::rt::cuda

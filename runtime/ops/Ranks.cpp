@@ -6,7 +6,12 @@
 #include <string>
 
 namespace ampc::rt::ops {
+namespace {
 
+/// Reads the rank count attribute `attr` of `call` into `ranks` (1 when an
+/// optional attribute is absent) and, above 1, checks that the session
+/// runs on that many. `what` says what the ranks are for, as "<what> N
+/// ranks".
 Status ranksOf(const OpCall &call, const char *attr, bool required,
                const char *what, int64_t sessionRanks, int64_t &ranks) {
   const AttrValue *a = nullptr;
@@ -25,6 +30,18 @@ Status ranksOf(const OpCall &call, const char *attr, bool required,
     return Status::error("the step was compiled for " + n +
                          " ranks but runs in " + std::to_string(sessionRanks));
   return Status::ok();
+}
+
+} // namespace
+
+Status worldSizeOf(const OpCall &call, int64_t sessionRanks, int64_t &ranks) {
+  return ranksOf(call, "world_size", /*required=*/true,
+                 "the step averages its gradients over", sessionRanks, ranks);
+}
+
+Status syncRanksOf(const OpCall &call, int64_t sessionRanks, int64_t &ranks) {
+  return ranksOf(call, "sync_ranks", /*required=*/false,
+                 "batch norm takes its statistics over", sessionRanks, ranks);
 }
 
 } // namespace ampc::rt::ops

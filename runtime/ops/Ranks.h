@@ -16,12 +16,15 @@
 
 namespace ampc::rt::ops {
 
-/// Reads the rank count attribute `attr` of `call` into `ranks` (1 when an
-/// optional attribute is absent) and, above 1, checks that the session
-/// runs on that many: `sessionRanks`, 0 when it runs in one process. `what`
-/// says what the ranks are for, as "<what> N ranks".
-Status ranksOf(const OpCall &call, const char *attr, bool required,
-               const char *what, int64_t sessionRanks, int64_t &ranks);
+/// An exchange's `world_size` (all_reduce_start/wait: the ranks its
+/// gradients are averaged over) into `ranks`, checked above 1 against the
+/// ranks the session runs on: `sessionRanks`, 0 when it runs in one
+/// process.
+Status worldSizeOf(const OpCall &call, int64_t sessionRanks, int64_t &ranks);
+
+/// A batch norm's `sync_ranks` (1 when absent: each rank's own statistics)
+/// into `ranks`, checked as worldSizeOf checks its.
+Status syncRanksOf(const OpCall &call, int64_t sessionRanks, int64_t &ranks);
 
 } // namespace ampc::rt::ops
 
