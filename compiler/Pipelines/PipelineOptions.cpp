@@ -262,8 +262,8 @@ TrainPipelineOptions::lossScaleOptions(bool autoCast) const {
   o.mode = !autoCast && !given("loss-scale") ? LossScaleMode::Dynamic
                                              : LossScaleMode(lossScale);
   o.initScale = initScale;
-  o.growth = scaleGrowth;
-  o.backoff = scaleBackoff;
+  o.scaleGrowth = scaleGrowth;
+  o.scaleBackoff = scaleBackoff;
   o.growthInterval = growthInterval;
   o.decrEveryN = decrEveryN;
   o.minScale = minScale;

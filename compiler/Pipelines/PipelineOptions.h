@@ -227,11 +227,11 @@ struct TrainPipelineOptions : CompileOptions<TrainPipelineOptions> {
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::LossScaling))};
   Option<double> scaleGrowth{
       *this, "scale-growth", llvm::cl::desc("Growth factor of the scale"),
-      llvm::cl::init(AmpLossScalePassOptions().growth),
+      llvm::cl::init(AmpLossScalePassOptions().scaleGrowth),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::LossScaling))};
   Option<double> scaleBackoff{
       *this, "scale-backoff", llvm::cl::desc("Backoff factor of the scale"),
-      llvm::cl::init(AmpLossScalePassOptions().backoff),
+      llvm::cl::init(AmpLossScalePassOptions().scaleBackoff),
       llvm::cl::cat(pipelineCategory(PipelineOptionGroup::LossScaling))};
   Option<int64_t> growthInterval{
       *this, "growth-interval",

@@ -11,6 +11,7 @@
 #include "compiler/Transforms/ConvertElements.h"
 #include "compiler/Transforms/LossResult.h"
 #include "compiler/Transforms/Optimizers.h"
+#include "compiler/Transforms/OptionChecks.h"
 #include "compiler/Transforms/StepState.h"
 #include "compiler/Transforms/WorkingCopies.h"
 #include "dialects/Amp/AmpOps.h"
@@ -416,8 +417,36 @@ private:
 struct GraphBuildTrainingPass
     : impl::GraphBuildTrainingPassBase<GraphBuildTrainingPass> {
   using Base::Base;
+  GraphBuildTrainingPassOptions options() const {
+    GraphBuildTrainingPassOptions o;
+    o.loss = loss;
+    o.optimizer = optimizer;
+    o.lr = lr;
+    o.momentum = momentum;
+    o.dampening = dampening;
+    o.beta1 = beta1;
+    o.beta2 = beta2;
+    o.epsilon = epsilon;
+    o.weightDecay = weightDecay;
+    o.lrDecay = lrDecay;
+    o.lrSchedule = lrSchedule;
+    o.lrStepSize = lrStepSize;
+    o.lrGamma = lrGamma;
+    o.lrTotalSteps = lrTotalSteps;
+    o.lrMin = lrMin;
+    o.freeze.assign(freeze.begin(), freeze.end());
+    o.accumulate = accumulate;
+    return o;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    GraphBuildTrainingPassOptions o = options();
+    auto refuse = [&](ArrayRef<StringRef> names, const Twine &why) {
+      emitOptionError(module.getLoc(), getArgument(), names, why);
+    };
+    if (failed(checkPassOptions(o, refuse)))
+      return signalPassFailure();
     auto f = module.lookupSymbol<func::FuncOp>("forward");
     if (!f || f.isExternal()) {
       module.emitError("graph-build-training: the module has no @forward "
@@ -433,32 +462,10 @@ struct GraphBuildTrainingPass
       f.emitError("graph-build-training: @forward must have one block");
       return signalPassFailure();
     }
-    OptimizerConfig c{optimizer,
-                      lr,
-                      momentum,
-                      dampening,
-                      beta1,
-                      beta2,
-                      epsilon.getValue().number,
-                      weightDecay.getValue().number,
-                      lrDecay,
-                      lrSchedule,
-                      lrStepSize,
-                      lrTotalSteps,
-                      lrGamma,
-                      lrMin};
-    if (failed(validateOptimizer(c, f.getLoc())))
-      return signalPassFailure();
-    if (accumulate < 1) {
-      f.emitError("graph-build-training: option 'accumulate' must be >= 1, "
-                  "got ")
-          << static_cast<int64_t>(accumulate);
-      return signalPassFailure();
-    }
+    OptimizerConfig c = optimizerConfigOf(o);
     f.setSymName("train_step");
-    TrainingBuilder builder(f, c, accumulate);
-    SmallVector<std::string> frozen(freeze.begin(), freeze.end());
-    if (failed(builder.run(loss, frozen)))
+    TrainingBuilder builder(f, c, o.accumulate);
+    if (failed(builder.run(o.loss, o.freeze)))
       return signalPassFailure();
     // The host loop counts updates and checks overflow every N-th step:
     // the step says N, so a Program run elsewhere (amp-exec) knows it.

@@ -10,6 +10,7 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/OptionChecks.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 
@@ -98,19 +99,17 @@ struct GraphDataParallelPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (worldSize < 1) {
-      module.emitError("graph-data-parallel: option 'world-size' must be "
-                       ">= 1, got ")
-          << static_cast<int64_t>(worldSize);
+    GraphDataParallelPassOptions o;
+    o.worldSize = worldSize;
+    o.bucketMb = bucketMb;
+    o.syncBatchNorm = syncBatchNorm;
+    o.lowPrecisionExchange = lowPrecisionExchange;
+    o.overlap = overlap;
+    auto refuse = [&](ArrayRef<StringRef> names, const Twine &why) {
+      emitOptionError(module.getLoc(), getArgument(), names, why);
+    };
+    if (failed(checkPassOptions(o, refuse)))
       return signalPassFailure();
-    }
-    // At most 2^20 MiB (1 TiB): the byte count stays an int64.
-    if (!(bucketMb > 0 && bucketMb <= 1048576.0)) {
-      module.emitError("graph-data-parallel: option 'bucket-mb' must be in "
-                       "(0, 1048576], got ")
-          << static_cast<double>(bucketMb);
-      return signalPassFailure();
-    }
     if (worldSize == 1)
       return;
     auto f = module.lookupSymbol<func::FuncOp>("train_step");

@@ -10,12 +10,10 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/OptionChecks.h"
 #include "compiler/Transforms/StepState.h"
 
 #include "llvm/ADT/SetVector.h"
-
-#include <cstdio>
-#include <limits>
 
 namespace ampc {
 #define GEN_PASS_DEF_AMPLOSSSCALEPASS
@@ -30,12 +28,6 @@ namespace {
 constexpr llvm::StringLiteral kScaleName = "loss_scale";
 constexpr llvm::StringLiteral kGoodName = "loss_scale.good_steps";
 constexpr llvm::StringLiteral kBadName = "loss_scale.bad_steps";
-
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", v);
-  return text;
-}
 
 bool hasF16(func::FuncOp f) {
   auto isF16 = [](Type t) {
@@ -58,7 +50,10 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkOptions(module)))
+    auto refuse = [&](ArrayRef<StringRef> names, const Twine &why) {
+      emitOptionError(module.getLoc(), getArgument(), names, why);
+    };
+    if (failed(checkPassOptions(options(), refuse)))
       return signalPassFailure();
     auto f = module.lookupSymbol<func::FuncOp>("train_step");
     if (!f || f.isExternal() || !f.getBody().hasOneBlock()) {
@@ -75,35 +70,17 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
       return signalPassFailure();
   }
 
-  LogicalResult checkOptions(ModuleOp module) {
-    auto bad = [&](StringRef option, const Twine &why) {
-      return module.emitError("amp-loss-scale: option '")
-             << option << "' " << why;
-    };
-    constexpr double kMaxF32 = std::numeric_limits<float>::max();
-    if (!(initScale > 0 && initScale <= kMaxF32))
-      return bad("init-scale",
-                 "must be a positive finite f32, got " + num(initScale));
-    if (!(growth >= 1 && growth <= kMaxF32))
-      return bad("growth", "must be >= 1, got " + num(growth));
-    if (!(backoff > 0 && backoff <= 1))
-      return bad("backoff", "must be in (0, 1], got " + num(backoff));
-    if (growthInterval < 1)
-      return bad("growth-interval",
-                 "must be >= 1, got " + std::to_string(growthInterval));
-    if (decrEveryN < 1)
-      return bad("decr-every-n",
-                 "must be >= 1, got " + std::to_string(decrEveryN));
-    if (!(minScale > 0 && minScale <= maxScale && maxScale <= kMaxF32))
-      return bad("min-scale",
-                 "and 'max-scale' need 0 < min-scale <= max-scale <= the "
-                 "largest f32, got " +
-                     num(minScale) + " and " + num(maxScale));
-    if (mode == LossScaleMode::Dynamic &&
-        !(initScale >= minScale && initScale <= maxScale))
-      return bad("init-scale", "must be within [min-scale, max-scale], got " +
-                                   num(initScale));
-    return success();
+  AmpLossScalePassOptions options() const {
+    AmpLossScalePassOptions o;
+    o.mode = mode;
+    o.initScale = initScale;
+    o.scaleGrowth = scaleGrowth;
+    o.scaleBackoff = scaleBackoff;
+    o.growthInterval = growthInterval;
+    o.decrEveryN = decrEveryN;
+    o.minScale = minScale;
+    o.maxScale = maxScale;
+    return o;
   }
 
   LogicalResult scale(func::FuncOp f, bool dynamic) {
@@ -255,7 +232,7 @@ struct AmpLossScalePass : impl::AmpLossScalePassBase<AmpLossScalePass> {
     if (dynamic) {
       auto next = amp::UpdateScaleOp::create(
           b, loc, TypeRange{f32, i64, i64}, scale, good, bad, found,
-          b.getF64FloatAttr(growth), b.getF64FloatAttr(backoff),
+          b.getF64FloatAttr(scaleGrowth), b.getF64FloatAttr(scaleBackoff),
           b.getI64IntegerAttr(growthInterval), b.getI64IntegerAttr(decrEveryN),
           b.getF64FloatAttr(minScale), b.getF64FloatAttr(maxScale));
       SmallVector<Value> before = {scale, good, bad};

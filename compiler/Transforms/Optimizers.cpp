@@ -11,10 +11,6 @@
 
 #include "dialects/Graph/GraphOps.h"
 
-#include "mlir/IR/Diagnostics.h"
-
-#include <cmath>
-
 using namespace mlir;
 
 namespace ampc {
@@ -28,73 +24,13 @@ double adagradEpsilon(const OptimizerConfig &c) {
 double weightDecay(const OptimizerConfig &c) {
   return c.weightDecay.value_or(c.kind == "adamw" ? 0.01 : 0.0);
 }
-/// A number as the messages show it: llvm's stream writes infinity as INF.
-std::string shown(double v) {
-  if (std::isinf(v))
-    return v > 0 ? "inf" : "-inf";
-  std::string s;
-  llvm::raw_string_ostream(s) << v;
-  return s;
-}
 } // namespace
 
-LogicalResult validateOptimizer(const OptimizerConfig &c, Location loc) {
-  static const char *kinds[] = {"sgd",  "momentum", "nesterov",
-                                "adam", "adamw",    "adagrad"};
-  if (!llvm::is_contained(kinds, c.kind))
-    return emitError(loc, "graph-build-training: unknown optimizer '")
-           << c.kind
-           << "' (expected sgd, momentum, nesterov, adam, adamw or adagrad)";
-  // The ranges PyTorch's optimizers check, and finite everywhere: an
-  // infinite rate or factor makes every weight NaN at the first update.
-  // Every option is checked, whichever optimizer and schedule read it.
-  auto nonNegative = [&](StringRef name,
-                         std::optional<double> v) -> LogicalResult {
-    if (!v || (std::isfinite(*v) && *v >= 0))
-      return success();
-    return emitError(loc, "graph-build-training: ")
-           << name << " must be finite and >= 0, got " << shown(*v);
-  };
-  auto unit = [&](StringRef name, double v) -> LogicalResult {
-    if (v >= 0 && v <= 1)
-      return success();
-    return emitError(loc, "graph-build-training: ")
-           << name << " must be in [0, 1], got " << shown(v);
-  };
-  if (failed(nonNegative("lr", c.lr)) ||
-      failed(nonNegative("epsilon", c.epsilon)) ||
-      failed(nonNegative("weight-decay", c.weightDecay)) ||
-      failed(nonNegative("lr-decay", c.lrDecay)) ||
-      failed(unit("momentum", c.momentum)) ||
-      failed(unit("dampening", c.dampening)))
-    return failure();
-  if (c.kind == "nesterov" && c.dampening != 0)
-    return emitError(loc, "graph-build-training: nesterov momentum needs "
-                          "dampening 0 (as PyTorch), got ")
-           << shown(c.dampening);
-  if (c.kind == "nesterov" && c.momentum == 0)
-    return emitError(loc, "graph-build-training: nesterov momentum needs "
-                          "momentum > 0 (as PyTorch), got 0");
-  if (!(c.beta1 >= 0 && c.beta1 < 1 && c.beta2 >= 0 && c.beta2 < 1))
-    return emitError(loc, "graph-build-training: beta1 and beta2 must be in "
-                          "[0, 1), got ")
-           << shown(c.beta1) << " and " << shown(c.beta2);
-  if (!graph::symbolizeLrScheduleKind(c.schedule))
-    return emitError(loc, "graph-build-training: unknown lr-schedule '")
-           << c.schedule << "' (expected "
-           << graph::quotedCases<graph::LrScheduleKind>() << ")";
-  if (c.stepSize < 1)
-    return emitError(loc, "graph-build-training: lr-step-size must be >= 1, "
-                          "got ")
-           << c.stepSize;
-  if (c.totalSteps < 1)
-    return emitError(loc, "graph-build-training: lr-total-steps must be >= 1, "
-                          "got ")
-           << c.totalSteps;
-  // A negative factor or floor would make the rate negative: gradient
-  // ascent.
-  return failure(failed(nonNegative("lr-gamma", c.gamma)) ||
-                 failed(nonNegative("lr-min", c.minLr)));
+OptimizerConfig optimizerConfigOf(const GraphBuildTrainingPassOptions &o) {
+  return {o.optimizer, o.lr,         o.momentum,       o.dampening,
+          o.beta1,     o.beta2,      o.epsilon.number, o.weightDecay.number,
+          o.lrDecay,   o.lrSchedule, o.lrStepSize,     o.lrTotalSteps,
+          o.lrGamma,   o.lrMin};
 }
 
 SmallVector<StringRef> optimizerState(const OptimizerConfig &c) {

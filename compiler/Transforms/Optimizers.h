@@ -7,6 +7,8 @@
 #ifndef AMPC_COMPILER_TRANSFORMS_OPTIMIZERS_H
 #define AMPC_COMPILER_TRANSFORMS_OPTIMIZERS_H
 
+#include "compiler/Transforms/Passes.h"
+
 #include "mlir/IR/Builders.h"
 
 #include <optional>
@@ -24,9 +26,9 @@ struct OptimizerConfig {
   double gamma, minLr;
 };
 
-/// Checks the options; the message names the option.
-llvm::LogicalResult validateOptimizer(const OptimizerConfig &config,
-                                      mlir::Location loc);
+/// The optimizer and schedule the pass's options give (checked by
+/// checkPassOptions).
+OptimizerConfig optimizerConfigOf(const GraphBuildTrainingPassOptions &o);
 
 /// Names of the per-parameter state tensors ("velocity", "m", ...), all
 /// starting at zero.

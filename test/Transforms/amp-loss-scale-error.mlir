@@ -8,16 +8,16 @@
 // INIT: error: amp-loss-scale: option 'init-scale' must be a positive finite f32, got 0
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=init-scale=1e39 2>&1 | FileCheck %s --check-prefix=INIT-BIG
 // INIT-BIG: error: amp-loss-scale: option 'init-scale' must be a positive finite f32, got 1e+39
-// RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=growth=0.5 2>&1 | FileCheck %s --check-prefix=GROWTH
-// GROWTH: error: amp-loss-scale: option 'growth' must be >= 1, got 0.5
-// RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=backoff=2 2>&1 | FileCheck %s --check-prefix=BACKOFF
-// BACKOFF: error: amp-loss-scale: option 'backoff' must be in (0, 1], got 2
+// RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=scale-growth=0.5 2>&1 | FileCheck %s --check-prefix=GROWTH
+// GROWTH: error: amp-loss-scale: option 'scale-growth' must be >= 1 and finite, got 0.5
+// RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=scale-backoff=2 2>&1 | FileCheck %s --check-prefix=BACKOFF
+// BACKOFF: error: amp-loss-scale: option 'scale-backoff' must be in (0, 1], got 2
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=growth-interval=0 2>&1 | FileCheck %s --check-prefix=INTERVAL
 // INTERVAL: error: amp-loss-scale: option 'growth-interval' must be >= 1, got 0
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=decr-every-n=-1 2>&1 | FileCheck %s --check-prefix=DECR
 // DECR: error: amp-loss-scale: option 'decr-every-n' must be >= 1, got -1
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale="min-scale=4 max-scale=2" 2>&1 | FileCheck %s --check-prefix=BOUNDS
-// BOUNDS: error: amp-loss-scale: option 'min-scale' and 'max-scale' need 0 < min-scale <= max-scale <= the largest f32, got 4 and 2
+// BOUNDS: error: amp-loss-scale: options 'min-scale' and 'max-scale' need 0 < min-scale <= max-scale <= the largest f32, got 4 and 2
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale="mode=dynamic init-scale=8 max-scale=4" 2>&1 | FileCheck %s --check-prefix=OUTSIDE
 // OUTSIDE: error: amp-loss-scale: option 'init-scale' must be within [min-scale, max-scale], got 8
 // RUN: not amp-opt %t/f.mlir -amp-loss-scale 2>&1 | FileCheck %s --check-prefix=NOSTEP

@@ -35,31 +35,32 @@
 // RUN: amp-opt %t/model.mlir -graph-build-training="optimizer=adam epsilon=default weight-decay=default" -mlir-print-op-generic | FileCheck %s --check-prefix=DEFAULT
 // RUN: amp-opt %t/model.mlir -graph-build-training="optimizer=adam epsilon=0 weight-decay=0" -mlir-print-op-generic | FileCheck %s --check-prefix=ZERO
 
-// The option errors point at @forward (line 1 of model.mlir).
-// OPTIMIZER: model.mlir:1:1: error: graph-build-training: unknown optimizer 'rmsprop' (expected sgd, momentum, nesterov, adam, adamw or adagrad)
-// SCHEDULE: model.mlir:1:1: error: graph-build-training: unknown lr-schedule 'linear' (expected "constant", "step" or "cosine")
+// The option errors are checked before the module is read: they point at
+// the file (model.mlir:0:0), the others at @forward (line 1).
+// OPTIMIZER: model.mlir:0:0: error: graph-build-training: option 'optimizer' must be sgd, momentum, nesterov, adam, adamw or adagrad, got 'rmsprop'
+// SCHEDULE: model.mlir:0:0: error: graph-build-training: option 'lr-schedule' must be "constant", "step" or "cosine", got "linear"
 // FREEZE: model.mlir:1:1: error: graph-build-training: freeze names 'bias', which is no parameter; the parameters are 'w', 'b', 'running'
 // LOSSNAME: model.mlir:1:1: error: graph-build-training: @forward has no output named 'total'; its outputs are 'loss' (tensor<f32>), 'y' (tensor<4x2xf32>)
 // LOSSSHAPE: model.mlir:1:1: error: graph-build-training: the loss 'y' must be a float scalar, not 'tensor<4x2xf32>'
-// NESTEROV: model.mlir:1:1: error: graph-build-training: nesterov momentum needs dampening 0 (as PyTorch), got 5.000000e-01
-// LR: model.mlir:1:1: error: graph-build-training: lr must be finite and >= 0, got -1.000000e+00
-// MOMENTUM: model.mlir:1:1: error: graph-build-training: momentum must be in [0, 1], got 1.500000e+00
-// BETA: model.mlir:1:1: error: graph-build-training: beta1 and beta2 must be in [0, 1), got 9.000000e-01 and 1.000000e+00
-// STEPSIZE: model.mlir:1:1: error: graph-build-training: lr-step-size must be >= 1, got 0
-// TOTAL: model.mlir:1:1: error: graph-build-training: lr-total-steps must be >= 1, got 0
-// ACCUMULATE: model.mlir:1:1: error: graph-build-training: option 'accumulate' must be >= 1, got 0
-// LRINF: model.mlir:1:1: error: graph-build-training: lr must be finite and >= 0, got inf
-// LRNAN: model.mlir:1:1: error: graph-build-training: lr must be finite and >= 0, got nan
-// EPSILON: model.mlir:1:1: error: graph-build-training: epsilon must be finite and >= 0, got -1.000000e+00
-// EPSILONINF: model.mlir:1:1: error: graph-build-training: epsilon must be finite and >= 0, got inf
+// NESTEROV: model.mlir:0:0: error: graph-build-training: option 'dampening' must be 0 for nesterov momentum (as PyTorch), got 0.5
+// LR: model.mlir:0:0: error: graph-build-training: option 'lr' must be finite and >= 0, got -1
+// MOMENTUM: model.mlir:0:0: error: graph-build-training: option 'momentum' must be in [0, 1], got 1.5
+// BETA: model.mlir:0:0: error: graph-build-training: options 'beta1' and 'beta2' must be in [0, 1), got 0.9 and 1
+// STEPSIZE: model.mlir:0:0: error: graph-build-training: option 'lr-step-size' must be >= 1, got 0
+// TOTAL: model.mlir:0:0: error: graph-build-training: option 'lr-total-steps' must be >= 1, got 0
+// ACCUMULATE: model.mlir:0:0: error: graph-build-training: option 'accumulate' must be >= 1, got 0
+// LRINF: model.mlir:0:0: error: graph-build-training: option 'lr' must be finite and >= 0, got inf
+// LRNAN: model.mlir:0:0: error: graph-build-training: option 'lr' must be finite and >= 0, got nan
+// EPSILON: model.mlir:0:0: error: graph-build-training: option 'epsilon' must be finite and >= 0, got -1
+// EPSILONINF: model.mlir:0:0: error: graph-build-training: option 'epsilon' must be finite and >= 0, got inf
 // EPSILONWORD: for the --epsilon option: 'small' is not a number (nor 'default')
-// DECAY: model.mlir:1:1: error: graph-build-training: weight-decay must be finite and >= 0, got -1.000000e+00
-// LRDECAY: model.mlir:1:1: error: graph-build-training: lr-decay must be finite and >= 0, got nan
-// DAMPENING: model.mlir:1:1: error: graph-build-training: dampening must be in [0, 1], got 1.500000e+00
-// NESTEROVZERO: model.mlir:1:1: error: graph-build-training: nesterov momentum needs momentum > 0 (as PyTorch), got 0
-// BETANEG: model.mlir:1:1: error: graph-build-training: beta1 and beta2 must be in [0, 1), got -5.000000e-01 and 9.990000e-01
-// GAMMA: model.mlir:1:1: error: graph-build-training: lr-gamma must be finite and >= 0, got -5.000000e-01
-// LRMIN: model.mlir:1:1: error: graph-build-training: lr-min must be finite and >= 0, got inf
+// DECAY: model.mlir:0:0: error: graph-build-training: option 'weight-decay' must be finite and >= 0, got -1
+// LRDECAY: model.mlir:0:0: error: graph-build-training: option 'lr-decay' must be finite and >= 0, got nan
+// DAMPENING: model.mlir:0:0: error: graph-build-training: option 'dampening' must be in [0, 1], got 1.5
+// NESTEROVZERO: model.mlir:0:0: error: graph-build-training: option 'momentum' must be > 0 for nesterov momentum (as PyTorch), got 0
+// BETANEG: model.mlir:0:0: error: graph-build-training: options 'beta1' and 'beta2' must be in [0, 1), got -0.5 and 0.999
+// GAMMA: model.mlir:0:0: error: graph-build-training: option 'lr-gamma' must be finite and >= 0, got -0.5
+// LRMIN: model.mlir:0:0: error: graph-build-training: option 'lr-min' must be finite and >= 0, got inf
 // FREEZEALL: model.mlir:1:1: error: graph-build-training: freeze names every trainable parameter ('w', 'b'): nothing to train
 // DEFAULT: "graph.adam_update"
 // DEFAULT-SAME: epsilon = 1.000000e-08 : f64

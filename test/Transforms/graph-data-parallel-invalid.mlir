@@ -13,4 +13,4 @@ func.func @forward(%x: tensor<4x8xf32> {graph.name = "x"},
 }
 }
 // RUN: not amp-opt %s -graph-build-training -graph-data-parallel="world-size=2 bucket-mb=inf" 2>&1 | FileCheck %s --check-prefix=HUGE
-// HUGE: error: graph-data-parallel: option 'bucket-mb' must be in (0, 1048576], got INF
+// HUGE: error: graph-data-parallel: option 'bucket-mb' must be in (0, 1048576], got inf

@@ -4,6 +4,7 @@
 
 #include "compiler/Autodiff/Gradients.h"
 #include "compiler/Import/Onnx/OnnxMetadata.h"
+#include "compiler/Transforms/OptionChecks.h"
 #include "dialects/Amp/AmpOps.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Onnx/OnnxOps.h"
@@ -123,18 +124,27 @@ rt::Status checkAmpOptionsNeedAmp(AmpLevel level,
 }
 
 rt::Status checkTrainOptions(const TrainPipelineOptions &o) {
-  // graph-data-parallel refuses it too (amp-opt's pipelines); here it is
-  // refused by the flag's name, before --nproc starts ranks that would
-  // each compile to find it.
+  // The passes check the same (amp-opt's pipelines); here a value is
+  // refused by its flag, before --nproc starts ranks that would each compile
+  // to find it. graph-data-parallel calls this one world-size.
   if (o.dataParallel < 1)
     return rt::Status::error("--data-parallel must be >= 1, got " +
                              std::to_string(o.dataParallel));
-  if (o.accumulate < 1)
-    return rt::Status::error("--accumulate must be >= 1, got " +
-                             std::to_string(o.accumulate));
-  if (o.given("lr-total-steps") && o.lrTotalSteps < 1)
-    return rt::Status::error("--lr-total-steps must be >= 1, got " +
-                             std::to_string(o.lrTotalSteps));
+  std::string refusal;
+  auto refuse = [&](llvm::ArrayRef<llvm::StringRef> options,
+                    const llvm::Twine &why) {
+    refusal = flagRefusal(options, why);
+  };
+  GraphBuildTrainingPassOptions training = o.trainingOptions();
+  // Left out, it is the run's updates, known once the data is read.
+  if (!o.given("lr-total-steps"))
+    training.lrTotalSteps = GraphBuildTrainingPassOptions().lrTotalSteps;
+  std::optional<AmpLossScalePassOptions> lossScale =
+      o.lossScaleOptions(o.amp != AmpLevel::O0);
+  if (mlir::failed(checkPassOptions(training, refuse)) ||
+      (lossScale && mlir::failed(checkPassOptions(*lossScale, refuse))) ||
+      mlir::failed(checkPassOptions(o.dataParallelOptions(), refuse)))
+    return rt::Status::error(refusal);
   return rt::Status::ok();
 }
 

@@ -54,8 +54,9 @@ rt::Status readRecipe(llvm::StringRef modelBytes, const std::string &modelPath,
 bool recipeApplies(llvm::StringRef option, const RunOptions &run,
                    bool optionGiven);
 
-/// The checks of the training options' values that the tools make before
-/// the passes run: --data-parallel, --accumulate and --lr-total-steps.
+/// The checks of the training options' values (optimizer, schedule, loss
+/// scaling, data parallelism) that the passes make, made before anything is
+/// compiled and said by the flags' names.
 rt::Status checkTrainOptions(const TrainPipelineOptions &o);
 
 /// The message for a recipe entry whose value the option refuses.
