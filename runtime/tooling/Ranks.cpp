@@ -65,6 +65,14 @@ rt::Status loadPlugin(JoinMpi &join) {
       "AMPC_MPI_PLUGIN names another path):" + why);
 }
 
+/// The launch's size from its environment (0: none or unknown).
+int launchSize() {
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *v = std::getenv(var); v && *v)
+      return std::atoi(v);
+  return 0;
+}
+
 } // namespace
 
 bool launchedByMpi() {
@@ -73,6 +81,15 @@ bool launchedByMpi() {
     if (std::getenv(v))
       return true;
   return false;
+}
+
+std::optional<int> launchRank() {
+  if (launchSize() < 2)
+    return std::nullopt;
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char *v = std::getenv(var); v && *v)
+      return std::atoi(v);
+  return std::nullopt;
 }
 
 rt::Status checkLocalRanks(int64_t nproc, unsigned hardwareThreads) {
@@ -148,11 +165,7 @@ rt::Status joinRanks(const RunOptions &run, const std::string &tool,
 std::string rankDevice(const std::string &device) {
   if (device != "cuda" || !launchedByMpi())
     return device;
-  int ranks = 0;
-  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
-    if (const char *v = std::getenv(var); v && *v)
-      ranks = std::atoi(v);
-  if (ranks < 2)
+  if (launchSize() < 2)
     return device;
   if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
       visible && *visible && !std::strchr(visible, ','))

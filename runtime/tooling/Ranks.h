@@ -13,11 +13,18 @@
 #include "runtime/tooling/RunFlags.h"
 
 #include <memory>
+#include <optional>
 
 namespace ampc::tools {
 
 /// Whether this process was started by mpirun (or another MPI launcher).
 bool launchedByMpi();
+
+/// This process's rank, from the launcher's environment, when a launch
+/// started it among several (OMPI_COMM_WORLD_RANK or PMI_RANK, with the
+/// size beside it): known before MPI is joined, so that the errors before
+/// it say whose they are too, as a rank on a machine that lacks the data.
+std::optional<int> launchRank();
 
 /// The most ranks --nproc starts per hardware thread of this machine. A
 /// rank is a process with its own copy of the model and a thread at least;

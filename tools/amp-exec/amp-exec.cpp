@@ -688,6 +688,10 @@ int joinWorld(int argc, char **argv, const Options &o,
 }
 
 int runTool(int argc, char **argv) {
+  // Under a launch, the errors before the ranks join say whose they are
+  // too (a rank whose machine lacks a file).
+  if (std::optional<int> rank = launchRank())
+    failPrefix = "amp-exec: rank " + std::to_string(*rank) + ": error: ";
   Options o;
   if (int rc = parseArgs(argc, argv, o); rc >= 0)
     return rc;

@@ -255,6 +255,12 @@ int main(int argc, char **argv) {
 namespace {
 
 int runTool(int argc, char **argv) {
+  // Under a launch, the errors before the ranks join say whose they are
+  // too (a rank whose machine lacks the data). (llvm::cl's own, of an
+  // unknown flag, are the same on every rank.)
+  if (std::optional<int> rank = ampc::tools::launchRank())
+    ampc::tools::failPrefix() =
+        "amp-run: rank " + std::to_string(*rank) + ": error: ";
   compileFlags.exposeAsFlags();
   cl::HideUnrelatedOptions(
       {&generalCat, &inferCat, &trainCat, &ckptCat, &ampCat, &scaleCat,

@@ -10,7 +10,8 @@
 
 namespace {
 
-// The launcher's variables rankDevice reads, set for one test and restored.
+// The launcher's variables rankDevice and launchRank read, set for one test
+// and restored.
 class LaunchEnv {
 public:
   LaunchEnv() {
@@ -30,10 +31,15 @@ public:
   }
 
 private:
-  static constexpr const char *kVars[] = {
-      "OMPI_COMM_WORLD_SIZE",       "PMIX_RANK",       "PMI_SIZE",
-      "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-      "CUDA_VISIBLE_DEVICES"};
+  static constexpr const char *kVars[] = {"OMPI_COMM_WORLD_SIZE",
+                                          "PMIX_RANK",
+                                          "PMI_SIZE",
+                                          "OMPI_COMM_WORLD_LOCAL_RANK",
+                                          "MPI_LOCALRANKID",
+                                          "SLURM_LOCALID",
+                                          "CUDA_VISIBLE_DEVICES",
+                                          "OMPI_COMM_WORLD_RANK",
+                                          "PMI_RANK"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -68,6 +74,23 @@ TEST(RankDevice, OtherLaunchersLocalRanks) {
   // A launch that numbers no local rank: as given.
   unsetenv("SLURM_LOCALID");
   EXPECT_EQ(ampc::tools::rankDevice("cuda"), "cuda");
+}
+
+TEST(LaunchRank, TheLaunchersRankWhenItStartedSeveral) {
+  LaunchEnv env;
+  EXPECT_EQ(ampc::tools::launchRank(), std::nullopt);
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+  EXPECT_EQ(ampc::tools::launchRank(), 2);
+  // A launch of one rank: no rank to name.
+  setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+  EXPECT_EQ(ampc::tools::launchRank(), std::nullopt);
+  // MPICH's Hydra.
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  setenv("PMI_SIZE", "2", 1);
+  setenv("PMI_RANK", "1", 1);
+  EXPECT_EQ(ampc::tools::launchRank(), 1);
 }
 
 TEST(RankDevice, AnErrorSaysWhereTheLaunchPutTheRank) {
