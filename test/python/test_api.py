@@ -308,6 +308,10 @@ def test_bad_models_and_feeds(tmp_path, data_dir):
     with pytest.raises(ampc.Error, match="cosine .from the model's recipe. "
                        "needs its length"):
         ampc.compile_training(MLP)
+    # Option values are checked before anything compiles, as in amp-run.
+    with pytest.raises(ampc.Error,
+                       match="^--lr must be finite and >= 0, got -1$"):
+        ampc.compile_training(MLP, steps=6, lr=-1)
 
     step = ampc.compile_training(MLP, steps=6)
     feeds = feeds_of(data_dir, 0)

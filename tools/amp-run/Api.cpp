@@ -313,6 +313,8 @@ rt::Status Training::compile(const CompileRequest &r,
   AMPC_RETURN_IF_ERROR(tools::checkAmpOptionsNeedAmp(
       flags.amp, flags.givenIn(PipelineOptionGroup::Amp)));
 
+  AMPC_RETURN_IF_ERROR(tools::checkTrainOptions(flags));
+
   // The model's recipe sets the options not given, as in amp-run.
   bool scheduleGiven = flags.given("lr-schedule");
   std::vector<std::pair<std::string, std::string>> recipe;
@@ -329,7 +331,8 @@ rt::Status Training::compile(const CompileRequest &r,
       return rt::Status::error(
           tools::badRecipeValue(st->modelName, name, value));
   }
-  AMPC_RETURN_IF_ERROR(tools::checkTrainOptions(flags));
+  AMPC_RETURN_IF_ERROR(tools::checkTrainOptions(flags).withContext(
+      st->modelName + ": with its recipe"));
   if (flags.dataParallel > 1)
     return rt::Status::error(
         "--data-parallel " + std::to_string(flags.dataParallel) +

@@ -419,6 +419,11 @@ int runTool(int argc, char **argv) {
     return fail(modelPath + ": its recipe: " + s.message());
   withRecipe.mode = run.mode;
   run = std::move(withRecipe);
+  // The user's values were checked before; what fails now, the recipe
+  // set (alone or with a flag given).
+  if (train)
+    if (rt::Status s = ampc::tools::checkTrainOptions(compileFlags); !s)
+      return fail(modelPath + ": with its recipe: " + s.message());
   shareCores(run, ranks);
   if (run.isGiven("steps") && run.isGiven("epochs") && emit.empty())
     return fail(modelPath + ": its recipe gives both --steps and --epochs");
@@ -547,9 +552,6 @@ int runTool(int argc, char **argv) {
   if (train) {
     ampc::tools::TrainOptions t;
     static_cast<ampc::tools::CompiledRunOptions &>(t) = common;
-    // Again: the recipe may have set them.
-    if (rt::Status s = ampc::tools::checkTrainOptions(compileFlags); !s)
-      return fail(s.message());
     // lr-total-steps 0: the run's updates, known once the data fixes the
     // run's length.
     t.training = compileFlags.trainingOptions();
