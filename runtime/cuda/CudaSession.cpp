@@ -46,6 +46,9 @@ CudaSession::~CudaSession() {
   if (!device_)
     return;
   const CudaApi &api = device_->api();
+  // Closed on another thread than the steps ran on (a Python session
+  // collected elsewhere), the driver calls below need the context.
+  (void)device_->makeCurrent();
   // A step that exchanges may wait for a rank that died: its stream is
   // waited for as long as the collective's timeout, after which the
   // communicator has failed (the exchanges still queued are the

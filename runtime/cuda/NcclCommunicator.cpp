@@ -24,6 +24,12 @@ Status NcclCommunicator::prepare(CudaDevice &device, int rank, int size,
                                  std::unique_ptr<NcclCommunicator> &out) {
   const CudaApi *api = nullptr;
   AMPC_RETURN_IF_ERROR(loadNccl(api));
+  // Connections are made in join, not lazily in a step's first exchange
+  // (NCCL 2.22's default), where no timeout of ours would see them. Set on
+  // every rank before rank 0's uniqueId starts NCCL, which then applies
+  // nccl.conf without overwriting: the ranks must agree on it, or their
+  // joins would not match. (Unless the user set it: theirs, everywhere.)
+  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
   // NCCL runs on the device's primary context, current on the thread that
   // calls it.
   return prepareWith(
@@ -47,9 +53,6 @@ Status NcclCommunicator::prepareWith(const CudaApi &api,
 }
 
 Status NcclCommunicator::join(const ncclUniqueId &id) {
-  // Connections are made here, not lazily in a step's first exchange
-  // (NCCL 2.22's default), where no timeout of ours would see them.
-  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
   // ncclCommInitRank returns when every rank has joined, and has no
   // timeout: a rank that hangs before it (or a network that never
   // connects) would hang this one. So it runs on a thread of its own,
@@ -100,6 +103,10 @@ Status NcclCommunicator::create(CudaDevice &device, int rank, int size,
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  // The driver calls below need the context current on this thread, which
+  // may not be the one that ran the steps (a Python session collected
+  // elsewhere).
+  (void)makeCurrent_();
   // An exchange still queued (a run that failed between a bucket's start
   // and its wait) writes into buffers about to be freed: waited for, and
   // aborted after the timeout.
