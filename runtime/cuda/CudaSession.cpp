@@ -215,6 +215,7 @@ Status CudaSession::joinExchanges(const SessionOptions &options) {
                            .withContext("the ranks' NCCL communicator"));
   AMPC_RETURN_IF_ERROR(comm->join(id));
   nccl_ = std::move(comm);
+  ncclRanks_ = options.collective;
   return Status::ok();
 }
 
@@ -349,9 +350,10 @@ Status CudaSession::run() {
     AMPC_RETURN_IF_ERROR(runProbed());
   } else if (graphExec_) {
     AMPC_CU_CHECK(api, cuGraphLaunch(graphExec_, stream_));
-  } else if (useGraph_ && runs_ > 0) {
+  } else if (runs_ > 0 && !captureTried_) {
     // The first run went kernel by kernel (libraries initialize lazily,
     // and a failing launch is named); from the second on, replay.
+    captureTried_ = true;
     AMPC_RETURN_IF_ERROR(captureAndLaunch());
   } else {
     AMPC_RETURN_IF_ERROR(enqueueStep());
@@ -361,55 +363,84 @@ Status CudaSession::run() {
   return Status::ok();
 }
 
-Status CudaSession::captureAndLaunch() {
+Status CudaSession::captureStep(std::string &failedAt) {
   const CudaApi &api = device_->api();
-  // The call that failed and its error; empty while all goes well.
-  std::string failedAt;
   CUresult r =
       api.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (r != CUDA_SUCCESS) {
     failedAt = describeCall(api, "cuStreamBeginCapture", r);
-  } else {
-    // A synchronize is illegal in a capture: the driver refuses it and
-    // invalidates the capture, as it would a library doing the same.
-    if (breakCapture_)
-      if (CUresult b = api.cuStreamSynchronize(stream_); b != CUDA_SUCCESS)
-        failedAt = describeCall(api, "cuStreamSynchronize", b) +
-                   " on purpose (AMPC_CUDA_GRAPH=test-fallback)";
-    Status st = failedAt.empty() ? enqueueStep() : Status::ok();
-    // Ended whatever happened, so the stream leaves capture mode; a
-    // capture that was invalidated gives no graph.
-    CUgraph graph = nullptr;
-    CUresult end = api.cuStreamEndCapture(stream_, &graph);
-    if (failedAt.empty() && !st)
-      failedAt = st.message();
-    else if (failedAt.empty() && end != CUDA_SUCCESS)
-      failedAt = describeCall(api, "cuStreamEndCapture", end);
-    if (!failedAt.empty()) {
-      if (graph)
-        api.cuGraphDestroy(graph);
-    } else {
-      graph_ = graph;
-      if (r = api.cuGraphInstantiate(&graphExec_, graph_, 0);
-          r != CUDA_SUCCESS) {
-        graphExec_ = nullptr;
-        failedAt = describeCall(api, "cuGraphInstantiate", r);
-      } else if (r = api.cuGraphLaunch(graphExec_, stream_);
-                 r != CUDA_SUCCESS) {
-        failedAt = describeCall(api, "cuGraphLaunch", r);
-      }
-    }
-    // A query that fails (a sticky error) leaves the verdict to the
-    // synchronize below.
-    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (api.cuStreamIsCapturing(stream_, &capturing) == CUDA_SUCCESS &&
-        capturing != CU_STREAM_CAPTURE_STATUS_NONE)
-      return Status::error("the stream of function '" + fn_.name +
-                           "' is still capturing after cuStreamEndCapture" +
-                           (failedAt.empty() ? "" : " (" + failedAt + ")"));
-  }
-  if (failedAt.empty())
     return Status::ok();
+  }
+  // A synchronize is illegal in a capture: the driver refuses it and
+  // invalidates the capture, as it would a library doing the same.
+  if (breakCapture_)
+    if (CUresult b = api.cuStreamSynchronize(stream_); b != CUDA_SUCCESS)
+      failedAt = describeCall(api, "cuStreamSynchronize", b) +
+                 " on purpose (AMPC_CUDA_GRAPH=test-fallback)";
+  Status st = failedAt.empty() ? enqueueStep() : Status::ok();
+  // Ended whatever happened, so the stream leaves capture mode; a capture
+  // that was invalidated gives no graph.
+  CUgraph graph = nullptr;
+  CUresult end = api.cuStreamEndCapture(stream_, &graph);
+  if (failedAt.empty() && !st)
+    failedAt = st.message();
+  else if (failedAt.empty() && end != CUDA_SUCCESS)
+    failedAt = describeCall(api, "cuStreamEndCapture", end);
+  if (!failedAt.empty()) {
+    if (graph)
+      api.cuGraphDestroy(graph);
+  } else {
+    graph_ = graph;
+    if (r = api.cuGraphInstantiate(&graphExec_, graph_, 0); r != CUDA_SUCCESS) {
+      graphExec_ = nullptr;
+      failedAt = describeCall(api, "cuGraphInstantiate", r);
+    }
+  }
+  // A query that fails (a sticky error) leaves the verdict to the
+  // synchronize of the fallback.
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (api.cuStreamIsCapturing(stream_, &capturing) == CUDA_SUCCESS &&
+      capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+    return Status::error("the stream of function '" + fn_.name +
+                         "' is still capturing after cuStreamEndCapture" +
+                         (failedAt.empty() ? "" : " (" + failedAt + ")"));
+  return Status::ok();
+}
+
+Status CudaSession::captureAndLaunch() {
+  const CudaApi &api = device_->api();
+  // The call that failed and its error; empty while all goes well.
+  std::string failedAt;
+  if (useGraph_)
+    AMPC_RETURN_IF_ERROR(captureStep(failedAt));
+  // NCCL's exchanges are captured on every rank or on none (NCCL's "Using
+  // NCCL with CUDA Graphs"): a rank that replays while another launches
+  // kernel by kernel would hang in its exchange or sum the wrong buffers.
+  // So the ranks agree before any of them launches, and replay only if
+  // all can (one with graphs off, or whose capture failed, stops all).
+  bool othersCannot = false;
+  if (nccl_) {
+    double replaying = useGraph_ && failedAt.empty() ? 1 : 0;
+    AMPC_RETURN_IF_ERROR(
+        ncclRanks_->sumOverRanks(&replaying, 1)
+            .withContext("function '" + fn_.name +
+                         "': the ranks agreeing on CUDA graphs"));
+    othersCannot = useGraph_ && failedAt.empty() &&
+                   replaying < static_cast<double>(ncclRanks_->size());
+  }
+  if (!useGraph_)
+    return enqueueStep();
+  if (failedAt.empty() && !othersCannot) {
+    CUresult r = api.cuGraphLaunch(graphExec_, stream_);
+    if (r == CUDA_SUCCESS)
+      return Status::ok();
+    // The ranks agreed to replay: this one alone may not fall back.
+    if (nccl_)
+      return Status::error("function '" + fn_.name +
+                           "': " + describeCall(api, "cuGraphLaunch", r) +
+                           ", after the ranks agreed to replay their steps");
+    failedAt = describeCall(api, "cuGraphLaunch", r);
+  }
   if (graphExec_)
     api.cuGraphExecDestroy(graphExec_);
   if (graph_)
@@ -423,11 +454,18 @@ Status CudaSession::captureAndLaunch() {
   AMPC_RETURN_IF_ERROR(sync("a failed CUDA graph capture"));
   // Nothing of the step ran: a stream records, not runs, while capturing.
   // A launch that fails kernel by kernel too fails the run below.
-  std::fprintf(stderr,
-               "%s: warning: CUDA graph capture of function '%s' failed at "
-               "%s: running the step kernel by kernel\n",
-               program_invocation_short_name, fn_.name.c_str(),
-               failedAt.c_str());
+  if (othersCannot)
+    std::fprintf(stderr,
+                 "%s: warning: another rank cannot replay function '%s' as "
+                 "a CUDA graph, and NCCL needs every rank's exchanges "
+                 "captured or none: running the step kernel by kernel\n",
+                 program_invocation_short_name, fn_.name.c_str());
+  else
+    std::fprintf(stderr,
+                 "%s: warning: CUDA graph capture of function '%s' failed "
+                 "at %s: running the step kernel by kernel\n",
+                 program_invocation_short_name, fn_.name.c_str(),
+                 failedAt.c_str());
   return enqueueStep();
 }
 

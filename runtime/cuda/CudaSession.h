@@ -55,8 +55,12 @@ private:
   Status enqueueStep(); // every kernel and update copy
   Status runProbed();   // kernel by kernel, probing
   // Captures the step and launches the graph; falls back to enqueueStep()
-  // for good, with one warning, where the graph machinery fails.
+  // for good, with one warning, where the graph machinery fails (or, with
+  // NCCL, where it fails on any rank). Called once, on the second run.
   Status captureAndLaunch();
+  // Captures the step into graph_ and instantiates graphExec_, or says in
+  // `failedAt` which call failed; an error is a stream left capturing.
+  Status captureStep(std::string &failedAt);
   Status enqueueUpdateCopies();
   Status readBack(const TensorView &deviceView, const std::string &key,
                   TensorView &out) const; // waits, then copies to the host
@@ -64,6 +68,8 @@ private:
 
   std::shared_ptr<CudaDevice> device_;
   std::unique_ptr<NcclCommunicator> nccl_;
+  // The launch's ranks, when nccl_ is: how they agree on graphs.
+  std::shared_ptr<Collective> ncclRanks_;
   CUstream stream_ = nullptr;
   DeviceBuffer arena_, constants_, staging_, workspace_, stepCounter_;
   std::vector<size_t> constantOffset_;
@@ -77,6 +83,7 @@ private:
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   bool useGraph_ = true;
+  bool captureTried_ = false; // captureAndLaunch ran (once, on run 1)
   // AMPC_CUDA_GRAPH=test-fallback: the capture fails on purpose.
   bool breakCapture_ = false;
   uint64_t counterHost_ = 0; // the source of the step counter's copy

@@ -31,24 +31,29 @@ using test::OpCase;
     }                                                                          \
   } while (0)
 
+// The test device's context current and a communicator of it alone.
+Status oneRank(CudaDevice &device, std::unique_ptr<NcclCommunicator> &comm) {
+  AMPC_RETURN_IF_ERROR(device.makeCurrent());
+  ncclUniqueId id;
+  AMPC_RETURN_IF_ERROR(NcclCommunicator::uniqueId(id));
+  return NcclCommunicator::create(device, 0, 1, id, comm);
+}
+
 TEST(CudaNccl, OneRankSumsOnTheExchangeStream) {
   AMPC_SKIP_WITHOUT_GPU();
   SKIP_WITHOUT_NCCL();
   CudaDevice &device = *test::testDevice();
   const CudaApi &api = device.api();
-  ASSERT_TRUE(device.makeCurrent());
-  ncclUniqueId id;
-  Status s = NcclCommunicator::uniqueId(id);
-  ASSERT_TRUE(s) << s.message();
   std::unique_ptr<NcclCommunicator> comm;
-  s = NcclCommunicator::create(device, 0, 1, id, comm);
+  Status s = oneRank(device, comm);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(comm->rank(), 0);
   EXPECT_EQ(comm->size(), 1);
 
   // Large enough that a sum racing its input or its reader would show.
   // f32 (the gradients) and f64 (synchronised batch norm's statistics),
-  // each into another buffer and in place.
+  // each into another buffer and in place. (In place, one rank's NCCL
+  // copies nothing, so only the other buffer tests the ordering.)
   const size_t n = size_t(1) << 22;
   std::vector<float> f32(n);
   std::vector<double> f64(n);
@@ -100,6 +105,97 @@ TEST(CudaNccl, OneRankSumsOnTheExchangeStream) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(),
             "an NCCL sum of f16 values: only f32 and f64 are summed");
+  bucket.reset();
+  comm.reset();
+  EXPECT_EQ(api.cuStreamDestroy(compute), CUDA_SUCCESS);
+}
+
+// Every step from the second on replays a CUDA graph that captured its
+// exchanges (CudaSession::captureAndLaunch): the events become the graph's
+// edges and the sum one of its nodes. The captured step copies its input
+// into the send buffer, sums into another buffer (in place, one rank's
+// NCCL copies nothing) and copies the sum out; replayed twice on other
+// values, each replay must give its own. An exchange outside the graph
+// afterwards records the events again, as a probed step does.
+TEST(CudaNccl, ACapturedExchangeReplaysInAGraph) {
+  AMPC_SKIP_WITHOUT_GPU();
+  SKIP_WITHOUT_NCCL();
+  CudaDevice &device = *test::testDevice();
+  const CudaApi &api = device.api();
+  std::unique_ptr<NcclCommunicator> comm;
+  Status s = oneRank(device, comm);
+  ASSERT_TRUE(s) << s.message();
+  std::unique_ptr<NcclCommunicator::Bucket> bucket;
+  ASSERT_TRUE(comm->createBucket(bucket));
+
+  const size_t n = size_t(1) << 22;
+  const size_t bytes = n * sizeof(float);
+  DeviceBuffer input, send, recv, output;
+  for (DeviceBuffer *b : {&input, &send, &recv, &output})
+    ASSERT_TRUE(b->allocate(device, bytes, "the test's buffer"));
+  CUstream compute = nullptr;
+  ASSERT_EQ(api.cuStreamCreate(&compute, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+
+  // The capture is ended whatever fails in it, so the stream leaves
+  // capture mode before the assertions.
+  ASSERT_EQ(
+      api.cuStreamBeginCapture(compute, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+      CUDA_SUCCESS);
+  CUresult copyIn =
+      api.cuMemcpyDtoDAsync(send.get(), input.get(), bytes, compute);
+  Status started =
+      comm->startSum(*bucket, send.get(), recv.get(), n, DType::F32, compute);
+  Status finished = started ? comm->finish(*bucket, compute) : started;
+  CUresult copyOut =
+      api.cuMemcpyDtoDAsync(output.get(), recv.get(), bytes, compute);
+  CUgraph graph = nullptr;
+  CUresult ended = api.cuStreamEndCapture(compute, &graph);
+  ASSERT_EQ(copyIn, CUDA_SUCCESS);
+  ASSERT_TRUE(started) << started.message();
+  ASSERT_TRUE(finished) << finished.message();
+  ASSERT_EQ(copyOut, CUDA_SUCCESS);
+  ASSERT_EQ(ended, CUDA_SUCCESS);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(api.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+
+  std::vector<float> values(n), back(n);
+  for (int replay = 0; replay < 2; ++replay) {
+    for (size_t i = 0; i < n; ++i)
+      values[i] = static_cast<float>(i % 1000) * 0.25f - 100.0f + 7.0f * replay;
+    // On the stream, in its order (the copy of the previous replay's back
+    // has ended: values may change).
+    ASSERT_EQ(api.cuMemcpyHtoDAsync(input.get(), values.data(), bytes, compute),
+              CUDA_SUCCESS);
+    // NaN everywhere the graph writes: a node that did not run shows.
+    for (CUdeviceptr p : {send.get(), recv.get(), output.get()})
+      ASSERT_EQ(api.cuMemsetD32Async(p, 0x7fc00000u, n, compute), CUDA_SUCCESS);
+    ASSERT_EQ(api.cuGraphLaunch(exec, compute), CUDA_SUCCESS);
+    ASSERT_EQ(api.cuMemcpyDtoHAsync(back.data(), output.get(), bytes, compute),
+              CUDA_SUCCESS);
+    ASSERT_EQ(api.cuStreamSynchronize(compute), CUDA_SUCCESS);
+    s = comm->asyncError();
+    ASSERT_TRUE(s) << s.message();
+    EXPECT_EQ(std::memcmp(back.data(), values.data(), bytes), 0)
+        << "replay " << replay;
+  }
+
+  // Eager again: the send buffer still holds the last replay's values.
+  ASSERT_EQ(api.cuMemsetD32Async(recv.get(), 0x7fc00000u, n, compute),
+            CUDA_SUCCESS);
+  s = comm->startSum(*bucket, send.get(), recv.get(), n, DType::F32, compute);
+  ASSERT_TRUE(s) << s.message();
+  s = comm->finish(*bucket, compute);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(api.cuMemcpyDtoHAsync(back.data(), recv.get(), bytes, compute),
+            CUDA_SUCCESS);
+  ASSERT_EQ(api.cuStreamSynchronize(compute), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(back.data(), values.data(), bytes), 0)
+      << "an exchange after the graph's";
+
+  // The graphs go before the communicator, which waits for them (the
+  // header).
+  EXPECT_EQ(api.cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(api.cuGraphDestroy(graph), CUDA_SUCCESS);
   bucket.reset();
   comm.reset();
   EXPECT_EQ(api.cuStreamDestroy(compute), CUDA_SUCCESS);
