@@ -825,7 +825,11 @@ class Driver:
                                      note="no failed suite in " +
                                      self.a.rerun))
                     return "ok (no suite failed in %s)" % self.a.rerun
-        env = {"AMPC_REQUIRE_GPU": "1"} if self.gpu else {}
+        # NCCL's own warnings say why a CudaNccl test's join or exchange
+        # failed (unless the caller asked for more).
+        env = ({"AMPC_REQUIRE_GPU": "1",
+                "NCCL_DEBUG": os.environ.get("NCCL_DEBUG", "WARN")}
+               if self.gpu else {})
         jobs = [(s, [exe, "--gtest_filter=%s.*" % s, "--gtest_color=no"],
                  env, SUITE_TIMEOUT_S) for s in suites]
         # Several suites at once on the GPU (each its own process and
