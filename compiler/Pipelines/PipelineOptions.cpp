@@ -247,7 +247,8 @@ GraphBuildTrainingPassOptions TrainPipelineOptions::trainingOptions() const {
 }
 
 std::optional<AmpLossScalePassOptions>
-TrainPipelineOptions::lossScaleOptions(bool autoCast) const {
+TrainPipelineOptions::lossScaleOptions() const {
+  bool autoCast = amp != AmpLevel::O0;
   bool anyGiven = false;
   for (const auto &entry : OptionsMap)
     anyGiven |=
@@ -309,8 +310,7 @@ void registerPipelines() {
         // No run fixes the cosine schedule's length here.
         if (training.lrTotalSteps <= 0)
           training.lrTotalSteps = GraphBuildTrainingPassOptions().lrTotalSteps;
-        buildTrainingGraphPipeline(pm, training, amp,
-                                   o.lossScaleOptions(amp.has_value()),
+        buildTrainingGraphPipeline(pm, training, amp, o.lossScaleOptions(),
                                    o.dataParallelOptions());
         buildLoweringPipeline(pm, o.loweringOptions());
       });

@@ -259,10 +259,11 @@ struct TrainPipelineOptions : CompileOptions<TrainPipelineOptions> {
   /// graph-build-training's options; lr-total-steps 0 stays 0 (the caller
   /// knows the run's length).
   GraphBuildTrainingPassOptions trainingOptions() const;
-  /// amp-loss-scale's options: with amp-auto-cast (`autoCast`), or when any
-  /// of its options is given (then, without AMP, `auto` means dynamic);
-  /// otherwise none.
-  std::optional<AmpLossScalePassOptions> lossScaleOptions(bool autoCast) const;
+  /// amp-loss-scale's options: with AMP (an --amp level above O0), or when
+  /// any of its options is given (then, without AMP, `auto` means
+  /// dynamic); otherwise none. (Not whether amp-auto-cast runs: it also
+  /// runs at O0 to write --amp-report, on rank 0 alone.)
+  std::optional<AmpLossScalePassOptions> lossScaleOptions() const;
 
   Option<int64_t> dataParallel{
       *this, "data-parallel",

@@ -469,10 +469,10 @@ struct GraphBuildTrainingPass
       return signalPassFailure();
     // The host loop counts updates and checks overflow every N-th step:
     // the step says N, so a Program run elsewhere (amp-exec) knows it.
-    if (accumulate > 1)
-      f->setAttr(graph::kAccumulateStepsAttr,
-                 IntegerAttr::get(IntegerType::get(f.getContext(), 64),
-                                  static_cast<int64_t>(accumulate)));
+    if (o.accumulate > 1)
+      f->setAttr(
+          graph::kAccumulateStepsAttr,
+          IntegerAttr::get(IntegerType::get(f.getContext(), 64), o.accumulate));
     // The backward contractions of a low-precision forward are low
     // precision too, and say so like the forward ones.
     f.walk([](Operation *op) { graph::markAccumulation(op); });

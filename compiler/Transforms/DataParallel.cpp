@@ -97,18 +97,22 @@ struct GraphDataParallelPass
     : impl::GraphDataParallelPassBase<GraphDataParallelPass> {
   using Base::Base;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
+  GraphDataParallelPassOptions options() const {
     GraphDataParallelPassOptions o;
     o.worldSize = worldSize;
     o.bucketMb = bucketMb;
     o.syncBatchNorm = syncBatchNorm;
     o.lowPrecisionExchange = lowPrecisionExchange;
     o.overlap = overlap;
+    return o;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
     auto refuse = [&](ArrayRef<StringRef> names, const Twine &why) {
       emitOptionError(module.getLoc(), getArgument(), names, why);
     };
-    if (failed(checkPassOptions(o, refuse)))
+    if (failed(checkPassOptions(options(), refuse)))
       return signalPassFailure();
     if (worldSize == 1)
       return;

@@ -1,5 +1,4 @@
-//===- OptionChecks.h - what the training passes' options may be -*- C++
-//-*-===//
+//===- OptionChecks.h - the training passes' option ranges ------*- C++ -*-===//
 //
 // The ranges of graph-build-training's, amp-loss-scale's and
 // graph-data-parallel's options, checked in one place for two callers:

@@ -344,7 +344,7 @@ def AmpLossScalePass : Pass<"amp-loss-scale", "mlir::ModuleOp"> {
     With gradient accumulation (updates that already take a `skip`: the
     micro-steps between two updates), the check is skipped with them and
     the scale only moves at an update.
-    Settings of other frameworks (docs/amp.md has the table): PyTorch
+    Settings of other frameworks (docs/loss-scaling.md has the table): PyTorch
     GradScaler is the default; Paddle is `init-scale=32768
     growth-interval=1000 decr-every-n=2 min-scale=1`; MindSpore's
     DynamicLossScaleManager is `init-scale=16777216 min-scale=1`.

@@ -9,7 +9,7 @@
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=init-scale=1e39 2>&1 | FileCheck %s --check-prefix=INIT-BIG
 // INIT-BIG: error: amp-loss-scale: option 'init-scale' must be a positive finite f32, got 1e+39
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=scale-growth=0.5 2>&1 | FileCheck %s --check-prefix=GROWTH
-// GROWTH: error: amp-loss-scale: option 'scale-growth' must be >= 1 and finite, got 0.5
+// GROWTH: error: amp-loss-scale: option 'scale-growth' must be a finite f32 >= 1, got 0.5
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=scale-backoff=2 2>&1 | FileCheck %s --check-prefix=BACKOFF
 // BACKOFF: error: amp-loss-scale: option 'scale-backoff' must be in (0, 1], got 2
 // RUN: not amp-opt %t/f.mlir -graph-build-training -amp-loss-scale=growth-interval=0 2>&1 | FileCheck %s --check-prefix=INTERVAL

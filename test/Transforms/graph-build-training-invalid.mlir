@@ -13,6 +13,8 @@
 // RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=nesterov dampening=0.5" 2>&1 | FileCheck %s --check-prefix=NESTEROV
 // RUN: not amp-opt %t/model.mlir -graph-build-training=lr=-1 2>&1 | FileCheck %s --check-prefix=LR
 // RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=momentum momentum=1.5" 2>&1 | FileCheck %s --check-prefix=MOMENTUM
+// A value just past a bound is shown as given, not rounded onto the bound.
+// RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=momentum momentum=1.0000001" 2>&1 | FileCheck %s --check-prefix=MOMENTUM-CLOSE
 // RUN: not amp-opt %t/model.mlir -graph-build-training="optimizer=adam beta2=1" 2>&1 | FileCheck %s --check-prefix=BETA
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=step lr-step-size=0" 2>&1 | FileCheck %s --check-prefix=STEPSIZE
 // RUN: not amp-opt %t/model.mlir -graph-build-training="lr-schedule=cosine lr-total-steps=0" 2>&1 | FileCheck %s --check-prefix=TOTAL
@@ -45,6 +47,7 @@
 // NESTEROV: model.mlir:0:0: error: graph-build-training: option 'dampening' must be 0 for nesterov momentum (as PyTorch), got 0.5
 // LR: model.mlir:0:0: error: graph-build-training: option 'lr' must be finite and >= 0, got -1
 // MOMENTUM: model.mlir:0:0: error: graph-build-training: option 'momentum' must be in [0, 1], got 1.5
+// MOMENTUM-CLOSE: model.mlir:0:0: error: graph-build-training: option 'momentum' must be in [0, 1], got 1.0000001{{$}}
 // BETA: model.mlir:0:0: error: graph-build-training: options 'beta1' and 'beta2' must be in [0, 1), got 0.9 and 1
 // STEPSIZE: model.mlir:0:0: error: graph-build-training: option 'lr-step-size' must be >= 1, got 0
 // TOTAL: model.mlir:0:0: error: graph-build-training: option 'lr-total-steps' must be >= 1, got 0

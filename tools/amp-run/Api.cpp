@@ -379,7 +379,7 @@ rt::Status Training::compile(const CompileRequest &r,
   tools::StepCompileOptions main;
   main.training = training;
   main.amp = amp;
-  main.lossScale = flags.lossScaleOptions(amp.has_value());
+  main.lossScale = flags.lossScaleOptions();
   main.lowering = flags.loweringOptions(budget);
   tools::CompiledStep f32;
   bool compiled = mlir::succeeded(

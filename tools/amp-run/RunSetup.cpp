@@ -139,8 +139,7 @@ rt::Status checkTrainOptions(const TrainPipelineOptions &o) {
   // Left out, it is the run's updates, known once the data is read.
   if (!o.given("lr-total-steps"))
     training.lrTotalSteps = GraphBuildTrainingPassOptions().lrTotalSteps;
-  std::optional<AmpLossScalePassOptions> lossScale =
-      o.lossScaleOptions(o.amp != AmpLevel::O0);
+  std::optional<AmpLossScalePassOptions> lossScale = o.lossScaleOptions();
   if (mlir::failed(checkPassOptions(training, refuse)) ||
       (lossScale && mlir::failed(checkPassOptions(*lossScale, refuse))) ||
       mlir::failed(checkPassOptions(o.dataParallelOptions(), refuse)))

@@ -555,7 +555,7 @@ int runTool(int argc, char **argv) {
     // lr-total-steps 0: the run's updates, known once the data fixes the
     // run's length.
     t.training = compileFlags.trainingOptions();
-    t.lossScale = compileFlags.lossScaleOptions(amp.has_value());
+    t.lossScale = compileFlags.lossScaleOptions();
     t.compileFlags = &compileFlags;
     t.plot = plotFile;
     t.compareFp32 = compareFp32;
