@@ -407,29 +407,48 @@ Status CudaSession::captureStep(std::string &failedAt) {
   return Status::ok();
 }
 
+Status CudaSession::allRanks(bool &yes) {
+  double count = yes ? 1 : 0;
+  AMPC_RETURN_IF_ERROR(ncclRanks_->sumOverRanks(&count, 1).withContext(
+      "function '" + fn_.name + "': the ranks agreeing on CUDA graphs"));
+  yes = count == static_cast<double>(ncclRanks_->size());
+  return Status::ok();
+}
+
 Status CudaSession::captureAndLaunch() {
   const CudaApi &api = device_->api();
+  // NCCL's exchanges are captured on every rank or on none (NCCL's "Using
+  // NCCL with CUDA Graphs"), capture included: a rank that captures or
+  // replays while another launches kernel by kernel would hang in its
+  // exchange or sum the wrong buffers. So the ranks agree twice, every
+  // rank both times or none: before capturing (one with graphs off stops
+  // all), and before launching (one whose capture failed stops all). A
+  // capture records and runs nothing, so the second vote covers a failure
+  // anywhere in it, unless an NCCL version works across ranks while
+  // capturing; a rank whose capture errs (a stream left capturing) ends,
+  // and its launch ends the others.
+  bool allReplay = useGraph_;
+  if (nccl_)
+    AMPC_RETURN_IF_ERROR(allRanks(allReplay));
+  if (!allReplay) {
+    if (useGraph_)
+      std::fprintf(stderr,
+                   "%s: warning: another rank runs function '%s' without "
+                   "CUDA graphs, and NCCL needs every rank's exchanges "
+                   "captured or none: running the step kernel by kernel\n",
+                   program_invocation_short_name, fn_.name.c_str());
+    useGraph_ = false;
+    return enqueueStep();
+  }
   // The call that failed and its error; empty while all goes well.
   std::string failedAt;
-  if (useGraph_)
-    AMPC_RETURN_IF_ERROR(captureStep(failedAt));
-  // NCCL's exchanges are captured on every rank or on none (NCCL's "Using
-  // NCCL with CUDA Graphs"): a rank that replays while another launches
-  // kernel by kernel would hang in its exchange or sum the wrong buffers.
-  // So the ranks agree before any of them launches, and replay only if
-  // all can (one with graphs off, or whose capture failed, stops all).
+  AMPC_RETURN_IF_ERROR(captureStep(failedAt));
   bool othersCannot = false;
   if (nccl_) {
-    double replaying = useGraph_ && failedAt.empty() ? 1 : 0;
-    AMPC_RETURN_IF_ERROR(
-        ncclRanks_->sumOverRanks(&replaying, 1)
-            .withContext("function '" + fn_.name +
-                         "': the ranks agreeing on CUDA graphs"));
-    othersCannot = useGraph_ && failedAt.empty() &&
-                   replaying < static_cast<double>(ncclRanks_->size());
+    bool allCaptured = failedAt.empty();
+    AMPC_RETURN_IF_ERROR(allRanks(allCaptured));
+    othersCannot = failedAt.empty() && !allCaptured;
   }
-  if (!useGraph_)
-    return enqueueStep();
   if (failedAt.empty() && !othersCannot) {
     CUresult r = api.cuGraphLaunch(graphExec_, stream_);
     if (r == CUDA_SUCCESS)
@@ -451,13 +470,15 @@ Status CudaSession::captureAndLaunch() {
   // A fault of an earlier kernel (CUDA_ERROR_ILLEGAL_ADDRESS) is sticky:
   // every call returns it, the capture's included. It fails the run here,
   // as it would have without graphs, rather than hide behind the fallback.
-  AMPC_RETURN_IF_ERROR(sync("a failed CUDA graph capture"));
+  AMPC_RETURN_IF_ERROR(sync(othersCannot ? "a CUDA graph another rank could "
+                                           "not capture"
+                                         : "a failed CUDA graph capture"));
   // Nothing of the step ran: a stream records, not runs, while capturing.
   // A launch that fails kernel by kernel too fails the run below.
   if (othersCannot)
     std::fprintf(stderr,
-                 "%s: warning: another rank cannot replay function '%s' as "
-                 "a CUDA graph, and NCCL needs every rank's exchanges "
+                 "%s: warning: another rank could not capture function '%s' "
+                 "as a CUDA graph, and NCCL needs every rank's exchanges "
                  "captured or none: running the step kernel by kernel\n",
                  program_invocation_short_name, fn_.name.c_str());
   else

@@ -56,8 +56,13 @@ private:
   Status runProbed();   // kernel by kernel, probing
   // Captures the step and launches the graph; falls back to enqueueStep()
   // for good, with one warning, where the graph machinery fails (or, with
-  // NCCL, where it fails on any rank). Called once, on the second run.
+  // NCCL, where any rank has graphs off or fails to capture). Called once,
+  // on the first run after run 0 that is not probed (probed runs go kernel
+  // by kernel on every rank alike).
   Status captureAndLaunch();
+  // Whether `yes` holds on every rank of ncclRanks_ (one MPI sum); every
+  // rank must call it at the same point.
+  Status allRanks(bool &yes);
   // Captures the step into graph_ and instantiates graphExec_, or says in
   // `failedAt` which call failed; an error is a stream left capturing.
   Status captureStep(std::string &failedAt);

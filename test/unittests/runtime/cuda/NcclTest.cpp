@@ -112,11 +112,13 @@ TEST(CudaNccl, OneRankSumsOnTheExchangeStream) {
 
 // Every step from the second on replays a CUDA graph that captured its
 // exchanges (CudaSession::captureAndLaunch): the events become the graph's
-// edges and the sum one of its nodes. The captured step copies its input
-// into the send buffer, sums into another buffer (in place, one rank's
-// NCCL copies nothing) and copies the sum out; replayed twice on other
-// values, each replay must give its own. An exchange outside the graph
-// afterwards records the events again, as a probed step does.
+// edges to the exchange stream's work. The captured step copies its input
+// into the send buffer, sums into another buffer and copies the sum out;
+// replayed twice on other values, each replay must give its own. (One
+// rank's NCCL sum is a copy, not NCCL's kernel, and in place it copies
+// nothing: the edges and the replay are what this shows.) An exchange
+// outside the graph afterwards records the events again, as a probed step
+// does.
 TEST(CudaNccl, ACapturedExchangeReplaysInAGraph) {
   AMPC_SKIP_WITHOUT_GPU();
   SKIP_WITHOUT_NCCL();
@@ -133,8 +135,29 @@ TEST(CudaNccl, ACapturedExchangeReplaysInAGraph) {
   DeviceBuffer input, send, recv, output;
   for (DeviceBuffer *b : {&input, &send, &recv, &output})
     ASSERT_TRUE(b->allocate(device, bytes, "the test's buffer"));
-  CUstream compute = nullptr;
-  ASSERT_EQ(api.cuStreamCreate(&compute, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  // Whatever fails below, the graph goes before the communicator, which
+  // would wait for it (the header), and the stream with it.
+  struct GraphFirst {
+    const CudaApi &api;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    CUstream stream = nullptr;
+    ~GraphFirst() {
+      // A failed assertion may leave work queued on the buffers, which go
+      // before the communicator.
+      if (stream)
+        api.cuStreamSynchronize(stream);
+      if (exec)
+        api.cuGraphExecDestroy(exec);
+      if (graph)
+        api.cuGraphDestroy(graph);
+      if (stream)
+        api.cuStreamDestroy(stream);
+    }
+  } owned{api};
+  ASSERT_EQ(api.cuStreamCreate(&owned.stream, CU_STREAM_NON_BLOCKING),
+            CUDA_SUCCESS);
+  CUstream compute = owned.stream;
 
   // The capture is ended whatever fails in it, so the stream leaves
   // capture mode before the assertions.
@@ -148,15 +171,13 @@ TEST(CudaNccl, ACapturedExchangeReplaysInAGraph) {
   Status finished = started ? comm->finish(*bucket, compute) : started;
   CUresult copyOut =
       api.cuMemcpyDtoDAsync(output.get(), recv.get(), bytes, compute);
-  CUgraph graph = nullptr;
-  CUresult ended = api.cuStreamEndCapture(compute, &graph);
+  CUresult ended = api.cuStreamEndCapture(compute, &owned.graph);
   ASSERT_EQ(copyIn, CUDA_SUCCESS);
   ASSERT_TRUE(started) << started.message();
   ASSERT_TRUE(finished) << finished.message();
   ASSERT_EQ(copyOut, CUDA_SUCCESS);
   ASSERT_EQ(ended, CUDA_SUCCESS);
-  CUgraphExec exec = nullptr;
-  ASSERT_EQ(api.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+  ASSERT_EQ(api.cuGraphInstantiate(&owned.exec, owned.graph, 0), CUDA_SUCCESS);
 
   std::vector<float> values(n), back(n);
   for (int replay = 0; replay < 2; ++replay) {
@@ -169,7 +190,7 @@ TEST(CudaNccl, ACapturedExchangeReplaysInAGraph) {
     // NaN everywhere the graph writes: a node that did not run shows.
     for (CUdeviceptr p : {send.get(), recv.get(), output.get()})
       ASSERT_EQ(api.cuMemsetD32Async(p, 0x7fc00000u, n, compute), CUDA_SUCCESS);
-    ASSERT_EQ(api.cuGraphLaunch(exec, compute), CUDA_SUCCESS);
+    ASSERT_EQ(api.cuGraphLaunch(owned.exec, compute), CUDA_SUCCESS);
     ASSERT_EQ(api.cuMemcpyDtoHAsync(back.data(), output.get(), bytes, compute),
               CUDA_SUCCESS);
     ASSERT_EQ(api.cuStreamSynchronize(compute), CUDA_SUCCESS);
@@ -192,13 +213,12 @@ TEST(CudaNccl, ACapturedExchangeReplaysInAGraph) {
   EXPECT_EQ(std::memcmp(back.data(), values.data(), bytes), 0)
       << "an exchange after the graph's";
 
-  // The graphs go before the communicator, which waits for them (the
-  // header).
-  EXPECT_EQ(api.cuGraphExecDestroy(exec), CUDA_SUCCESS);
-  EXPECT_EQ(api.cuGraphDestroy(graph), CUDA_SUCCESS);
-  bucket.reset();
-  comm.reset();
-  EXPECT_EQ(api.cuStreamDestroy(compute), CUDA_SUCCESS);
+  EXPECT_EQ(api.cuGraphExecDestroy(owned.exec), CUDA_SUCCESS);
+  EXPECT_EQ(api.cuGraphDestroy(owned.graph), CUDA_SUCCESS);
+  EXPECT_EQ(api.cuStreamDestroy(owned.stream), CUDA_SUCCESS);
+  owned.exec = nullptr;
+  owned.graph = nullptr;
+  owned.stream = nullptr;
 }
 
 TEST(CudaNccl, RankOutsideTheCommunicatorIsRefused) {
