@@ -111,7 +111,7 @@ void buildTrainingGraphPipeline(
   // precision through the gradients of the casts.
   if (amp)
     buildAutoCastPipeline(pm, *amp);
-  buildTrainingStepPipeline(pm, options, amp.has_value(), lossScale,
+  buildTrainingStepPipeline(pm, options, ampCasts(amp), lossScale,
                             dataParallel);
 }
 

@@ -58,8 +58,15 @@ void buildTrainingGraphPipeline(
     const std::optional<GraphDataParallelPassOptions> &dataParallel =
         std::nullopt);
 
+/// Whether amp-auto-cast with `amp` casts anything: it also runs at O0, to
+/// write --amp-report (on rank 0 alone), and the step must then be the
+/// one compiled without it.
+inline bool ampCasts(const std::optional<AmpAutoCastPassOptions> &amp) {
+  return amp && amp->level != AmpLevel::O0;
+}
+
 /// The part of buildTrainingGraphPipeline after the graph (and AMP) stages:
-/// graph ops (with casts when `amp`) -> @train_step.
+/// graph ops (with casts when `amp`: ampCasts) -> @train_step.
 void buildTrainingStepPipeline(
     mlir::OpPassManager &pm, const GraphBuildTrainingPassOptions &options,
     bool amp, const std::optional<AmpLossScalePassOptions> &lossScale,

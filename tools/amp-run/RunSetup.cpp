@@ -104,7 +104,7 @@ std::string badRecipeValue(const std::string &modelPath,
 }
 
 std::string runLabel(const std::optional<AmpAutoCastPassOptions> &amp) {
-  if (!amp || amp->level == AmpLevel::O0)
+  if (!ampCasts(amp))
     return "f32";
   return ("AMP " + stringifyEnum(amp->level) + " " + stringifyEnum(amp->dtype))
       .str();

@@ -50,7 +50,7 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   if (o.amp)
     buildAutoCastPipeline(pm, *o.amp);
   if (o.emit != "amp")
-    buildTrainingStepPipeline(pm, o.training, o.amp.has_value(), o.lossScale,
+    buildTrainingStepPipeline(pm, o.training, ampCasts(o.amp), o.lossScale,
                               o.dataParallel);
   if (o.emit == "rt" || o.emit == "program")
     buildLoweringPipeline(pm, o.lowering);
@@ -154,7 +154,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   // The f32 step is compiled beside an AMP one for the memory figures (and
   // run with --compare-fp32).
-  bool amp = o.amp && o.amp->level != AmpLevel::O0;
+  bool amp = ampCasts(o.amp);
   StepCompileOptions main;
   main.training = o.training;
   main.amp = o.amp;

@@ -104,7 +104,7 @@ LogicalResult compileStepWithF32(OwningOpRef<ModuleOp> module,
                                  const std::string &modelPath,
                                  const StepCompileOptions &main, bool f32Eval,
                                  CompiledStep &step, CompiledStep &f32) {
-  if (main.amp && main.amp->level != AmpLevel::O0) {
+  if (ampCasts(main.amp)) {
     StepCompileOptions f32Options = main;
     f32Options.amp.reset();
     f32Options.lossScale.reset();
