@@ -11,9 +11,10 @@
 # machine with nvcc has, newer: not carried, so as not to shadow it for
 # other programs; shared, as oneDNN loads it: a static copy in the binary
 # beside it crashed oneDNN's first convolution) and, at run time, the CUDA
-# driver, cuBLASLt and cuDNN the CUDA backend loads itself. Prints each binary's ldd and the
-# newest GLIBC_ symbol version it needs, and packs them with the carried
-# libraries into OUT_DIR.tar.xz (what to carry).
+# driver, cuBLASLt and cuDNN the CUDA backend loads itself. Prints each
+# binary's ldd and the newest GLIBC_ and GLIBCXX_ symbol versions it needs,
+# and packs them with the carried libraries into OUT_DIR.tar.xz (what to
+# carry).
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -75,23 +76,25 @@ for t in "${targets[@]}"; do
   done
 done
 status=0
+# check_newest T PREFIX LIMIT NAME: prints the newest PREFIX_ symbol version
+# binary T needs (NAME: the library's), and fails the build when it is newer
+# than LIMIT.
+check_newest() {
+  local newest
+  newest=$(objdump -T "$out/$1" | grep -o "$2_[0-9.]*" | sort -uV | tail -1)
+  echo "newest $4 symbol: $newest"
+  if [ "$(printf '%s\n' "$newest" "$3" | sort -V | tail -1)" != "$3" ]; then
+    echo "build-portable.sh: $1 needs $newest, newer than $3" >&2
+    status=1
+  fi
+}
 for t in "${targets[@]}"; do
   cp "$build/bin/$t" "$out/$t"
   echo "== $out/$t"
   LD_LIBRARY_PATH=$out ldd "$out/$t" || true
-  newest=$(objdump -T "$out/$t" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-  echo "newest glibc symbol: $newest"
-  if [ "$(printf '%s\n' "$newest" GLIBC_2.36 | sort -V | tail -1)" != GLIBC_2.36 ]; then
-    echo "build-portable.sh: $t needs $newest, newer than GLIBC_2.36" >&2
-    status=1
-  fi
+  check_newest "$t" GLIBC GLIBC_2.36 glibc
   # libstdc++ is the GPU machine's (Ubuntu 24.04: GCC 14's, GLIBCXX_3.4.33).
-  newest=$(objdump -T "$out/$t" | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)
-  echo "newest libstdc++ symbol: $newest"
-  if [ "$(printf '%s\n' "$newest" GLIBCXX_3.4.33 | sort -V | tail -1)" != GLIBCXX_3.4.33 ]; then
-    echo "build-portable.sh: $t needs $newest, newer than the GPU machine's GLIBCXX_3.4.33" >&2
-    status=1
-  fi
+  check_newest "$t" GLIBCXX GLIBCXX_3.4.33 libstdc++
   # Only glibc's own libraries, GCC's runtime and what is carried may
   # remain (a list of what is allowed, so a new dependency
   # cannot slip through).

@@ -37,6 +37,17 @@ std::string describeCall(const CudaApi &api, const char *call, CUresult r) {
   return std::string(call) + " (" + cuErrorName(api, r) + ")";
 }
 
+/// The one warning of a session that gives up CUDA graphs for good:
+/// "<tool>: warning: <why>: running the step kernel by kernel".
+void warnKernelByKernel(const std::string &why) {
+  std::fprintf(stderr, "%s: warning: %s: running the step kernel by kernel\n",
+               program_invocation_short_name, why.c_str());
+}
+
+// NCCL's rule, as the warnings of a fallback for another rank say it.
+constexpr const char *kNcclGraphRule =
+    "NCCL needs every rank's exchanges captured or none";
+
 } // namespace
 
 CudaSession::CudaSession(FunctionInfo fn, std::shared_ptr<CudaDevice> device)
@@ -432,11 +443,8 @@ Status CudaSession::captureAndLaunch() {
     AMPC_RETURN_IF_ERROR(allRanks(allReplay));
   if (!allReplay) {
     if (useGraph_)
-      std::fprintf(stderr,
-                   "%s: warning: another rank runs function '%s' without "
-                   "CUDA graphs, and NCCL needs every rank's exchanges "
-                   "captured or none: running the step kernel by kernel\n",
-                   program_invocation_short_name, fn_.name.c_str());
+      warnKernelByKernel("another rank runs function '" + fn_.name +
+                         "' without CUDA graphs, and " + kNcclGraphRule);
     useGraph_ = false;
     return enqueueStep();
   }
@@ -475,18 +483,11 @@ Status CudaSession::captureAndLaunch() {
                                          : "a failed CUDA graph capture"));
   // Nothing of the step ran: a stream records, not runs, while capturing.
   // A launch that fails kernel by kernel too fails the run below.
-  if (othersCannot)
-    std::fprintf(stderr,
-                 "%s: warning: another rank could not capture function '%s' "
-                 "as a CUDA graph, and NCCL needs every rank's exchanges "
-                 "captured or none: running the step kernel by kernel\n",
-                 program_invocation_short_name, fn_.name.c_str());
-  else
-    std::fprintf(stderr,
-                 "%s: warning: CUDA graph capture of function '%s' failed "
-                 "at %s: running the step kernel by kernel\n",
-                 program_invocation_short_name, fn_.name.c_str(),
-                 failedAt.c_str());
+  warnKernelByKernel(
+      othersCannot ? "another rank could not capture function '" + fn_.name +
+                         "' as a CUDA graph, and " + kNcclGraphRule
+                   : "CUDA graph capture of function '" + fn_.name +
+                         "' failed at " + failedAt);
   return enqueueStep();
 }
 

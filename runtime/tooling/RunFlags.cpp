@@ -3,6 +3,7 @@
 
 #include "runtime/ByteSize.h"
 #include "runtime/tooling/Progress.h"
+#include "runtime/tooling/Ranks.h"
 
 #include <algorithm>
 #include <cctype>
@@ -31,6 +32,9 @@ rt::Status checkInitParams(const std::string &text) {
   return rt::Status::error("--init-params '" + text +
                            "' is not keep, uniform or uniform:SEED");
 }
+
+// --nproc's help below says the limit in words.
+static_assert(kRanksPerThread == 4, "--nproc's help says 4 per thread");
 
 std::vector<RunFlag> makeTable() {
   return {

@@ -1,5 +1,4 @@
-//===- RankDiagnostics.h - the compiler's errors, said by one rank -*- C++
-//-*-===//
+//===- RankDiagnostics.h - compiler errors said by a rank -------*- C++ -*-===//
 //
 // In a data-parallel run every rank compiles the model, and the ranks share
 // one stderr: a compiler diagnostic must say whose it is, as fail()'s

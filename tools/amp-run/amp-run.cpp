@@ -198,15 +198,13 @@ std::unique_ptr<MemoryBuffer> readModel() {
   return std::move(*file);
 }
 
-/// Applies the model's recipe to the options the user left unset and says
-/// so on `os`; returns false after printing an error.
-bool applyRecipe(const ampc::tools::RunOptions &run, raw_ostream &os) {
-  std::unique_ptr<MemoryBuffer> file = readModel();
-  if (!file)
-    return false;
+/// Applies the recipe of the model `file` holds to the options the user
+/// left unset and says so on `os`; returns false after printing an error.
+bool applyRecipe(const MemoryBuffer &file, const ampc::tools::RunOptions &run,
+                 raw_ostream &os) {
   std::vector<std::pair<std::string, std::string>> recipe;
   if (rt::Status s =
-          ampc::tools::readRecipe(file->getBuffer(), modelPath, recipe);
+          ampc::tools::readRecipe(file.getBuffer(), modelPath, recipe);
       !s) {
     fail(s.message());
     return false;
@@ -409,10 +407,16 @@ int runTool(int argc, char **argv) {
   // --emit shows the step a run would compile, recipe included; its output
   // may be stdout, so the recipe line goes to stderr then.
   // (In a data-parallel run, rank 0 says so for all.)
-  if (train && !applyRecipe(run, world && world->rank() > 0 ? nulls()
-                                 : emit.empty()             ? outs()
-                                                            : errs()))
-    return 1;
+  // Read once: for the recipe, then to import.
+  std::unique_ptr<MemoryBuffer> file;
+  if (train) {
+    file = readModel();
+    if (!file || !applyRecipe(*file, run,
+                              world && world->rank() > 0 ? nulls()
+                              : emit.empty()             ? outs()
+                                                         : errs()))
+      return 1;
+  }
   // Read again, with the recipe's values: the user's were checked above.
   ampc::tools::RunOptions withRecipe;
   if (rt::Status s = runFlagsCl.read(withRecipe); !s)
@@ -485,7 +489,8 @@ int runTool(int argc, char **argv) {
     return mlir::failure();
   });
 
-  std::unique_ptr<MemoryBuffer> file = readModel();
+  if (!file)
+    file = readModel();
   if (!file)
     return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module = ampc::importOnnxModel(
