@@ -252,11 +252,44 @@ int main(int argc, char **argv) {
 
 namespace {
 
+/// Parses the command line. Under a launch, llvm::cl's own messages (an
+/// unknown flag, a value that does not parse) name the rank as ours do.
+bool parseFlags(int argc, char **argv, std::optional<int> rank) {
+  const char *overview =
+      "amp-run: compile an ONNX model and run it, or train it\n\n"
+      "  amp-run model.onnx --input x=x.npy            run the forward pass\n"
+      "  amp-run model.onnx --data fashion-mnist --amp O2   train\n";
+  // (The help's usage line names the program as given.)
+  bool help = llvm::any_of(ArrayRef(argv + 1, argv + argc), [](StringRef a) {
+    return a.starts_with("-") && a.ltrim('-').starts_with("help");
+  });
+  if (!rank || help) {
+    cl::ParseCommandLineOptions(argc, argv, overview); // exits on an error
+    return true;
+  }
+  // llvm::cl starts each message with the program's name, which it takes
+  // from argv[0]. (Some go straight to errs(), so they come before the
+  // ones it gives `saidStream`.) ...
+  std::string name = "amp-run: rank " + std::to_string(*rank);
+  std::vector<const char *> args(argv, argv + argc);
+  args[0] = name.c_str();
+  std::string said;
+  raw_string_ostream saidStream(said);
+  bool parsed =
+      cl::ParseCommandLineOptions(argc, args.data(), overview, &saidStream);
+  // ... and its hint names argv[0] as the command to run with --help.
+  std::string hint = name + " --help";
+  for (size_t at; (at = said.find(hint)) != std::string::npos;)
+    said.replace(at, hint.size(), "amp-run --help");
+  errs() << said;
+  return parsed;
+}
+
 int runTool(int argc, char **argv) {
   // Under a launch, the errors before the ranks join say whose they are
-  // too (a rank whose machine lacks the data). (llvm::cl's own, of an
-  // unknown flag, are the same on every rank.)
-  if (std::optional<int> rank = ampc::tools::launchRank())
+  // too (a rank whose machine lacks the data).
+  std::optional<int> rank = ampc::tools::launchRank();
+  if (rank)
     ampc::tools::failPrefix() =
         "amp-run: rank " + std::to_string(*rank) + ": error: ";
   compileFlags.exposeAsFlags();
@@ -264,11 +297,8 @@ int runTool(int argc, char **argv) {
       {&generalCat, &inferCat, &trainCat, &ckptCat, &ampCat, &scaleCat,
        &compileTrainCat,
        &ampc::pipelineCategory(ampc::PipelineOptionGroup::Lowering)});
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "amp-run: compile an ONNX model and run it, or train it\n\n"
-      "  amp-run model.onnx --input x=x.npy            run the forward pass\n"
-      "  amp-run model.onnx --data fashion-mnist --amp O2   train\n");
+  if (!parseFlags(argc, argv, rank))
+    return 1;
   ampc::tools::RunOptions run;
   if (rt::Status s = runFlagsCl.read(run); !s)
     return fail(s.message());
