@@ -352,6 +352,20 @@ int runTool(int argc, char **argv) {
   if (compareFp32 && compileFlags.amp == ampc::AmpLevel::O0)
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
+  // What `ranks` ranks refuse ("" if nothing); `started` says who starts
+  // them.
+  auto refuseRanks = [&](int64_t ranks, const std::string &started) {
+    if (compareFp32)
+      return std::string("--compare-fp32 trains a second model in one "
+                         "process; it does not run data-parallel (compare in "
+                         "a run of one process)");
+    if (compileFlags.given("data-parallel") &&
+        compileFlags.dataParallel != ranks)
+      return ("--data-parallel " + Twine(compileFlags.dataParallel) + ", but " +
+              started + " " + Twine(ranks) + " ranks")
+          .str();
+    return std::string();
+  };
   // Data parallelism: --nproc starts the ranks (this process is replaced);
   // under mpirun this process is one of them.
   if (run.nproc > 1 && !ampc::tools::launchedByMpi()) {
@@ -359,6 +373,10 @@ int runTool(int argc, char **argv) {
       return fail("--nproc starts ranks that train: it needs --mode train "
                   "(or --data) and no --emit (--data-parallel N shows the "
                   "step of N ranks)");
+    // Said once, before any rank starts.
+    if (std::string refused = refuseRanks(run.nproc, "--nproc starts");
+        !refused.empty())
+      return fail(refused);
     return fail(ampc::tools::startRanks(argc, argv, run.nproc).message());
   }
   if (rt::Status s = ampc::tools::joinRanks(run, "amp-run", world); !s)
@@ -373,13 +391,9 @@ int runTool(int argc, char **argv) {
       return fail("started as one of " + std::to_string(ranks) +
                   " ranks, which train data-parallel: this needs --mode "
                   "train (or --data) and no --emit");
-    if (compareFp32)
-      return fail("--compare-fp32 trains a second model in one process; "
-                  "it does not run data-parallel");
-    if (compileFlags.given("data-parallel") &&
-        compileFlags.dataParallel != ranks)
-      return fail("--data-parallel " + Twine(compileFlags.dataParallel) +
-                  ", but mpirun started " + Twine(ranks) + " ranks");
+    if (std::string refused = refuseRanks(ranks, "mpirun started");
+        !refused.empty())
+      return fail(refused);
     std::string err;
     if (mlir::failed(
             compileFlags.set("data-parallel", std::to_string(ranks), err)))
