@@ -207,8 +207,9 @@ int operandCountWithOptional(Operation *op) {
 
 class FunctionWriter {
 public:
-  FunctionWriter(func::FuncOp func, pb::Function &out, bool omitWeights)
-      : func(func), out(out), omitWeights(omitWeights) {}
+  FunctionWriter(func::FuncOp func, pb::Function &out,
+                 const ProgramWriteOptions &options)
+      : func(func), out(out), options(options) {}
 
   LogicalResult write() {
     out.set_name(func.getSymName().str());
@@ -264,7 +265,7 @@ private:
       b->set_name(param.getName().str());
       b->set_value(id);
       // A nonzero splat (a loss scale) is state no runner could guess.
-      if (omitWeights && !isNonzeroSplat(param.getInit()))
+      if (options.omitWeights && !isNonzeroSplat(param.getInit()))
         return success();
       FailureOr<std::string> init = elementBytes(&op, param.getInit());
       if (failed(init))
@@ -325,7 +326,8 @@ private:
     pb::Kernel *k = out.add_kernels();
     k->set_kind(kernel.getKind().str());
     k->set_aliasing(aliasingOf(kernel));
-    k->set_location(locationName(kernel.getLoc()));
+    if (options.locations)
+      k->set_location(locationName(kernel.getLoc()));
     for (Value in : kernel.getInputs())
       k->add_inputs(ids.lookup(in));
     for (auto [res, off] :
@@ -439,7 +441,7 @@ private:
 
   func::FuncOp func;
   pb::Function &out;
-  bool omitWeights;
+  const ProgramWriteOptions &options;
   llvm::DenseMap<Value, int> ids;
   llvm::DenseMap<Value, int> paramBinding; // rt.param -> index in params
 };
@@ -531,7 +533,7 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    FunctionWriter writer(func, *program.add_functions(), options.omitWeights);
+    FunctionWriter writer(func, *program.add_functions(), options);
     if (failed(writer.write()))
       return failure();
   }

@@ -26,6 +26,11 @@ struct ProgramWriteOptions {
   // weights, their working copies, zero optimizer state) are written
   // without it, and the Program is marked so: a runner initializes them.
   bool omitWeights = false;
+  // Each kernel names the ONNX node(s) it comes from, or the model file,
+  // for the runtime's messages. Without them the bytes are the step's
+  // computation alone, wherever the model was read from (the hash a
+  // checkpoint and the ranks of a data-parallel run compare).
+  bool locations = true;
 };
 
 /// Serializes `module` to Program bytes. On failure emits an error at the

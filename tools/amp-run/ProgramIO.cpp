@@ -39,13 +39,19 @@ mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
                                  rt::FunctionInfo &out, uint64_t *hash,
                                  std::optional<rt::StepInfo> *step) {
   std::string bytes;
-  if (mlir::failed(writeProgram(module, bytes)))
-    return mlir::failure();
   if (hash) {
+    // Of the computation: the same step of a model read from another path
+    // (a moved directory, another machine's copy) has the same hash.
+    ProgramWriteOptions computation;
+    computation.locations = false;
+    if (mlir::failed(writeProgram(module, bytes, computation)))
+      return mlir::failure();
     Fnv1a64 h;
     h.add(bytes.data(), bytes.size());
     *hash = h.value;
   }
+  if (mlir::failed(writeProgram(module, bytes)))
+    return mlir::failure();
   rt::ProgramInfo program;
   if (rt::Status s = rt::parseProgram(bytes, modelPath, program); !s)
     return fail(s.message()), mlir::failure();

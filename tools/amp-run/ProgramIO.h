@@ -31,9 +31,9 @@ int writeProgramFile(mlir::ModuleOp module, const std::string &path,
 
 /// Serializes `module` (lowered to rt) and parses function `name` back into
 /// `out`; `hash`, when given, gets the FNV-1a (64 bits) of the Program's
-/// bytes, and `step` the Program's StepInfo (none in an inference Program).
-/// `modelPath` prefixes the runtime's messages. Returns failure after
-/// printing the error.
+/// bytes without the kernels' locations (a model moved keeps its hash), and
+/// `step` the Program's StepInfo (none in an inference Program). `modelPath`
+/// prefixes the runtime's messages. Returns failure after printing the error.
 mlir::LogicalResult loadFunction(mlir::ModuleOp module, llvm::StringRef name,
                                  const std::string &modelPath,
                                  rt::FunctionInfo &out,

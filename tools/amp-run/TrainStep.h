@@ -37,7 +37,7 @@ struct CompiledStep {
   rt::FunctionInfo train;               // train_step
   std::optional<rt::FunctionInfo> eval; // forward, when asked for
   ArenaBytes trainArena;                // the planned arena of train_step
-  uint64_t programHash = 0; // FNV-1a of the train_step Program's bytes
+  uint64_t programHash = 0;             // of its computation (loadFunction)
 };
 
 /// The graph inputs of the imported @forward: what a batch must hold.
