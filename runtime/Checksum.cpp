@@ -8,9 +8,13 @@
 
 namespace ampc::rt {
 
-uint32_t crc32Of(const void *data, size_t size) {
-  return static_cast<uint32_t>(crc32_z(
-      crc32_z(0, nullptr, 0), static_cast<const unsigned char *>(data), size));
+uint32_t crc32Of(const void *data, size_t size, uint32_t before) {
+  // zlib answers a null buffer (an empty vector's data()) with the initial
+  // value, 0, whatever came before.
+  if (size == 0)
+    return before;
+  return static_cast<uint32_t>(
+      crc32_z(before, static_cast<const unsigned char *>(data), size));
 }
 
 std::string hex32(uint32_t v) {

@@ -15,8 +15,9 @@
 
 namespace ampc::rt {
 
-/// The CRC-32 of `size` bytes at `data`.
-uint32_t crc32Of(const void *data, size_t size);
+/// The CRC-32 of `size` bytes at `data`; given the CRC-32 of the bytes
+/// before them as `before`, the CRC-32 of both.
+uint32_t crc32Of(const void *data, size_t size, uint32_t before = 0);
 
 /// "0x" and the eight lowercase hex digits of `v` (a CRC, a magic number).
 std::string hex32(uint32_t v);

@@ -1,9 +1,10 @@
 //===- Fnv.h - FNV-1a hashes of bytes ---------------------------*- C++ -*-===//
 //
-// The checksums the tools print and record (a step's state, the ranks'
-// weights, a Program file in a checkpoint, a parameter's name in
-// amp-exec's --init-params stream): FNV-1a, 32 or 64 bits, the same on
-// every platform.
+// The checksums the tools print and record (a step's state, a Program
+// file in a checkpoint, a parameter's name in amp-exec's --init-params
+// stream): FNV-1a, 32 or 64 bits, the same on every platform. (What the
+// ranks compare in bulk, their data and weights, takes zlib's faster
+// CRC-32, runtime/Checksum.h.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef AMPC_RUNTIME_TOOLING_FNV_H

@@ -2,6 +2,7 @@
 
 #include "runtime/tooling/TrainData.h"
 
+#include "runtime/Checksum.h"
 #include "runtime/TypedIO.h"
 #include "runtime/io/Npy.h"
 #include "runtime/tooling/NonFinite.h"
@@ -415,6 +416,15 @@ void BatchSource::shuffleEachEpoch(uint64_t seed) {
 
 int64_t BatchSource::stepsPerEpoch() const {
   return fromFiles_ ? samples_ / batchSize_ : 0;
+}
+
+uint32_t BatchSource::checksum() const {
+  uint32_t crc = 0;
+  for (const Column &c : columns_) {
+    crc = rt::crc32Of(c.bytes.data(), c.bytes.size(), crc);
+    crc = rt::crc32Of(c.lut.data(), c.lut.size(), crc);
+  }
+  return crc;
 }
 
 int64_t BatchSource::evalBatches() const {

@@ -144,6 +144,10 @@ public:
 
   // S for a file source; 0 for a synthetic one.
   int64_t samples() const { return samples_; }
+  // The CRC-32 of the samples as the steps get them (converted to the
+  // inputs' types), in file order; 0 for a synthetic source. Data-parallel
+  // ranks compare it (RankAgreement.h).
+  uint32_t checksum() const;
   const std::vector<InputSpec> &specs() const { return specs_; }
 
 private:

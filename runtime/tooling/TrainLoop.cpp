@@ -2,6 +2,7 @@
 
 #include "runtime/tooling/TrainLoop.h"
 
+#include "runtime/Checksum.h"
 #include "runtime/TypedIO.h"
 #include "runtime/tooling/CheckNumerics.h"
 #include "runtime/tooling/Fnv.h"
@@ -158,16 +159,49 @@ uint32_t TrainLoop::stateChecksum() const {
   return h.value;
 }
 
-rt::Status TrainLoop::compareRanks(uint32_t &checksum) const {
-  Fnv1a32 h;
+rt::Status TrainLoop::paramsChecksum(bool weightsOnly,
+                                     uint32_t &checksum) const {
+  checksum = 0;
   for (const rt::BindingInfo &b : train_.function().params) {
-    if (!step_.weights.count(b.name))
+    if (weightsOnly && !step_.weights.count(b.name))
       continue;
     rt::TensorView v;
     AMPC_RETURN_IF_ERROR(train_.param(b.name, v));
-    h.add(v.data, v.byteSize());
+    checksum = rt::crc32Of(v.data, v.byteSize(), checksum);
   }
-  checksum = h.value;
+  return rt::Status::ok();
+}
+
+rt::Status TrainLoop::runFacts(RunFacts &facts) const {
+  facts = o_.rankConfig;
+  for (const auto &[key, value] : o_.config) {
+    // Where the data are may differ between machines: what they hold is
+    // compared below. (Rank 0 alone evaluates the test data.)
+    if (key == "--data" || key == "--test-data")
+      continue;
+    // The rest are flags, and the hash of the step the ranks compiled or
+    // read.
+    facts[key.rfind("--", 0) == 0 ? key : kStepHashFact] = value;
+  }
+  // The loop's own: when the ranks wait for rank 0, and when they stop.
+  facts["the run's steps"] = std::to_string(o_.steps);
+  facts["the step it starts at"] = std::to_string(firstStep_);
+  facts["--checkpoint-every"] = std::to_string(o_.checkpointEvery);
+  facts["--max-overflow-steps"] = std::to_string(o_.maxOverflowSteps);
+  facts["--checksum-state"] = o_.checksumState ? "true" : "false";
+  facts["the training data's samples"] = std::to_string(data_->samples());
+  facts["the training data's CRC-32"] = rt::hex32(data_->checksum());
+  // Every parameter: the weights, the optimizer's and loss scaling's state
+  // and batch norm's statistics all start equal (from the model, the
+  // checkpoint or --init-params).
+  uint32_t state = 0;
+  AMPC_RETURN_IF_ERROR(paramsChecksum(/*weightsOnly=*/false, state));
+  facts["the CRC-32 of the state it starts from"] = rt::hex32(state);
+  return rt::Status::ok();
+}
+
+rt::Status TrainLoop::compareRanks(uint32_t &checksum) const {
+  AMPC_RETURN_IF_ERROR(paramsChecksum(/*weightsOnly=*/true, checksum));
   if (!o_.collective || o_.worldSize <= 1)
     return rt::Status::ok();
   // Each rank's checksum in its own slot: exact in the double sums.
@@ -507,6 +541,14 @@ int TrainLoop::run() {
   if (!data_)
     return fail("the loop has no data source: its caller feeds it through "
                 "step()");
+  // Data parallelism: every rank trains rank 0's run (RankAgreement.h).
+  if (o_.collective && o_.worldSize > 1) {
+    RunFacts facts;
+    if (rt::Status s = runFacts(facts); !s)
+      return fail(s.message());
+    if (rt::Status s = checkSameRunAsRankZero(*o_.collective, facts); !s)
+      return fail(s.message());
+  }
   std::unique_ptr<MetricsWriter> metrics, evalMetrics;
   if (!o_.metrics.empty())
     if (rt::Status s =

@@ -19,6 +19,7 @@
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/Progress.h"
+#include "runtime/tooling/RankAgreement.h"
 #include "runtime/tooling/TrainData.h"
 
 #include <cstdint>
@@ -50,6 +51,9 @@ struct LoopOptions {
   // an interruption then says where the AMP run's checkpoint went.
   std::string comparedCheckpoint;
   std::map<std::string, std::string> config; // written into checkpoints
+  // Flags the ranks of a data-parallel run must share that `config` leaves
+  // to the compiled step's hash (RankAgreement.h names them).
+  std::map<std::string, std::string> rankConfig;
   // Data parallelism: this process is rank `rank` of `worldSize`, and
   // step s takes batch s * worldSize + rank of the data.
   int rank = 0;
@@ -139,8 +143,8 @@ public:
   /// The scale the next step runs with (the state, or the constant: 1
   /// without scaling).
   double currentScale() const;
-  /// FNV-1a of this rank's weights (StepInfo::weights, as they are now) in
-  /// `checksum`. Under N ranks every rank must call it (one exchange), and
+  /// The CRC-32 of this rank's weights (StepInfo::weights, as they are now)
+  /// in `checksum`. Under N ranks every rank must call it (one exchange), and
   /// rank 0 fails when another rank's differs: after the last step of a
   /// data-parallel run, their updates must have been the same. Batch
   /// norm's running statistics are left out (each rank's own, as DDP's).
@@ -168,6 +172,14 @@ private:
   int stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
                    MetricsWriter *evalMetrics);
   uint32_t stateChecksum() const;
+  /// The CRC-32 of the parameters in binding order: every one, or the
+  /// weights alone (StepInfo::weights).
+  rt::Status paramsChecksum(bool weightsOnly, uint32_t &checksum) const;
+  /// What the ranks of a data-parallel run must share for their steps to
+  /// be one training (RankAgreement.h): the flags and compiled step of
+  /// options().config and rankConfig, the loop's length and waits, the
+  /// training data's samples and the state it starts from.
+  rt::Status runFacts(RunFacts &facts) const;
   int fail(const std::string &msg);
 
   rt::Session &train_;

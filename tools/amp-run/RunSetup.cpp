@@ -232,6 +232,15 @@ OnnxBoundInput boundInputOf(const std::string &name, const rt::HostTensor &t) {
 }
 
 std::map<std::string, std::string>
+exchangeConfig(const TrainPipelineOptions &flags) {
+  std::map<std::string, std::string> values = flags.values(), exchange;
+  for (const char *flag :
+       {"--bucket-mb", "--overlap-exchange", "--low-precision-exchange"})
+    exchange[flag] = values[flag];
+  return exchange;
+}
+
+std::map<std::string, std::string>
 checkpointConfig(const TrainPipelineOptions &flags,
                  const GraphBuildTrainingPassOptions &training,
                  const std::optional<AmpLossScalePassOptions> &lossScale,
@@ -248,9 +257,8 @@ checkpointConfig(const TrainPipelineOptions &flags,
   // The bucket size, the overlap and the wire type change the step's
   // Program (its hash says so); a step that is not data-parallel is as
   // before the options.
-  config.erase("--bucket-mb");
-  config.erase("--overlap-exchange");
-  config.erase("--low-precision-exchange");
+  for (const auto &flag : exchangeConfig(flags))
+    config.erase(flag.first);
   if (flags.dataParallel <= 1)
     config.erase("--data-parallel");
   // Synchronised batch norm changes the numbers; off, a checkpoint is as

@@ -124,6 +124,12 @@ checkpointConfig(const TrainPipelineOptions &flags,
                  const InferencePipelineOptions &lowering,
                  const RunOptions &run, bool shuffled, uint64_t programHash);
 
+/// The data-parallel exchange's flags (bucket size, overlap, wire type) as
+/// `flags` set them: the ranks must share them (LoopOptions::rankConfig),
+/// but checkpointConfig leaves them to the compiled step's hash.
+std::map<std::string, std::string>
+exchangeConfig(const TrainPipelineOptions &flags);
+
 /// Checks that `ckpt`, read from `dir`, was written under `config`: the
 /// first option that differs is named, a different compiled step is
 /// refused. Data directories spelt differently (data, ./data/) match.

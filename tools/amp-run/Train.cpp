@@ -192,6 +192,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   lo.modelPath = o.modelPath;
   lo.steps = o.run.steps;
   lo.config = config;
+  lo.rankConfig = exchangeConfig(*o.compileFlags);
   TrainLoop loop(*session, evalSession.get(), step.info, *data.train,
                  data.test.get(), lo);
 

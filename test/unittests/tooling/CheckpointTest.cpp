@@ -11,6 +11,7 @@
 #include "runtime/tooling/Checkpoint.h"
 
 #include "TestFiles.h"
+#include "runtime/Checksum.h"
 #include "runtime/Half.h"
 
 #include <gtest/gtest.h>
@@ -321,6 +322,16 @@ protected:
 TEST(CheckpointFormat, ReferenceCrcIsCrc32) {
   const char *check = "123456789";
   EXPECT_EQ(crc32Ref(reinterpret_cast<const uint8_t *>(check), 9), 0xCBF43926u);
+}
+
+// crc32Of continues a CRC over pieces (the ranks' data and weights,
+// RankAgreement.h), empty ones included.
+TEST(CheckpointFormat, Crc32OfContinuesOverPieces) {
+  const char *check = "123456789";
+  EXPECT_EQ(crc32Of(check, 9), 0xCBF43926u);
+  uint32_t crc = crc32Of(check, 4);
+  crc = crc32Of(nullptr, 0, crc);
+  EXPECT_EQ(crc32Of(check + 4, 5, crc), 0xCBF43926u);
 }
 
 TEST(CheckpointFormat, HandBuiltVersion1FileDecodes) {

@@ -128,6 +128,26 @@ TEST_F(TrainData, EpochsRunInFileOrderAndDropTheRemainder) {
   EXPECT_TRUE(contains(src->evalBatch(-1, batch, valid), "outside"));
 }
 
+// What data-parallel ranks compare (RankAgreement.h): the samples as the
+// steps get them, whatever the files' order on the disk.
+TEST_F(TrainData, ChecksumIsOfTheSamples) {
+  writeSamples(4);
+  std::vector<InputSpec> specs = {{"x", DType::F32, {2, 3}},
+                                  {"y", DType::I32, {2}}};
+  std::unique_ptr<BatchSource> a, b, c, synthetic;
+  ASSERT_TRUE(BatchSource::openDirectory(dir, specs, a).isOk());
+  ASSERT_TRUE(BatchSource::openDirectory(dir, specs, b).isOk());
+  b->shuffleEachEpoch(3); // the order is the seed's, compared as a flag
+  EXPECT_NE(a->checksum(), 0u);
+  EXPECT_EQ(a->checksum(), b->checksum());
+  // One label of one sample differs.
+  writeFile("y.npy", DType::I64, {4}, std::vector<int64_t>{0, 1, 2, 9});
+  ASSERT_TRUE(BatchSource::openDirectory(dir, specs, c).isOk());
+  EXPECT_NE(a->checksum(), c->checksum());
+  ASSERT_TRUE(BatchSource::synthetic(1, specs, synthetic).isOk());
+  EXPECT_EQ(synthetic->checksum(), 0u) << "drawn from --seed, a flag";
+}
+
 TEST_F(TrainData, EvalBatchesOfAnExactMultipleAreFull) {
   writeFile<int32_t>("y.npy", DType::I32, {6}, {10, 11, 12, 13, 14, 15});
   std::unique_ptr<BatchSource> src;

@@ -1,0 +1,46 @@
+//===- RankAgreement.h - the ranks train one run, or say why not -*- C++ -*-=//
+//
+// N ranks are one training only if each was started as rank 0 was: the
+// same compiled step, flags, data and starting weights. mpirun gives every
+// rank the same command line, but not the same files: another machine's
+// copy of the model, data or checkpoint, or an MPMD launch
+// (`mpirun -n 1 ... : -n 1 ...`) with other flags, would otherwise train
+// as many different runs whose gradients are averaged, the numbers
+// silently wrong. Before the first step each rank compares what it runs
+// with rank 0's, and one that differs stops, naming what.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AMPC_RUNTIME_TOOLING_RANKAGREEMENT_H
+#define AMPC_RUNTIME_TOOLING_RANKAGREEMENT_H
+
+#include "runtime/Collective.h"
+#include "runtime/Status.h"
+
+#include <map>
+#include <string>
+
+namespace ampc::tools {
+
+/// What a rank trains with, each fact under the name a message gives it
+/// (a flag's by the flag, "--lr"; "the training data's CRC-32") with its
+/// value as text.
+using RunFacts = std::map<std::string, std::string>;
+
+/// The fact of the compiled step's (or Program's) hash: a function of the
+/// flags and the model, so a refusal names it only when no flag differs.
+inline constexpr const char *kStepHashFact = "the compiled step's hash";
+
+/// Compares `mine` with rank 0's, which `ranks` broadcasts: every rank
+/// calls it, at the same point of the run. Rank 0 passes. On another rank
+/// the error lists each fact that differs, in name order, with its value
+/// here and on rank 0 ("none" where a rank lacks it).
+rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine);
+
+/// The facts as bytes and back (what the broadcast carries); false when
+/// `bytes` are not such facts.
+std::string encodeRunFacts(const RunFacts &facts);
+bool decodeRunFacts(const std::string &bytes, RunFacts &out);
+
+} // namespace ampc::tools
+
+#endif // AMPC_RUNTIME_TOOLING_RANKAGREEMENT_H

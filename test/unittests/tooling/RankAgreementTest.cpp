@@ -1,0 +1,160 @@
+//===- RankAgreementTest.cpp - a rank compares its run with rank 0's ------===//
+
+#include "runtime/tooling/RankAgreement.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace ampc;
+using namespace ampc::tools;
+
+namespace {
+
+/// Rank `rank` of two, whose broadcasts deliver rank 0's facts (its size,
+/// then its bytes), as MpiCollective's would.
+struct RankZeroHas : rt::Collective {
+  RankZeroHas(int rank, RunFacts leadFacts)
+      : rank_(rank), lead(encodeRunFacts(leadFacts)) {}
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  rt::Status broadcast(void *data, size_t bytes) override {
+    if (failing)
+      return rt::Status::error("a broadcast from rank 0 waited 60 s");
+    if (rank_ != 0) {
+      if (calls == 0) {
+        uint64_t n = lead.size();
+        EXPECT_EQ(bytes, sizeof n);
+        std::memcpy(data, &n, sizeof n);
+      } else {
+        EXPECT_EQ(bytes, lead.size());
+        std::memcpy(data, lead.data(), bytes);
+      }
+    }
+    ++calls;
+    return rt::Status::ok();
+  }
+  rt::Status startSum(float *, size_t) override { return unused(); }
+  rt::Status startMean(uint16_t *, size_t, rt::DType) override {
+    return unused();
+  }
+  rt::Status finish(const void *) override { return unused(); }
+  void finishAll() override {}
+  rt::Status sumOverRanks(double *, size_t) override { return unused(); }
+  double timeoutSeconds() const override { return 60; }
+  rt::Status waitForAll(double) override { return unused(); }
+  double allReduceSeconds() const override { return 0; }
+
+  static rt::Status unused() {
+    ADD_FAILURE() << "the agreement only broadcasts";
+    return rt::Status::error("unused");
+  }
+
+  int rank_;
+  std::string lead;
+  int calls = 0;
+  bool failing = false;
+};
+
+const RunFacts kLead = {
+    {"--lr", "0.1"}, {"--seed", "7"}, {"the weights' CRC-32", "0x01234567"}};
+
+TEST(RankAgreement, FactsTravelAsTheyAre) {
+  RunFacts facts = {{"--data", "/a path; with: \"quotes\""},
+                    {"empty", ""},
+                    {std::string("nul\0key", 7), std::string("\0\xff", 2)}};
+  RunFacts back;
+  ASSERT_TRUE(decodeRunFacts(encodeRunFacts(facts), back));
+  EXPECT_EQ(back, facts);
+  ASSERT_TRUE(decodeRunFacts("", back));
+  EXPECT_TRUE(back.empty());
+}
+
+TEST(RankAgreement, CutFactsAreRefused) {
+  std::string bytes = encodeRunFacts(kLead);
+  RunFacts back;
+  for (size_t n : {size_t(1), size_t(5), bytes.size() - 1})
+    EXPECT_FALSE(decodeRunFacts(bytes.substr(0, n), back)) << n;
+}
+
+TEST(RankAgreement, RankZeroAndAnEqualRankPass) {
+  RankZeroHas lead(0, kLead);
+  EXPECT_TRUE(checkSameRunAsRankZero(lead, {{"--lr", "0.5"}}))
+      << "rank 0 compares with no one";
+  EXPECT_EQ(lead.calls, 2);
+  RankZeroHas other(1, kLead);
+  rt::Status s = checkSameRunAsRankZero(other, kLead);
+  EXPECT_TRUE(s) << s.message();
+}
+
+TEST(RankAgreement, ADifferentRankNamesEachFact) {
+  RunFacts mine = kLead;
+  mine["--lr"] = "0.2";
+  mine.erase("--seed");
+  mine["--sync-batch-norm"] = "true";
+  RankZeroHas other(1, kLead);
+  rt::Status s = checkSameRunAsRankZero(other, mine);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("(--lr 0.2 here, 0.1 on rank 0; "
+                             "--seed none here, 7 on rank 0; "
+                             "--sync-batch-norm true here, none on rank 0)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(s.message().find("CRC-32"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("Start every rank with the same command line"),
+            std::string::npos)
+      << s.message();
+}
+
+// A value "none" is not a fact that is missing.
+TEST(RankAgreement, AMissingFactIsNotTheValueNone) {
+  RankZeroHas other(1, {{"--loss-scale", "none"}});
+  rt::Status s = checkSameRunAsRankZero(other, {});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("(--loss-scale none here, none on rank 0)"),
+            std::string::npos)
+      << s.message();
+}
+
+// The step's hash follows from the flags: it is named only when they
+// agree (another model file, another build).
+TEST(RankAgreement, TheStepsHashIsNamedOnlyWhenTheFlagsAgree) {
+  RunFacts lead = kLead;
+  lead[kStepHashFact] = "0xaaaa";
+  RunFacts mine = lead;
+  mine[kStepHashFact] = "0xbbbb";
+  RankZeroHas sameFlags(1, lead);
+  rt::Status s = checkSameRunAsRankZero(sameFlags, mine);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("(the compiled step's hash 0xbbbb here, 0xaaaa "
+                             "on rank 0)"),
+            std::string::npos)
+      << s.message();
+  mine["--lr"] = "0.3";
+  RankZeroHas otherFlags(1, lead);
+  s = checkSameRunAsRankZero(otherFlags, mine);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("(--lr 0.3 here, 0.1 on rank 0)"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(RankAgreement, AFailedBroadcastSaysWhatItWasFor) {
+  RankZeroHas other(1, kLead);
+  other.failing = true;
+  rt::Status s = checkSameRunAsRankZero(other, kLead);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("comparing this rank's run with rank 0's"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("waited 60 s"), std::string::npos) << s.message();
+  RankZeroHas lead(0, kLead);
+  lead.failing = true;
+  s = checkSameRunAsRankZero(lead, kLead);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("sending this run's facts to the other ranks"),
+            std::string::npos)
+      << s.message();
+}
+
+} // namespace
