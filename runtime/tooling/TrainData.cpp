@@ -615,7 +615,8 @@ bool isIdxDirectory(const std::string &dir) {
 
 Status openFileData(const std::string &data, const std::string &testData,
                     std::optional<bool> shuffle, uint64_t seed,
-                    const std::vector<InputSpec> &specs, FileData &d) {
+                    const std::vector<InputSpec> &specs, FileData &d,
+                    bool openTest) {
   auto train = [](Status s) { return s.withContext("--data"); };
   std::string dir = data == "fashion-mnist" ? kFashionMnistDir : data;
   bool idx = isIdxDirectory(dir);
@@ -631,12 +632,13 @@ Status openFileData(const std::string &data, const std::string &testData,
                            "is evaluated: leave --test-data out");
     AMPC_RETURN_IF_ERROR(train(
         BatchSource::openFashionMnist(dir, Split::Train, specs, d.train)));
-    AMPC_RETURN_IF_ERROR(
-        train(BatchSource::openFashionMnist(dir, Split::Test, specs, d.test)));
+    if (openTest)
+      AMPC_RETURN_IF_ERROR(train(
+          BatchSource::openFashionMnist(dir, Split::Test, specs, d.test)));
   } else {
     AMPC_RETURN_IF_ERROR(
         train(BatchSource::openDirectory(dir, specs, d.train)));
-    if (!testData.empty())
+    if (!testData.empty() && openTest)
       AMPC_RETURN_IF_ERROR(BatchSource::openDirectory(testData, specs, d.test)
                                .withContext("--test-data"));
   }

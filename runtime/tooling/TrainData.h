@@ -205,9 +205,12 @@ bool isIdxDirectory(const std::string &dir);
 // evaluated, or .npy files) and `testData` (.npy files, not with IDX data);
 // the training split is shuffled each epoch from `seed` when `shuffle` says
 // so (default: for IDX data). An error starts with the flag it is about.
+// With `openTest` false the test split is not read (a data-parallel rank
+// other than 0, which does not evaluate).
 rt::Status openFileData(const std::string &data, const std::string &testData,
                         std::optional<bool> shuffle, uint64_t seed,
-                        const std::vector<InputSpec> &specs, FileData &d);
+                        const std::vector<InputSpec> &specs, FileData &d,
+                        bool openTest = true);
 
 // Checks the labels of `data` against the classes of the losses they feed
 // (the step's), once, before any step: a bad one is named by its sample

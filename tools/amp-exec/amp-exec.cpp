@@ -360,13 +360,15 @@ std::vector<InputSpec> inputSpecsOf(const rt::FunctionInfo &f,
   return specs;
 }
 
-/// Opens --data and --test-data as amp-run does.
+/// Opens --data and --test-data as amp-run does (the test split only for
+/// a process that evaluates: `openTest`).
 rt::Status openData(const Options &o, const std::vector<InputSpec> &specs,
-                    FileData &d) {
+                    FileData &d, bool openTest = true) {
   if (o.data == "synthetic")
     return BatchSource::synthetic(o.seed, specs, d.train, o.syntheticBatches)
         .withContext("--data");
-  return openFileData(o.data, o.testData, o.shuffle, o.seed, specs, d);
+  return openFileData(o.data, o.testData, o.shuffle, o.seed, specs, d,
+                      openTest);
 }
 
 rt::Status createSession(rt::FunctionInfo f, const Options &o,
@@ -501,7 +503,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   bool lead = rank == 0;
   std::vector<InputSpec> specs = inputSpecsOf(*f, &step);
   FileData data;
-  if (rt::Status s = openData(o, specs, data); !s)
+  if (rt::Status s = openData(o, specs, data, /*openTest=*/lead); !s)
     return fail(s.message());
   const rt::FunctionInfo *forward = program.find("forward");
   if (data.test && !forward)

@@ -133,7 +133,8 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
       return fail(o.modelPath + ": " + s.message());
     if (!synthetic)
       if (rt::Status s = openFileData(o.run.data, o.run.testData, o.run.shuffle,
-                                      o.run.seed, specs, data);
+                                      o.run.seed, specs, data,
+                                      /*openTest=*/lead);
           !s)
         return fail(s.message());
   }
