@@ -38,6 +38,13 @@ private:
 /// "SIGINT" or "SIGTERM" (else "a signal").
 const char *signalName(int sig);
 
+/// Whether `rc` is the exit code of a run that SIGINT or SIGTERM stopped
+/// (128 + the signal). Under data parallelism every rank stops so after the
+/// same step (TrainLoop), so no rank need end the others.
+inline bool isSignalExit(int rc) {
+  return rc == 128 + SIGINT || rc == 128 + SIGTERM;
+}
+
 } // namespace ampc::tools
 
 #endif // AMPC_RUNTIME_TOOLING_SIGNALS_H

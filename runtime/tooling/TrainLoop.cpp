@@ -228,6 +228,14 @@ rt::Status TrainLoop::compareRanks(uint32_t &checksum) const {
 
 rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
   const std::string where = checkpointPath(dir);
+  // It holds rank 0's partial gradients alone (run() writes none there).
+  if (o_.worldSize > 1 && ckpt.step % step_.accumulate != 0)
+    return rt::Status::error(
+        where + ": written after step " + std::to_string(ckpt.step) +
+        ", between the updates of --accumulate " +
+        std::to_string(step_.accumulate) +
+        ": a data-parallel run resumes "
+        "only from an update, where the ranks' gradients are summed");
   // Checkpoints written before the input_ms column get it, unknown (NaN).
   std::vector<std::string> withoutInput = history_.stepColumns;
   withoutInput.erase(withoutInput.begin() + kInputMs);
@@ -307,11 +315,27 @@ rt::Status TrainLoop::saveCheckpoint(const std::string &dir) {
   return rt::Status::ok();
 }
 
-int TrainLoop::stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
+int TrainLoop::stopOnSignal(int sig, int fromRank, int64_t stepsDone,
+                            MetricsWriter *metrics,
                             MetricsWriter *evalMetrics) {
   if (progress_)
     progress_->clear();
+  bool ranks = o_.collective && o_.worldSize > 1;
+  // The other ranks wait while rank 0 writes the checkpoint, then all end
+  // together (the tools then end no rank: isSignalExit).
+  auto waitForRankZero = [&]() -> rt::Status {
+    return ranks ? o_.collective->waitForAll(kLeadWorkSeconds)
+                 : rt::Status::ok();
+  };
+  if (o_.rank != 0) {
+    if (rt::Status st = waitForRankZero(); !st)
+      return fail(st.message());
+    return 128 + sig;
+  }
   std::string what = std::string("interrupted by ") + signalName(sig) +
+                     (ranks && fromRank >= 0
+                          ? " (sent to rank " + std::to_string(fromRank) + ")"
+                          : std::string()) +
                      " after step " + std::to_string(stepsDone) + " of " +
                      std::to_string(o_.steps);
   std::string saved;
@@ -336,6 +360,8 @@ int TrainLoop::stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
   std::cout.flush();
   std::fprintf(stderr, "%s: %s; %s\n", o_.tool.c_str(), what.c_str(),
                saved.c_str());
+  if (rt::Status st = waitForRankZero(); !st)
+    return fail(st.message());
   return 128 + sig;
 }
 
@@ -488,8 +514,9 @@ rt::Status TrainLoop::evaluate(int64_t stepsDone, double periodSeconds) {
   return rt::Status::ok();
 }
 
-rt::Status TrainLoop::step(const std::vector<Feed> &batch, bool probe,
-                           StepOutcome &out) {
+rt::Status TrainLoop::runStep(const std::vector<Feed> &batch, bool probe,
+                              const InterruptScope *interrupts,
+                              StepOutcome &out) {
   int64_t s = stepsDone();
   out.scale = currentScale();
   out.updates = (s + 1) % step_.accumulate == 0;
@@ -517,13 +544,31 @@ rt::Status TrainLoop::step(const std::vector<Feed> &batch, bool probe,
     AMPC_RETURN_IF_ERROR(train_.output(kFoundInf, fv));
     out.overflow = rt::elementAsDouble(fv, 0) != 0;
   }
+  out.stopSignal = interrupts ? interrupts->received() : 0;
+  out.stopRank = o_.rank;
   // Data parallelism: the step's loss is the mean of the ranks' (what one
   // process accumulating the same batches averages), so every rank reports,
   // and stops on, the same value. The exchange is part of the step's time.
+  // Each rank's signal travels with it, in the rank's own slot.
   if (o_.collective && o_.worldSize > 1) {
-    if (rt::Status st = o_.collective->sumOverRanks(&out.loss, 1); !st)
+    std::vector<double> shared(1 + static_cast<size_t>(o_.worldSize), 0.0);
+    shared[0] = out.loss;
+    shared[1 + static_cast<size_t>(o_.rank)] = out.stopSignal;
+    if (rt::Status st =
+            o_.collective->sumOverRanks(shared.data(), shared.size());
+        !st)
       return rt::Status::error(where + "the ranks' losses: " + st.message());
-    out.loss /= o_.worldSize;
+    out.loss = shared[0] / o_.worldSize;
+    out.stopSignal = 0;
+    int signalled = 0;
+    for (int r = o_.worldSize - 1; r >= 0; --r)
+      if (int sig = static_cast<int>(shared[1 + static_cast<size_t>(r)])) {
+        out.stopSignal = sig;
+        out.stopRank = r;
+        ++signalled;
+      }
+    if (signalled == o_.worldSize)
+      out.stopRank = -1; // mpirun passes its signals on to every rank
   }
   double ms = seconds(runStart, Clock::now()) * 1e3;
   times_.push_back(ms);
@@ -600,6 +645,9 @@ int TrainLoop::run() {
   double periodSeconds = 0;
   // From here on SIGINT and SIGTERM end the run between steps, state saved.
   InterruptScope interrupts;
+  // A checkpoint due between the updates of a data-parallel accumulation,
+  // written at the update that ends it.
+  bool checkpointOwed = false;
   for (int64_t s = firstStep_; s < o_.steps; ++s) {
     auto start = Clock::now();
     if (rt::Status st =
@@ -619,7 +667,8 @@ int TrainLoop::run() {
                          rt::TensorView{t.dtype, t.shape,
                                         const_cast<uint8_t *>(t.bytes.data())});
     StepOutcome outcome;
-    if (rt::Status st = step(feeds, probe || numerics.has_value(), outcome);
+    if (rt::Status st =
+            runStep(feeds, probe || numerics.has_value(), &interrupts, outcome);
         !st)
       return fail(st.message());
     double loss = outcome.loss, scale = outcome.scale;
@@ -675,27 +724,39 @@ int TrainLoop::run() {
       if (rt::Status st = flushEval(); !st)
         return fail("--eval-metrics: " + st.message());
     }
-    if (!o_.checkpointDir.empty() &&
-        (done == o_.steps ||
-         (o_.checkpointEvery > 0 ? done % o_.checkpointEvery == 0 : epochEnd)))
+    bool checkpointDue =
+        done == o_.steps ||
+        (o_.checkpointEvery > 0 ? done % o_.checkpointEvery == 0 : epochEnd);
+    // Between the updates of a data-parallel accumulation each rank holds
+    // its own partial gradients, and a checkpoint (rank 0's) would resume
+    // every rank with rank 0's: the checkpoint, or a stop, waits for the
+    // update that ends it. (One process's checkpoint holds its partial
+    // sums, and resumes anywhere.)
+    bool betweenUpdates = o_.worldSize > 1 && !updates;
+    if (betweenUpdates) {
+      checkpointOwed |= checkpointDue;
+      checkpointDue = false;
+    } else {
+      checkpointDue |= checkpointOwed;
+      checkpointOwed = false;
+    }
+    if (!o_.checkpointDir.empty() && checkpointDue)
       if (rt::Status st = saveCheckpoint(o_.checkpointDir); !st)
         return fail("--checkpoint: " + st.message());
     // Rank 0 alone evaluates and writes checkpoints: the other ranks wait
     // for it after each step where it may, not in their next all-reduce,
     // whose timeout is for a rank that died or hangs.
-    if (o_.collective && o_.worldSize > 1 &&
-        (epochEnd || done == o_.steps ||
-         (o_.checkpointEvery > 0 && done % o_.checkpointEvery == 0)))
+    if (o_.collective && o_.worldSize > 1 && (epochEnd || checkpointDue))
       if (rt::Status st = o_.collective->waitForAll(kLeadWorkSeconds); !st)
         return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
                     st.message());
     // After the evaluation this step owes, which a resumed run would not
     // make up for. A signal during the last step lets the run finish: a
-    // resume could not give it its --save-onnx, --plot and summary. In a
-    // data-parallel run rank 0 stops (with its checkpoint) and ends the
-    // other ranks; they do not stop on their own.
-    if (int sig = interrupts.received(); sig && done < o_.steps && o_.rank == 0)
-      return stopOnSignal(sig, done, metrics.get(), evalMetrics.get());
+    // resume could not give it its --save-onnx, --plot and summary. A
+    // signal to any rank stops every rank here after the same step.
+    if (outcome.stopSignal && done < o_.steps && !betweenUpdates)
+      return stopOnSignal(outcome.stopSignal, outcome.stopRank, done,
+                          metrics.get(), evalMetrics.get());
   }
   progress_->clear();
   if (metrics)

@@ -20,6 +20,7 @@
 #include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/Progress.h"
 #include "runtime/tooling/RankAgreement.h"
+#include "runtime/tooling/Signals.h"
 #include "runtime/tooling/TrainData.h"
 
 #include <cstdint>
@@ -114,11 +115,19 @@ public:
     bool overflow = false; // found_inf: the update was skipped
     bool updates = false;  // the step ends an accumulation (it may update)
     double scale = 1;      // the loss scale it ran with
+    // run()'s: a SIGINT or SIGTERM that rank `stopRank` had received by
+    // the step's end (the lowest such rank; -1: every rank had), the same
+    // on every rank; 0 for none.
+    int stopSignal = 0;
+    int stopRank = 0;
   };
   /// Runs step `stepsDone()` on `batch` (every graph input, once) and
   /// appends its history row; `probe` turns the non-finite probe on for it
-  /// (Session::setNonFiniteProbe). run() steps through this.
-  rt::Status step(const std::vector<Feed> &batch, bool probe, StepOutcome &out);
+  /// (Session::setNonFiniteProbe).
+  rt::Status step(const std::vector<Feed> &batch, bool probe,
+                  StepOutcome &out) {
+    return runStep(batch, probe, nullptr, out);
+  }
   /// Steps done: the next step's index.
   int64_t stepsDone() const {
     return static_cast<int64_t>(history_.stepRows.size());
@@ -166,11 +175,18 @@ private:
   rt::Status evaluate(int64_t stepsDone, double periodSeconds);
   /// Where the steps fall in the data's epochs.
   EpochClock epochs() const;
-  /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h) with the state of
-  /// `stepsDone` steps, fewer than the run's, saved; returns the exit code,
-  /// 128 + sig.
-  int stopOnSignal(int sig, int64_t stepsDone, MetricsWriter *metrics,
-                   MetricsWriter *evalMetrics);
+  /// Ends the run after SIGINT/SIGTERM `sig` (Signals.h), which rank
+  /// `fromRank` received (-1: every rank), with the state of `stepsDone` steps,
+  /// fewer than the run's, saved; returns the exit code, 128 + sig. Every rank
+  /// calls it after the same step: rank 0 writes the checkpoint and says so,
+  /// and the others wait for it.
+  int stopOnSignal(int sig, int fromRank, int64_t stepsDone,
+                   MetricsWriter *metrics, MetricsWriter *evalMetrics);
+  /// step(), as run() steps: the signal `interrupts` has received is
+  /// shared in the step's exchange of the ranks' losses, so that every
+  /// rank sees it after the same step.
+  rt::Status runStep(const std::vector<Feed> &batch, bool probe,
+                     const InterruptScope *interrupts, StepOutcome &out);
   uint32_t stateChecksum() const;
   /// The CRC-32 of the parameters in binding order: every one, or the
   /// weights alone (StepInfo::weights).

@@ -19,6 +19,7 @@
 #include "runtime/tooling/Fnv.h"
 #include "runtime/tooling/Ranks.h"
 #include "runtime/tooling/RunFlags.h"
+#include "runtime/tooling/Signals.h"
 #include "runtime/tooling/TrainData.h"
 #include "runtime/tooling/TrainLoop.h"
 
@@ -740,8 +741,9 @@ int runTool(int argc, char **argv) {
 int main(int argc, char **argv) {
   int rc = runTool(argc, argv);
   // A rank that stops with an error ends the others now: they would wait
-  // in their next all-reduce until --collective-timeout.
-  if (rc != 0 && world && world->size() > 1)
+  // in their next all-reduce until --collective-timeout. A run a signal
+  // stopped stops every rank after the same step, each on its own.
+  if (rc != 0 && !isSignalExit(rc) && world && world->size() > 1)
     world->abortAll(rc);
   world.reset(); // MPI_Finalize, on every rank at the end of its run
   return rc;

@@ -27,6 +27,7 @@
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/Ranks.h"
+#include "runtime/tooling/Signals.h"
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
@@ -243,8 +244,9 @@ int main(int argc, char **argv) {
   int rc = runTool(argc, argv);
   // A rank that stops with an error ends the others now: they would wait
   // in their next all-reduce until --collective-timeout (mpirun ends the
-  // job when a rank dies of a signal, not when it returns non-zero).
-  if (rc != 0 && world && world->size() > 1)
+  // job when a rank dies of a signal, not when it returns non-zero). A run
+  // a signal stopped stops every rank after the same step, each on its own.
+  if (rc != 0 && !ampc::tools::isSignalExit(rc) && world && world->size() > 1)
     world->abortAll(rc);
   world.reset(); // MPI_Finalize, on every rank at the end of its run
   return rc;
