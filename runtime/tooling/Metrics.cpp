@@ -128,9 +128,19 @@ MetricsWriter::~MetricsWriter() {
 }
 
 Status MetricsWriter::put(const std::string &text) {
-  if (std::fputs(text.c_str(), file_) < 0 || std::fflush(file_) != 0)
+  if (!file_)
     return Status::error("metrics file " + tmpPath_ +
-                         ": write failed: " + errnoText());
+                         ": an earlier write failed");
+  if (std::fputs(text.c_str(), file_) < 0 || std::fflush(file_) != 0) {
+    std::string why = errnoText();
+    // A file cut short is no record of the run; on a full disk it holds
+    // space the rest of the run (its checkpoint) needs.
+    std::fclose(file_);
+    file_ = nullptr;
+    std::remove(tmpPath_.c_str());
+    return Status::error("metrics file " + tmpPath_ + ": write failed: " + why +
+                         " (removed; " + path_ + " is as it was)");
+  }
   return Status::ok();
 }
 
@@ -164,6 +174,9 @@ Status MetricsWriter::close() {
   closed_ = true;
   if (format_ == Format::Json)
     AMPC_RETURN_IF_ERROR(put(rows_ ? "\n]\n" : "]\n"));
+  if (!file_) // a write failed (put removed the file)
+    return Status::error("metrics file " + tmpPath_ +
+                         ": an earlier write failed");
   // The rename must not outrun the data.
   bool ok = ::fsync(fileno(file_)) == 0;
   std::string why = ok ? "" : errnoText();
@@ -172,8 +185,11 @@ Status MetricsWriter::close() {
     why = errnoText();
   }
   file_ = nullptr;
-  if (!ok)
-    return Status::error("metrics file " + tmpPath_ + ": write failed: " + why);
+  if (!ok) {
+    std::remove(tmpPath_.c_str()); // as a failed row's write
+    return Status::error("metrics file " + tmpPath_ + ": write failed: " + why +
+                         " (removed; " + path_ + " is as it was)");
+  }
   if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0)
     return Status::error("metrics file " + path_ + ": cannot rename " +
                          tmpPath_ + " to it: " + errnoText());

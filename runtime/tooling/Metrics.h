@@ -39,7 +39,9 @@ public:
   MetricsWriter(const MetricsWriter &) = delete;
   MetricsWriter &operator=(const MetricsWriter &) = delete;
 
-  // Appends one row: one value per column, in column order.
+  // Appends one row: one value per column, in column order. A write that
+  // fails (a full disk) removes PATH.tmp, and every later call fails: PATH
+  // keeps what it held.
   rt::Status row(const std::vector<double> &values);
   // Finishes the file and renames PATH.tmp to PATH. Rows after close() and
   // a second close() are errors.

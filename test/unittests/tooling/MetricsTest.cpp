@@ -125,6 +125,28 @@ TEST_F(Metrics, InterruptedRunLeavesOnlyTheTmp) {
   EXPECT_EQ(slurp(path + ".tmp"), "step,loss\n0,1\n");
 }
 
+// /dev/full takes the file's creation but fails every write: the cut file
+// is removed, PATH is left as it was, and later calls fail too.
+TEST_F(Metrics, AFailedWriteRemovesTheTmp) {
+  std::string path = dir + "/full.csv";
+  {
+    std::ofstream old(path);
+    old << "previous run\n";
+  }
+  std::filesystem::create_symlink("/dev/full", path + ".tmp");
+  std::unique_ptr<MetricsWriter> w;
+  ampc::rt::Status s = MetricsWriter::open(path, {"step"}, w);
+  ASSERT_FALSE(s);
+  EXPECT_NE(
+      s.message().find("write failed: No space left on device (removed; " +
+                       path + " is as it was)"),
+      std::string::npos)
+      << s.message();
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_TRUE(std::filesystem::exists("/dev/full"));
+  EXPECT_EQ(slurp(path), "previous run\n");
+}
+
 TEST_F(Metrics, Errors) {
   std::unique_ptr<MetricsWriter> w;
   {
