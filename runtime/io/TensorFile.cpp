@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <optional>
 
@@ -695,6 +696,32 @@ Status checkWritable(const std::string &path) {
   }
   ::close(fd);
   ::unlink(tmp.c_str());
+  return Status::ok();
+}
+
+Status checkDistinctOutputs(
+    const std::vector<std::pair<std::string, std::string>> &outputs) {
+  std::vector<std::pair<const std::string *, std::filesystem::path>> seen;
+  for (const auto &[flag, path] : outputs) {
+    if (path.empty())
+      continue;
+    // The directory resolved, the name as it is: the writers rename a new
+    // file over the name, which replaces a symbolic link there rather than
+    // writing through it. (Absolute first: weakly_canonical leaves a
+    // relative path whose first part does not exist as it is.)
+    std::error_code ec;
+    std::filesystem::path file =
+        std::filesystem::absolute(path, ec).lexically_normal();
+    std::filesystem::path dir =
+        std::filesystem::weakly_canonical(file.parent_path(), ec);
+    if (!ec) // else checkWritable says what is wrong with it
+      file = dir / file.filename();
+    for (const auto &[otherFlag, otherFile] : seen)
+      if (otherFile == file)
+        return Status::error(*otherFlag + " and " + flag + " both write " +
+                             path + ": one would replace the other");
+    seen.emplace_back(&flag, file);
+  }
   return Status::ok();
 }
 

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ampc::rt {
@@ -91,6 +92,15 @@ Status writeFileAtomically(const std::string &path, const void *data,
 // Tools ask before the work whose result goes there, so a bad path fails at
 // once.
 Status checkWritable(const std::string &path);
+
+// Fails when two of `outputs` (each a flag and the file it writes; empty:
+// not given) name one file, once ".", ".." and symbolic links to
+// directories are resolved: the one written last would replace the other.
+// (A link to a file is another name: writeFileAtomically replaces the
+// link.) The error names
+// both flags and the file.
+Status checkDistinctOutputs(
+    const std::vector<std::pair<std::string, std::string>> &outputs);
 
 // fsyncs a directory, so the entries created, renamed or removed in it
 // survive a crash. File systems that cannot sync directories count as done.

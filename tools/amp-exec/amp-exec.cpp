@@ -485,6 +485,15 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   bool synthetic = o.data == "synthetic";
   if (rt::Status s = checkRunOptions(o, /*train=*/true); !s)
     return fail(s.message());
+  // No two outputs one file: the later would replace the earlier.
+  if (rt::Status s = rt::checkDistinctOutputs(
+          {{"--json", o.json},
+           {"--metrics", o.metrics},
+           {"--eval-metrics", o.evalMetrics},
+           {"--checkpoint",
+            o.checkpointDir.empty() ? "" : checkpointPath(o.checkpointDir)}});
+      !s)
+    return fail(s.message());
   // (Rank 0 alone writes them.)
   bool writes = !world || world->rank() == 0;
   for (auto [flag, path] :

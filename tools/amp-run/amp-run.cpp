@@ -426,7 +426,22 @@ int runTool(int argc, char **argv) {
     return fail("--plot: plot file " + plotFile +
                 ": the plot is an SVG; the name must end in .svg");
   // What a run writes at its end or as it goes must be writable before it
-  // starts: a bad path found after the training loses the training.
+  // starts: a bad path found after the training loses the training. And no
+  // two of them one file: the later would replace the earlier.
+  if (rt::Status s = rt::checkDistinctOutputs(
+          {{"-o", emit.empty() || outputFile == "-" ? std::string()
+                                                    : std::string(outputFile)},
+           {"--metrics", run.metrics},
+           {"--eval-metrics", run.evalMetrics},
+           {"--plot", plotFile},
+           {"--save-onnx", saveOnnx},
+           {"--amp-report", ampReport},
+           {"--checkpoint",
+            run.checkpointDir.empty()
+                ? ""
+                : ampc::tools::checkpointPath(run.checkpointDir)}});
+      !s)
+    return fail(s.message());
   if (emit == "program")
     if (rt::Status s = rt::checkWritable(outputFile); !s)
       return fail("-o: " + s.message());

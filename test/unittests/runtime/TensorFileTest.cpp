@@ -10,11 +10,14 @@
 #include "runtime/Half.h"
 #include "runtime/io/Npy.h"
 
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <unistd.h>
@@ -461,6 +464,35 @@ TEST(TensorFile, ConvertsExactly) {
   EXPECT_EQ(values<int64_t>(bools), (std::vector<int64_t>{0, 1}));
   ASSERT_TRUE(convertTo(bools, DType::I1).isOk());
   EXPECT_EQ(bools.bytes, (std::vector<uint8_t>{0, 1}));
+}
+
+// Two output flags naming one file, however it is spelt, are refused
+// before anything is written (amp-run --metrics x --eval-metrics ./x).
+TEST(TensorFile, DistinctOutputsSpeltTwoWaysAreOneFile) {
+  std::string dir = test::scratchName("outputs");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/sub");
+  EXPECT_TRUE(checkDistinctOutputs({{"--a", dir + "/x.csv"},
+                                    {"--b", dir + "/y.csv"},
+                                    {"--c", ""},
+                                    {"--d", ""}}));
+  Status s = checkDistinctOutputs(
+      {{"--a", dir + "/x.csv"}, {"--b", dir + "/sub/../x.csv"}});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "--a and --b both write " + dir +
+                             "/sub/../x.csv: one would replace the other");
+  // Through a link to the directory; in a directory that does not exist.
+  std::filesystem::create_directory_symlink(dir + "/sub", dir + "/linked");
+  EXPECT_FALSE(checkDistinctOutputs(
+      {{"--a", dir + "/sub/x.csv"}, {"--b", dir + "/linked/x.csv"}}));
+  EXPECT_FALSE(checkDistinctOutputs(
+      {{"--a", dir + "/none/x.csv"}, {"--b", dir + "/none/./x.csv"}}));
+  // A link to a file is a name of its own: the atomic writer renames over
+  // the link, and the file it pointed to is left alone.
+  std::filesystem::create_symlink(dir + "/x.csv", dir + "/link.csv");
+  EXPECT_TRUE(checkDistinctOutputs(
+      {{"--a", dir + "/x.csv"}, {"--b", dir + "/link.csv"}}));
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace
