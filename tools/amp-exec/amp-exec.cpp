@@ -516,9 +516,18 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   if (rt::Status s = openData(o, specs, data, /*openTest=*/lead); !s)
     return fail(s.message());
   const rt::FunctionInfo *forward = program.find("forward");
-  if (data.test && !forward)
-    return fail("--test-data: " + o.program +
-                " has no @forward to evaluate the test split with");
+  if (data.test && !forward) {
+    if (!o.testData.empty())
+      return fail("--test-data " + o.testData + ": " + o.program +
+                  " has no @forward to evaluate it with");
+    // IDX data brings its test split unasked; amp-run's training Programs
+    // hold the step alone. Train, and say that nothing is evaluated.
+    if (lead)
+      std::printf("amp-exec: %s has no @forward: the test split of --data %s "
+                  "is not evaluated\n",
+                  o.program.c_str(), o.data.c_str());
+    data.test.reset();
+  }
   if (rt::Status s = checkDataLabels(step, data); !s)
     return fail(s.message());
   // A data-parallel step takes `ranks` batches: --epochs E runs the steps
