@@ -139,15 +139,23 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
         return fail(s.message());
   }
   int64_t batchesPerEpoch = data.train ? data.train->stepsPerEpoch() : 0;
-  if (o.run.steps == 0)
+  const bool stepsGiven = o.run.steps != 0;
+  if (!stepsGiven)
     o.run.steps = runSteps(o.run, batchesPerEpoch, ranks);
   const EpochClock epochs{batchesPerEpoch, ranks};
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
-  if (o.emit.empty() && o.run.steps % acc)
-    return fail("--steps " + Twine(o.run.steps) + " is not a multiple of " +
-                "--accumulate " + Twine(acc) + ": the gradients of the last " +
-                Twine(o.run.steps % acc) + " steps would never be applied");
+  if (o.emit.empty() && o.run.steps % acc) {
+    std::string count = std::to_string(o.run.steps);
+    return fail(
+        (stepsGiven ? "--steps " + count + " is"
+                    : "the run's " + count + " steps (--epochs " +
+                          std::to_string(std::max<int64_t>(1, o.run.epochs)) +
+                          ") are") +
+        " not a multiple of --accumulate " + std::to_string(acc) +
+        ": the gradients of the last " + std::to_string(o.run.steps % acc) +
+        " steps would never be applied");
+  }
   resolveScheduleLength(o.training, o.run.steps);
 
   if (!o.emit.empty())
