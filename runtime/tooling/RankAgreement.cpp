@@ -2,7 +2,6 @@
 
 #include "runtime/tooling/RankAgreement.h"
 
-#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <set>
@@ -86,15 +85,9 @@ rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine) {
     const std::string *here = valueIn(mine, name), *there = valueIn(lead, name);
     return !here || !there || *here != *there;
   };
-  // The compiled step follows from the flags: its hash says something of
-  // its own only when they agree (another model, or another ampc build).
-  bool flagDiffers =
-      std::any_of(names.begin(), names.end(), [&](const std::string &name) {
-        return name.rfind("--", 0) == 0 && differs(name);
-      });
   std::vector<std::string> differ;
   for (const std::string &name : names) {
-    if (!differs(name) || (name == kStepHashFact && flagDiffers))
+    if (!differs(name))
       continue;
     const std::string *here = valueIn(mine, name), *there = valueIn(lead, name);
     differ.push_back(name + " " + (here ? *here : "none") + " here, " +

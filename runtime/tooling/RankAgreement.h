@@ -26,8 +26,9 @@ namespace ampc::tools {
 /// value as text.
 using RunFacts = std::map<std::string, std::string>;
 
-/// The fact of the compiled step's (or Program's) hash: a function of the
-/// flags and the model, so a refusal names it only when no flag differs.
+/// The fact of the compiled step's (or Program file's) hash, named so on
+/// both tools. It differs with the model or Program, the ampc build and
+/// the flags compiled into the step, so it comes with them in a refusal.
 inline constexpr const char *kStepHashFact = "the compiled step's hash";
 
 /// Compares `mine` with rank 0's, which `ranks` broadcasts: every rank

@@ -232,10 +232,10 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
   if (o_.worldSize > 1 && ckpt.step % step_.accumulate != 0)
     return rt::Status::error(
         where + ": written after step " + std::to_string(ckpt.step) +
-        ", between the updates of --accumulate " +
+        ", between two updates (the step accumulates " +
         std::to_string(step_.accumulate) +
-        ": a data-parallel run resumes "
-        "only from an update, where the ranks' gradients are summed");
+        " steps per update): a data-parallel run resumes only from an "
+        "update, where the ranks' gradients are summed");
   // Checkpoints written before the input_ms column get it, unknown (NaN).
   std::vector<std::string> withoutInput = history_.stepColumns;
   withoutInput.erase(withoutInput.begin() + kInputMs);
@@ -327,17 +327,17 @@ int TrainLoop::stopOnSignal(int sig, int fromRank, int64_t stepsDone,
     return ranks ? o_.collective->waitForAll(kLeadWorkSeconds)
                  : rt::Status::ok();
   };
-  if (o_.rank != 0) {
-    if (rt::Status st = waitForRankZero(); !st)
-      return fail(st.message());
-    return 128 + sig;
-  }
   std::string what = std::string("interrupted by ") + signalName(sig) +
                      (ranks && fromRank >= 0
                           ? " (sent to rank " + std::to_string(fromRank) + ")"
                           : std::string()) +
                      " after step " + std::to_string(stepsDone) + " of " +
                      std::to_string(o_.steps);
+  if (o_.rank != 0) {
+    if (rt::Status st = waitForRankZero(); !st)
+      return fail(what + ": waiting for rank 0's checkpoint: " + st.message());
+    return 128 + sig;
+  }
   std::string saved;
   if (!o_.comparedCheckpoint.empty()) {
     saved = "the f32 comparison run writes no checkpoint; the AMP run's is " +
@@ -752,10 +752,13 @@ int TrainLoop::run() {
                     st.message());
     // After the evaluation this step owes, which a resumed run would not
     // make up for. A signal during the last step lets the run finish: a
-    // resume could not give it its --save-onnx, --plot and summary. A
-    // signal to any rank stops every rank here after the same step.
-    if (outcome.stopSignal && done < o_.steps && !betweenUpdates)
-      return stopOnSignal(outcome.stopSignal, outcome.stopRank, done,
+    // resume could not give it its --save-onnx, --plot and summary. One
+    // process reads its signal now (one that came during the evaluation or
+    // the checkpoint counts); ranks take the one their step's exchange
+    // shared, the same on every rank, so that all stop after this step.
+    int sig = o_.worldSize > 1 ? outcome.stopSignal : interrupts.received();
+    if (sig && done < o_.steps && !betweenUpdates)
+      return stopOnSignal(sig, o_.worldSize > 1 ? outcome.stopRank : -1, done,
                           metrics.get(), evalMetrics.get());
   }
   progress_->clear();

@@ -334,10 +334,10 @@ if faults:
     p = run("--nproc", 2, "--steps", long_steps, "--accumulate", 2,
             "--resume", between, expect=1)
     said = next((line.strip() for line in p.stderr.splitlines()
-                 if "between the updates" in line), p.stderr[-300:])
+                 if "between two updates" in line), p.stderr[-300:])
     check(p.returncode != 0 and
-          f"written after step {at - 1}, between the updates of "
-          "--accumulate 2" in said,
+          f"written after step {at - 1}, between two updates (the step "
+          "accumulates 2 steps per update)" in said,
           "a checkpoint between updates is refused: " + said)
 
     # A rank that hangs (SIGSTOP): rank 0 gives up after

@@ -116,9 +116,9 @@ TEST(RankAgreement, AMissingFactIsNotTheValueNone) {
       << s.message();
 }
 
-// The step's hash follows from the flags: it is named only when they
-// agree (another model file, another build).
-TEST(RankAgreement, TheStepsHashIsNamedOnlyWhenTheFlagsAgree) {
+// The step's hash is named with the flags that changed it, and alone when
+// they agree (another model file, another build).
+TEST(RankAgreement, TheStepsHashIsNamedWheneverItDiffers) {
   RunFacts lead = kLead;
   lead[kStepHashFact] = "0xaaaa";
   RunFacts mine = lead;
@@ -134,7 +134,8 @@ TEST(RankAgreement, TheStepsHashIsNamedOnlyWhenTheFlagsAgree) {
   RankZeroHas otherFlags(1, lead);
   s = checkSameRunAsRankZero(otherFlags, mine);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.message().find("(--lr 0.3 here, 0.1 on rank 0)"),
+  EXPECT_NE(s.message().find("(--lr 0.3 here, 0.1 on rank 0; the compiled "
+                             "step's hash 0xbbbb here, 0xaaaa on rank 0)"),
             std::string::npos)
       << s.message();
 }

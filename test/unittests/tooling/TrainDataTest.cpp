@@ -129,7 +129,8 @@ TEST_F(TrainData, EpochsRunInFileOrderAndDropTheRemainder) {
 }
 
 // What data-parallel ranks compare (RankAgreement.h): the samples as the
-// steps get them, whatever the files' order on the disk.
+// steps get them, in file order (the shuffle is the seed's, compared as a
+// flag).
 TEST_F(TrainData, ChecksumIsOfTheSamples) {
   writeSamples(4);
   std::vector<InputSpec> specs = {{"x", DType::F32, {2, 3}},
