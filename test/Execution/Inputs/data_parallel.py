@@ -217,14 +217,6 @@ if faults:
     long_steps = 400
     whole = os.path.join(work, "whole-long.csv")
     run("--nproc", 2, "--steps", long_steps, "--metrics", whole)
-    ckpt = os.path.join(work, "killed")
-    start = time.monotonic()
-    job = subprocess.Popen([amp_run, model, "--data", data, "--progress", "none",
-                            "--nproc", "2", "--steps", str(long_steps),
-                            "--checkpoint", ckpt, "--checkpoint-every", "20",
-                            "--collective-timeout", "20"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, env=env)
 
 
     def rank_pids(rank, marker):
@@ -247,22 +239,40 @@ if faults:
         return out
 
 
-    victims = []
-    while time.monotonic() - start < 60 and job.poll() is None:
-        if os.path.exists(os.path.join(ckpt, "checkpoint.ampc")):
-            victims = rank_pids(1, ckpt)
-            if victims:
-                break
-        time.sleep(0.02)
-    for pid in victims:
-        os.kill(pid, signal.SIGKILL)
-    try:
-        output, _ = job.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        job.kill()
-        output = "(hung)"
-    took = time.monotonic() - start
-    check(bool(victims) and job.returncode not in (0, None) and
+    def signal_rank_1(ckpt, sig, *args):
+        """Trains 2 ranks for long_steps with `args`, checkpointing into
+        `ckpt`, and sends rank 1 `sig` once the first checkpoint is there.
+        Returns the job, whether rank 1 was found, its output and the
+        seconds from the start to its end."""
+        start = time.monotonic()
+        job = subprocess.Popen([amp_run, model, "--data", data, "--progress",
+                                "none", "--nproc", "2", "--steps",
+                                str(long_steps), "--checkpoint", ckpt,
+                                *map(str, args)],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=env)
+        victims = []
+        while time.monotonic() - start < 60 and job.poll() is None:
+            if os.path.exists(os.path.join(ckpt, "checkpoint.ampc")):
+                victims = rank_pids(1, ckpt)
+                if victims:
+                    break
+            time.sleep(0.02)
+        for pid in victims:
+            os.kill(pid, sig)
+        try:
+            output, _ = job.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            job.kill()
+            output = "(hung)"
+        return job, bool(victims), output, time.monotonic() - start
+
+
+    ckpt = os.path.join(work, "killed")
+    job, victims, output, took = signal_rank_1(
+        ckpt, signal.SIGKILL, "--checkpoint-every", 20,
+        "--collective-timeout", 20)
+    check(victims and job.returncode not in (0, None) and
           "rank 1" in output and took < 60,
           f"kill -9 of rank 1: the job exits {job.returncode} in {took:.0f} s, "
           "naming rank 1: " + next((line.strip() for line in output.splitlines()
@@ -286,32 +296,13 @@ if faults:
     run("--nproc", 2, "--steps", long_steps, "--accumulate", 2, "--metrics",
         whole_acc)
     termed = os.path.join(work, "termed")
-    start = time.monotonic()
-    job = subprocess.Popen([amp_run, model, "--data", data, "--progress", "none",
-                            "--nproc", "2", "--steps", str(long_steps),
-                            "--accumulate", "2", "--checkpoint", termed,
-                            "--checkpoint-every", "3"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, env=env)
-    victims = []
-    while time.monotonic() - start < 60 and job.poll() is None:
-        if os.path.exists(os.path.join(termed, "checkpoint.ampc")):
-            victims = rank_pids(1, termed)
-            if victims:
-                break
-        time.sleep(0.02)
-    for pid in victims:
-        os.kill(pid, signal.SIGTERM)
-    try:
-        output, _ = job.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        job.kill()
-        output = "(hung)"
+    job, victims, output, _ = signal_rank_1(
+        termed, signal.SIGTERM, "--accumulate", 2, "--checkpoint-every", 3)
     said = next((line.strip() for line in output.splitlines()
                  if "interrupted by" in line), output[-300:])
     with open(os.path.join(termed, "checkpoint.ampc"), "rb") as f:
         at = int.from_bytes(f.read()[24:32], "little", signed=True)
-    check(bool(victims) and job.returncode == 128 + signal.SIGTERM and
+    check(victims and job.returncode == 128 + signal.SIGTERM and
           "interrupted by SIGTERM (sent to rank 1) after step" in said and
           f"after step {at} of" in said and at % 2 == 0,
           f"SIGTERM to rank 1 alone: every rank stops after update {at}, "
