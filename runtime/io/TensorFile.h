@@ -97,8 +97,7 @@ Status checkWritable(const std::string &path);
 // not given) name one file, once ".", ".." and symbolic links to
 // directories are resolved: the one written last would replace the other.
 // (A link to a file is another name: writeFileAtomically replaces the
-// link.) The error names
-// both flags and the file.
+// link.) The error names both flags and the file.
 Status checkDistinctOutputs(
     const std::vector<std::pair<std::string, std::string>> &outputs);
 

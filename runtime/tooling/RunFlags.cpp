@@ -2,6 +2,7 @@
 #include "runtime/tooling/RunFlags.h"
 
 #include "runtime/ByteSize.h"
+#include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/Progress.h"
 #include "runtime/tooling/Ranks.h"
 
@@ -395,6 +396,24 @@ uint64_t memoryBudgetBytes(const std::string &text) {
   if (text != "none")
     rt::parseByteSize(text, bytes, err);
   return bytes;
+}
+
+int64_t runSteps(const RunOptions &o, int64_t perEpoch, int ranks) {
+  return EpochClock{perEpoch, ranks}.stepsFor(std::max<int64_t>(1, o.epochs));
+}
+
+rt::Status checkWholeUpdates(const RunOptions &o, int64_t steps,
+                             int64_t accumulate, const std::string &perUpdate) {
+  if (steps % accumulate == 0)
+    return rt::Status::ok();
+  std::string count = std::to_string(steps);
+  return rt::Status::error(
+      (o.isGiven("steps")
+           ? "--steps " + count + " is"
+           : "the run's " + count + " steps (--epochs " +
+                 std::to_string(std::max<int64_t>(1, o.epochs)) + ") are") +
+      " not a multiple of " + perUpdate + ": the gradients of the last " +
+      std::to_string(steps % accumulate) + " steps would never be applied");
 }
 
 LoopOptions loopOptionsOf(const RunOptions &o) {

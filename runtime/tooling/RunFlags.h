@@ -125,6 +125,19 @@ rt::Status checkRunOptions(const RunOptions &o, bool train);
 /// --memory-budget's bytes (0 for none); `text` passed its check.
 uint64_t memoryBudgetBytes(const std::string &text);
 
+/// The run's length in steps when --steps is not given: --epochs of
+/// `perEpoch` batches, or one epoch, at least one step; a data-parallel
+/// step takes `ranks` batches, and the last step may take a few of the
+/// next epoch's when the ranks do not divide the epochs.
+int64_t runSteps(const RunOptions &o, int64_t perEpoch, int ranks = 1);
+
+/// Refuses a run of `steps` steps that is no whole number of updates of
+/// `accumulate` steps: the last steps' gradients would never be applied.
+/// `perUpdate` says where the count was set ("--accumulate 3"); the
+/// message names --steps when it was given, else --epochs.
+rt::Status checkWholeUpdates(const RunOptions &o, int64_t steps,
+                             int64_t accumulate, const std::string &perUpdate);
+
 /// The host loop's options the flags decide. `steps` is the tool's to set.
 LoopOptions loopOptionsOf(const RunOptions &o);
 

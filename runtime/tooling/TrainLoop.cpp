@@ -544,8 +544,6 @@ rt::Status TrainLoop::runStep(const std::vector<Feed> &batch, bool probe,
     AMPC_RETURN_IF_ERROR(train_.output(kFoundInf, fv));
     out.overflow = rt::elementAsDouble(fv, 0) != 0;
   }
-  out.stopSignal = interrupts ? interrupts->received() : 0;
-  out.stopRank = o_.rank;
   // Data parallelism: the step's loss is the mean of the ranks' (what one
   // process accumulating the same batches averages), so every rank reports,
   // and stops on, the same value. The exchange is part of the step's time.
@@ -553,13 +551,13 @@ rt::Status TrainLoop::runStep(const std::vector<Feed> &batch, bool probe,
   if (o_.collective && o_.worldSize > 1) {
     std::vector<double> shared(1 + static_cast<size_t>(o_.worldSize), 0.0);
     shared[0] = out.loss;
-    shared[1 + static_cast<size_t>(o_.rank)] = out.stopSignal;
+    shared[1 + static_cast<size_t>(o_.rank)] =
+        interrupts ? interrupts->received() : 0;
     if (rt::Status st =
             o_.collective->sumOverRanks(shared.data(), shared.size());
         !st)
       return rt::Status::error(where + "the ranks' losses: " + st.message());
     out.loss = shared[0] / o_.worldSize;
-    out.stopSignal = 0;
     int signalled = 0;
     for (int r = o_.worldSize - 1; r >= 0; --r)
       if (int sig = static_cast<int>(shared[1 + static_cast<size_t>(r)])) {

@@ -115,9 +115,10 @@ public:
     bool overflow = false; // found_inf: the update was skipped
     bool updates = false;  // the step ends an accumulation (it may update)
     double scale = 1;      // the loss scale it ran with
-    // run()'s: a SIGINT or SIGTERM that rank `stopRank` had received by
-    // the step's end (the lowest such rank; -1: every rank had), the same
-    // on every rank; 0 for none.
+    // Data parallelism (run()'s): a SIGINT or SIGTERM that rank `stopRank`
+    // had received by the step's end (the lowest such rank; -1: every rank
+    // had), the same on every rank; 0 for none, and in one process, whose
+    // run() reads its own.
     int stopSignal = 0;
     int stopRank = 0;
   };

@@ -14,7 +14,6 @@
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/CheckNumerics.h"
 #include "runtime/tooling/Checkpoint.h"
-#include "runtime/tooling/Epochs.h"
 #include "runtime/tooling/FashionMnist.h"
 #include "runtime/tooling/Fnv.h"
 #include "runtime/tooling/Ranks.h"
@@ -533,19 +532,16 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   // A data-parallel step takes `ranks` batches: --epochs E runs the steps
   // that take E epochs' batches.
   int64_t perEpoch = data.train->stepsPerEpoch();
-  int64_t steps = o.steps ? o.steps
-                          : EpochClock{perEpoch, ranks}.stepsFor(
-                                std::max<int64_t>(1, o.epochs));
-  if (steps % step.accumulate)
-    return fail(
-        (o.steps ? "--steps " + std::to_string(steps) + " is"
-                 : "the run's " + std::to_string(steps) + " steps are") +
-        " not a multiple of the " + std::to_string(step.accumulate) +
-        " steps per update the Program was compiled for (amp-run "
-        "--accumulate " +
-        std::to_string(step.accumulate) + "): the gradients of the last " +
-        std::to_string(steps % step.accumulate) +
-        " steps would never be applied");
+  int64_t steps = o.steps ? o.steps : runSteps(o, perEpoch, ranks);
+  std::string acc = std::to_string(step.accumulate);
+  if (rt::Status s = checkWholeUpdates(
+          o, steps, step.accumulate,
+          "the " + acc +
+              " steps per update the Program was compiled for (amp-run "
+              "--accumulate " +
+              acc + ")");
+      !s)
+    return fail(s.message());
 
   std::unique_ptr<rt::Session> session, evalSession;
   if (rt::Status s = createSession(std::move(*f), o, session); !s)

@@ -171,10 +171,6 @@ void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                               : GraphBuildTrainingPassOptions().lrTotalSteps;
 }
 
-int64_t runSteps(const RunOptions &run, int64_t perEpoch, int ranks) {
-  return EpochClock{perEpoch, ranks}.stepsFor(std::max<int64_t>(1, run.epochs));
-}
-
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,
                              std::vector<InputSpec> specs, FileData &data) {
   for (InputSpec &spec : specs)

@@ -85,12 +85,6 @@ rt::Status openRunDevice(const RunOptions &run, uint64_t &budget);
 void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                            int64_t steps);
 
-/// The run's length in steps when --steps is not given: --epochs of
-/// `perEpoch` batches, or one epoch, at least one step; a data-parallel
-/// step takes `ranks` batches, and the last step may take a few of the
-/// next epoch's when the ranks do not divide the epochs.
-int64_t runSteps(const RunOptions &run, int64_t perEpoch, int ranks = 1);
-
 /// Makes --data synthetic's batches for `specs`, the label inputs drawn in
 /// the class range of the loss they feed.
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,

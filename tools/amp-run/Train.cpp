@@ -139,23 +139,16 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
         return fail(s.message());
   }
   int64_t batchesPerEpoch = data.train ? data.train->stepsPerEpoch() : 0;
-  const bool stepsGiven = o.run.steps != 0;
-  if (!stepsGiven)
+  if (o.run.steps == 0)
     o.run.steps = runSteps(o.run, batchesPerEpoch, ranks);
   const EpochClock epochs{batchesPerEpoch, ranks};
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
-  if (o.emit.empty() && o.run.steps % acc) {
-    std::string count = std::to_string(o.run.steps);
-    return fail(
-        (stepsGiven ? "--steps " + count + " is"
-                    : "the run's " + count + " steps (--epochs " +
-                          std::to_string(std::max<int64_t>(1, o.run.epochs)) +
-                          ") are") +
-        " not a multiple of --accumulate " + std::to_string(acc) +
-        ": the gradients of the last " + std::to_string(o.run.steps % acc) +
-        " steps would never be applied");
-  }
+  if (o.emit.empty())
+    if (rt::Status s = checkWholeUpdates(o.run, o.run.steps, acc,
+                                         "--accumulate " + std::to_string(acc));
+        !s)
+      return fail(s.message());
   resolveScheduleLength(o.training, o.run.steps);
 
   if (!o.emit.empty())
