@@ -285,6 +285,9 @@ std::future<Status> MpiCollective::round(std::function<Status()> job) {
     if (broken_)
       return Status::error("a collective round not started: an earlier one "
                            "of this rank failed");
+    if (left_)
+      return Status::error("a collective round not started: this rank has "
+                           "left the ranks (MPI is finalised)");
     // Every round starts with this rank telling rank 0 it is there.
     Status s = arrivals_->arrive();
     if (s)
@@ -341,7 +344,9 @@ Status MpiCollective::create(double timeoutSeconds, const std::string &tool,
   return Status::ok();
 }
 
-MpiCollective::~MpiCollective() {
+MpiCollective::~MpiCollective() { leave(); }
+
+void MpiCollective::leave() {
   finishAll();
   if (!arrivals_) // MPI_Init failed
     return;
@@ -350,8 +355,9 @@ MpiCollective::~MpiCollective() {
         // After a failed round an all-reduce may still be under way into
         // a buffer that is gone: no MPI call may move it on. The process
         // is ending (the tools abort the job first).
-        if (broken_)
+        if (broken_ || left_)
           return Status::ok();
+        left_ = true;
         int finalized = 0;
         MPI_Finalized(&finalized);
         if (!finalized) {
@@ -530,8 +536,9 @@ Status MpiCollective::broadcast(void *data, size_t bytes) {
 void MpiCollective::abortAll(int code) {
   // From this thread, not the MPI caller's, which may be inside a wait:
   // OpenMPI's abort ends the job from any thread, and nothing after it
-  // needs MPI.
-  MPI_Abort(MPI_COMM_WORLD, code);
+  // needs MPI. After leave() this process is no rank to end others.
+  if (!left_)
+    MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
 

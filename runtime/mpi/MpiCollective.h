@@ -17,6 +17,7 @@
 
 #include "runtime/Collective.h"
 
+#include <atomic>
 #include <functional>
 #include <future>
 #include <memory>
@@ -34,7 +35,12 @@ public:
   /// printed as `tool`'s).
   static Status create(double timeoutSeconds, const std::string &tool,
                        std::unique_ptr<MpiCollective> &out);
-  ~MpiCollective() override; // finalises MPI
+  ~MpiCollective() override; // leave()
+
+  /// Finalises MPI, once every rank calls it (a process that ends, such as
+  /// a Python program at its exit): every later collective fails at once.
+  /// Virtual, as abortAll.
+  virtual void leave();
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -74,6 +80,9 @@ private:
   /// Queues `job` (one collective round) on caller_'s thread.
   std::future<Status> round(std::function<Status()> job);
   bool broken_ = false; // a round failed (caller_'s thread only)
+  // leave() finalised MPI (written on caller_'s thread; abortAll reads it
+  // on its own).
+  std::atomic<bool> left_ = false;
   /// The exchanges started and not yet finished, in the order they
   /// started, by their data.
   std::vector<std::pair<const void *, std::future<Status>>> started_;

@@ -104,4 +104,29 @@ rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine) {
       "machine the same model (or Program), data and checkpoint");
 }
 
+rt::Status checkEveryRank(rt::Collective &ranks, const rt::Status &mine,
+                          const std::string &what) {
+  // Each rank's failure in its own slot.
+  std::vector<double> failed(static_cast<size_t>(ranks.size()), 0.0);
+  failed[static_cast<size_t>(ranks.rank())] = mine ? 0.0 : 1.0;
+  AMPC_RETURN_IF_ERROR(
+      ranks.sumOverRanks(failed.data(), failed.size())
+          .withContext("telling the other ranks whether this one could " +
+                       what));
+  if (!mine)
+    return mine;
+  std::string where;
+  size_t count = 0;
+  for (size_t r = 0; r < failed.size(); ++r)
+    if (failed[r] != 0) {
+      where += (where.empty() ? "" : ", ") + std::to_string(r);
+      ++count;
+    }
+  if (where.empty())
+    return rt::Status::ok();
+  return rt::Status::error(
+      (count == 1 ? "rank " : "ranks ") + where + " could not " + what + " (" +
+      (count == 1 ? "its" : "their") + " own error says why)");
+}
+
 } // namespace ampc::tools

@@ -37,6 +37,15 @@ inline constexpr const char *kStepHashFact = "the compiled step's hash";
 /// here and on rank 0 ("none" where a rank lacks it).
 rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine);
 
+/// `mine`, this rank's outcome of a call that every rank makes at once and
+/// that must succeed on all or change nothing (loading a checkpoint in
+/// each, or rank 0 writing one): one exchange tells each rank whether the
+/// others succeeded. Returns `mine` where it failed, an error naming the
+/// ranks where it failed elsewhere ("rank 1 could not `what` (its own
+/// error says why)"), and ok where it succeeded on all.
+rt::Status checkEveryRank(rt::Collective &ranks, const rt::Status &mine,
+                          const std::string &what);
+
 /// The facts as bytes and back (what the broadcast carries); false when
 /// `bytes` are not such facts.
 std::string encodeRunFacts(const RunFacts &facts);

@@ -33,12 +33,15 @@ using JoinMpi = rt::mpi::MpiCollective *(*)(double, const char *,
 
 constexpr const char *kPlugin = "libampc-mpi.so";
 
-/// libampc-mpi.so's join function: from $AMPC_MPI_PLUGIN, else the build's
-/// lib/ beside bin/, else beside the executable.
-rt::Status loadPlugin(JoinMpi &join) {
+/// libampc-mpi.so's join function: from $AMPC_MPI_PLUGIN, else in
+/// `pluginDir` when one is given, else in the build's lib/ beside bin/, else
+/// beside the executable.
+rt::Status loadPlugin(const std::string &pluginDir, JoinMpi &join) {
   std::vector<std::string> tried;
   if (const char *given = std::getenv("AMPC_MPI_PLUGIN"); given && *given) {
     tried.push_back(given);
+  } else if (!pluginDir.empty()) {
+    tried.push_back(pluginDir + "/" + kPlugin);
   } else {
     std::string dir = selfDirectory();
     tried = {dir + "/../lib/" + kPlugin, dir + "/" + kPlugin};
@@ -143,12 +146,13 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc) {
 }
 
 rt::Status joinRanks(const RunOptions &run, const std::string &tool,
-                     std::shared_ptr<rt::mpi::MpiCollective> &out) {
+                     std::shared_ptr<rt::mpi::MpiCollective> &out,
+                     const std::string &pluginDir) {
   out.reset();
   if (!launchedByMpi())
     return rt::Status::ok();
   JoinMpi join = nullptr;
-  AMPC_RETURN_IF_ERROR(loadPlugin(join));
+  AMPC_RETURN_IF_ERROR(loadPlugin(pluginDir, join));
   std::string error;
   std::shared_ptr<rt::mpi::MpiCollective> world(
       join(static_cast<double>(run.collectiveTimeout), tool.c_str(), &error));

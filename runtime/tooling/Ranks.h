@@ -46,9 +46,11 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc);
 /// otherwise): libampc-mpi.so is loaded and MPI initialised, and a world
 /// of one rank is no data parallelism. `tool` names the process in the
 /// errors MPI_Init's watchdog prints; `run` is checked against the world
-/// (--nproc).
+/// (--nproc). `pluginDir`: the folder of libampc-mpi.so, where it is not
+/// the tools' (the Python module keeps a copy beside itself).
 rt::Status joinRanks(const RunOptions &run, const std::string &tool,
-                     std::shared_ptr<rt::mpi::MpiCollective> &out);
+                     std::shared_ptr<rt::mpi::MpiCollective> &out,
+                     const std::string &pluginDir = "");
 
 /// This rank's device, from the launcher's environment (decided before
 /// any device is opened): under mpirun with several ranks, `cuda` (no GPU

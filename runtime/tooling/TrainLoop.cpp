@@ -172,7 +172,7 @@ rt::Status TrainLoop::paramsChecksum(bool weightsOnly,
   return rt::Status::ok();
 }
 
-rt::Status TrainLoop::runFacts(RunFacts &facts) const {
+rt::Status TrainLoop::runFacts(const BatchSource *data, RunFacts &facts) const {
   facts = o_.rankConfig;
   for (const auto &[key, value] : o_.config) {
     // Where the data are may differ between machines: what they hold is
@@ -189,8 +189,10 @@ rt::Status TrainLoop::runFacts(RunFacts &facts) const {
   facts["--checkpoint-every"] = std::to_string(o_.checkpointEvery);
   facts["--max-overflow-steps"] = std::to_string(o_.maxOverflowSteps);
   facts["--checksum-state"] = o_.checksumState ? "true" : "false";
-  facts["the training data's samples"] = std::to_string(data_->samples());
-  facts["the training data's CRC-32"] = rt::hex32(data_->checksum());
+  if (data) {
+    facts["the training data's samples"] = std::to_string(data->samples());
+    facts["the training data's CRC-32"] = rt::hex32(data->checksum());
+  }
   // Every parameter: the weights, the optimizer's and loss scaling's state
   // and batch norm's statistics all start equal (from the model, the
   // checkpoint or --init-params).
@@ -226,7 +228,62 @@ rt::Status TrainLoop::compareRanks(uint32_t &checksum) const {
   return rt::Status::ok();
 }
 
+rt::Status TrainLoop::agreeWithRankZero(const BatchSource *data) const {
+  if (!o_.collective || o_.worldSize <= 1)
+    return rt::Status::ok();
+  RunFacts facts;
+  AMPC_RETURN_IF_ERROR(runFacts(data, facts));
+  return checkSameRunAsRankZero(*o_.collective, facts);
+}
+
+rt::Status TrainLoop::saveCheckpointOfRanks(const std::string &dir) {
+  bool ranks = o_.collective && o_.worldSize > 1;
+  if (ranks && stepsDone() % step_.accumulate != 0)
+    return rt::Status::error(
+        "a checkpoint after step " + std::to_string(stepsDone()) +
+        ", between two updates (the step accumulates " +
+        std::to_string(step_.accumulate) +
+        " steps per update): the ranks write one at an update, where their "
+        "gradients are summed");
+  rt::Status written = rt::Status::ok();
+  if (o_.rank == 0) {
+    written = checkCheckpointDirectory(dir);
+    if (written)
+      written = saveCheckpoint(dir);
+  }
+  if (!ranks)
+    return written;
+  // The others wait while rank 0 writes (a large model takes longer than
+  // an all-reduce may), then learn whether it did.
+  AMPC_RETURN_IF_ERROR(o_.collective->waitForAll(kLeadWorkSeconds)
+                           .withContext("waiting for rank 0's checkpoint"));
+  return checkEveryRank(*o_.collective, written,
+                        "write the checkpoint in " + dir);
+}
+
+rt::Status TrainLoop::checkpointFits(const Checkpoint &ckpt,
+                                     const std::string &dir) const {
+  std::vector<std::vector<double>> stepRows;
+  return fit(ckpt, dir, stepRows);
+}
+
 rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
+  std::vector<std::vector<double>> stepRows;
+  AMPC_RETURN_IF_ERROR(fit(ckpt, dir, stepRows));
+  for (const rt::HostTensor &t : ckpt.params) {
+    // setParam copies the bytes: the view need not be writable.
+    rt::TensorView v{t.dtype, t.shape, const_cast<uint8_t *>(t.bytes.data())};
+    if (rt::Status s = train_.setParam(t.name, v); !s)
+      return s;
+  }
+  history_.stepRows = std::move(stepRows);
+  history_.evalRows = ckpt.evalRows;
+  firstStep_ = ckpt.step;
+  return rt::Status::ok();
+}
+
+rt::Status TrainLoop::fit(const Checkpoint &ckpt, const std::string &dir,
+                          std::vector<std::vector<double>> &stepRows) const {
   const std::string where = checkpointPath(dir);
   // It holds rank 0's partial gradients alone (run() writes none there).
   if (o_.worldSize > 1 && ckpt.step % step_.accumulate != 0)
@@ -239,7 +296,7 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
   // Checkpoints written before the input_ms column get it, unknown (NaN).
   std::vector<std::string> withoutInput = history_.stepColumns;
   withoutInput.erase(withoutInput.begin() + kInputMs);
-  std::vector<std::vector<double>> stepRows = ckpt.stepRows;
+  stepRows = ckpt.stepRows;
   std::vector<std::string> stepColumns = ckpt.stepColumns;
   if (stepColumns == withoutInput) {
     stepColumns = history_.stepColumns;
@@ -284,15 +341,6 @@ rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
     if (!params.count(t.name))
       return rt::Status::error(where + ": holds '" + t.name +
                                "', which this run's step does not have");
-  for (const rt::HostTensor &t : ckpt.params) {
-    // setParam copies the bytes: the view need not be writable.
-    rt::TensorView v{t.dtype, t.shape, const_cast<uint8_t *>(t.bytes.data())};
-    if (rt::Status s = train_.setParam(t.name, v); !s)
-      return s;
-  }
-  history_.stepRows = std::move(stepRows);
-  history_.evalRows = ckpt.evalRows;
-  firstStep_ = ckpt.step;
   return rt::Status::ok();
 }
 
@@ -585,13 +633,8 @@ int TrainLoop::run() {
     return fail("the loop has no data source: its caller feeds it through "
                 "step()");
   // Data parallelism: every rank trains rank 0's run (RankAgreement.h).
-  if (o_.collective && o_.worldSize > 1) {
-    RunFacts facts;
-    if (rt::Status s = runFacts(facts); !s)
-      return fail(s.message());
-    if (rt::Status s = checkSameRunAsRankZero(*o_.collective, facts); !s)
-      return fail(s.message());
-  }
+  if (rt::Status s = agreeWithRankZero(data_); !s)
+    return fail(s.message());
   std::unique_ptr<MetricsWriter> metrics, evalMetrics;
   if (!o_.metrics.empty())
     if (rt::Status s =

@@ -141,6 +141,23 @@ public:
   /// parameter of the step is restored and the history is taken over.
   /// Nothing is changed when the checkpoint does not fit the step.
   rt::Status resume(const Checkpoint &ckpt, const std::string &dir);
+  /// Whether resume(ckpt, dir) would take `ckpt`; changes nothing.
+  rt::Status checkpointFits(const Checkpoint &ckpt,
+                            const std::string &dir) const;
+
+  /// Data parallelism, for a caller that feeds the steps (the Python
+  /// module); each is a collective call, which every rank makes at the
+  /// same point. One process (no collective) does what the call says
+  /// alone.
+  /// - Checks that this rank trains rank 0's run (RankAgreement.h), `data`
+  ///   being the training data whose samples the ranks compare (null:
+  ///   batches the caller makes, not compared).
+  rt::Status agreeWithRankZero(const BatchSource *data) const;
+  /// - saveCheckpoint(dir) by rank 0 (DIR checked first) while the others
+  ///   wait; every rank returns rank 0's outcome. Refused between the
+  ///   updates of an accumulation, where each rank holds its own partial
+  ///   gradients and a resume would give them all rank 0's.
+  rt::Status saveCheckpointOfRanks(const std::string &dir);
 
   /// Runs the remaining steps on the data source's batches; returns the
   /// process exit code after printing any error.
@@ -195,8 +212,13 @@ private:
   /// What the ranks of a data-parallel run must share for their steps to
   /// be one training (RankAgreement.h): the flags and compiled step of
   /// options().config and rankConfig, the loop's length and waits, the
-  /// training data's samples and the state it starts from.
-  rt::Status runFacts(RunFacts &facts) const;
+  /// training data's samples (`data`'s, when there is one) and the state
+  /// it starts from.
+  rt::Status runFacts(const BatchSource *data, RunFacts &facts) const;
+  /// resume()'s checks: `stepRows` gets the checkpoint's rows in this
+  /// run's columns.
+  rt::Status fit(const Checkpoint &ckpt, const std::string &dir,
+                 std::vector<std::vector<double>> &stepRows) const;
   int fail(const std::string &msg);
 
   rt::Session &train_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 using namespace ampc;
 using namespace ampc::tools;
@@ -156,6 +157,75 @@ TEST(RankAgreement, AFailedBroadcastSaysWhatItWasFor) {
   EXPECT_NE(s.message().find("sending this run's facts to the other ranks"),
             std::string::npos)
       << s.message();
+}
+
+/// Rank `rank` of `failed.size()`, whose sum over the ranks adds the
+/// others' slots: 1 where `failed` says that rank's call failed.
+struct OthersFailed : rt::Collective {
+  OthersFailed(int rank, std::vector<bool> failed)
+      : rank_(rank), failed(std::move(failed)) {}
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(failed.size()); }
+  rt::Status sumOverRanks(double *values, size_t count) override {
+    EXPECT_EQ(count, failed.size());
+    for (size_t r = 0; r < count; ++r)
+      if (static_cast<int>(r) != rank_)
+        values[r] += failed[r] ? 1.0 : 0.0;
+    return rt::Status::ok();
+  }
+  rt::Status broadcast(void *, size_t) override { return unused(); }
+  rt::Status startSum(float *, size_t) override { return unused(); }
+  rt::Status startMean(uint16_t *, size_t, rt::DType) override {
+    return unused();
+  }
+  rt::Status finish(const void *) override { return unused(); }
+  void finishAll() override {}
+  double timeoutSeconds() const override { return 60; }
+  rt::Status waitForAll(double) override { return unused(); }
+  double allReduceSeconds() const override { return 0; }
+
+  static rt::Status unused() {
+    ADD_FAILURE() << "checkEveryRank only sums";
+    return rt::Status::error("unused");
+  }
+
+  int rank_;
+  std::vector<bool> failed;
+};
+
+TEST(RankAgreement, EveryRankLearnsWhichRanksFailed) {
+  rt::Status ok = rt::Status::ok();
+  OthersFailed allWell(0, {false, false, false});
+  EXPECT_TRUE(checkEveryRank(allWell, ok, "load the checkpoint"));
+
+  OthersFailed oneFailed(0, {false, true, false});
+  rt::Status s = checkEveryRank(oneFailed, ok, "load the checkpoint");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "rank 1 could not load the checkpoint (its own "
+                         "error says why)");
+
+  OthersFailed twoFailed(1, {true, false, true});
+  s = checkEveryRank(twoFailed, ok, "write the checkpoint in ckpt");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "ranks 0, 2 could not write the checkpoint in ckpt "
+                         "(their own error says why)");
+}
+
+TEST(RankAgreement, AFailedRankKeepsItsOwnError) {
+  // Its slot goes out set, so the others learn of it.
+  struct SeesOwnSlot : OthersFailed {
+    using OthersFailed::OthersFailed;
+    rt::Status sumOverRanks(double *values, size_t count) override {
+      own = values[static_cast<size_t>(rank_)];
+      return OthersFailed::sumOverRanks(values, count);
+    }
+    double own = -1;
+  } ranks(1, {true, false});
+  rt::Status mine = rt::Status::error("ckpt/checkpoint.ampc: cannot open");
+  rt::Status s = checkEveryRank(ranks, mine, "load the checkpoint");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), mine.message());
+  EXPECT_EQ(ranks.own, 1.0);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "runtime/mpi/MpiCollective.h"
 
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <cstdint>
 #include <memory>
@@ -57,6 +58,24 @@ TEST(MpiCollective, SumOverRanksAddsEveryRanksValues) {
   EXPECT_EQ(v[0], n + n * (n - 1) / 2);
   EXPECT_EQ(v[1], 0.5 * n);
   EXPECT_EQ(v[2], -n * (n - 1));
+}
+
+// What a Python program's exit does (ampc.leave_ranks): MPI is finalised
+// once, and a collective after it fails at once, saying why. Last: it ends
+// MPI for this process.
+TEST(MpiCollective, LeaveFinalisesAndLaterCallsFail) {
+  ASSERT_NE(world(), nullptr);
+  mpi::MpiCollective &c = *world();
+  c.leave();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  EXPECT_TRUE(finalized);
+  double v = 1;
+  Status s = c.sumOverRanks(&v, 1);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("this rank has left the ranks"), std::string::npos)
+      << s.message();
+  c.leave(); // and again, as the destructor does: nothing more
 }
 
 } // namespace
