@@ -34,9 +34,10 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Raises `s`'s error; under a launch of several ranks it says whose.
 void check(const rt::Status &s) {
   if (!s)
-    throw Error(s.message());
+    throw Error(ampc::api::rankPrefix() + s.message());
 }
 
 /// The runtime's dtype of a NumPy array, or an error naming `what`.
@@ -211,6 +212,8 @@ PYBIND11_MODULE(_ampc, m) {
       .def_property_readonly("steps_done", &Training::stepsDone)
       .def_property_readonly("loss_scale", &Training::lossScale)
       .def_property_readonly("steps_per_epoch", &Training::stepsPerEpoch)
+      .def_property_readonly("rank", &Training::rank)
+      .def_property_readonly("world_size", &Training::worldSize)
       .def_property_readonly("run_label", &Training::runLabel)
       .def_property_readonly("device", &Training::device)
       .def("state",
@@ -287,6 +290,14 @@ PYBIND11_MODULE(_ampc, m) {
           }
           return t;
         });
+  // The ranks of an MPI launch (Api.h): ampc/__init__.py leaves them at
+  // the program's exit, and aborts them all on an exception nothing caught.
+  m.def("_launched", &ampc::api::launchedByMpi);
+  m.def("_leave_ranks", [] {
+    py::gil_scoped_release release; // MPI_Finalize waits for the others
+    ampc::api::leaveRanks();
+  });
+  m.def("_abort_ranks", &ampc::api::abortRanks);
   m.def("_compile_inference",
         [](const py::object &model,
            const std::vector<std::pair<std::string, std::string>> &options,

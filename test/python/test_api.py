@@ -439,9 +439,11 @@ def test_check_numerics_names_the_kernel(data_dir):
         step.step({"x": -np.ones((2, 3), np.float32)})
 
 
-def test_data_parallel_is_amp_runs():
-    with pytest.raises(ampc.Error, match="^--data-parallel 2: data-parallel "
-                       "training runs as ranks that mpirun starts"):
+def test_data_parallel_needs_the_ranks_of_a_launch():
+    """test_data_parallel.py runs the ranks."""
+    with pytest.raises(ampc.Error, match="^--data-parallel 2 needs that many "
+                       "ranks: start the program under mpirun -n 2, one "
+                       "process per rank$"):
         ampc.compile_training(MLP, steps=6, data_parallel=2)
     with pytest.raises(ampc.Error, match="^--nproc steers amp-run's own loop"):
         ampc.compile_training(MLP, steps=6, nproc=2)

@@ -8,6 +8,8 @@
 #include "runtime/Session.h"
 #include "runtime/TypedIO.h"
 #include "runtime/tooling/CheckNumerics.h"
+#include "runtime/tooling/RankAgreement.h"
+#include "runtime/tooling/Ranks.h"
 #include "runtime/tooling/TrainLoop.h"
 #include "tools/amp-run/AmpMemory.h"
 #include "tools/amp-run/Fail.h"
@@ -22,6 +24,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <dlfcn.h>
 #include <mutex>
 #include <set>
 
@@ -34,11 +37,67 @@ using tools::RunOptions;
 /// amp-run's flags that steer its own loop (files it writes as it goes,
 /// progress, checkpoints on a schedule, resuming) or are another tool's: a
 /// host program does these itself, through the calls of Api.h.
-constexpr const char *kLoopFlags[] = {
-    "mode",     "metrics",           "eval-metrics",
-    "progress", "checkpoint",        "checkpoint-every",
-    "resume",   "init-params",       "json",
-    "nproc",    "collective-timeout"};
+constexpr const char *kLoopFlags[] = {"mode",         "metrics",
+                                      "eval-metrics", "progress",
+                                      "checkpoint",   "checkpoint-every",
+                                      "resume",       "init-params",
+                                      "json",         "nproc"};
+
+/// The ranks this process joined at its first training compile under an
+/// MPI launch, for the rest of its life: MPI is initialised once per
+/// process. Never destroyed: leaveRanks() finalises MPI, at the program's
+/// exit, and sessions may hold the world until after it.
+struct ProcessRanks {
+  std::mutex mutex;
+  std::shared_ptr<rt::mpi::MpiCollective> world;
+  int64_t timeout = 0; // the --collective-timeout it joined with
+  bool left = false;
+};
+
+ProcessRanks &processRanks() {
+  static ProcessRanks *ranks = new ProcessRanks;
+  return *ranks;
+}
+
+/// The folder of the library holding this code (the Python module's
+/// _ampc.so, beside which its build puts libampc-mpi.so); "" when the
+/// loader cannot say.
+std::string libraryDirectory() {
+  Dl_info info;
+  if (!::dladdr(reinterpret_cast<void *>(&processRanks), &info) ||
+      !info.dli_fname)
+    return "";
+  llvm::StringRef dir = llvm::sys::path::parent_path(info.dli_fname);
+  return dir.str();
+}
+
+/// The ranks of the launch that started this process (null: none), joined
+/// on the first call.
+rt::Status joinProcessRanks(const RunOptions &run,
+                            std::shared_ptr<rt::mpi::MpiCollective> &out) {
+  ProcessRanks &ranks = processRanks();
+  std::lock_guard<std::mutex> lock(ranks.mutex);
+  out = nullptr;
+  if (ranks.left)
+    return rt::Status::error(
+        "this process has left its ranks (ampc.leave_ranks(), or its exit): "
+        "a training step compiled now would have none to train with");
+  if (!ranks.world) {
+    AMPC_RETURN_IF_ERROR(
+        tools::joinRanks(run, "ampc", ranks.world, libraryDirectory()));
+    if (!ranks.world)
+      return rt::Status::ok(); // no launch
+    ranks.timeout = run.collectiveTimeout;
+  } else if (run.isGiven("collective-timeout") &&
+             run.collectiveTimeout != ranks.timeout) {
+    return rt::Status::error(
+        "--collective-timeout " + std::to_string(run.collectiveTimeout) +
+        ": this process's ranks joined with " + std::to_string(ranks.timeout) +
+        " s at its first training compile, and keep that timeout");
+  }
+  out = ranks.world;
+  return rt::Status::ok();
+}
 
 /// Where the compiler's diagnostics and fail()'s messages go while a model
 /// is compiled: into one text, which becomes the error.
@@ -271,6 +330,10 @@ struct Training::State {
   tools::FileData data;
   std::vector<tools::InputSpec> specs;
   std::map<std::string, std::string> config;
+  // Data parallelism: the ranks (null in a process of its own) and the
+  // flags they must share beside `config` (LoopOptions::rankConfig).
+  std::shared_ptr<rt::mpi::MpiCollective> world;
+  std::map<std::string, std::string> rankConfig;
   std::unique_ptr<tools::TrainLoop> loop;
   std::vector<Feed> views;
   std::vector<rt::HostTensor> converted;
@@ -289,6 +352,8 @@ static std::unique_ptr<tools::TrainLoop> newLoop(Training::State &st) {
   lo.modelPath = st.modelName;
   lo.steps = st.run.steps;
   lo.config = st.config;
+  lo.rankConfig = st.rankConfig;
+  lo.asRank("ampc", st.world.get());
   int64_t batch =
       st.specs.empty() || st.specs[0].shape.empty() ? 1 : st.specs[0].shape[0];
   return std::make_unique<tools::TrainLoop>(*st.session, st.step.info, batch,
@@ -308,8 +373,25 @@ rt::Status Training::compile(const CompileRequest &r,
   bool checkModel = true;
   AMPC_RETURN_IF_ERROR(setOptions(r, flags, run, checkModel, /*train=*/true));
   AMPC_RETURN_IF_ERROR(tools::checkRunOptions(run, /*train=*/true));
+  // Under an MPI launch: the step of its ranks, each on its own GPU and
+  // its share of the cores (as amp-run's ranks).
+  AMPC_RETURN_IF_ERROR(joinProcessRanks(run, st->world));
+  int ranks = st->world ? st->world->size() : 1;
+  if (ranks > 1) {
+    if (flags.given("data-parallel") && flags.dataParallel != ranks)
+      return rt::Status::error(
+          "--data-parallel " + std::to_string(flags.dataParallel) +
+          ", but mpirun started " + std::to_string(ranks) + " ranks");
+    std::string err;
+    if (mlir::failed(flags.set("data-parallel", std::to_string(ranks), err)))
+      return rt::Status::error(err);
+  }
+  const std::string givenDevice = run.device;
+  run.device = tools::rankDevice(run.device);
+  tools::shareCores(run, ranks);
   uint64_t budget = 0;
-  AMPC_RETURN_IF_ERROR(tools::openRunDevice(run, budget));
+  if (rt::Status s = tools::openRunDevice(run, budget); !s)
+    return tools::rankDeviceError(s, givenDevice, run.device);
   AMPC_RETURN_IF_ERROR(tools::checkAmpOptionsNeedAmp(
       flags.amp, flags.givenIn(PipelineOptionGroup::Amp)));
 
@@ -333,11 +415,11 @@ rt::Status Training::compile(const CompileRequest &r,
   }
   AMPC_RETURN_IF_ERROR(tools::checkTrainOptions(flags).withContext(
       st->modelName + ": with its recipe"));
-  if (flags.dataParallel > 1)
+  if (ranks == 1 && flags.dataParallel > 1)
     return rt::Status::error(
         "--data-parallel " + std::to_string(flags.dataParallel) +
-        ": data-parallel training runs as ranks that mpirun starts (amp-run "
-        "--nproc N); a host program steps one process");
+        " needs that many ranks: start the program under mpirun -n " +
+        std::to_string(flags.dataParallel) + ", one process per rank");
   if (run.isGiven("steps") && run.isGiven("epochs"))
     return rt::Status::error(st->modelName +
                              ": its recipe gives both --steps and --epochs");
@@ -368,7 +450,7 @@ rt::Status Training::compile(const CompileRequest &r,
         "with --data) for the run's updates");
   int64_t perEpoch = st->data.train ? st->data.train->stepsPerEpoch() : 0;
   if (run.steps == 0)
-    run.steps = tools::runSteps(run, perEpoch);
+    run.steps = tools::runSteps(run, perEpoch, ranks);
   tools::resolveScheduleLength(training, run.steps);
 
   std::string report;
@@ -381,6 +463,7 @@ rt::Status Training::compile(const CompileRequest &r,
   main.amp = amp;
   main.lossScale = flags.lossScaleOptions();
   main.lowering = flags.loweringOptions(budget);
+  main.dataParallel = flags.dataParallelOptions();
   tools::CompiledStep f32;
   bool compiled = mlir::succeeded(
       tools::compileStepWithF32(std::move(module), st->modelName, main,
@@ -392,8 +475,10 @@ rt::Status Training::compile(const CompileRequest &r,
   st->f32Arena = f32.trainArena;
   AMPC_RETURN_IF_ERROR(tools::checkDataLabels(st->step.info, st->data));
 
-  AMPC_RETURN_IF_ERROR(rt::Session::create(
-      std::move(st->step.train), tools::sessionOptionsOf(run), st->session));
+  rt::SessionOptions sessionOptions = tools::sessionOptionsOf(run);
+  sessionOptions.collective = st->world;
+  AMPC_RETURN_IF_ERROR(rt::Session::create(std::move(st->step.train),
+                                           sessionOptions, st->session));
   if (synthetic)
     AMPC_RETURN_IF_ERROR(
         tools::openSyntheticData(run, st->step.info, st->specs, st->data));
@@ -408,8 +493,12 @@ rt::Status Training::compile(const CompileRequest &r,
   st->config =
       tools::checkpointConfig(flags, training, main.lossScale, main.lowering,
                               run, st->data.shuffled, st->step.programHash);
+  st->rankConfig = tools::exchangeConfig(flags);
   st->label = tools::runLabel(amp);
   st->loop = newLoop(*st);
+  // Every rank trains rank 0's run: the same flags, step, data and
+  // starting state.
+  AMPC_RETURN_IF_ERROR(st->loop->agreeWithRankZero(st->data.train.get()));
   out.reset(new Training(std::move(st)));
   return rt::Status::ok();
 }
@@ -487,28 +576,34 @@ rt::Status Training::state(std::vector<rt::HostTensor> &out) const {
 rt::Status Training::loadState(const std::vector<rt::HostTensor> &tensors) {
   std::lock_guard<std::mutex> lock(s_->busy);
   std::map<std::string, rt::HostTensor> byName;
-  for (const rt::HostTensor &t : tensors)
-    if (!byName.emplace(t.name, t).second)
-      return rt::Status::error("'" + t.name + "' is given twice");
-  for (const rt::BindingInfo &b : s_->session->function().params) {
-    auto it = byName.find(b.name);
-    if (it == byName.end())
-      return rt::Status::error("no value for '" + b.name +
-                               "', which the step has");
-    rt::TensorView want;
-    AMPC_RETURN_IF_ERROR(s_->session->param(b.name, want));
-    AMPC_RETURN_IF_ERROR(convertParam(want, /*exact=*/true, it->second));
-  }
-  if (byName.size() != s_->session->function().params.size())
-    for (const auto &[name, t] : byName)
-      if (llvm::none_of(
-              s_->session->function().params,
-              [&](const rt::BindingInfo &b) { return b.name == name; }))
-        return rt::Status::error("'" + name +
-                                 "' is no parameter or state of the step");
+  // Checked in full before anything changes (on any rank).
+  auto check = [&]() -> rt::Status {
+    for (const rt::HostTensor &t : tensors)
+      if (!byName.emplace(t.name, t).second)
+        return rt::Status::error("'" + t.name + "' is given twice");
+    for (const rt::BindingInfo &b : s_->session->function().params) {
+      auto it = byName.find(b.name);
+      if (it == byName.end())
+        return rt::Status::error("no value for '" + b.name +
+                                 "', which the step has");
+      rt::TensorView want;
+      AMPC_RETURN_IF_ERROR(s_->session->param(b.name, want));
+      AMPC_RETURN_IF_ERROR(convertParam(want, /*exact=*/true, it->second));
+    }
+    if (byName.size() != s_->session->function().params.size())
+      for (const auto &[name, t] : byName)
+        if (llvm::none_of(
+                s_->session->function().params,
+                [&](const rt::BindingInfo &b) { return b.name == name; }))
+          return rt::Status::error("'" + name +
+                                   "' is no parameter or state of the step");
+    return rt::Status::ok();
+  };
+  AMPC_RETURN_IF_ERROR(everyRank(check(), "load the state"));
   for (auto &[name, t] : byName)
     AMPC_RETURN_IF_ERROR(s_->session->setParam(name, t.view()));
-  return rt::Status::ok();
+  // The ranks go on from one state.
+  return s_->loop->agreeWithRankZero(s_->data.train.get());
 }
 
 rt::Status Training::param(const std::string &name, rt::HostTensor &out) const {
@@ -521,21 +616,32 @@ rt::Status Training::param(const std::string &name, rt::HostTensor &out) const {
 
 rt::Status Training::saveCheckpoint(const std::string &dir) {
   std::lock_guard<std::mutex> lock(s_->busy);
-  AMPC_RETURN_IF_ERROR(tools::checkCheckpointDirectory(dir));
-  return s_->loop->saveCheckpoint(dir);
+  return s_->loop->saveCheckpointOfRanks(dir);
 }
 
 rt::Status Training::loadCheckpoint(const std::string &dir) {
   std::lock_guard<std::mutex> lock(s_->busy);
-  tools::Checkpoint ckpt;
-  AMPC_RETURN_IF_ERROR(tools::readCheckpoint(dir, ckpt));
-  AMPC_RETURN_IF_ERROR(tools::checkResumable(ckpt, s_->config, dir));
   // A fresh loop holds the checkpoint's history: the steps done here so
   // far are replaced by those it records.
   std::unique_ptr<tools::TrainLoop> loop = newLoop(*s_);
+  tools::Checkpoint ckpt;
+  auto check = [&]() -> rt::Status {
+    AMPC_RETURN_IF_ERROR(tools::readCheckpoint(dir, ckpt));
+    AMPC_RETURN_IF_ERROR(tools::checkResumable(ckpt, s_->config, dir));
+    return loop->checkpointFits(ckpt, dir);
+  };
+  AMPC_RETURN_IF_ERROR(everyRank(check(), "load the checkpoint"));
   AMPC_RETURN_IF_ERROR(loop->resume(ckpt, dir));
   s_->loop = std::move(loop);
-  return rt::Status::ok();
+  // Each rank read its own copy: they must go on from one state.
+  return s_->loop->agreeWithRankZero(s_->data.train.get());
+}
+
+rt::Status Training::everyRank(const rt::Status &mine,
+                               const std::string &what) const {
+  if (!s_->world || s_->world->size() <= 1)
+    return mine;
+  return tools::checkEveryRank(*s_->world, mine, what);
 }
 
 rt::Status Training::saveOnnx(const std::string &path) const {
@@ -572,13 +678,18 @@ rt::Status Training::batch(int64_t s, std::vector<rt::HostTensor> &out) {
         "of .npy files, fashion-mnist or synthetic)");
   if (s < 0)
     return rt::Status::error("step " + std::to_string(s) + " is negative");
-  return s_->data.train->batch(s, out).withContext("--data: step " +
-                                                   std::to_string(s));
+  return s_->data.train->batch(s * worldSize() + rank(), out)
+      .withContext("--data: step " + std::to_string(s));
 }
 
 int64_t Training::stepsPerEpoch() const {
-  return s_->data.train ? s_->data.train->stepsPerEpoch() : 0;
+  int64_t batches = s_->data.train ? s_->data.train->stepsPerEpoch() : 0;
+  return batches > 0 ? tools::EpochClock{batches, worldSize()}.stepsFor(1) : 0;
 }
+
+int Training::rank() const { return s_->world ? s_->world->rank() : 0; }
+
+int Training::worldSize() const { return s_->world ? s_->world->size() : 1; }
 
 //===----------------------------------------------------------------------===//
 // Inference
@@ -722,5 +833,34 @@ rt::Status Inference::loadWeights(const Training &from) {
 const std::string &Inference::ampReport() const { return s_->report; }
 
 std::string Inference::device() const { return s_->session->deviceName(); }
+
+//===----------------------------------------------------------------------===//
+// The ranks
+//===----------------------------------------------------------------------===//
+
+bool launchedByMpi() { return tools::launchedByMpi(); }
+
+std::string rankPrefix() {
+  // From the launch's environment: errors before the ranks join (or of a
+  // compile that never joins them) say whose they are too.
+  std::optional<int> rank = tools::launchRank();
+  return rank ? "rank " + std::to_string(*rank) + ": " : "";
+}
+
+void leaveRanks() {
+  ProcessRanks &ranks = processRanks();
+  std::lock_guard<std::mutex> lock(ranks.mutex);
+  ranks.left = true;
+  if (ranks.world)
+    ranks.world->leave();
+}
+
+void abortRanks(int code) {
+  ProcessRanks &ranks = processRanks();
+  // No lock: a compile on another thread may hold it, and this ends the
+  // process.
+  if (ranks.world && ranks.world->size() > 1)
+    ranks.world->abortAll(code);
+}
 
 } // namespace ampc::api

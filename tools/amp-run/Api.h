@@ -108,17 +108,51 @@ public:
   std::string device() const;
 
   /// The data of the `data` option, in amp-run's order: the inputs of step
-  /// `s`. An error when no data was given.
+  /// `s` (of this rank's step `s`: batch s * worldSize() + rank()). An
+  /// error when no data was given.
   rt::Status batch(int64_t s, std::vector<rt::HostTensor> &out);
-  int64_t stepsPerEpoch() const; // 0: no data, or synthetic data
+  /// Steps that take an epoch's batches, the last of them a few of the
+  /// next when the ranks do not divide it; 0: no data, or synthetic data.
+  int64_t stepsPerEpoch() const;
+
+  /// This process's place among the ranks of a data-parallel run (below):
+  /// 0 of 1 in a process of its own.
+  int rank() const;
+  int worldSize() const;
 
   /// What a compiled step holds (Api.cpp's alone).
   struct State;
 
 private:
   explicit Training(std::unique_ptr<State> state);
+  /// `mine` on one process; checkEveryRank's verdict under several ranks
+  /// (every rank calls it: a call that must succeed on all of them).
+  rt::Status everyRank(const rt::Status &mine, const std::string &what) const;
   std::unique_ptr<State> s_;
 };
+
+/// Data parallelism from a host program (docs/python.md): a process that
+/// an MPI launcher started (`mpirun -n N python3 train.py`) is one of N
+/// ranks. They join at the first Training::compile, which compiles the
+/// step of N ranks (the gradients averaged over them); each rank feeds its
+/// own batches, and a step's loss is the mean of the ranks'. The calls that
+/// read or change the state of every rank (compile, step, loadState,
+/// saveCheckpoint, loadCheckpoint) are collective: every rank makes them,
+/// in the same order.
+///
+/// Whether an MPI launcher started this process.
+bool launchedByMpi();
+/// "rank R: " while this process is one of several ranks, else "": what
+/// its errors start with.
+std::string rankPrefix();
+/// Ends this process's part in the ranks it joined (MPI_Finalize, which
+/// returns once every rank has ended theirs): at the program's exit. After
+/// it the collective calls fail. Nothing when none were joined.
+void leaveRanks();
+/// Ends every rank of the launch now, with `code`: after an error that one
+/// rank alone met, where the others would wait for it until their timeout.
+/// Returns only when no ranks were joined.
+void abortRanks(int code);
 
 class Inference {
 public:

@@ -13,13 +13,19 @@ with underscores for dashes (`amp_dtype="bf16"` is `--amp-dtype bf16`), with
 amp-run's defaults, checks and messages; checkpoints are amp-run's, so a run
 moves between this module and `amp-run --resume`. docs/python.md has the
 whole API.
+
+Under `mpirun -n N python3 train.py` each process is one of N data-parallel
+ranks (amp-run --nproc N's): see compile_training.
 """
+import atexit
 import json
 import os
+import sys
 
 import numpy as np
 
-from ._ampc import Error, _compile_inference, _compile_training
+from ._ampc import (Error, _abort_ranks, _compile_inference, _compile_training,
+                    _launched, _leave_ranks)
 
 __all__ = ["Error", "StepResult", "TrainingStep", "InferenceStep",
            "compile_training", "compile_inference"]
@@ -144,19 +150,32 @@ class TrainingStep:
 
     @property
     def steps_per_epoch(self):
-        """Steps in an epoch of the `data` option's samples (0: none)."""
+        """Steps that take an epoch of the `data` option's batches (0: no
+        data); under N ranks each step takes N batches."""
         return self._t.steps_per_epoch
+
+    @property
+    def rank(self):
+        """This process's rank under an MPI launch (0 otherwise)."""
+        return self._t.rank
+
+    @property
+    def world_size(self):
+        """The ranks training together (1: this process alone)."""
+        return self._t.world_size
 
     def step(self, feeds):
         """Runs one step on `feeds` (input name -> array); returns a
-        StepResult."""
+        StepResult. Under N ranks each feeds its own batch, and the loss is
+        the mean of the ranks'."""
         index, loss, skipped, scale = self._t.step(_feeds(feeds))
         outputs = {k: v for k, v in self._t.outputs().items()}
         return StepResult(index, loss, skipped, scale, outputs)
 
     def batch(self, step):
         """The feeds of step `step` of the `data` option, in amp-run's
-        order (the same seed and shuffle give the same batches)."""
+        order (the same seed and shuffle give the same batches); rank r of
+        N takes batch step * N + r."""
         return self._t.batch(int(step))
 
     def state_dict(self):
@@ -170,7 +189,8 @@ class TrainingStep:
                             for k, v in dict(state).items()})
 
     def save_checkpoint(self, path):
-        """Writes amp-run's checkpoint (PATH/checkpoint.ampc, atomically)."""
+        """Writes amp-run's checkpoint (PATH/checkpoint.ampc, atomically);
+        under N ranks, every rank calls it and rank 0 writes."""
         self._t.save_checkpoint(os.fspath(path))
 
     def load_checkpoint(self, path):
@@ -229,11 +249,43 @@ class InferenceStep:
         return _json_or_none(self._i.amp_report())
 
 
+_rank_hooks_installed = False
+
+
+def _install_rank_hooks():
+    """Under an MPI launch: the ranks are left at the program's exit
+    (MPI_Finalize, which every rank must reach), and an exception that
+    nothing catches ends every rank at once after its traceback, where the
+    others would wait for this one until their collective timeout."""
+    global _rank_hooks_installed
+    if _rank_hooks_installed:
+        return
+    _rank_hooks_installed = True
+    atexit.register(_leave_ranks)
+    previous = sys.excepthook
+
+    def abort_ranks_after(kind, value, traceback):
+        previous(kind, value, traceback)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _abort_ranks(1)
+
+    sys.excepthook = abort_ranks_after
+
+
 def compile_training(model, **options):
     """Compiles `model` (a path, bytes or onnx.ModelProto) into a training
     step. Options are amp-run's flags: amp, amp_dtype, loss_scale,
     optimizer, lr, momentum, accumulate, device, threads, freeze, ...;
-    `shape={name: dims}` and `bind={name: array}` as --shape and --bind."""
+    `shape={name: dims}` and `bind={name: array}` as --shape and --bind.
+
+    Started by `mpirun -n N`, this process is one of N ranks that train
+    data-parallel (as amp-run --nproc N): every rank compiles the same
+    model with the same options, feeds its own batches (batch(s) gives
+    rank r batch s * N + r), and calls step, load_state_dict and the
+    checkpoint calls at the same points; rank 0 writes the checkpoints."""
+    if _launched():
+        _install_rank_hooks()
     return TrainingStep(_compile_training(*_request(model, options)))
 
 

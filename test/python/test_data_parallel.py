@@ -1,0 +1,256 @@
+"""The Python module's data parallelism (issue 25): `mpirun -n 2 python3
+program.py`, each process one rank. The ranks are amp-run --nproc 2's, bit
+for bit, and one process accumulating 2 batches' to 1e-6; checkpoints move
+between them and amp-run's ranks; ranks that differ, a checkpoint one rank
+cannot load and an exception on one rank end as docs/python.md says.
+
+Each run starts data_parallel_worker.py under mpirun (Debian's
+openmpi-bin, which scripts/setup.sh installs).
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import ampc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+AMP_RUN = os.environ.get("AMP_RUN", os.path.join(ROOT, "build", "bin",
+                                                 "amp-run"))
+MLP = os.path.join(ROOT, "examples", "mlp.onnx")
+WORKER = os.path.join(HERE, "data_parallel_worker.py")
+BATCH, SAMPLES = 64, 64 * 8  # four steps of two ranks per epoch
+# As the lit tests' launches: root allowed (CI's containers), shared memory
+# between the ranks of this machine.
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader")
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    rng = np.random.default_rng(11)
+    np.save(d / "image.npy",
+            rng.standard_normal((SAMPLES, 1, 28, 28)).astype(np.float32))
+    np.save(d / "label.npy", rng.integers(0, 10, SAMPLES).astype(np.int64))
+    return d
+
+
+def ranks(tmp_path, spec, n=2, expect_ok=True):
+    """Runs the worker as `n` ranks; returns (exit code, output, {rank:
+    record})."""
+    out = tmp_path / f"ranks-{time.monotonic_ns()}"
+    out.mkdir()
+    spec_path = out / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    p = subprocess.run(["mpirun", "--oversubscribe", "-n", str(n),
+                        sys.executable, WORKER, str(spec_path), str(out)],
+                       capture_output=True, text=True, env=ENV, timeout=300)
+    records = {}
+    for r in range(n):
+        path = out / f"rank{r}.json"
+        if path.exists():
+            records[r] = json.loads(path.read_text())
+    said = p.stdout + p.stderr
+    if expect_ok:
+        assert p.returncode == 0, said
+        assert all(records.get(r, {}).get("done") for r in range(n)), said
+    return p.returncode, said, records
+
+
+def amp_run(*args):
+    p = subprocess.run([AMP_RUN, *map(str, args)], capture_output=True,
+                       text=True, env=ENV, timeout=300)
+    assert p.returncode == 0, f"amp-run {args}:\n{p.stdout}{p.stderr}"
+    return p
+
+
+def metrics(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return ([float(r["loss"]) for r in rows],
+            [float(r["loss_scale"]) for r in rows],
+            [int(float(r["skipped"])) for r in rows])
+
+
+# f32, and O2 f16 with a scale far too large: its first updates overflow on
+# the ranks' summed gradients and are skipped, then the scale grows again.
+CONFIGS = {
+    "f32": {},
+    "o2-f16": {"amp": "O2", "init_scale": 1e12, "scale_backoff": 1e-4,
+               "growth_interval": 2},
+}
+
+
+def flags_of(options):
+    out = []
+    for k, v in options.items():
+        out += ["--" + k.replace("_", "-"), str(v)]
+    return out
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_ranks_are_amp_runs_ranks_bit_for_bit(tmp_path, data_dir, config):
+    options = dict(CONFIGS[config], data=str(data_dir), steps=6)
+    m = tmp_path / "m.csv"
+    amp_run(MLP, "--nproc", 2, "--metrics", m, "--progress", "none",
+            *flags_of(options))
+    _, _, records = ranks(tmp_path, {"model": MLP, "options": options,
+                                     "actions": [{"steps": 6}]})
+    losses, scales, skipped = metrics(m)
+    for r in (0, 1):
+        rec = records[r]
+        assert (rec["rank"], rec["world_size"]) == (r, 2)
+        assert rec["steps_per_epoch"] == 4
+        # Each rank reports the mean of the ranks' losses, amp-run's.
+        assert rec["losses"] == losses
+        assert (rec["scales"], rec["skipped"]) == (scales, skipped)
+    if config == "o2-f16":
+        assert 0 < sum(skipped) < 6
+    # Every rank holds the same state after every step.
+    assert records[0]["states"] == records[1]["states"]
+
+
+def test_ranks_match_one_process_accumulating(tmp_path, data_dir):
+    """Rank r takes batches r, r+2, ...: step s of the ranks is micro-steps
+    2s and 2s+1 of one process with accumulate=2."""
+    options = {"data": str(data_dir), "steps": 8}
+    one = ampc.compile_training(MLP, accumulate=2, **options)
+    micro = [one.step(one.batch(s)).loss for s in range(8)]
+    _, _, records = ranks(tmp_path, {
+        "model": MLP, "options": dict(options, steps=4),
+        "actions": [{"steps": 4}]})
+    # The schedule counts updates: 8 micro-steps of one process are the 4
+    # steps of the ranks.
+    want = [(micro[2 * s] + micro[2 * s + 1]) / 2 for s in range(4)]
+    np.testing.assert_allclose(records[0]["losses"], want, rtol=1e-6)
+
+
+def test_checkpoints_move_between_python_and_amp_run_ranks(tmp_path,
+                                                           data_dir):
+    # The cosine schedule's length stays the whole run's in the part runs.
+    options = {"data": str(data_dir), "steps": 6, "lr_total_steps": 6,
+               "amp": "O1", "amp_dtype": "bf16"}
+    whole = tmp_path / "whole.csv"
+    amp_run(MLP, "--nproc", 2, "--metrics", whole, "--progress", "none",
+            *flags_of(options))
+    losses = metrics(whole)[0]
+    # Python's ranks write, amp-run's resume.
+    ckpt = tmp_path / "from-python"
+    ranks(tmp_path, {"model": MLP, "options": options,
+                     "actions": [{"steps": 3}, {"save": str(ckpt)}]})
+    resumed = tmp_path / "resumed.csv"
+    amp_run(MLP, "--nproc", 2, "--resume", ckpt, "--metrics", resumed,
+            "--progress", "none", *flags_of(options))
+    assert metrics(resumed)[0] == losses
+    # amp-run's ranks write, Python's resume.
+    part = tmp_path / "from-amp-run"
+    amp_run(MLP, "--nproc", 2, "--checkpoint", part, "--progress", "none",
+            *flags_of(dict(options, steps=3)))
+    _, _, records = ranks(tmp_path, {
+        "model": MLP, "options": options,
+        "actions": [{"load": str(part)}, {"steps": 3}]})
+    assert records[1]["losses"] == losses[3:]
+
+
+def test_a_checkpoint_between_updates_is_refused(tmp_path, data_dir):
+    _, _, records = ranks(tmp_path, {
+        "model": MLP,
+        "options": {"data": str(data_dir), "steps": 4, "accumulate": 2},
+        "actions": [{"steps": 1},
+                    {"save": str(tmp_path / "ckpt"), "catch": True},
+                    {"steps": 1}, {"save": str(tmp_path / "ckpt")}]})
+    for r in (0, 1):
+        assert records[r]["errors"] == [
+            f"rank {r}: a checkpoint after step 1, between two updates (the "
+            "step accumulates 2 steps per update): the ranks write one at "
+            "an update, where their gradients are summed"]
+    assert (tmp_path / "ckpt" / "checkpoint.ampc").exists()
+
+
+def test_a_checkpoint_one_rank_cannot_load_changes_nothing(tmp_path,
+                                                          data_dir):
+    options = {"data": str(data_dir), "steps": 6}
+    ckpt, missing = tmp_path / "ckpt", tmp_path / "missing"
+    _, _, records = ranks(tmp_path, {
+        "model": MLP, "options": options,
+        "actions": [{"steps": 1}, {"save": str(ckpt)}, {"steps": 1},
+                    {"load": {"0": str(ckpt), "1": str(missing)},
+                     "catch": True},
+                    {"steps": 1}]})
+    assert records[1]["errors"] == [
+        f"rank 1: {missing}/checkpoint.ampc: cannot open: No such file or "
+        "directory"]
+    assert records[0]["errors"] == [
+        "rank 0: rank 1 could not load the checkpoint (its own error says "
+        "why)"]
+    for r in (0, 1):
+        # The load changed no rank: they went on from step 2 together.
+        assert records[r]["states"][2] == records[r]["states"][3]
+        assert records[r]["steps_done"] == 3
+    assert records[0]["losses"] == records[1]["losses"]
+
+
+def test_a_rank_that_differs_is_refused(tmp_path, data_dir):
+    rc, said, records = ranks(tmp_path, {
+        "model": MLP, "options": {"data": str(data_dir), "steps": 6},
+        "rank_options": {"1": {"lr": 0.5}}}, expect_ok=False)
+    assert rc != 0
+    (error,) = records[1]["errors"]
+    assert error.startswith("rank 1: this rank would not train the run rank "
+                            "0 trains (--lr 0.5 here, 0.02 on rank 0; ")
+
+
+def test_an_exception_on_one_rank_ends_every_rank_at_once(tmp_path,
+                                                          data_dir):
+    """Rank 0 would otherwise wait in its next step's exchange for the
+    collective timeout (100 s here)."""
+    start = time.monotonic()
+    rc, said, records = ranks(tmp_path, {
+        "model": MLP,
+        "options": {"data": str(data_dir), "steps": 6,
+                    "collective_timeout": 100},
+        "actions": [{"steps": 1}, {"raise_on": 1}, {"steps": 5}]},
+        expect_ok=False)
+    assert rc != 0
+    assert time.monotonic() - start < 50, said
+    assert "RuntimeError: a fault of rank 1's own" in said
+    assert not records[0]["done"]
+
+
+def test_ranks_refuse_another_world_size(tmp_path, data_dir):
+    rc, _, records = ranks(tmp_path, {
+        "model": MLP,
+        "options": {"data": str(data_dir), "steps": 6, "data_parallel": 3}},
+        expect_ok=False)
+    assert rc != 0
+    for r in (0, 1):
+        assert records[r]["errors"] == [
+            f"rank {r}: --data-parallel 3, but mpirun started 2 ranks"]
+
+
+def test_the_ranks_keep_the_timeout_they_joined_with(tmp_path, data_dir):
+    """MPI starts once per process: a later compile joins the same ranks."""
+    _, _, records = ranks(tmp_path, {
+        "model": MLP, "options": {"data": str(data_dir), "steps": 6},
+        "actions": [{"compile": {"collective_timeout": 60}},
+                    {"compile": {"collective_timeout": 30}, "catch": True},
+                    {"steps": 1}]})
+    for r in (0, 1):
+        assert records[r]["errors"] == [
+            f"rank {r}: --collective-timeout 30: this process's ranks joined "
+            "with 60 s at its first training compile, and keep that timeout"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _mpirun():
+    if shutil.which("mpirun") is None:
+        pytest.fail("no mpirun: Debian's openmpi-bin provides it "
+                    "(scripts/setup.sh installs it)")
