@@ -212,6 +212,7 @@ PYBIND11_MODULE(_ampc, m) {
       .def_property_readonly("steps_done", &Training::stepsDone)
       .def_property_readonly("loss_scale", &Training::lossScale)
       .def_property_readonly("steps_per_epoch", &Training::stepsPerEpoch)
+      .def_property_readonly("steps", &Training::runSteps)
       .def_property_readonly("rank", &Training::rank)
       .def_property_readonly("world_size", &Training::worldSize)
       .def_property_readonly("run_label", &Training::runLabel)
@@ -225,6 +226,11 @@ PYBIND11_MODULE(_ampc, m) {
       .def("load_state",
            [](Training &t, const py::dict &d) {
              check(t.loadState(tensorsOf(d, "state")));
+           })
+      .def("wait_for_ranks",
+           [](Training &t, double seconds) {
+             py::gil_scoped_release release;
+             check(t.waitForRanks(seconds));
            })
       .def("save_checkpoint",
            [](Training &t, const std::string &dir) {
@@ -292,7 +298,7 @@ PYBIND11_MODULE(_ampc, m) {
         });
   // The ranks of an MPI launch (Api.h): ampc/__init__.py leaves them at
   // the program's exit, and aborts them all on an exception nothing caught.
-  m.def("_launched", &ampc::api::launchedByMpi);
+  m.def("_launched", &ampc::api::launchedAsRanks);
   m.def("_leave_ranks", [] {
     py::gil_scoped_release release; // MPI_Finalize waits for the others
     ampc::api::leaveRanks();

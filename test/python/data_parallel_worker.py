@@ -3,13 +3,19 @@
     mpirun -n N python3 data_parallel_worker.py SPEC OUT
 
 SPEC is a JSON file: the model, the options every rank compiles with,
-`rank_options` that one rank adds ({"1": {"lr": 0.5}}), and `actions` run in
-order:
+`rank_options` that one rank adds ({"1": {"lr": 0.5}}), `compile_catch`
+(record a compile's error and end without an exception), and `actions` run
+in order:
   {"steps": K}                 K steps, each on step.batch(steps_done)
   {"save": DIR}                save_checkpoint(DIR)
   {"load": DIR} or {"load": {"0": DIR0, "1": DIR1}}   load_checkpoint
   {"raise_on": R}              rank R raises an exception nothing catches
   {"compile": OPTIONS}         compiles the model again with OPTIONS added
+  {"keep_state": true}         keeps state_dict()
+  {"load_state": true, "perturb_on": R}   load_state_dict of the kept
+                               state, a weight changed on rank R
+  {"sleep_on": R, "seconds": S}   rank R sleeps S seconds
+  {"wait": T}                  wait_for_ranks(T)
 An action with "catch": true records its ampc.Error and goes on. Each rank
 writes OUT/rank<R>.json as it goes: its rank and world size, the losses,
 scales and skips of its steps, the errors it caught, the CRC-32 of its
@@ -18,7 +24,10 @@ state after each action, and "done" at the end.
 import json
 import os
 import sys
+import time
 import zlib
+
+import numpy as np
 
 import ampc
 
@@ -49,10 +58,13 @@ try:
 except ampc.Error as e:
     record["errors"].append(str(e))
     save()
+    if spec.get("compile_catch"):
+        sys.exit(0)
     raise
 record.update(rank=step.rank, world_size=step.world_size,
-              steps_per_epoch=step.steps_per_epoch)
+              steps_per_epoch=step.steps_per_epoch, steps=step.steps)
 save()
+kept = None
 
 for action in spec.get("actions", []):
     try:
@@ -71,6 +83,20 @@ for action in spec.get("actions", []):
         elif "compile" in action:
             ampc.compile_training(spec["model"],
                                   **dict(options, **action["compile"]))
+        elif "keep_state" in action:
+            kept = step.state_dict()
+        elif "load_state" in action:
+            state = {k: v.copy() for k, v in kept.items()}
+            if action.get("perturb_on") == rank:
+                name = next(k for k in sorted(state)
+                            if state[k].dtype == np.float32)
+                state[name].flat[0] += 1.0
+            step.load_state_dict(state)
+        elif "sleep_on" in action:
+            if action["sleep_on"] == rank:
+                time.sleep(action["seconds"])
+        elif "wait" in action:
+            step.wait_for_ranks(action["wait"])
         elif "raise_on" in action and action["raise_on"] == rank:
             save()
             raise RuntimeError(f"a fault of rank {rank}'s own")

@@ -80,8 +80,13 @@ rt::Status joinProcessRanks(const RunOptions &run,
   out = nullptr;
   if (ranks.left)
     return rt::Status::error(
-        "this process has left its ranks (ampc.leave_ranks(), or its exit): "
-        "a training step compiled now would have none to train with");
+        "this process has left its ranks (at its exit): a training step "
+        "compiled now would have none to train with");
+  // A launch of one rank is no data parallelism, and a process that only
+  // inherited a launch's environment (a child of a rank) is none of its
+  // ranks: neither starts MPI.
+  if (!ranks.world && !tools::launchRank())
+    return rt::Status::ok();
   if (!ranks.world) {
     AMPC_RETURN_IF_ERROR(
         tools::joinRanks(run, "ampc", ranks.world, libraryDirectory()));
@@ -363,19 +368,40 @@ static std::unique_ptr<tools::TrainLoop> newLoop(Training::State &st) {
 Training::Training(std::unique_ptr<State> state) : s_(std::move(state)) {}
 Training::~Training() = default;
 
+/// Compile's work after the options are read and the ranks joined: this
+/// rank's step, session, data and loop in `state`.
+static rt::Status buildStep(const CompileRequest &r,
+                            TrainPipelineOptions &flags, bool checkModel,
+                            Training::State &state);
+
 rt::Status Training::compile(const CompileRequest &r,
                              std::unique_ptr<Training> &out) {
   auto st = std::make_unique<State>();
   st->modelBytes = r.modelBytes;
   st->modelName = modelName(r);
   TrainPipelineOptions flags;
-  RunOptions &run = st->run;
   bool checkModel = true;
-  AMPC_RETURN_IF_ERROR(setOptions(r, flags, run, checkModel, /*train=*/true));
-  AMPC_RETURN_IF_ERROR(tools::checkRunOptions(run, /*train=*/true));
-  // Under an MPI launch: the step of its ranks, each on its own GPU and
-  // its share of the cores (as amp-run's ranks).
-  AMPC_RETURN_IF_ERROR(joinProcessRanks(run, st->world));
+  AMPC_RETURN_IF_ERROR(
+      setOptions(r, flags, st->run, checkModel, /*train=*/true));
+  AMPC_RETURN_IF_ERROR(tools::checkRunOptions(st->run, /*train=*/true));
+  // Under an MPI launch: the step of its ranks.
+  AMPC_RETURN_IF_ERROR(joinProcessRanks(st->run, st->world));
+  std::unique_ptr<Training> t(new Training(std::move(st)));
+  // What fails on one rank alone (its device, files, memory) fails the
+  // compile on every rank, so that none waits for it in a first step.
+  AMPC_RETURN_IF_ERROR(t->everyRank(buildStep(r, flags, checkModel, *t->s_),
+                                    "compile the training step"));
+  AMPC_RETURN_IF_ERROR(t->agreeOnEveryRank(*t->s_->loop));
+  out = std::move(t);
+  return rt::Status::ok();
+}
+
+static rt::Status buildStep(const CompileRequest &r,
+                            TrainPipelineOptions &flags, bool checkModel,
+                            Training::State &state) {
+  Training::State *st = &state;
+  RunOptions &run = st->run;
+  // Each rank on its own GPU and its share of the cores, as amp-run's.
   int ranks = st->world ? st->world->size() : 1;
   if (ranks > 1) {
     if (flags.given("data-parallel") && flags.dataParallel != ranks)
@@ -496,10 +522,6 @@ rt::Status Training::compile(const CompileRequest &r,
   st->rankConfig = tools::exchangeConfig(flags);
   st->label = tools::runLabel(amp);
   st->loop = newLoop(*st);
-  // Every rank trains rank 0's run: the same flags, step, data and
-  // starting state.
-  AMPC_RETURN_IF_ERROR(st->loop->agreeWithRankZero(st->data.train.get()));
-  out.reset(new Training(std::move(st)));
   return rt::Status::ok();
 }
 
@@ -599,11 +621,16 @@ rt::Status Training::loadState(const std::vector<rt::HostTensor> &tensors) {
                                    "' is no parameter or state of the step");
     return rt::Status::ok();
   };
-  AMPC_RETURN_IF_ERROR(everyRank(check(), "load the state"));
+  std::vector<rt::HostTensor> before;
+  rt::Status checked = check();
+  if (checked)
+    checked = paramsOf(*s_->session, before);
+  AMPC_RETURN_IF_ERROR(everyRank(checked, "load the state"));
+  rt::Status applied = rt::Status::ok();
   for (auto &[name, t] : byName)
-    AMPC_RETURN_IF_ERROR(s_->session->setParam(name, t.view()));
-  // The ranks go on from one state.
-  return s_->loop->agreeWithRankZero(s_->data.train.get());
+    if (applied)
+      applied = s_->session->setParam(name, t.view());
+  return keepIfEveryRankAgrees(applied, *s_->loop, before);
 }
 
 rt::Status Training::param(const std::string &name, rt::HostTensor &out) const {
@@ -625,16 +652,19 @@ rt::Status Training::loadCheckpoint(const std::string &dir) {
   // far are replaced by those it records.
   std::unique_ptr<tools::TrainLoop> loop = newLoop(*s_);
   tools::Checkpoint ckpt;
+  std::vector<rt::HostTensor> before;
   auto check = [&]() -> rt::Status {
     AMPC_RETURN_IF_ERROR(tools::readCheckpoint(dir, ckpt));
     AMPC_RETURN_IF_ERROR(tools::checkResumable(ckpt, s_->config, dir));
-    return loop->checkpointFits(ckpt, dir);
+    AMPC_RETURN_IF_ERROR(loop->checkpointFits(ckpt, dir));
+    return paramsOf(*s_->session, before);
   };
   AMPC_RETURN_IF_ERROR(everyRank(check(), "load the checkpoint"));
-  AMPC_RETURN_IF_ERROR(loop->resume(ckpt, dir));
-  s_->loop = std::move(loop);
   // Each rank read its own copy: they must go on from one state.
-  return s_->loop->agreeWithRankZero(s_->data.train.get());
+  AMPC_RETURN_IF_ERROR(
+      keepIfEveryRankAgrees(loop->resume(ckpt, dir), *loop, before));
+  s_->loop = std::move(loop);
+  return rt::Status::ok();
 }
 
 rt::Status Training::everyRank(const rt::Status &mine,
@@ -642,6 +672,40 @@ rt::Status Training::everyRank(const rt::Status &mine,
   if (!s_->world || s_->world->size() <= 1)
     return mine;
   return tools::checkEveryRank(*s_->world, mine, what);
+}
+
+rt::Status Training::agreeOnEveryRank(const tools::TrainLoop &loop) const {
+  return everyRank(loop.agreeWithRankZero(s_->data.train.get()),
+                   "train the run rank 0 trains");
+}
+
+rt::Status
+Training::keepIfEveryRankAgrees(const rt::Status &applied,
+                                const tools::TrainLoop &loop,
+                                const std::vector<rt::HostTensor> &before) {
+  // The agreement runs even where the load failed: every rank takes part
+  // in its exchanges.
+  rt::Status agreed = loop.agreeWithRankZero(s_->data.train.get());
+  rt::Status all = everyRank(applied ? agreed : applied,
+                             "go on from the state rank 0 loaded");
+  if (all)
+    return all;
+  for (const rt::HostTensor &t : before)
+    // setParam copies the bytes: the view need not be writable.
+    if (rt::Status s = s_->session->setParam(
+            t.name, rt::TensorView{t.dtype, t.shape,
+                                   const_cast<uint8_t *>(t.bytes.data())});
+        !s)
+      return s.withContext("putting the state back after: " + all.message());
+  return all;
+}
+
+rt::Status Training::waitForRanks(double seconds) {
+  std::lock_guard<std::mutex> lock(s_->busy);
+  if (!s_->world || s_->world->size() <= 1)
+    return rt::Status::ok();
+  return s_->world->waitForAll(rt::boundedSeconds(seconds))
+      .withContext("waiting for the other ranks");
 }
 
 rt::Status Training::saveOnnx(const std::string &path) const {
@@ -686,6 +750,8 @@ int64_t Training::stepsPerEpoch() const {
   int64_t batches = s_->data.train ? s_->data.train->stepsPerEpoch() : 0;
   return batches > 0 ? tools::EpochClock{batches, worldSize()}.stepsFor(1) : 0;
 }
+
+int64_t Training::runSteps() const { return s_->run.steps; }
 
 int Training::rank() const { return s_->world ? s_->world->rank() : 0; }
 
@@ -838,7 +904,7 @@ std::string Inference::device() const { return s_->session->deviceName(); }
 // The ranks
 //===----------------------------------------------------------------------===//
 
-bool launchedByMpi() { return tools::launchedByMpi(); }
+bool launchedAsRanks() { return tools::launchRank().has_value(); }
 
 std::string rankPrefix() {
   // From the launch's environment: errors before the ranks join (or of a

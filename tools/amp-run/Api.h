@@ -26,6 +26,10 @@
 #include <utility>
 #include <vector>
 
+namespace ampc::tools {
+class TrainLoop;
+} // namespace ampc::tools
+
 namespace ampc::api {
 
 /// A model and how to compile it.
@@ -114,11 +118,18 @@ public:
   /// Steps that take an epoch's batches, the last of them a few of the
   /// next when the ranks do not divide it; 0: no data, or synthetic data.
   int64_t stepsPerEpoch() const;
+  /// The run's steps as compiled (--steps, or --epochs of the data): the
+  /// length a cosine schedule takes by default, and amp-run's run.
+  int64_t runSteps() const;
 
   /// This process's place among the ranks of a data-parallel run (below):
   /// 0 of 1 in a process of its own.
   int rank() const;
   int worldSize() const;
+  /// Returns when every rank has called it, or fails after `seconds`: after
+  /// work one rank does alone (an evaluation, a file), which may take
+  /// longer than a step's exchange waits for it (--collective-timeout).
+  rt::Status waitForRanks(double seconds);
 
   /// What a compiled step holds (Api.cpp's alone).
   struct State;
@@ -128,6 +139,15 @@ private:
   /// `mine` on one process; checkEveryRank's verdict under several ranks
   /// (every rank calls it: a call that must succeed on all of them).
   rt::Status everyRank(const rt::Status &mine, const std::string &what) const;
+  /// `loop`'s agreement with rank 0's run, failing on every rank where it
+  /// fails on one.
+  rt::Status agreeOnEveryRank(const tools::TrainLoop &loop) const;
+  /// After a load `applied` (or failed) on this rank: where it failed or
+  /// the ranks do not agree on one run (on any rank), every rank puts the
+  /// parameters `before` back.
+  rt::Status keepIfEveryRankAgrees(const rt::Status &applied,
+                                   const tools::TrainLoop &loop,
+                                   const std::vector<rt::HostTensor> &before);
   std::unique_ptr<State> s_;
 };
 
@@ -140,8 +160,8 @@ private:
 /// saveCheckpoint, loadCheckpoint) are collective: every rank makes them,
 /// in the same order.
 ///
-/// Whether an MPI launcher started this process.
-bool launchedByMpi();
+/// Whether an MPI launcher started this process as one of several ranks.
+bool launchedAsRanks();
 /// "rank R: " while this process is one of several ranks, else "": what
 /// its errors start with.
 std::string rankPrefix();

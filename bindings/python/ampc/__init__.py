@@ -155,6 +155,12 @@ class TrainingStep:
         return self._t.steps_per_epoch
 
     @property
+    def steps(self):
+        """The run's steps as compiled: the `steps` option, or `epochs` of
+        the data (the length a cosine schedule takes)."""
+        return self._t.steps
+
+    @property
     def rank(self):
         """This process's rank under an MPI launch (0 otherwise)."""
         return self._t.rank
@@ -187,6 +193,13 @@ class TrainingStep:
         """Restores every tensor of state_dict(), all or nothing."""
         self._t.load_state({str(k): _array(v, f"state '{k}'")
                             for k, v in dict(state).items()})
+
+    def wait_for_ranks(self, timeout=3600):
+        """Returns when every rank has called it (or raises after `timeout`
+        seconds): after work one rank does alone between steps, such as rank
+        0 evaluating, which could take longer than the next step's exchange
+        waits for it (`collective_timeout`). Nothing in one process."""
+        self._t.wait_for_ranks(float(timeout))
 
     def save_checkpoint(self, path):
         """Writes amp-run's checkpoint (PATH/checkpoint.ampc, atomically);

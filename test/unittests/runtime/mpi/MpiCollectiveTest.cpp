@@ -60,8 +60,9 @@ TEST(MpiCollective, SumOverRanksAddsEveryRanksValues) {
   EXPECT_EQ(v[2], -n * (n - 1));
 }
 
-// What a Python program's exit does (ampc.leave_ranks): MPI is finalised
-// once, and a collective after it fails at once, saying why. Last: it ends
+// What a Python program's exit does (ampc/__init__.py): MPI is finalised
+// once, and a collective after it fails at once, saying why. Last in the
+// file, which GoogleTest runs in order (not under --gtest_shuffle): it ends
 // MPI for this process.
 TEST(MpiCollective, LeaveFinalisesAndLaterCallsFail) {
   ASSERT_NE(world(), nullptr);
