@@ -13,25 +13,13 @@ import numpy as np
 import pytest
 
 import ampc
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-AMP_RUN = os.environ.get("AMP_RUN", os.path.join(ROOT, "build", "bin",
-                                                 "amp-run"))
-MLP = os.path.join(ROOT, "examples", "mlp.onnx")
+from amp_run_helpers import AMP_RUN, MLP, ROOT, flags_of, write_mlp_data
 BATCH, SAMPLES = 64, 64 * 5  # five steps per epoch
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
-    """An .npy directory for examples/mlp.onnx: amp-run reads it in file
-    order (no shuffle), so step s holds rows [s*64, s*64+64) of its epoch."""
-    d = tmp_path_factory.mktemp("data")
-    rng = np.random.default_rng(7)
-    np.save(d / "image.npy",
-            rng.standard_normal((SAMPLES, 1, 28, 28)).astype(np.float32))
-    np.save(d / "label.npy", rng.integers(0, 10, SAMPLES).astype(np.int64))
-    return d
+    return write_mlp_data(tmp_path_factory.mktemp("data"), SAMPLES, seed=7)
 
 
 def feeds_of(data_dir, step):
@@ -68,13 +56,6 @@ CONFIGS = {
     "o2-f16": {"amp": "O2", "init_scale": 2.0 ** 24, "growth_interval": 2},
     "o1-bf16": {"amp": "O1", "amp_dtype": "bf16"},
 }
-
-
-def flags_of(options):
-    out = []
-    for k, v in options.items():
-        out += ["--" + k.replace("_", "-"), str(v)]
-    return out
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))

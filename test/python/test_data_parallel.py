@@ -19,12 +19,9 @@ import numpy as np
 import pytest
 
 import ampc
+from amp_run_helpers import AMP_RUN, MLP, flags_of, write_mlp_data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-AMP_RUN = os.environ.get("AMP_RUN", os.path.join(ROOT, "build", "bin",
-                                                 "amp-run"))
-MLP = os.path.join(ROOT, "examples", "mlp.onnx")
 WORKER = os.path.join(HERE, "data_parallel_worker.py")
 BATCH, SAMPLES = 64, 64 * 8  # four steps of two ranks per epoch
 # As the lit tests' launches: root allowed (CI's containers), shared memory
@@ -35,12 +32,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("data")
-    rng = np.random.default_rng(11)
-    np.save(d / "image.npy",
-            rng.standard_normal((SAMPLES, 1, 28, 28)).astype(np.float32))
-    np.save(d / "label.npy", rng.integers(0, 10, SAMPLES).astype(np.int64))
-    return d
+    return write_mlp_data(tmp_path_factory.mktemp("data"), SAMPLES, seed=11)
 
 
 def ranks(tmp_path, spec, n=2, expect_ok=True):
@@ -87,13 +79,6 @@ CONFIGS = {
     "o2-f16": {"amp": "O2", "init_scale": 1e12, "scale_backoff": 1e-4,
                "growth_interval": 2},
 }
-
-
-def flags_of(options):
-    out = []
-    for k, v in options.items():
-        out += ["--" + k.replace("_", "-"), str(v)]
-    return out
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
