@@ -17,8 +17,6 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace py = pybind11;
 namespace rt = ampc::rt;
@@ -29,15 +27,16 @@ using ampc::api::Training;
 
 namespace {
 
-/// What Python sees as ampc.Error.
+/// What Python sees as ampc.Error; under a launch of several ranks its
+/// message says whose it is ("rank 1: ...").
 struct Error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string &message)
+      : std::runtime_error(ampc::api::rankPrefix() + message) {}
 };
 
-/// Raises `s`'s error; under a launch of several ranks it says whose.
 void check(const rt::Status &s) {
   if (!s)
-    throw Error(ampc::api::rankPrefix() + s.message());
+    throw Error(s.message());
 }
 
 /// The runtime's dtype of a NumPy array, or an error naming `what`.
@@ -158,13 +157,8 @@ requestOf(const py::object &model,
   if (py::isinstance<py::bytes>(model)) {
     r.modelBytes = model.cast<std::string>();
   } else {
+    // Read by the compile (Api.h), after the ranks of a launch joined.
     r.modelPath = model.cast<std::string>();
-    std::ifstream in(r.modelPath, std::ios::binary);
-    if (!in)
-      throw Error("cannot read '" + r.modelPath + "': " + std::strerror(errno));
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    r.modelBytes = bytes.str();
   }
   r.options = options;
   for (auto [key, value] : shapes)
@@ -304,6 +298,7 @@ PYBIND11_MODULE(_ampc, m) {
     ampc::api::leaveRanks();
   });
   m.def("_abort_ranks", &ampc::api::abortRanks);
+  m.def("_rank_prefix", &ampc::api::rankPrefix);
   m.def("_compile_inference",
         [](const py::object &model,
            const std::vector<std::pair<std::string, std::string>> &options,

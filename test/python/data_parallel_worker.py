@@ -3,7 +3,8 @@
     mpirun -n N python3 data_parallel_worker.py SPEC OUT
 
 SPEC is a JSON file: the model, the options every rank compiles with,
-`rank_options` that one rank adds ({"1": {"lr": 0.5}}), `compile_catch`
+`rank_options` that one rank adds ({"1": {"lr": 0.5}}), `rank_model` (a
+rank's own model path: {"1": PATH}), `compile_catch`
 (record a compile's error and end without an exception), and `actions` run
 in order:
   {"steps": K}                 K steps, each on step.batch(steps_done)
@@ -16,6 +17,7 @@ in order:
                                state, a weight changed on rank R
   {"sleep_on": R, "seconds": S}   rank R sleeps S seconds
   {"wait": T}                  wait_for_ranks(T)
+  {"bad_feed_on": R}           a step whose image rank R cuts short
 An action with "catch": true records its ampc.Error and goes on. Each rank
 writes OUT/rank<R>.json as it goes: its rank and world size, the losses,
 scales and skips of its steps, the errors it caught, the CRC-32 of its
@@ -54,7 +56,8 @@ def state_crc(step):
 options = dict(spec.get("options", {}))
 options.update(spec.get("rank_options", {}).get(str(rank), {}))
 try:
-    step = ampc.compile_training(spec["model"], **options)
+    step = ampc.compile_training(
+        spec.get("rank_model", {}).get(str(rank), spec["model"]), **options)
 except ampc.Error as e:
     record["errors"].append(str(e))
     save()
@@ -95,6 +98,11 @@ for action in spec.get("actions", []):
         elif "sleep_on" in action:
             if action["sleep_on"] == rank:
                 time.sleep(action["seconds"])
+        elif "bad_feed_on" in action:
+            feeds = step.batch(step.steps_done)
+            if action["bad_feed_on"] == rank:
+                feeds["image"] = feeds["image"][:3]
+            step.step(feeds)
         elif "wait" in action:
             step.wait_for_ranks(action["wait"])
         elif "raise_on" in action and action["raise_on"] == rank:

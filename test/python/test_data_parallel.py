@@ -196,6 +196,47 @@ def test_a_rank_that_differs_is_refused_on_every_rank(tmp_path, data_dir):
         "says why)"]
 
 
+def test_a_model_one_rank_cannot_read_fails_every_rank(tmp_path, data_dir):
+    missing = tmp_path / "missing.onnx"
+    _, _, records = ranks(tmp_path, {
+        "model": MLP, "options": {"data": str(data_dir), "steps": 6},
+        "rank_model": {"1": str(missing)}, "compile_catch": True},
+        expect_ok=False)
+    assert records[1]["errors"] == [
+        f"rank 1: cannot read '{missing}': No such file or directory"]
+    assert records[0]["errors"] == [
+        "rank 0: rank 1 could not compile the training step (its own error "
+        "says why)"]
+
+
+def test_a_step_that_fails_on_one_rank_puts_it_out_of_step(tmp_path,
+                                                           data_dir):
+    """Rank 1's feed is refused before its exchanges, which rank 0 is in:
+    rank 1 starts no other collective (one would be paired with rank 0's
+    all-reduce), and rank 0's step fails after the timeout."""
+    _, _, records = ranks(tmp_path, {
+        "model": MLP,
+        "options": {"data": str(data_dir), "steps": 6,
+                    "collective_timeout": 2},
+        "actions": [{"steps": 1}, {"bad_feed_on": 1, "catch": True},
+                    {"steps": 1, "catch": True},
+                    {"save": str(tmp_path / "ckpt"), "catch": True},
+                    {"compile": {}, "catch": True}]}, expect_ok=False)
+    bad, *later = records[1]["errors"]
+    assert bad.startswith("rank 1: input 'image' holds tensor<3x1x28x28xf32>")
+    assert len(later) == 3
+    for error in later:
+        assert error == ("rank 1: this rank is out of step with the others "
+                         f"since its step 1 ({bad}) failed here, and they "
+                         "wait in that step's exchanges: end the program "
+                         "(an exception that nothing catches ends every "
+                         "rank at once)")
+    timeout, *_ = records[0]["errors"]
+    assert timeout.startswith("rank 0: ") and \
+        "waited 2 s for rank 1" in timeout, timeout
+    assert records[1]["steps_done"] == 1
+
+
 def test_a_state_one_rank_differs_in_is_put_back(tmp_path, data_dir):
     _, _, records = ranks(tmp_path, {
         "model": MLP, "options": {"data": str(data_dir), "steps": 6},

@@ -52,6 +52,9 @@ struct ProcessRanks {
   std::shared_ptr<rt::mpi::MpiCollective> world;
   int64_t timeout = 0; // the --collective-timeout it joined with
   bool left = false;
+  // Why this rank is out of step with the others ("": it is not): a step
+  // failed here, whose exchanges the others are in.
+  std::string outOfStep;
 };
 
 ProcessRanks &processRanks() {
@@ -71,6 +74,18 @@ std::string libraryDirectory() {
   return dir.str();
 }
 
+/// An error when a step failed on this rank under several ranks: the
+/// others wait in that step's exchanges, which this rank left, and any
+/// other collective it started would be paired with them.
+rt::Status checkInStep(ProcessRanks &ranks) {
+  if (ranks.outOfStep.empty())
+    return rt::Status::ok();
+  return rt::Status::error(
+      "this rank is out of step with the others since its " + ranks.outOfStep +
+      " failed here, and they wait in that step's exchanges: end the "
+      "program (an exception that nothing catches ends every rank at once)");
+}
+
 /// The ranks of the launch that started this process (null: none), joined
 /// on the first call.
 rt::Status joinProcessRanks(const RunOptions &run,
@@ -78,6 +93,7 @@ rt::Status joinProcessRanks(const RunOptions &run,
   ProcessRanks &ranks = processRanks();
   std::lock_guard<std::mutex> lock(ranks.mutex);
   out = nullptr;
+  AMPC_RETURN_IF_ERROR(checkInStep(ranks));
   if (ranks.left)
     return rt::Status::error(
         "this process has left its ranks (at its exit): a training step "
@@ -187,6 +203,22 @@ rt::Status setOptions(const CompileRequest &r, Flags &flags, RunOptions &run,
                              " (the options are amp-run's flags; "
                              "`amp-run --help` lists them)");
   }
+  return rt::Status::ok();
+}
+
+/// `r` with the model's bytes, read from its path where it gave none:
+/// after the ranks joined, so that a rank that cannot read it fails the
+/// compile of every rank.
+rt::Status withModelBytes(const CompileRequest &r, CompileRequest &out) {
+  out = r;
+  if (!out.modelBytes.empty() || out.modelPath.empty())
+    return rt::Status::ok();
+  auto buffer = llvm::MemoryBuffer::getFile(out.modelPath, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return rt::Status::error("cannot read '" + out.modelPath +
+                             "': " + buffer.getError().message());
+  out.modelBytes = (*buffer)->getBuffer().str();
   return rt::Status::ok();
 }
 
@@ -377,7 +409,6 @@ static rt::Status buildStep(const CompileRequest &r,
 rt::Status Training::compile(const CompileRequest &r,
                              std::unique_ptr<Training> &out) {
   auto st = std::make_unique<State>();
-  st->modelBytes = r.modelBytes;
   st->modelName = modelName(r);
   TrainPipelineOptions flags;
   bool checkModel = true;
@@ -396,10 +427,13 @@ rt::Status Training::compile(const CompileRequest &r,
   return rt::Status::ok();
 }
 
-static rt::Status buildStep(const CompileRequest &r,
+static rt::Status buildStep(const CompileRequest &given,
                             TrainPipelineOptions &flags, bool checkModel,
                             Training::State &state) {
   Training::State *st = &state;
+  CompileRequest r;
+  AMPC_RETURN_IF_ERROR(withModelBytes(given, r));
+  st->modelBytes = r.modelBytes;
   RunOptions &run = st->run;
   // Each rank on its own GPU and its share of the cores, as amp-run's.
   int ranks = st->world ? st->world->size() : 1;
@@ -527,21 +561,23 @@ static rt::Status buildStep(const CompileRequest &r,
 
 const std::vector<InputInfo> &Training::inputs() const { return s_->inputs; }
 
-rt::Status Training::step(const std::vector<Feed> &feeds, StepResult &out) {
-  std::lock_guard<std::mutex> lock(s_->busy);
-  AMPC_RETURN_IF_ERROR(checkFeeds(*s_->session, feeds, /*samples=*/true,
-                                  s_->views, s_->converted));
+/// A step's work on this rank: `feeds` checked, set and run.
+static rt::Status feedAndRun(Training::State &st,
+                             const std::vector<Feed> &feeds,
+                             tools::TrainLoop::StepOutcome &o) {
+  AMPC_RETURN_IF_ERROR(
+      checkFeeds(*st.session, feeds, /*samples=*/true, st.views, st.converted));
   // Labels in their loss's range: a kernel reading one outside it would
   // read outside its logits.
-  for (const auto &[name, view] : s_->views) {
-    auto classes = s_->step.info.classes.find(name);
-    if (classes == s_->step.info.classes.end() || !rt::isInt(view.dtype))
+  for (const auto &[name, view] : st.views) {
+    auto classes = st.step.info.classes.find(name);
+    if (classes == st.step.info.classes.end() || !rt::isInt(view.dtype))
       continue;
-    auto ignore = s_->step.info.ignoreIndex.find(name);
+    auto ignore = st.step.info.ignoreIndex.find(name);
     for (int64_t i = 0, n = view.numElements(); i < n; ++i) {
       int64_t v = rt::elementAsInt(view, i);
       if ((v >= 0 && v < classes->second) ||
-          (ignore != s_->step.info.ignoreIndex.end() && v == ignore->second))
+          (ignore != st.step.info.ignoreIndex.end() && v == ignore->second))
         continue;
       return rt::Status::error(
           "input '" + name + "': element " + std::to_string(i) + " is " +
@@ -549,9 +585,25 @@ rt::Status Training::step(const std::vector<Feed> &feeds, StepResult &out) {
           std::to_string(classes->second) + " classes of the loss it feeds");
     }
   }
+  return st.loop->step(st.views, st.run.checkNumerics, o);
+}
+
+rt::Status Training::step(const std::vector<Feed> &feeds, StepResult &out) {
+  std::lock_guard<std::mutex> lock(s_->busy);
+  AMPC_RETURN_IF_ERROR(inStep());
   out.step = s_->loop->stepsDone();
   tools::TrainLoop::StepOutcome o;
-  AMPC_RETURN_IF_ERROR(s_->loop->step(s_->views, s_->run.checkNumerics, o));
+  if (rt::Status s = feedAndRun(*s_, feeds, o); !s) {
+    // Under several ranks the others are in this step's exchanges, or
+    // passed them without this rank: it is out of step for good.
+    if (worldSize() > 1) {
+      ProcessRanks &ranks = processRanks();
+      std::lock_guard<std::mutex> lock(ranks.mutex);
+      ranks.outOfStep = "step " + std::to_string(out.step) + " (" +
+                        rankPrefix() + s.message() + ")";
+    }
+    return s;
+  }
   s_->ran = true;
   out.loss = o.loss;
   out.skipped = o.overflow;
@@ -559,6 +611,7 @@ rt::Status Training::step(const std::vector<Feed> &feeds, StepResult &out) {
   // --check-numerics: an inf or NaN that loss scaling does not handle is an
   // error naming the kernel that made it, as amp-run stops on it (a note
   // on an overflow it handles is amp-run's progress output, not an error).
+  // (The ranks judge the same shared loss and overflow alike.)
   if (s_->numerics) {
     tools::NumericsVerdict v =
         s_->numerics->judge({out.step, o.updates, std::isfinite(o.loss),
@@ -568,6 +621,14 @@ rt::Status Training::step(const std::vector<Feed> &feeds, StepResult &out) {
                                std::to_string(out.step) + ": " + v.text);
   }
   return rt::Status::ok();
+}
+
+rt::Status Training::inStep() const {
+  if (worldSize() <= 1)
+    return rt::Status::ok();
+  ProcessRanks &ranks = processRanks();
+  std::lock_guard<std::mutex> lock(ranks.mutex);
+  return checkInStep(ranks);
 }
 
 int64_t Training::stepsDone() const { return s_->loop->stepsDone(); }
@@ -623,7 +684,7 @@ rt::Status Training::loadState(const std::vector<rt::HostTensor> &tensors) {
   };
   std::vector<rt::HostTensor> before;
   rt::Status checked = check();
-  if (checked)
+  if (checked && worldSize() > 1)
     checked = paramsOf(*s_->session, before);
   AMPC_RETURN_IF_ERROR(everyRank(checked, "load the state"));
   rt::Status applied = rt::Status::ok();
@@ -643,6 +704,7 @@ rt::Status Training::param(const std::string &name, rt::HostTensor &out) const {
 
 rt::Status Training::saveCheckpoint(const std::string &dir) {
   std::lock_guard<std::mutex> lock(s_->busy);
+  AMPC_RETURN_IF_ERROR(inStep());
   return s_->loop->saveCheckpointOfRanks(dir);
 }
 
@@ -657,7 +719,7 @@ rt::Status Training::loadCheckpoint(const std::string &dir) {
     AMPC_RETURN_IF_ERROR(tools::readCheckpoint(dir, ckpt));
     AMPC_RETURN_IF_ERROR(tools::checkResumable(ckpt, s_->config, dir));
     AMPC_RETURN_IF_ERROR(loop->checkpointFits(ckpt, dir));
-    return paramsOf(*s_->session, before);
+    return worldSize() > 1 ? paramsOf(*s_->session, before) : rt::Status::ok();
   };
   AMPC_RETURN_IF_ERROR(everyRank(check(), "load the checkpoint"));
   // Each rank read its own copy: they must go on from one state.
@@ -671,6 +733,7 @@ rt::Status Training::everyRank(const rt::Status &mine,
                                const std::string &what) const {
   if (!s_->world || s_->world->size() <= 1)
     return mine;
+  AMPC_RETURN_IF_ERROR(inStep());
   return tools::checkEveryRank(*s_->world, mine, what);
 }
 
@@ -704,6 +767,7 @@ rt::Status Training::waitForRanks(double seconds) {
   std::lock_guard<std::mutex> lock(s_->busy);
   if (!s_->world || s_->world->size() <= 1)
     return rt::Status::ok();
+  AMPC_RETURN_IF_ERROR(inStep());
   return s_->world->waitForAll(rt::boundedSeconds(seconds))
       .withContext("waiting for the other ranks");
 }
@@ -775,8 +839,10 @@ struct Inference::State {
 Inference::Inference(std::unique_ptr<State> state) : s_(std::move(state)) {}
 Inference::~Inference() = default;
 
-rt::Status Inference::compile(const CompileRequest &r,
+rt::Status Inference::compile(const CompileRequest &given,
                               std::unique_ptr<Inference> &out) {
+  CompileRequest r;
+  AMPC_RETURN_IF_ERROR(withModelBytes(given, r));
   auto st = std::make_unique<State>();
   st->modelName = modelName(r);
   InferPipelineOptions flags;

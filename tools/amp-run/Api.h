@@ -34,7 +34,7 @@ namespace ampc::api {
 
 /// A model and how to compile it.
 struct CompileRequest {
-  std::string modelBytes; // a serialized ModelProto
+  std::string modelBytes; // a serialized ModelProto; empty: read modelPath
   // Where it was read from ("" when given in memory): names it in messages,
   // and external tensor data is found next to it.
   std::string modelPath;
@@ -139,12 +139,16 @@ private:
   /// `mine` on one process; checkEveryRank's verdict under several ranks
   /// (every rank calls it: a call that must succeed on all of them).
   rt::Status everyRank(const rt::Status &mine, const std::string &what) const;
+  /// An error under several ranks when a step failed on this rank before
+  /// (the others wait in its exchanges): no collective call may start.
+  rt::Status inStep() const;
   /// `loop`'s agreement with rank 0's run, failing on every rank where it
   /// fails on one.
   rt::Status agreeOnEveryRank(const tools::TrainLoop &loop) const;
   /// After a load `applied` (or failed) on this rank: where it failed or
   /// the ranks do not agree on one run (on any rank), every rank puts the
-  /// parameters `before` back.
+  /// parameters `before` back (taken under several ranks only: one process
+  /// checks everything before it loads, and keeps no copy).
   rt::Status keepIfEveryRankAgrees(const rt::Status &applied,
                                    const tools::TrainLoop &loop,
                                    const std::vector<rt::HostTensor> &before);

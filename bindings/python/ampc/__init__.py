@@ -25,10 +25,15 @@ import sys
 import numpy as np
 
 from ._ampc import (Error, _abort_ranks, _compile_inference, _compile_training,
-                    _launched, _leave_ranks)
+                    _launched, _leave_ranks, _rank_prefix)
 
 __all__ = ["Error", "StepResult", "TrainingStep", "InferenceStep",
            "compile_training", "compile_inference"]
+
+
+def _error(text):
+    """ampc.Error for `text`, saying whose it is under several ranks."""
+    return Error(_rank_prefix() + text)
 
 
 def _option_text(name, value):
@@ -44,7 +49,7 @@ def _option_text(name, value):
     if isinstance(value, (list, tuple)) and all(
             isinstance(v, str) for v in value):
         return ",".join(value)
-    raise Error(f"option '{name}': a {type(value).__name__} is not an "
+    raise _error(f"option '{name}': a {type(value).__name__} is not an "
                 "option value (give a str, int, float, bool, or a list of "
                 "str)")
 
@@ -58,7 +63,7 @@ def _request(model, options):
     elif isinstance(model, (bytearray, memoryview)):
         model = bytes(model)
     if not isinstance(model, (str, bytes)):
-        raise Error(f"model: a {type(model).__name__} is not a model (give a "
+        raise _error(f"model: a {type(model).__name__} is not a model (give a "
                     "path, the serialized bytes or an onnx.ModelProto)")
     options = dict(options)
     shapes = {k: [int(d) for d in v]
@@ -82,7 +87,7 @@ def _array(value, what):
         try:
             array = np.asarray(value)
         except Exception as e:  # noqa: BLE001 - any failure is the user's
-            raise Error(f"{what}: not an array ({e})") from None
+            raise _error(f"{what}: not an array ({e})") from None
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("="))
     # Not np.ascontiguousarray: it makes a 0-d array 1-d.
@@ -95,7 +100,7 @@ def _json_or_none(text):
 
 def _feeds(feeds):
     if not isinstance(feeds, dict):
-        raise Error(f"feeds: a {type(feeds).__name__} is not a dict of input "
+        raise _error(f"feeds: a {type(feeds).__name__} is not a dict of input "
                     "name to array")
     return {str(k): _array(v, f"input '{k}'") for k, v in feeds.items()}
 
