@@ -42,8 +42,12 @@ record = {"losses": [], "scales": [], "skipped": [], "errors": [],
 
 
 def save():
-    with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+    # Whole or not at all: another rank's MPI_Abort may end this one
+    # mid-write.
+    path = os.path.join(out, f"rank{rank}.json")
+    with open(path + ".tmp", "w") as f:
         json.dump(record, f)
+    os.replace(path + ".tmp", path)
 
 
 def state_crc(step):
