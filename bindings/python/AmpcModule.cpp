@@ -292,7 +292,7 @@ PYBIND11_MODULE(_ampc, m) {
         });
   // The ranks of an MPI launch (Api.h): ampc/__init__.py leaves them at
   // the program's exit, and aborts them all on an exception nothing caught.
-  m.def("_launched", &ampc::api::launchedAsRanks);
+  m.def("_launched_as_ranks", &ampc::api::launchedAsRanks);
   m.def("_leave_ranks", [] {
     py::gil_scoped_release release; // MPI_Finalize waits for the others
     ampc::api::leaveRanks();

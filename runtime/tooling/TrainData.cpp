@@ -419,12 +419,15 @@ int64_t BatchSource::stepsPerEpoch() const {
 }
 
 uint32_t BatchSource::checksum() const {
-  uint32_t crc = 0;
-  for (const Column &c : columns_) {
-    crc = rt::crc32Of(c.bytes.data(), c.bytes.size(), crc);
-    crc = rt::crc32Of(c.lut.data(), c.lut.size(), crc);
+  if (!checksum_) {
+    uint32_t crc = 0;
+    for (const Column &c : columns_) {
+      crc = rt::crc32Of(c.bytes.data(), c.bytes.size(), crc);
+      crc = rt::crc32Of(c.lut.data(), c.lut.size(), crc);
+    }
+    checksum_ = crc;
   }
-  return crc;
+  return *checksum_;
 }
 
 int64_t BatchSource::evalBatches() const {

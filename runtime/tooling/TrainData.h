@@ -174,6 +174,9 @@ private:
 
   std::vector<InputSpec> specs_;
   std::vector<Column> columns_; // file sources only
+  // checksum()'s, made once: the columns do not change, and a program's
+  // ranks compare it at every load of a checkpoint or state.
+  mutable std::optional<uint32_t> checksum_;
   int64_t samples_ = 0;
   int64_t batchSize_ = 0; // file sources only
   uint64_t seed_ = 0;

@@ -28,6 +28,14 @@ constexpr const char *kScaleParam = "loss_scale";
 // that takes longer is not a hang).
 constexpr double kLeadWorkSeconds = 3600;
 
+/// Why the ranks take no checkpoint after `step` steps of `accumulate` per
+/// update: "after step S, between two updates (...)".
+std::string betweenUpdates(int64_t step, int64_t accumulate) {
+  return "after step " + std::to_string(step) +
+         ", between two updates (the step accumulates " +
+         std::to_string(accumulate) + " steps per update)";
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point a, Clock::time_point b) {
@@ -240,11 +248,9 @@ rt::Status TrainLoop::saveCheckpointOfRanks(const std::string &dir) {
   bool ranks = o_.collective && o_.worldSize > 1;
   if (ranks && stepsDone() % step_.accumulate != 0)
     return rt::Status::error(
-        "a checkpoint after step " + std::to_string(stepsDone()) +
-        ", between two updates (the step accumulates " +
-        std::to_string(step_.accumulate) +
-        " steps per update): the ranks write one at an update, where their "
-        "gradients are summed");
+        "a checkpoint " + betweenUpdates(stepsDone(), step_.accumulate) +
+        ": the ranks write one at an update, where their gradients are "
+        "summed");
   rt::Status written = rt::Status::ok();
   if (o_.rank == 0) {
     written = checkCheckpointDirectory(dir);
@@ -288,11 +294,9 @@ rt::Status TrainLoop::fit(const Checkpoint &ckpt, const std::string &dir,
   // It holds rank 0's partial gradients alone (run() writes none there).
   if (o_.worldSize > 1 && ckpt.step % step_.accumulate != 0)
     return rt::Status::error(
-        where + ": written after step " + std::to_string(ckpt.step) +
-        ", between two updates (the step accumulates " +
-        std::to_string(step_.accumulate) +
-        " steps per update): a data-parallel run resumes only from an "
-        "update, where the ranks' gradients are summed");
+        where + ": written " + betweenUpdates(ckpt.step, step_.accumulate) +
+        ": a data-parallel run resumes only from an update, where the "
+        "ranks' gradients are summed");
   // Checkpoints written before the input_ms column get it, unknown (NaN).
   std::vector<std::string> withoutInput = history_.stepColumns;
   withoutInput.erase(withoutInput.begin() + kInputMs);

@@ -98,16 +98,12 @@ rt::Status joinProcessRanks(const RunOptions &run,
     return rt::Status::error(
         "this process has left its ranks (at its exit): a training step "
         "compiled now would have none to train with");
-  // A launch of one rank is no data parallelism, and a process that only
-  // inherited a launch's environment (a child of a rank) is none of its
-  // ranks: neither starts MPI.
-  if (!ranks.world && !tools::launchRank())
-    return rt::Status::ok();
   if (!ranks.world) {
+    // A launch of one rank is no data parallelism: it starts no MPI.
+    if (!tools::launchRank())
+      return rt::Status::ok();
     AMPC_RETURN_IF_ERROR(
         tools::joinRanks(run, "ampc", ranks.world, libraryDirectory()));
-    if (!ranks.world)
-      return rt::Status::ok(); // no launch
     ranks.timeout = run.collectiveTimeout;
   } else if (run.isGiven("collective-timeout") &&
              run.collectiveTimeout != ranks.timeout) {
@@ -404,7 +400,7 @@ Training::~Training() = default;
 /// rank's step, session, data and loop in `state`.
 static rt::Status buildStep(const CompileRequest &r,
                             TrainPipelineOptions &flags, bool checkModel,
-                            Training::State &state);
+                            Training::State &st);
 
 rt::Status Training::compile(const CompileRequest &r,
                              std::unique_ptr<Training> &out) {
@@ -429,23 +425,16 @@ rt::Status Training::compile(const CompileRequest &r,
 
 static rt::Status buildStep(const CompileRequest &given,
                             TrainPipelineOptions &flags, bool checkModel,
-                            Training::State &state) {
-  Training::State *st = &state;
+                            Training::State &st) {
   CompileRequest r;
   AMPC_RETURN_IF_ERROR(withModelBytes(given, r));
-  st->modelBytes = r.modelBytes;
-  RunOptions &run = st->run;
+  st.modelBytes = r.modelBytes;
+  RunOptions &run = st.run;
   // Each rank on its own GPU and its share of the cores, as amp-run's.
-  int ranks = st->world ? st->world->size() : 1;
-  if (ranks > 1) {
-    if (flags.given("data-parallel") && flags.dataParallel != ranks)
-      return rt::Status::error(
-          "--data-parallel " + std::to_string(flags.dataParallel) +
-          ", but mpirun started " + std::to_string(ranks) + " ranks");
-    std::string err;
-    if (mlir::failed(flags.set("data-parallel", std::to_string(ranks), err)))
-      return rt::Status::error(err);
-  }
+  int ranks = st.world ? st.world->size() : 1;
+  if (ranks > 1)
+    AMPC_RETURN_IF_ERROR(
+        tools::setDataParallelRanks(flags, ranks, "mpirun started"));
   const std::string givenDevice = run.device;
   run.device = tools::rankDevice(run.device);
   tools::shareCores(run, ranks);
@@ -460,7 +449,7 @@ static rt::Status buildStep(const CompileRequest &given,
   // The model's recipe sets the options not given, as in amp-run.
   bool scheduleGiven = flags.given("lr-schedule");
   std::vector<std::pair<std::string, std::string>> recipe;
-  AMPC_RETURN_IF_ERROR(tools::readRecipe(r.modelBytes, st->modelName, recipe));
+  AMPC_RETURN_IF_ERROR(tools::readRecipe(r.modelBytes, st.modelName, recipe));
   for (const auto &[name, value] : recipe) {
     bool isRunFlag = !flags.has(name);
     if (!tools::recipeApplies(
@@ -471,17 +460,17 @@ static rt::Status buildStep(const CompileRequest &given,
     if (isRunFlag ? !flag || !tools::setRunFlag(*flag, value, run)
                   : mlir::failed(flags.set(name, value, err)))
       return rt::Status::error(
-          tools::badRecipeValue(st->modelName, name, value));
+          tools::badRecipeValue(st.modelName, name, value));
   }
   AMPC_RETURN_IF_ERROR(tools::checkTrainOptions(flags).withContext(
-      st->modelName + ": with its recipe"));
+      st.modelName + ": with its recipe"));
   if (ranks == 1 && flags.dataParallel > 1)
     return rt::Status::error(
         "--data-parallel " + std::to_string(flags.dataParallel) +
         " needs that many ranks: start the program under mpirun -n " +
         std::to_string(flags.dataParallel) + ", one process per rank");
   if (run.isGiven("steps") && run.isGiven("epochs"))
-    return rt::Status::error(st->modelName +
+    return rt::Status::error(st.modelName +
                              ": its recipe gives both --steps and --epochs");
 
   std::unique_ptr<mlir::MLIRContext> context = tools::createCompilerContext();
@@ -492,14 +481,14 @@ static rt::Status buildStep(const CompileRequest &given,
   // File data, opened before compiling: epochs fix the run's length, and
   // with it a cosine schedule's.
   AMPC_RETURN_IF_ERROR(
-      tools::inputSpecsOf(*module, st->specs).withContext(st->modelName));
+      tools::inputSpecsOf(*module, st.specs).withContext(st.modelName));
   bool synthetic = run.data == "synthetic";
   if (!run.data.empty() && !synthetic)
     AMPC_RETURN_IF_ERROR(tools::openFileData(
-        run.data, run.testData, run.shuffle, run.seed, st->specs, st->data));
+        run.data, run.testData, run.shuffle, run.seed, st.specs, st.data));
   GraphBuildTrainingPassOptions training = flags.trainingOptions();
   bool lengthKnown =
-      run.isGiven("steps") || (run.isGiven("epochs") && st->data.train);
+      run.isGiven("steps") || (run.isGiven("epochs") && st.data.train);
   if (graph::symbolizeLrScheduleKind(training.lrSchedule) ==
           graph::LrScheduleKind::Cosine &&
       training.lrTotalSteps <= 0 && !lengthKnown)
@@ -508,7 +497,7 @@ static rt::Status buildStep(const CompileRequest &given,
         (scheduleGiven ? "" : " (from the model's recipe)") +
         " needs its length: give --lr-total-steps, or --steps (or --epochs "
         "with --data) for the run's updates");
-  int64_t perEpoch = st->data.train ? st->data.train->stepsPerEpoch() : 0;
+  int64_t perEpoch = st.data.train ? st.data.train->stepsPerEpoch() : 0;
   if (run.steps == 0)
     run.steps = tools::runSteps(run, perEpoch, ranks);
   tools::resolveScheduleLength(training, run.steps);
@@ -517,7 +506,7 @@ static rt::Status buildStep(const CompileRequest &given,
   if (flags.amp != AmpLevel::O0)
     AMPC_RETURN_IF_ERROR(reportPath(report));
   std::optional<AmpAutoCastPassOptions> amp = flags.autoCastOptions(report);
-  st->amp = flags.amp != AmpLevel::O0;
+  st.amp = flags.amp != AmpLevel::O0;
   tools::StepCompileOptions main;
   main.training = training;
   main.amp = amp;
@@ -526,36 +515,36 @@ static rt::Status buildStep(const CompileRequest &given,
   main.dataParallel = flags.dataParallelOptions();
   tools::CompiledStep f32;
   bool compiled = mlir::succeeded(
-      tools::compileStepWithF32(std::move(module), st->modelName, main,
-                                /*f32Eval=*/false, st->step, f32));
+      tools::compileStepWithF32(std::move(module), st.modelName, main,
+                                /*f32Eval=*/false, st.step, f32));
   if (!report.empty())
-    st->report = takeReport(report); // the file goes either way
+    st.report = takeReport(report); // the file goes either way
   if (!compiled)
     return errors.error();
-  st->f32Arena = f32.trainArena;
-  AMPC_RETURN_IF_ERROR(tools::checkDataLabels(st->step.info, st->data));
+  st.f32Arena = f32.trainArena;
+  AMPC_RETURN_IF_ERROR(tools::checkDataLabels(st.step.info, st.data));
 
   rt::SessionOptions sessionOptions = tools::sessionOptionsOf(run);
-  sessionOptions.collective = st->world;
-  AMPC_RETURN_IF_ERROR(rt::Session::create(std::move(st->step.train),
-                                           sessionOptions, st->session));
+  sessionOptions.collective = st.world;
+  AMPC_RETURN_IF_ERROR(rt::Session::create(std::move(st.step.train),
+                                           sessionOptions, st.session));
   if (synthetic)
     AMPC_RETURN_IF_ERROR(
-        tools::openSyntheticData(run, st->step.info, st->specs, st->data));
-  st->inputs = inputsOf(*st->session);
+        tools::openSyntheticData(run, st.step.info, st.specs, st.data));
+  st.inputs = inputsOf(*st.session);
   if (run.checkNumerics) {
-    if (rt::Status s = tools::checkParamsFinite(*st->session); !s)
-      return rt::Status::error(st->modelName + ": before step 0: " +
+    if (rt::Status s = tools::checkParamsFinite(*st.session); !s)
+      return rt::Status::error(st.modelName + ": before step 0: " +
                                s.message() + " (--check-numerics)");
-    st->numerics.emplace(*st->session, st->step.info.loss,
-                         st->step.info.checksOverflow);
+    st.numerics.emplace(*st.session, st.step.info.loss,
+                        st.step.info.checksOverflow);
   }
-  st->config =
+  st.config =
       tools::checkpointConfig(flags, training, main.lossScale, main.lowering,
-                              run, st->data.shuffled, st->step.programHash);
-  st->rankConfig = tools::exchangeConfig(flags);
-  st->label = tools::runLabel(amp);
-  st->loop = newLoop(*st);
+                              run, st.data.shuffled, st.step.programHash);
+  st.rankConfig = tools::exchangeConfig(flags);
+  st.label = tools::runLabel(amp);
+  st.loop = newLoop(st);
   return rt::Status::ok();
 }
 
@@ -731,7 +720,7 @@ rt::Status Training::loadCheckpoint(const std::string &dir) {
 
 rt::Status Training::everyRank(const rt::Status &mine,
                                const std::string &what) const {
-  if (!s_->world || s_->world->size() <= 1)
+  if (worldSize() <= 1)
     return mine;
   AMPC_RETURN_IF_ERROR(inStep());
   return tools::checkEveryRank(*s_->world, mine, what);
@@ -765,7 +754,7 @@ Training::keepIfEveryRankAgrees(const rt::Status &applied,
 
 rt::Status Training::waitForRanks(double seconds) {
   std::lock_guard<std::mutex> lock(s_->busy);
-  if (!s_->world || s_->world->size() <= 1)
+  if (worldSize() <= 1)
     return rt::Status::ok();
   AMPC_RETURN_IF_ERROR(inStep());
   return s_->world->waitForAll(rt::boundedSeconds(seconds))

@@ -161,8 +161,8 @@ private:
 /// step of N ranks (the gradients averaged over them); each rank feeds its
 /// own batches, and a step's loss is the mean of the ranks'. The calls that
 /// read or change the state of every rank (compile, step, loadState,
-/// saveCheckpoint, loadCheckpoint) are collective: every rank makes them,
-/// in the same order.
+/// saveCheckpoint, loadCheckpoint, waitForRanks) are collective: every
+/// rank makes them, in the same order.
 ///
 /// Whether an MPI launcher started this process as one of several ranks.
 bool launchedAsRanks();

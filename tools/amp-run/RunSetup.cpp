@@ -227,6 +227,18 @@ OnnxBoundInput boundInputOf(const std::string &name, const rt::HostTensor &t) {
   return bound;
 }
 
+rt::Status setDataParallelRanks(TrainPipelineOptions &flags, int64_t ranks,
+                                const std::string &started) {
+  if (flags.given("data-parallel") && flags.dataParallel != ranks)
+    return rt::Status::error("--data-parallel " +
+                             std::to_string(flags.dataParallel) + ", but " +
+                             started + " " + std::to_string(ranks) + " ranks");
+  std::string err;
+  if (mlir::failed(flags.set("data-parallel", std::to_string(ranks), err)))
+    return rt::Status::error(err);
+  return rt::Status::ok();
+}
+
 std::map<std::string, std::string>
 exchangeConfig(const TrainPipelineOptions &flags) {
   std::map<std::string, std::string> values = flags.values(), exchange;

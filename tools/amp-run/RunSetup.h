@@ -118,6 +118,12 @@ checkpointConfig(const TrainPipelineOptions &flags,
                  const InferencePipelineOptions &lowering,
                  const RunOptions &run, bool shuffled, uint64_t programHash);
 
+/// Sets --data-parallel to the `ranks` that `started` runs ("mpirun
+/// started", "--nproc starts"), or refuses a --data-parallel given as
+/// another count: amp-run's ranks and a Python program's.
+rt::Status setDataParallelRanks(TrainPipelineOptions &flags, int64_t ranks,
+                                const std::string &started);
+
 /// The data-parallel exchange's flags (bucket size, overlap, wire type) as
 /// `flags` set them: the ranks must share them (LoopOptions::rankConfig),
 /// but checkpointConfig leaves them to the compiled step's hash.

@@ -354,19 +354,14 @@ int runTool(int argc, char **argv) {
   if (compareFp32 && compileFlags.amp == ampc::AmpLevel::O0)
     return fail("--compare-fp32 compares an AMP run with f32: give --amp "
                 "O1|O2|O3");
-  // What `ranks` ranks refuse ("" if nothing); `started` says who starts
-  // them.
-  auto refuseRanks = [&](int64_t ranks, const std::string &started) {
+  // What ranks refuse, and the step they compile; `started` says who
+  // starts them.
+  auto takeRanks = [&](int64_t ranks, const std::string &started) {
     if (compareFp32)
-      return std::string("--compare-fp32 trains a second model in one "
-                         "process; it does not run data-parallel (compare in "
-                         "a run of one process)");
-    if (compileFlags.given("data-parallel") &&
-        compileFlags.dataParallel != ranks)
-      return ("--data-parallel " + Twine(compileFlags.dataParallel) + ", but " +
-              started + " " + Twine(ranks) + " ranks")
-          .str();
-    return std::string();
+      return rt::Status::error("--compare-fp32 trains a second model in one "
+                               "process; it does not run data-parallel "
+                               "(compare in a run of one process)");
+    return ampc::tools::setDataParallelRanks(compileFlags, ranks, started);
   };
   // Data parallelism: --nproc starts the ranks (this process is replaced);
   // under mpirun this process is one of them.
@@ -376,9 +371,8 @@ int runTool(int argc, char **argv) {
                   "(or --data) and no --emit (--data-parallel N shows the "
                   "step of N ranks)");
     // Said once, before any rank starts.
-    if (std::string refused = refuseRanks(run.nproc, "--nproc starts");
-        !refused.empty())
-      return fail(refused);
+    if (rt::Status s = takeRanks(run.nproc, "--nproc starts"); !s)
+      return fail(s.message());
     return fail(ampc::tools::startRanks(argc, argv, run.nproc).message());
   }
   if (rt::Status s = ampc::tools::joinRanks(run, "amp-run", world); !s)
@@ -393,13 +387,8 @@ int runTool(int argc, char **argv) {
       return fail("started as one of " + std::to_string(ranks) +
                   " ranks, which train data-parallel: this needs --mode "
                   "train (or --data) and no --emit");
-    if (std::string refused = refuseRanks(ranks, "mpirun started");
-        !refused.empty())
-      return fail(refused);
-    std::string err;
-    if (mlir::failed(
-            compileFlags.set("data-parallel", std::to_string(ranks), err)))
-      return fail(err);
+    if (rt::Status s = takeRanks(ranks, "mpirun started"); !s)
+      return fail(s.message());
   } else if (compileFlags.dataParallel > 1 && emit.empty()) {
     return fail("--data-parallel " + Twine(compileFlags.dataParallel) +
                 " needs that many ranks: start amp-run with --nproc " +

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 from ._ampc import (Error, _abort_ranks, _compile_inference, _compile_training,
-                    _launched, _leave_ranks, _rank_prefix)
+                    _launched_as_ranks, _leave_ranks, _rank_prefix)
 
 __all__ = ["Error", "StepResult", "TrainingStep", "InferenceStep",
            "compile_training", "compile_inference"]
@@ -50,8 +50,8 @@ def _option_text(name, value):
             isinstance(v, str) for v in value):
         return ",".join(value)
     raise _error(f"option '{name}': a {type(value).__name__} is not an "
-                "option value (give a str, int, float, bool, or a list of "
-                "str)")
+                 "option value (give a str, int, float, bool, or a list of "
+                 "str)")
 
 
 def _request(model, options):
@@ -64,7 +64,7 @@ def _request(model, options):
         model = bytes(model)
     if not isinstance(model, (str, bytes)):
         raise _error(f"model: a {type(model).__name__} is not a model (give a "
-                    "path, the serialized bytes or an onnx.ModelProto)")
+                     "path, the serialized bytes or an onnx.ModelProto)")
     options = dict(options)
     shapes = {k: [int(d) for d in v]
               for k, v in (options.pop("shape", None) or {}).items()}
@@ -101,7 +101,7 @@ def _json_or_none(text):
 def _feeds(feeds):
     if not isinstance(feeds, dict):
         raise _error(f"feeds: a {type(feeds).__name__} is not a dict of input "
-                    "name to array")
+                     "name to array")
     return {str(k): _array(v, f"input '{k}'") for k, v in feeds.items()}
 
 
@@ -302,7 +302,7 @@ def compile_training(model, **options):
     model with the same options, feeds its own batches (batch(s) gives
     rank r batch s * N + r), and calls step, load_state_dict and the
     checkpoint calls at the same points; rank 0 writes the checkpoints."""
-    if _launched():
+    if _launched_as_ranks():
         _install_rank_hooks()
     return TrainingStep(_compile_training(*_request(model, options)))
 

@@ -12,13 +12,38 @@ using namespace ampc::tools;
 
 namespace {
 
+/// Rank `rank` of `size`, where every call the test does not expect fails
+/// it: each fake below takes the one its function makes.
+struct OnlyExpectedCalls : rt::Collective {
+  OnlyExpectedCalls(int rank, int size) : rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  rt::Status broadcast(void *, size_t) override { return unexpected(); }
+  rt::Status sumOverRanks(double *, size_t) override { return unexpected(); }
+  rt::Status startSum(float *, size_t) override { return unexpected(); }
+  rt::Status startMean(uint16_t *, size_t, rt::DType) override {
+    return unexpected();
+  }
+  rt::Status finish(const void *) override { return unexpected(); }
+  void finishAll() override {}
+  double timeoutSeconds() const override { return 60; }
+  rt::Status waitForAll(double) override { return unexpected(); }
+  double allReduceSeconds() const override { return 0; }
+
+  static rt::Status unexpected() {
+    ADD_FAILURE() << "a collective call the function under test should not "
+                     "make";
+    return rt::Status::error("unexpected");
+  }
+
+  int rank_, size_;
+};
+
 /// Rank `rank` of two, whose broadcasts deliver rank 0's facts (its size,
 /// then its bytes), as MpiCollective's would.
-struct RankZeroHas : rt::Collective {
+struct RankZeroHas : OnlyExpectedCalls {
   RankZeroHas(int rank, RunFacts leadFacts)
-      : rank_(rank), lead(encodeRunFacts(leadFacts)) {}
-  int rank() const override { return rank_; }
-  int size() const override { return 2; }
+      : OnlyExpectedCalls(rank, 2), lead(encodeRunFacts(leadFacts)) {}
   rt::Status broadcast(void *data, size_t bytes) override {
     if (failing)
       return rt::Status::error("a broadcast from rank 0 waited 60 s");
@@ -35,23 +60,7 @@ struct RankZeroHas : rt::Collective {
     ++calls;
     return rt::Status::ok();
   }
-  rt::Status startSum(float *, size_t) override { return unused(); }
-  rt::Status startMean(uint16_t *, size_t, rt::DType) override {
-    return unused();
-  }
-  rt::Status finish(const void *) override { return unused(); }
-  void finishAll() override {}
-  rt::Status sumOverRanks(double *, size_t) override { return unused(); }
-  double timeoutSeconds() const override { return 60; }
-  rt::Status waitForAll(double) override { return unused(); }
-  double allReduceSeconds() const override { return 0; }
 
-  static rt::Status unused() {
-    ADD_FAILURE() << "the agreement only broadcasts";
-    return rt::Status::error("unused");
-  }
-
-  int rank_;
   std::string lead;
   int calls = 0;
   bool failing = false;
@@ -161,11 +170,10 @@ TEST(RankAgreement, AFailedBroadcastSaysWhatItWasFor) {
 
 /// Rank `rank` of `failed.size()`, whose sum over the ranks adds the
 /// others' slots: 1 where `failed` says that rank's call failed.
-struct OthersFailed : rt::Collective {
+struct OthersFailed : OnlyExpectedCalls {
   OthersFailed(int rank, std::vector<bool> failed)
-      : rank_(rank), failed(std::move(failed)) {}
-  int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(failed.size()); }
+      : OnlyExpectedCalls(rank, static_cast<int>(failed.size())),
+        failed(std::move(failed)) {}
   rt::Status sumOverRanks(double *values, size_t count) override {
     EXPECT_EQ(count, failed.size());
     for (size_t r = 0; r < count; ++r)
@@ -173,23 +181,7 @@ struct OthersFailed : rt::Collective {
         values[r] += failed[r] ? 1.0 : 0.0;
     return rt::Status::ok();
   }
-  rt::Status broadcast(void *, size_t) override { return unused(); }
-  rt::Status startSum(float *, size_t) override { return unused(); }
-  rt::Status startMean(uint16_t *, size_t, rt::DType) override {
-    return unused();
-  }
-  rt::Status finish(const void *) override { return unused(); }
-  void finishAll() override {}
-  double timeoutSeconds() const override { return 60; }
-  rt::Status waitForAll(double) override { return unused(); }
-  double allReduceSeconds() const override { return 0; }
 
-  static rt::Status unused() {
-    ADD_FAILURE() << "checkEveryRank only sums";
-    return rt::Status::error("unused");
-  }
-
-  int rank_;
   std::vector<bool> failed;
 };
 
