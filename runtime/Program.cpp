@@ -12,6 +12,7 @@
 #include "runtime/ops/Check.h"
 #include "runtime/program.pb.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -184,6 +185,7 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
                     FunctionInfo &fn) {
   fn.name = f.name();
   fn.arenaSize = f.arena_size();
+  fn.paramsFromStep = f.params_from_step();
   if (fn.arenaSize < 0)
     return Status::error("arena size " + std::to_string(fn.arenaSize) +
                          " is negative");
@@ -302,7 +304,12 @@ Status loadFunction(const pb::Function &f, bool weightsOmitted,
                            "' has the name of another input or parameter");
     AMPC_RETURN_IF_ERROR(bind(b, "parameter", fn.params, true));
     const ValueInfo &v = fn.values[b.value()];
-    bool omitted = weightsOmitted && b.init().empty();
+    if (f.params_from_step() && !b.init().empty())
+      return Status::error("parameter '" + b.name() +
+                           "' comes from the training step, but has " +
+                           std::to_string(b.init().size()) +
+                           " bytes of initial value of its own");
+    bool omitted = (weightsOmitted || f.params_from_step()) && b.init().empty();
     if (!omitted && b.init().size() != static_cast<size_t>(v.byteSize()))
       return Status::error("parameter '" + b.name() + "' has " +
                            std::to_string(b.init().size()) +
@@ -570,6 +577,41 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
   return Status::ok();
 }
 
+/// Whether `fn`, which takes its parameters from the step, can: the
+/// Program (of version 4 on) has a step, and each of `fn`'s parameters is
+/// one of the step's, of the same shape.
+Status checkParamsFromStep(const FunctionInfo &fn, unsigned version,
+                           const ProgramInfo &program) {
+  if (version < 4)
+    return Status::error("takes its parameters from the training step, "
+                         "which a Program of version " +
+                         std::to_string(version) + " cannot say");
+  const FunctionInfo *step =
+      program.step ? program.find(program.step->function) : nullptr;
+  if (!step)
+    return Status::error("takes its parameters from the training step, but "
+                         "the Program has none");
+  if (step == &fn)
+    return Status::error("is the training step, and takes its parameters "
+                         "from itself");
+  for (const BindingInfo &b : fn.params) {
+    const ValueInfo &mine = fn.values[b.value];
+    auto from =
+        std::find_if(step->params.begin(), step->params.end(),
+                     [&](const BindingInfo &s) { return s.name == b.name; });
+    if (from == step->params.end())
+      return Status::error("parameter '" + b.name +
+                           "' comes from the training step, which has no "
+                           "parameter of that name");
+    const ValueInfo &theirs = step->values[from->value];
+    if (theirs.shape != mine.shape)
+      return Status::error(
+          "parameter '" + b.name + "' has shape " + str(mine.shape) +
+          ", but the training step's has shape " + str(theirs.shape));
+  }
+  return Status::ok();
+}
+
 /// The checksum field that ends `bytes`, if its last kProgramChecksumBytes
 /// are one.
 std::optional<uint32_t> trailingChecksum(const std::string &bytes) {
@@ -632,11 +674,13 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
   if (!p.ParseFromString(bytes))
     return Status::error(origin + ": not a valid Program (protobuf parse "
                                   "failed: truncated or corrupt)");
-  if (p.version() != kProgramVersion)
+  if (p.version() < kOldestProgramVersion || p.version() > kProgramVersion)
     return Status::error(
         origin + ": Program version " + std::to_string(p.version()) +
-        ", this runtime reads version " + std::to_string(kProgramVersion) +
-        (p.version() < kProgramVersion
+        ", this runtime reads versions " +
+        std::to_string(kOldestProgramVersion) + " to " +
+        std::to_string(kProgramVersion) +
+        (p.version() < kOldestProgramVersion
              ? std::string(" (written by an older ampc, before Programs ") +
                    (p.version() < 2 ? "held every attribute and each "
                                       "kernel's aliasing"
@@ -663,6 +707,11 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
   if (p.has_step())
     AMPC_RETURN_IF_ERROR(
         loadStepInfo(p.step(), out).withContext(origin + ": the step info"));
+  for (const FunctionInfo &fn : out.functions)
+    if (fn.paramsFromStep)
+      AMPC_RETURN_IF_ERROR(
+          checkParamsFromStep(fn, p.version(), out)
+              .withContext(origin + ": function '" + fn.name + "'"));
   return Status::ok();
 }
 

@@ -26,8 +26,15 @@ namespace ampc::rt {
 
 // 2: every attribute is written (the runtime keeps no defaults) and each
 // kernel says how its outputs may alias its inputs. 3: the file ends with
-// its checksum (appendProgramChecksum).
-inline constexpr unsigned kProgramVersion = 3;
+// its checksum (appendProgramChecksum). 4: a function may take its
+// parameters from the training step (`params_from_step`).
+//
+// A Program is written in the oldest of these versions that holds it (3
+// unless a function takes its parameters from the step), so that the bytes
+// of a step, and the hash checkpoints record of them, stay what version 3
+// made them. The loader reads both.
+inline constexpr unsigned kProgramVersion = 4;
+inline constexpr unsigned kOldestProgramVersion = 3;
 inline constexpr int64_t kArenaAlignment = 64;
 // The most bytes a Program's arena or one of its values may have (4 TiB):
 // the compiler refuses to write more, the loader to read more.
@@ -70,6 +77,10 @@ struct FunctionInfo {
   std::vector<std::string> constants; // raw bytes
   std::vector<BindingInfo> inputs, params, outputs;
   std::vector<KernelInfo> kernels;
+  // The evaluation function of a training Program: its parameters are the
+  // step's of the same names and shapes (perhaps in other dtypes), written
+  // without initial values; a runner copies them in before each run.
+  bool paramsFromStep = false;
 };
 
 // What a host loop needs to know about a training step (program.proto's

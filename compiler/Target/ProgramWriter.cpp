@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <climits>
@@ -227,6 +228,7 @@ public:
                  << " a Program may have",
              failure();
     out.set_arena_size(arena.getInt());
+    out.set_params_from_step(func->hasAttr(rtir::kParamsFromStepAttr));
     for (Operation &op : func.getBody().front())
       if (failed(writeOp(op)))
         return failure();
@@ -264,6 +266,9 @@ private:
       pb::Binding *b = out.add_params();
       b->set_name(param.getName().str());
       b->set_value(id);
+      // The step's parameter holds it (and the runner copies it in).
+      if (out.params_from_step())
+        return success();
       // A nonzero splat (a loss scale) is state no runner could guess.
       if (options.omitWeights && !isNonzeroSplat(param.getInit()))
         return success();
@@ -495,10 +500,52 @@ static std::optional<rt::StepInfo> readStepInfo(func::FuncOp f) {
   return info;
 }
 
+namespace {
+
+/// Whether `func`, which takes its parameters from the step (`step`, null
+/// when the module has none), can: each of its parameters is one of the
+/// step's, of the same shape. The runtime checks the same of a file.
+LogicalResult checkParamsFromStep(func::FuncOp func, func::FuncOp step) {
+  if (!step)
+    return func.emitError("@")
+               << func.getSymName() << " takes its parameters from the "
+               << "training step (" << rtir::kParamsFromStepAttr
+               << "), but no function of the module carries "
+               << graph::kStepInfoAttr,
+           failure();
+  if (step == func)
+    return func.emitError("@")
+               << func.getSymName() << " is the training step, and takes "
+               << "its parameters from itself",
+           failure();
+  llvm::StringMap<rtir::ParamOp> stepParams;
+  step.walk([&](rtir::ParamOp p) { stepParams[p.getName()] = p; });
+  WalkResult r = func.walk([&](rtir::ParamOp p) {
+    auto it = stepParams.find(p.getName());
+    if (it == stepParams.end())
+      return p.emitError("parameter '")
+                 << p.getName() << "' of @" << func.getSymName()
+                 << " comes from the training step, which has no parameter "
+                 << "of that name",
+             WalkResult::interrupt();
+    auto mine = cast<ShapedType>(p.getType());
+    auto theirs = cast<ShapedType>(it->second.getType());
+    if (mine.getShape() != theirs.getShape())
+      return p.emitError("parameter '")
+                 << p.getName() << "' of @" << func.getSymName()
+                 << " has the type " << mine << ", but the training step's "
+                 << "has " << theirs,
+             WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+} // namespace
+
 LogicalResult writeProgram(ModuleOp module, std::string &bytes,
                            const ProgramWriteOptions &options) {
   pb::Program program;
-  program.set_version(rt::kProgramVersion);
   program.set_producer("ampc");
   program.set_weights_omitted(options.omitWeights);
   func::FuncOp stepFunc;
@@ -530,15 +577,24 @@ LogicalResult writeProgram(ModuleOp module, std::string &bytes,
     if (s->worldSize > 1)
       p.set_world_size(s->worldSize);
   }
+  bool paramsFromStep = false;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
+    if (func->hasAttr(rtir::kParamsFromStepAttr)) {
+      if (failed(checkParamsFromStep(func, stepFunc)))
+        return failure();
+      paramsFromStep = true;
+    }
     FunctionWriter writer(func, *program.add_functions(), options);
     if (failed(writer.write()))
       return failure();
   }
   if (program.functions().empty())
     return module.emitError("has no function to write to a Program"), failure();
+  // The oldest version that holds it (runtime/Program.h).
+  program.set_version(paramsFromStep ? rt::kProgramVersion
+                                     : rt::kOldestProgramVersion);
   // Deterministic: kernel attributes are a protobuf map, whose default
   // order varies between processes, and a Program's bytes identify the
   // step a checkpoint was written by.

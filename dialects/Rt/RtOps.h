@@ -21,6 +21,12 @@
 namespace ampc::rtir {
 /// The function attribute holding the arena size in bytes.
 inline constexpr llvm::StringLiteral kArenaSizeAttr = "rt.arena_size";
+/// The unit attribute of a training module's evaluation function: its
+/// parameters are the step's of the same names, which a runner copies in
+/// (program.proto's `params_from_step`); their initial values are not
+/// written.
+inline constexpr llvm::StringLiteral kParamsFromStepAttr =
+    "rt.params_from_step";
 /// Byte alignment of every arena offset (a cache line; AVX-512 loads).
 inline constexpr int64_t kArenaAlignment = 64;
 /// Bytes a tensor of `type` occupies (i1: one byte per element).

@@ -23,7 +23,10 @@ def Rt_Dialect : Dialect {
     A function in this dialect has no arguments: graph inputs and parameters
     are `rt.input` / `rt.param` at arena offsets, results are `rt.output`,
     and the function carries `rt.arena_size` (bytes). Constants stay
-    `graph.constant` and live outside the arena.
+    `graph.constant` and live outside the arena. A training module's
+    evaluation function (amp-run writes @forward beside @train_step) carries
+    `rt.params_from_step`: its parameters are the step's of the same names,
+    so the Program stores their initial values once.
   }];
 }
 

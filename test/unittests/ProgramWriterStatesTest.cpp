@@ -86,6 +86,85 @@ TEST(ProgramWriterStates, RefusesTwoSteps) {
             "training step");
 }
 
+/// A training module in rt form: @train_step (its parameter w, f32
+/// [[1, 2]]) and, when `evaluation` is given, an evaluation function whose
+/// body `evaluation` is (amp-run puts @forward beside the step so).
+std::string stepWithEvaluation(const std::string &evaluation) {
+  std::string step = std::string("func.func @train_step() attributes "
+                                 "{rt.arena_size = 320 : i64, ") +
+                     kInfo + R"(} {
+      %y = rt.input "y" at 0 : tensor<4xi64>
+      %w = rt.param "w" at 64 {init = dense<[[1.0, 2.0]]> : tensor<1x2xf32>} : tensor<1x2xf32>
+      %b = rt.param "b" at 128 {init = dense<0.0> : tensor<2xf32>} : tensor<2xf32>
+      %ww = rt.param "w.working" at 192 {init = dense<1.0> : tensor<2xf16>} : tensor<2xf16>
+      %l = rt.input "l" at 256 : tensor<f32>
+      rt.output "loss" %l : tensor<f32>
+      return
+    }
+)";
+  return step + evaluation;
+}
+
+std::string evaluation(const std::string &param, const std::string &type) {
+  return "func.func @forward() attributes {rt.arena_size = 64 : i64, "
+         "rt.params_from_step} {\n  %w = rt.param \"" +
+         param + "\" at 0 {init = dense<0.0> : " + type + "} : " + type +
+         "\n  rt.output \"w\" %w : " + type + "\n  return\n}\n";
+}
+
+TEST(ProgramWriterStates, TheEvaluationTakesItsParamsFromTheStep) {
+  std::string bytes;
+  // In its own precision: f16, as AMP evaluates.
+  ASSERT_EQ(unittest::writeProgramBytes(
+                stepWithEvaluation(evaluation("w", "tensor<1x2xf16>")),
+                [](mlir::PassManager &) {}, bytes),
+            "");
+  rt::proto::Program program;
+  ASSERT_TRUE(program.ParseFromString(bytes));
+  ASSERT_EQ(program.functions_size(), 2);
+  EXPECT_EQ(program.version(), rt::kProgramVersion);
+  const rt::proto::Function &step = program.functions(0);
+  const rt::proto::Function &forward = program.functions(1);
+  EXPECT_FALSE(step.params_from_step());
+  EXPECT_EQ(step.params(0).init().size(), 8u);
+  // The step's weights are stored once.
+  ASSERT_TRUE(forward.params_from_step());
+  ASSERT_EQ(forward.params_size(), 1);
+  EXPECT_EQ(forward.params(0).init(), "");
+  rt::ProgramInfo info;
+  rt::Status s = rt::parseProgram(bytes, "test", info);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_TRUE(info.find("forward")->paramsFromStep);
+}
+
+TEST(ProgramWriterStates, AProgramWithoutItIsOfVersion3) {
+  // So that a step's bytes, which checkpoints record a hash of, stay what
+  // version 3 made them.
+  std::string bytes;
+  ASSERT_EQ(unittest::writeProgramBytes(
+                stepWithEvaluation(""), [](mlir::PassManager &) {}, bytes),
+            "");
+  rt::proto::Program program;
+  ASSERT_TRUE(program.ParseFromString(bytes));
+  EXPECT_EQ(program.version(), rt::kOldestProgramVersion);
+  EXPECT_EQ(rt::kOldestProgramVersion, 3u);
+}
+
+TEST(ProgramWriterStates, RefusesAnEvaluationTheStepCannotFill) {
+  rt::ProgramInfo p;
+  EXPECT_EQ(roundTrip(evaluation("w", "tensor<1x2xf32>"), p),
+            "@forward takes its parameters from the training step "
+            "(rt.params_from_step), but no function of the module carries "
+            "graph.step_info");
+  EXPECT_EQ(
+      roundTrip(stepWithEvaluation(evaluation("v", "tensor<1x2xf32>")), p),
+      "parameter 'v' of @forward comes from the training step, which "
+      "has no parameter of that name");
+  EXPECT_EQ(roundTrip(stepWithEvaluation(evaluation("w", "tensor<2xf32>")), p),
+            "parameter 'w' of @forward has the type 'tensor<2xf32>', but "
+            "the training step's has 'tensor<1x2xf32>'");
+}
+
 /// Lowers `source` (graph form) and writes it; the Program's first
 /// function.
 rt::proto::Function lowerAndWrite(const std::string &source) {

@@ -396,6 +396,12 @@ int runInference(rt::ProgramInfo &program, const Options &o, Summary &sum) {
     return fail(o.program +
                 ": --mode infer runs @forward, and the Program has none (a "
                 "training Program: run it with --mode train)");
+  if (f->paramsFromStep)
+    return fail(o.program +
+                ": a training Program, whose @forward evaluates the weights "
+                "its step trains (it holds none of its own): run it with "
+                "--mode train, or infer with the Program of amp-run MODEL "
+                "--emit=program");
   if (o.epochs || !o.checkpointDir.empty() || !o.resumeDir.empty() ||
       !o.testData.empty() || !o.metrics.empty() || !o.evalMetrics.empty() ||
       o.checksumState)
@@ -518,11 +524,15 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   if (data.test && !forward) {
     if (!o.testData.empty())
       return fail("--test-data " + o.testData + ": " + o.program +
-                  " has no @forward to evaluate it with");
-    // IDX data brings its test split unasked; amp-run's training Programs
-    // hold the step alone. Train, and say that nothing is evaluated.
+                  " has no @forward to evaluate it with (written by an ampc "
+                  "before training Programs held one: compile it again with "
+                  "amp-run --mode train --emit=program)");
+    // IDX data brings its test split unasked; training Programs written
+    // before version 4 hold the step alone. Train, and say that nothing is
+    // evaluated.
     if (lead)
-      std::printf("amp-exec: %s has no @forward: the test split of --data %s "
+      std::printf("amp-exec: %s has no @forward (written by an ampc before "
+                  "training Programs held one): the test split of --data %s "
                   "is not evaluated\n",
                   o.program.c_str(), o.data.c_str());
     data.test.reset();

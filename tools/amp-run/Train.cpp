@@ -11,6 +11,7 @@
 
 #include "compiler/Import/Onnx/OnnxWeights.h"
 #include "compiler/Target/ProgramWriter.h"
+#include "dialects/Rt/RtOps.h"
 #include "runtime/cpu/Dnnl.h"
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/FashionMnist.h"
@@ -56,9 +57,11 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
     buildLoweringPipeline(pm, o.lowering);
   // --emit=rt with --amp-report: the report gets its memory figures as a run
   // would, from the f32 step lowered beside this one, without running.
-  mlir::OwningOpRef<mlir::ModuleOp> f32;
+  mlir::OwningOpRef<mlir::ModuleOp> f32, eval;
   if (o.emit == "rt" && o.amp && !o.amp->report.empty())
     f32 = module->clone();
+  if (o.emit == "program")
+    eval = module->clone();
   if (mlir::failed(pm.run(*module)))
     return 1;
   if (f32) {
@@ -74,7 +77,17 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   if (o.emit != "program")
     return printModule(*module, o.outputFile);
   // The Program carries what amp-exec's host loop needs: graph.step_info,
-  // which amp-describe-step put on @train_step.
+  // which amp-describe-step put on @train_step, and the @forward that
+  // evaluates the test split as amp-run's loop does, on the step's weights.
+  if (mlir::failed(lowerEvaluation(*eval, o.lowering, o.amp)))
+    return 1;
+  auto forward = eval->lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!forward || module->lookupSymbol("forward"))
+    return fail(o.modelPath + ": the lowered module has no @forward beside "
+                              "@train_step to evaluate the test split with");
+  forward->setAttr(rtir::kParamsFromStepAttr, mlir::UnitAttr::get(ctx));
+  forward->remove();
+  module->push_back(forward);
   ProgramWriteOptions w;
   w.omitWeights = o.omitWeights;
   return writeProgramFile(*module, o.outputFile, w);

@@ -55,6 +55,18 @@ rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out) {
   return rt::Status::ok();
 }
 
+LogicalResult
+lowerEvaluation(ModuleOp module, const InferencePipelineOptions &lowering,
+                const std::optional<AmpAutoCastPassOptions> &amp) {
+  InferencePipelineOptions e = lowering;
+  e.amp = amp;
+  if (e.amp)
+    e.amp->report.clear(); // the training step's report is the one asked for
+  PassManager pm(module.getContext());
+  buildInferencePipeline(pm, e);
+  return pm.run(module);
+}
+
 LogicalResult compileStep(OwningOpRef<ModuleOp> module,
                           const std::string &modelPath,
                           const StepCompileOptions &o, CompiledStep &out) {
@@ -88,13 +100,7 @@ LogicalResult compileStep(OwningOpRef<ModuleOp> module,
 
   if (!evalModule)
     return success();
-  InferencePipelineOptions e = o.lowering;
-  e.amp = o.amp;
-  if (e.amp)
-    e.amp->report.clear(); // the training step's report is the one asked for
-  PassManager evalPm(ctx);
-  buildInferencePipeline(evalPm, e);
-  if (failed(evalPm.run(*evalModule)))
+  if (failed(lowerEvaluation(*evalModule, o.lowering, o.amp)))
     return failure();
   out.eval.emplace();
   return loadFunction(*evalModule, "forward", modelPath, *out.eval, nullptr);

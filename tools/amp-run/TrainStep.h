@@ -43,6 +43,13 @@ struct CompiledStep {
 /// The graph inputs of the imported @forward: what a batch must hold.
 rt::Status inputSpecsOf(mlir::ModuleOp module, std::vector<InputSpec> &out);
 
+/// Lowers `module` (the imported model) into the @forward that evaluates the
+/// test split in the step's precision (`amp`; none: f32); returns failure
+/// after the diagnostics were printed.
+mlir::LogicalResult
+lowerEvaluation(mlir::ModuleOp module, const InferencePipelineOptions &lowering,
+                const std::optional<AmpAutoCastPassOptions> &amp);
+
 /// Compiles `module` (the imported model, consumed) into `out`; returns
 /// failure after the diagnostics were printed.
 mlir::LogicalResult compileStep(mlir::OwningOpRef<mlir::ModuleOp> module,

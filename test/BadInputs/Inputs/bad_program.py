@@ -31,7 +31,7 @@ def main():
     data = open(program_path, "rb").read()
     assert data.count(weight) == 1, "the weight's bytes are not in the Program once"
     assert data[-CHECKSUM_BYTES] == 0x35, "the Program does not end with its checksum"
-    assert data[:2] == b"\x08\x03", "not a Program of version 3"
+    assert data[:2] == b"\x08\x04", "not a training Program of version 4"
 
     def write(name, content):
         with open(os.path.join(out, name), "wb") as f:

@@ -156,7 +156,7 @@ TEST(Program, RefusesAFileChangedAfterItWasWritten) {
       << s.message();
   // Damage to the version field reads as damage, not as an older ampc.
   std::string version2 = bytes;
-  ASSERT_EQ(version2.substr(0, 2), std::string("\x08\x03"));
+  ASSERT_EQ(version2.substr(0, 2), std::string("\x08\x04"));
   version2[1] = '\x02';
   EXPECT_NE(parseProgram(version2, "p", info)
                 .message()
@@ -179,19 +179,20 @@ TEST(Program, RefusesAFileChangedAfterItWasWritten) {
 
 TEST(Program, RejectsInconsistentPrograms) {
   expectRejected([](pb::Program &p) { p.set_version(99); },
-                 "Program version 99, this runtime reads version 3 (written "
-                 "by a newer ampc)");
+                 "Program version 99, this runtime reads versions 3 to 4 "
+                 "(written by a newer ampc)");
   // Version 1 held attributes at their defaults only when the op set them,
   // and no aliasing; version 2 had no checksum: refused, saying how to get
   // a version 3 file.
   expectRejected([](pb::Program &p) { p.set_version(1); },
-                 "Program version 1, this runtime reads version 3 (written "
-                 "by an older ampc, before Programs held every attribute and "
+                 "Program version 1, this runtime reads versions 3 to 4 "
+                 "(written by an older ampc, before Programs held every "
+                 "attribute and "
                  "each kernel's aliasing: compile the model again with "
                  "amp-run --emit=program)");
   expectRejected([](pb::Program &p) { p.set_version(2); },
-                 "Program version 2, this runtime reads version 3 (written "
-                 "by an older ampc, before Programs ended with their "
+                 "Program version 2, this runtime reads versions 3 to 4 "
+                 "(written by an older ampc, before Programs ended with their "
                  "checksum: compile the model again with amp-run "
                  "--emit=program)");
   // A kernel may claim only the aliasing its op allows: an elementwise
@@ -771,4 +772,83 @@ TEST(Program, EmptyInitIsAcceptedOnlyWhenWeightsAreOmitted) {
   // A wrong nonzero size is still wrong.
   p.mutable_functions(0)->mutable_params(0)->set_init(floats({1}));
   expectLoadError(p, "parameter 'w' has 4 bytes of initial value");
+}
+
+namespace {
+
+// withStepInfo() and, as amp-run writes a training Program's evaluation
+// function, 'eval': y = relu(w) over the step's parameter w, of `shape`
+// and `dtype`, without an initial value.
+pb::Program withEvaluation(pb::DType dtype = pb::F32,
+                           std::vector<int64_t> shape = {2, 2}) {
+  pb::Program p = withStepInfo();
+  pb::Function &f = addFunction(p, "eval", 128);
+  f.set_params_from_step(true);
+  addValue(f, dtype, shape, 0);  // 0: w
+  addValue(f, dtype, shape, 64); // 1: y
+  bind(f.mutable_params(), "w", 0);
+  pb::Kernel *k = addKernel(f, "fused", "r", {0}, {1});
+  pb::Step *st = k->add_steps();
+  st->set_op("relu");
+  st->add_operands(0);
+  st->set_dtype(dtype);
+  bind(f.mutable_outputs(), "y", 1);
+  return p;
+}
+
+} // namespace
+
+TEST(Program, AnEvaluationFunctionTakesItsParamsFromTheStep) {
+  ProgramInfo info;
+  Status s = loadProgram(withEvaluation(), info);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_FALSE(info.find("forward")->paramsFromStep);
+  const FunctionInfo *eval = info.find("eval");
+  ASSERT_TRUE(eval && eval->paramsFromStep);
+  EXPECT_FALSE(info.weightsOmitted);
+  // Its parameter starts at zero; the runner copies the step's in.
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(*eval, {}, session).isOk());
+  TensorView w;
+  ASSERT_TRUE(session->param("w", w).isOk());
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(w.as<float>()[i], 0.0f);
+  // In its own precision (AMP's): the same shape is what must match.
+  s = loadProgram(withEvaluation(pb::F16), info);
+  EXPECT_TRUE(s.isOk()) << s.message();
+}
+
+TEST(Program, RejectsAnEvaluationFunctionTheStepCannotFill) {
+  const std::string where = "test.program: function 'eval': ";
+  pb::Program p = withEvaluation();
+  p.set_version(3);
+  EXPECT_EQ(expectLoadError(p, "version 3"),
+            where + "takes its parameters from the training step, which a "
+                    "Program of version 3 cannot say");
+  p = withEvaluation();
+  p.clear_step();
+  EXPECT_EQ(expectLoadError(p, "has none"),
+            where + "takes its parameters from the training step, but the "
+                    "Program has none");
+  p = withEvaluation();
+  p.mutable_functions(1)->mutable_params(0)->set_name("v");
+  EXPECT_EQ(expectLoadError(p, "no parameter"),
+            where + "parameter 'v' comes from the training step, which has "
+                    "no parameter of that name");
+  p = withEvaluation(pb::F32, {4});
+  EXPECT_EQ(expectLoadError(p, "shape"),
+            where + "parameter 'w' has shape [4], but the training step's "
+                    "has shape [2, 2]");
+  p = withEvaluation();
+  p.mutable_functions(1)->mutable_params(0)->set_init(floats({1, 2, 3, 4}));
+  EXPECT_EQ(expectLoadError(p, "of its own"),
+            where + "parameter 'w' comes from the training step, but has 16 "
+                    "bytes of initial value of its own");
+  // The step itself cannot be one.
+  p = withEvaluation();
+  p.mutable_functions(0)->set_params_from_step(true);
+  p.mutable_functions(0)->mutable_params(0)->clear_init();
+  EXPECT_EQ(expectLoadError(p, "from itself"),
+            "test.program: function 'forward': is the training step, and "
+            "takes its parameters from itself");
 }
