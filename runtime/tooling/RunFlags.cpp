@@ -25,6 +25,13 @@ rt::Status checkMemoryBudget(const std::string &text) {
   return rt::Status::ok();
 }
 
+rt::Status checkPlotName(const std::string &text) {
+  if (text.size() < 4 || text.compare(text.size() - 4, 4, ".svg") != 0)
+    return rt::Status::error("--plot: plot file " + text +
+                             ": the plot is an SVG; the name must end in .svg");
+  return rt::Status::ok();
+}
+
 rt::Status checkInitParams(const std::string &text) {
   bool uniform;
   uint64_t seed;
@@ -147,6 +154,16 @@ std::vector<RunFlag> makeTable() {
        "Per-evaluation metrics (step, epoch, train_loss, test_loss, "
        "test_accuracy, samples_per_s): .csv or .json",
        G::Training, kBothTools},
+      {"plot",
+       &RunOptions::plot,
+       "FILE.svg",
+       "Write the loss (train and test), test accuracy and loss scale over "
+       "the steps as a self-contained SVG",
+       G::Training,
+       kBothTools,
+       0,
+       {},
+       checkPlotName},
       {"progress",
        &RunOptions::progress,
        "STYLE",

@@ -41,7 +41,7 @@ struct RunOptions {
   int64_t epochs = 0;
   int64_t syntheticBatches = BatchSource::kDefaultSyntheticBatches;
   uint64_t seed = 0;
-  std::string metrics, evalMetrics;
+  std::string metrics, evalMetrics, plot;
   std::string progress = "auto";
   std::string checkpointDir, resumeDir;
   int64_t checkpointEvery = 0;    // 0: at the end of every epoch

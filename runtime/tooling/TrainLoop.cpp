@@ -107,6 +107,25 @@ int64_t TrainLoop::skipped() const {
   return n;
 }
 
+PlotRun TrainLoop::plotRun(const std::string &label) const {
+  PlotRun r;
+  r.label = label;
+  for (const auto &row : history_.stepRows) {
+    r.step.push_back(row[kStep]);
+    r.trainLoss.push_back(row[kLoss]);
+    if (scales())
+      r.lossScale.push_back(row[kScale]);
+    if (row[kSkipped] != 0)
+      r.skippedSteps.push_back(row[kStep]);
+  }
+  for (const auto &row : history_.evalRows) {
+    r.evalStep.push_back(row[kEvalStep]);
+    r.testLoss.push_back(row[kTestLoss]);
+    r.testAccuracy.push_back(row[kTestAccuracy]);
+  }
+  return r;
+}
+
 double TrainLoop::finalLoss() const {
   return history_.stepRows.empty() ? NAN : history_.stepRows.back()[kLoss];
 }

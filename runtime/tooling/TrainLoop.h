@@ -18,6 +18,7 @@
 #include "runtime/Session.h"
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/Epochs.h"
+#include "runtime/tooling/Plot.h"
 #include "runtime/tooling/Progress.h"
 #include "runtime/tooling/RankAgreement.h"
 #include "runtime/tooling/Signals.h"
@@ -164,6 +165,8 @@ public:
   int run();
 
   const History &history() const { return history_; }
+  /// The run so far as curves for writeTrainingPlot, named `label`.
+  PlotRun plotRun(const std::string &label) const;
   int64_t firstStep() const { return firstStep_; }
   double finalLoss() const;
   int64_t skipped() const;

@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -404,8 +405,8 @@ int runInference(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 "--emit=program");
   if (o.epochs || !o.checkpointDir.empty() || !o.resumeDir.empty() ||
       !o.testData.empty() || !o.metrics.empty() || !o.evalMetrics.empty() ||
-      o.checksumState)
-    return fail("--epochs, --test-data, --metrics, --eval-metrics, "
+      !o.plot.empty() || o.checksumState)
+    return fail("--epochs, --test-data, --metrics, --eval-metrics, --plot, "
                 "--checkpoint, --resume and --checksum-state are for --mode "
                 "train");
   if (rt::Status s = checkRunOptions(o, /*train=*/false); !s)
@@ -495,6 +496,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
           {{"--json", o.json},
            {"--metrics", o.metrics},
            {"--eval-metrics", o.evalMetrics},
+           {"--plot", o.plot},
            {"--checkpoint",
             o.checkpointDir.empty() ? "" : checkpointPath(o.checkpointDir)}});
       !s)
@@ -503,7 +505,8 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   bool writes = !world || world->rank() == 0;
   for (auto [flag, path] :
        {std::pair<const char *, std::string>{"metrics", o.metrics},
-        {"eval-metrics", o.evalMetrics}})
+        {"eval-metrics", o.evalMetrics},
+        {"plot", o.plot}})
     if (!path.empty() && writes)
       if (rt::Status s = rt::checkWritable(path); !s)
         return fail(std::string("--") + flag + ": " + s.message());
@@ -626,7 +629,13 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                   ranks);
   }
   if (!lead)
-    return 0; // rank 0 prints the summary and writes --json
+    return 0; // rank 0 writes the plot, prints the summary, writes --json
+  if (!o.plot.empty()) {
+    std::string name = std::filesystem::path(o.program).filename().string();
+    if (rt::Status s = writeTrainingPlot(o.plot, name, {loop.plotRun(name)});
+        !s)
+      return fail("--plot: " + s.message());
+  }
 
   // amp-run's summary line, so that the two compare by text.
   std::printf("amp-exec: trained %lld %s; final loss %.6g",

@@ -93,25 +93,6 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   return writeProgramFile(*module, o.outputFile, w);
 }
 
-PlotRun plotRun(const std::string &label, const TrainLoop &loop) {
-  PlotRun r;
-  r.label = label;
-  for (const auto &row : loop.history().stepRows) {
-    r.step.push_back(row[TrainLoop::kStep]);
-    r.trainLoss.push_back(row[TrainLoop::kLoss]);
-    if (loop.scales())
-      r.lossScale.push_back(row[TrainLoop::kScale]);
-    if (row[TrainLoop::kSkipped] != 0)
-      r.skippedSteps.push_back(row[TrainLoop::kStep]);
-  }
-  for (const auto &row : loop.history().evalRows) {
-    r.evalStep.push_back(row[TrainLoop::kEvalStep]);
-    r.testLoss.push_back(row[TrainLoop::kTestLoss]);
-    r.testAccuracy.push_back(row[TrainLoop::kTestAccuracy]);
-  }
-  return r;
-}
-
 /// Sessions for the train_step of `step` and, when it was compiled, its
 /// forward function; the functions move into them.
 rt::Status createSessions(CompiledStep &step, const rt::SessionOptions &options,
@@ -306,13 +287,13 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
     if (!writeOnnxWithWeights(o.modelPath, o.saveOnnx, weights, err))
       return fail("--save-onnx: " + err);
   }
-  if (!o.plot.empty()) {
-    std::vector<PlotRun> runs = {plotRun(lo.run, loop)};
+  if (!o.run.plot.empty()) {
+    std::vector<PlotRun> runs = {loop.plotRun(lo.run)};
     if (f32Loop)
-      runs.push_back(plotRun("f32", *f32Loop));
+      runs.push_back(f32Loop->plotRun("f32"));
     std::string title = sys::path::filename(o.modelPath).str() + ": " + lo.run +
                         (f32Loop ? " vs f32" : "");
-    if (rt::Status s = writeTrainingPlot(o.plot, title, runs); !s)
+    if (rt::Status s = writeTrainingPlot(o.run.plot, title, runs); !s)
       return fail("--plot: " + s.message());
   }
 

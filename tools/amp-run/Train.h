@@ -20,7 +20,7 @@ struct TrainOptions : CompiledRunOptions {
   std::optional<AmpLossScalePassOptions> lossScale; // none: no scaling
   // The flags the options come from: a checkpoint records their values.
   const TrainPipelineOptions *compileFlags = nullptr;
-  std::string plot, saveOnnx;
+  std::string saveOnnx;
   bool compareFp32 = false;
   // Data parallelism: the step averages its gradients over
   // dataParallel->worldSize ranks, which `collective` connects (null: one

@@ -113,12 +113,6 @@ cl::opt<bool> printOutputs("print-outputs",
                            cl::cat(inferCat));
 
 cl::OptionCategory trainCat("Training (--mode train)");
-cl::opt<std::string>
-    plotFile("plot",
-             cl::desc("Write the loss (train and test), test accuracy and "
-                      "loss scale over the steps as a self-contained SVG "
-                      "(default: none)"),
-             cl::cat(trainCat));
 cl::opt<bool> compareFp32(
     "compare-fp32",
     cl::desc("Also train the model in f32 on the same batches in the same "
@@ -411,9 +405,6 @@ int runTool(int argc, char **argv) {
           compileFlags.givenIn(ampc::PipelineOptionGroup::Amp));
       !s)
     return fail(s.message());
-  if (!plotFile.empty() && !StringRef(plotFile).ends_with(".svg"))
-    return fail("--plot: plot file " + plotFile +
-                ": the plot is an SVG; the name must end in .svg");
   // What a run writes at its end or as it goes must be writable before it
   // starts: a bad path found after the training loses the training. And no
   // two of them one file: the later would replace the earlier.
@@ -422,7 +413,7 @@ int runTool(int argc, char **argv) {
                                                     : std::string(outputFile)},
            {"--metrics", run.metrics},
            {"--eval-metrics", run.evalMetrics},
-           {"--plot", plotFile},
+           {"--plot", run.plot},
            {"--save-onnx", saveOnnx},
            {"--amp-report", ampReport},
            {"--checkpoint",
@@ -439,7 +430,7 @@ int runTool(int argc, char **argv) {
     for (auto [flag, path] :
          {std::pair<StringRef, StringRef>{"metrics", run.metrics},
           {"eval-metrics", run.evalMetrics},
-          {"plot", plotFile},
+          {"plot", run.plot},
           {"save-onnx", saveOnnx}})
       if (!path.empty())
         if (rt::Status s = rt::checkWritable(path.str()); !s)
@@ -612,7 +603,6 @@ int runTool(int argc, char **argv) {
     t.training = compileFlags.trainingOptions();
     t.lossScale = compileFlags.lossScaleOptions();
     t.compileFlags = &compileFlags;
-    t.plot = plotFile;
     t.compareFp32 = compareFp32;
     t.saveOnnx = saveOnnx;
     t.dataParallel = compileFlags.dataParallelOptions();
