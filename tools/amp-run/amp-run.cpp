@@ -28,6 +28,7 @@
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/Ranks.h"
 #include "runtime/tooling/Signals.h"
+#include "tools/amp-run/CheckpointOnnx.h"
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/Infer.h"
 #include "tools/amp-run/ProgramIO.h"
@@ -126,6 +127,12 @@ cl::opt<std::string>
              cl::cat(trainCat));
 
 cl::OptionCategory ckptCat("Checkpoints");
+cl::opt<std::string> fromCheckpoint(
+    "from-checkpoint",
+    cl::desc("With --save-onnx alone: write the model with the weights of "
+             "the checkpoint in DIR (of amp-exec, amp-run or the Python "
+             "module) and run nothing (default: none)"),
+    cl::value_desc("DIR"), cl::cat(ckptCat));
 
 // The compile flags are the pipelines' options (PipelineOptions.h), declared
 // there once and registered here as flags of the same names.
@@ -248,6 +255,45 @@ int main(int argc, char **argv) {
 
 namespace {
 
+/// amp-run MODEL --from-checkpoint DIR --save-onnx OUT: the checkpoint's
+/// weights into the model, and nothing run. `launched`: under mpirun.
+int writeModelFromCheckpoint(bool launched) {
+  const char *what = "--from-checkpoint writes the model with a "
+                     "checkpoint's weights and runs nothing";
+  if (launched)
+    return fail(std::string(what) + ": start it alone, not under mpirun");
+  for (auto &[name, opt] : cl::getRegisteredOptions())
+    if (opt->getNumOccurrences() && !opt->isPositional() &&
+        name != "from-checkpoint" && name != "save-onnx")
+      return fail(std::string(what) + ": --" + name.str() +
+                  " is not for it (give --save-onnx FILE alone)");
+  std::string out = saveOnnx;
+  if (out.empty())
+    return fail(std::string(what) + ": give the file with --save-onnx FILE");
+  std::string ckptFile = ampc::tools::checkpointPath(fromCheckpoint);
+  if (!rt::checkDistinctOutputs(
+          {{"--save-onnx", out}, {"--from-checkpoint", ckptFile}}))
+    return fail("--save-onnx " + out + " is the checkpoint file " + ckptFile +
+                " that --from-checkpoint reads");
+  if (rt::Status s = rt::checkWritable(out); !s)
+    return fail("--save-onnx: " + s.message());
+  ampc::tools::CheckpointOnnxReport report;
+  if (rt::Status s = ampc::tools::saveOnnxFromCheckpoint(
+          modelPath, fromCheckpoint, out, report);
+      !s)
+    return fail(s.message());
+  outs() << "amp-run: wrote " << out << ": " << modelPath << " with "
+         << report.written.size() << " initializer"
+         << (report.written.size() == 1 ? "" : "s") << " from "
+         << fromCheckpoint << " (after step " << report.step << ")\n";
+  if (!report.kept.empty())
+    outs() << "amp-run: " << report.kept.size() << " floating-point initializer"
+           << (report.kept.size() == 1 ? " keeps its" : "s keep their")
+           << " value from the model (the checkpoint holds none): "
+           << join(report.kept, ", ") << "\n";
+  return 0;
+}
+
 /// Parses the command line. Under a launch, llvm::cl's own messages (an
 /// unknown flag, a value that does not parse) name the rank as ours do.
 bool parseFlags(int argc, char **argv, std::optional<int> rank) {
@@ -298,6 +344,8 @@ int runTool(int argc, char **argv) {
   ampc::tools::RunOptions run;
   if (rt::Status s = runFlagsCl.read(run); !s)
     return fail(s.message());
+  if (fromCheckpoint.getNumOccurrences())
+    return writeModelFromCheckpoint(rank.has_value());
   if (run.mode.empty())
     run.mode = run.isGiven("data") ? "train" : "infer";
   bool train = run.mode == "train";

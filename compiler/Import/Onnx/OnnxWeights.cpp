@@ -79,6 +79,25 @@ constexpr const char *kTooLarge =
     " bytes, over protobuf's 2 GB limit for one message; models that large "
     "keep their weights in external data files, which ampc does not write";
 
+// Parses `modelBytes` into `model`, which must have a graph.
+bool parseModel(llvm::StringRef modelBytes, const std::string &modelPath,
+                pb::ModelProto &model, std::string &error) {
+  if (modelBytes.size() > size_t(INT_MAX))
+    return fail(error, modelPath + ": the model is " +
+                           std::to_string(modelBytes.size()) + kTooLarge);
+  if (modelBytes.empty() ||
+      !model.ParseFromArray(modelBytes.data(),
+                            static_cast<int>(modelBytes.size())) ||
+      !model.has_graph())
+    return fail(error,
+                modelPath + ": not an ONNX model (" +
+                    (modelBytes.empty() ? std::string("the file is empty")
+                                        : "the protobuf does not parse or "
+                                          "has no graph") +
+                    ")");
+  return true;
+}
+
 } // namespace
 
 bool writeOnnxWithWeights(const std::string &modelPath,
@@ -108,20 +127,9 @@ bool writeOnnxWithWeights(llvm::StringRef modelBytes,
                           const std::vector<rt::HostTensor> &weights,
                           std::string &error) {
   error.clear();
-  if (modelBytes.size() > size_t(INT_MAX))
-    return fail(error, modelPath + ": the model is " +
-                           std::to_string(modelBytes.size()) + kTooLarge);
   pb::ModelProto model;
-  if (modelBytes.empty() ||
-      !model.ParseFromArray(modelBytes.data(),
-                            static_cast<int>(modelBytes.size())) ||
-      !model.has_graph())
-    return fail(error,
-                modelPath + ": not an ONNX model (" +
-                    (modelBytes.empty() ? std::string("the file is empty")
-                                        : "the protobuf does not parse or "
-                                          "has no graph") +
-                    ")");
+  if (!parseModel(modelBytes, modelPath, model, error))
+    return false;
 
   pb::GraphProto &graph = *model.mutable_graph();
   std::map<std::string, pb::TensorProto *> byName;
@@ -157,6 +165,23 @@ bool writeOnnxWithWeights(llvm::StringRef modelBytes,
   if (rt::Status s = rt::writeFileAtomically(outPath, out.data(), out.size());
       !s)
     return fail(error, s.message());
+  return true;
+}
+
+bool listInitializers(llvm::StringRef modelBytes, const std::string &modelPath,
+                      std::vector<OnnxInitializer> &out, std::string &error) {
+  error.clear();
+  out.clear();
+  pb::ModelProto model;
+  if (!parseModel(modelBytes, modelPath, model, error))
+    return false;
+  for (const pb::TensorProto &t : model.graph().initializer()) {
+    int32_t d = t.data_type();
+    out.push_back({t.name(), d == pb::TensorProto::FLOAT ||
+                                 d == pb::TensorProto::FLOAT16 ||
+                                 d == pb::TensorProto::BFLOAT16 ||
+                                 d == pb::TensorProto::DOUBLE});
+  }
   return true;
 }
 

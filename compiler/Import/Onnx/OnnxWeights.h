@@ -47,6 +47,18 @@ bool writeOnnxWithWeights(llvm::StringRef modelBytes,
                           const std::vector<rt::HostTensor> &weights,
                           std::string &error);
 
+/// An initializer of a model's main graph.
+struct OnnxInitializer {
+  std::string name;
+  bool floating = false; // FLOAT, FLOAT16, BFLOAT16 or DOUBLE
+};
+
+/// The main graph's initializers of the model in `modelBytes` (named by
+/// `modelPath`), in the model's order. Fails as writeOnnxWithWeights does on
+/// a model that does not parse.
+bool listInitializers(llvm::StringRef modelBytes, const std::string &modelPath,
+                      std::vector<OnnxInitializer> &out, std::string &error);
+
 } // namespace ampc
 
 #endif // AMPC_COMPILER_IMPORT_ONNX_ONNXWEIGHTS_H
