@@ -578,8 +578,10 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
 }
 
 /// Whether `fn`, which takes its parameters from the step, can: the
-/// Program (of version 4 on) has a step, and each of `fn`'s parameters is
-/// one of the step's, of the same shape.
+/// Program (of version 4 on) has a step; each of `fn`'s parameters is one of
+/// the step's, of the same shape and a dtype it converts to (float to
+/// float); and `fn` takes the step's batch, its inputs being the step's.
+/// (Else the run would fail at its first evaluation, an epoch in.)
 Status checkParamsFromStep(const FunctionInfo &fn, unsigned version,
                            const ProgramInfo &program) {
   if (version < 4)
@@ -608,7 +610,35 @@ Status checkParamsFromStep(const FunctionInfo &fn, unsigned version,
       return Status::error(
           "parameter '" + b.name + "' has shape " + str(mine.shape) +
           ", but the training step's has shape " + str(theirs.shape));
+    if (isFloat(theirs.dtype) != isFloat(mine.dtype) ||
+        (!isFloat(mine.dtype) && theirs.dtype != mine.dtype))
+      return Status::error(
+          "parameter '" + b.name + "' is " + std::string(name(mine.dtype)) +
+          ", which the training step's " + std::string(name(theirs.dtype)) +
+          " does not convert to");
   }
+  auto sameInput = [](const std::vector<BindingInfo> &in,
+                      const std::string &n) {
+    return std::find_if(in.begin(), in.end(),
+                        [&](const BindingInfo &i) { return i.name == n; });
+  };
+  for (const BindingInfo &b : fn.inputs) {
+    auto theirs = sameInput(step->inputs, b.name);
+    if (theirs == step->inputs.end())
+      return Status::error("input '" + b.name +
+                           "' is no input of the training step, whose batch "
+                           "it evaluates");
+    const ValueInfo &x = fn.values[b.value], &y = step->values[theirs->value];
+    if (x.dtype != y.dtype || x.shape != y.shape)
+      return Status::error("input '" + b.name + "' is " +
+                           std::string(name(x.dtype)) + " " + str(x.shape) +
+                           ", but the training step's is " +
+                           std::string(name(y.dtype)) + " " + str(y.shape));
+  }
+  for (const BindingInfo &b : step->inputs)
+    if (sameInput(fn.inputs, b.name) == fn.inputs.end())
+      return Status::error("has no input '" + b.name +
+                           "', which the training step's batch holds");
   return Status::ok();
 }
 

@@ -530,7 +530,9 @@ LogicalResult checkParamsFromStep(func::FuncOp func, func::FuncOp step) {
              WalkResult::interrupt();
     auto mine = cast<ShapedType>(p.getType());
     auto theirs = cast<ShapedType>(it->second.getType());
-    if (mine.getShape() != theirs.getShape())
+    if (mine.getShape() != theirs.getShape() ||
+        isa<FloatType>(mine.getElementType()) !=
+            isa<FloatType>(theirs.getElementType()))
       return p.emitError("parameter '")
                  << p.getName() << "' of @" << func.getSymName()
                  << " has the type " << mine << ", but the training step's "

@@ -286,6 +286,10 @@ def test_bad_models_and_feeds(tmp_path, data_dir):
         ampc.compile_inference(MLP, seed=3)
     with pytest.raises(ampc.Error, match="--metrics steers amp-run's own"):
         ampc.compile_training(MLP, metrics="m.csv")
+    # (--plot is in the run-flag table amp-exec shares, and drawn by the
+    # tools' loop alone.)
+    with pytest.raises(ampc.Error, match="--plot steers amp-run's own"):
+        ampc.compile_training(MLP, steps=6, plot="p.svg")
     with pytest.raises(ampc.Error, match="cosine .from the model's recipe. "
                        "needs its length"):
         ampc.compile_training(MLP)

@@ -523,7 +523,11 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   FileData data;
   if (rt::Status s = openData(o, specs, data, /*openTest=*/lead); !s)
     return fail(s.message());
+  // The evaluation function: a @forward other than the step (a crafted
+  // Program may name @forward its step).
   const rt::FunctionInfo *forward = program.find("forward");
+  if (forward && forward->name == step.function)
+    forward = nullptr;
   if (data.test && !forward) {
     if (!o.testData.empty())
       return fail("--test-data " + o.testData + ": " + o.program +

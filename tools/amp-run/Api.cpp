@@ -37,11 +37,10 @@ using tools::RunOptions;
 /// amp-run's flags that steer its own loop (files it writes as it goes,
 /// progress, checkpoints on a schedule, resuming) or are another tool's: a
 /// host program does these itself, through the calls of Api.h.
-constexpr const char *kLoopFlags[] = {"mode",         "metrics",
-                                      "eval-metrics", "progress",
-                                      "checkpoint",   "checkpoint-every",
-                                      "resume",       "init-params",
-                                      "json",         "nproc"};
+constexpr const char *kLoopFlags[] = {
+    "mode",       "metrics",          "eval-metrics", "plot",        "progress",
+    "checkpoint", "checkpoint-every", "resume",       "init-params", "json",
+    "nproc"};
 
 /// The ranks this process joined at its first training compile under an
 /// MPI launch, for the rest of its life: MPI is initialised once per

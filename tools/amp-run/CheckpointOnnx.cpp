@@ -6,6 +6,8 @@
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/Checkpoint.h"
 
+#include <climits>
+#include <filesystem>
 #include <set>
 
 namespace ampc::tools {
@@ -19,6 +21,13 @@ rt::Status saveOnnxFromCheckpoint(const std::string &modelPath,
   Checkpoint ckpt;
   if (rt::Status s = readCheckpoint(checkpointDir, ckpt); !s)
     return s.withContext("--from-checkpoint");
+  // (Over 2 GB, protobuf cannot parse it: said before reading it all.)
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(modelPath, ec);
+  if (!ec && size > uintmax_t(INT_MAX))
+    return rt::Status::error(modelPath + ": the model is " +
+                             std::to_string(size) +
+                             " bytes, over protobuf's 2 GB limit");
   std::vector<uint8_t> bytes;
   if (rt::Status s = rt::readFileBytes(modelPath, bytes); !s)
     return s;

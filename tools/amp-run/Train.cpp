@@ -82,9 +82,12 @@ int emitStage(mlir::OwningOpRef<mlir::ModuleOp> module, const TrainOptions &o) {
   if (mlir::failed(lowerEvaluation(*eval, o.lowering, o.amp)))
     return 1;
   auto forward = eval->lookupSymbol<mlir::func::FuncOp>("forward");
-  if (!forward || module->lookupSymbol("forward"))
-    return fail(o.modelPath + ": the lowered module has no @forward beside "
-                              "@train_step to evaluate the test split with");
+  if (!forward)
+    return fail(o.modelPath + ": the inference pipeline left no @forward to "
+                              "evaluate the test split with");
+  if (module->lookupSymbol("forward"))
+    return fail(o.modelPath + ": the training module already has a @forward, "
+                              "the name of the evaluation function");
   forward->setAttr(rtir::kParamsFromStepAttr, mlir::UnitAttr::get(ctx));
   forward->remove();
   module->push_back(forward);

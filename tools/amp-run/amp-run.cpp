@@ -270,6 +270,8 @@ int writeModelFromCheckpoint(bool launched) {
   std::string out = saveOnnx;
   if (out.empty())
     return fail(std::string(what) + ": give the file with --save-onnx FILE");
+  if (fromCheckpoint.empty())
+    return fail("--from-checkpoint names no directory");
   std::string ckptFile = ampc::tools::checkpointPath(fromCheckpoint);
   if (!rt::checkDistinctOutputs(
           {{"--save-onnx", out}, {"--from-checkpoint", ckptFile}}))

@@ -162,7 +162,7 @@ TEST(Program, RefusesAFileChangedAfterItWasWritten) {
                 .message()
                 .find("p: damaged Program: its bytes' CRC-32 is"),
             std::string::npos);
-  // Without the checksum (a version 3 Program serialized by another tool).
+  // Without the checksum (a Program serialized by another tool).
   EXPECT_EQ(
       parseProgram(validProgram().SerializeAsString(), "p", info).message(),
       "p: damaged Program: it does not end with its checksum, as every "
@@ -777,22 +777,24 @@ TEST(Program, EmptyInitIsAcceptedOnlyWhenWeightsAreOmitted) {
 namespace {
 
 // withStepInfo() and, as amp-run writes a training Program's evaluation
-// function, 'eval': y = relu(w) over the step's parameter w, of `shape`
-// and `dtype`, without an initial value.
+// function, 'eval': y = relu(x) over the step's batch input x, with the
+// step's parameter w, of `shape` and `dtype`, without an initial value.
 pb::Program withEvaluation(pb::DType dtype = pb::F32,
                            std::vector<int64_t> shape = {2, 2}) {
   pb::Program p = withStepInfo();
-  pb::Function &f = addFunction(p, "eval", 128);
+  pb::Function &f = addFunction(p, "eval", 192);
   f.set_params_from_step(true);
-  addValue(f, dtype, shape, 0);  // 0: w
-  addValue(f, dtype, shape, 64); // 1: y
-  bind(f.mutable_params(), "w", 0);
-  pb::Kernel *k = addKernel(f, "fused", "r", {0}, {1});
+  addValue(f, pb::F32, {2, 2}, 0);   // 0: x
+  addValue(f, dtype, shape, 64);     // 1: w
+  addValue(f, pb::F32, {2, 2}, 128); // 2: y
+  bind(f.mutable_inputs(), "x", 0);
+  bind(f.mutable_params(), "w", 1);
+  pb::Kernel *k = addKernel(f, "fused", "r", {0}, {2});
   pb::Step *st = k->add_steps();
   st->set_op("relu");
   st->add_operands(0);
-  st->set_dtype(dtype);
-  bind(f.mutable_outputs(), "y", 1);
+  st->set_dtype(pb::F32);
+  bind(f.mutable_outputs(), "y", 2);
   return p;
 }
 
@@ -815,6 +817,11 @@ TEST(Program, AnEvaluationFunctionTakesItsParamsFromTheStep) {
     EXPECT_EQ(w.as<float>()[i], 0.0f);
   // In its own precision (AMP's): the same shape is what must match.
   s = loadProgram(withEvaluation(pb::F16), info);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  // A training Program without one is of version 3, which loads too.
+  pb::Program v3 = withStepInfo();
+  v3.set_version(3);
+  s = loadProgram(v3, info);
   EXPECT_TRUE(s.isOk()) << s.message();
 }
 
@@ -844,6 +851,30 @@ TEST(Program, RejectsAnEvaluationFunctionTheStepCannotFill) {
   EXPECT_EQ(expectLoadError(p, "of its own"),
             where + "parameter 'w' comes from the training step, but has 16 "
                     "bytes of initial value of its own");
+  // Float to float only.
+  p = withEvaluation(pb::I64);
+  EXPECT_EQ(expectLoadError(p, "convert"),
+            where + "parameter 'w' is i64, which the training step's f32 "
+                    "does not convert to");
+  // It evaluates the step's batch: its inputs are the step's.
+  p = withEvaluation();
+  p.mutable_functions(1)->mutable_values(0)->mutable_type()->set_dtype(pb::F16);
+  p.mutable_functions(1)->mutable_kernels(0)->mutable_steps(0)->set_dtype(
+      pb::F16);
+  p.mutable_functions(1)->mutable_values(2)->mutable_type()->set_dtype(pb::F16);
+  EXPECT_EQ(expectLoadError(p, "input 'x'"),
+            where + "input 'x' is f16 [2, 2], but the training step's is f32 "
+                    "[2, 2]");
+  p = withEvaluation();
+  p.mutable_functions(1)->mutable_inputs(0)->set_name("q");
+  EXPECT_EQ(expectLoadError(p, "input 'q'"),
+            where + "input 'q' is no input of the training step, whose batch "
+                    "it evaluates");
+  p = withEvaluation();
+  p.mutable_functions(1)->mutable_inputs()->Clear();
+  p.mutable_functions(1)->mutable_kernels(0)->set_inputs(0, 1);
+  EXPECT_EQ(expectLoadError(p, "has no input"),
+            where + "has no input 'x', which the training step's batch holds");
   // The step itself cannot be one.
   p = withEvaluation();
   p.mutable_functions(0)->set_params_from_step(true);
