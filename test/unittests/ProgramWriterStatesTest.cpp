@@ -105,9 +105,14 @@ std::string stepWithEvaluation(const std::string &evaluation) {
   return step + evaluation;
 }
 
+/// An evaluation function of the step's batch (y, l) and a parameter
+/// `param` of `type`, which it outputs.
 std::string evaluation(const std::string &param, const std::string &type) {
-  return "func.func @forward() attributes {rt.arena_size = 64 : i64, "
-         "rt.params_from_step} {\n  %w = rt.param \"" +
+  return "func.func @forward() attributes {rt.arena_size = 192 : i64, "
+         "rt.params_from_step} {\n"
+         "  %y = rt.input \"y\" at 64 : tensor<4xi64>\n"
+         "  %l = rt.input \"l\" at 128 : tensor<f32>\n"
+         "  %w = rt.param \"" +
          param + "\" at 0 {init = dense<0.0> : " + type + "} : " + type +
          "\n  rt.output \"w\" %w : " + type + "\n  return\n}\n";
 }
