@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/amp-run/Api.h"
+#include "tools/amp-run/CheckpointOnnx.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -298,6 +299,20 @@ PYBIND11_MODULE(_ampc, m) {
     ampc::api::leaveRanks();
   });
   m.def("_abort_ranks", &ampc::api::abortRanks);
+  m.def("_save_onnx_from_checkpoint", [](const std::string &model,
+                                         const std::string &checkpoint,
+                                         const std::string &out) {
+    ampc::tools::CheckpointOnnxReport r;
+    {
+      py::gil_scoped_release release;
+      check(ampc::tools::saveOnnxFromCheckpoint(model, checkpoint, out, r));
+    }
+    py::dict d;
+    d["step"] = r.step;
+    d["written"] = r.written;
+    d["kept"] = r.kept;
+    return d;
+  });
   m.def("_rank_prefix", &ampc::api::rankPrefix);
   m.def("_compile_inference",
         [](const py::object &model,

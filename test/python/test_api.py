@@ -222,6 +222,31 @@ def test_trained_weights_reach_inference_and_onnx(tmp_path, data_dir):
         np.testing.assert_array_equal(a[name], b[name])
 
 
+def test_a_checkpoints_weights_as_an_onnx_model(tmp_path, data_dir):
+    """amp-run --from-checkpoint's counterpart: the model written from a
+    checkpoint is the one save_onnx writes of the same state."""
+    train = ampc.compile_training(MLP, steps=6, amp="O2")
+    for s in range(3):
+        train.step(feeds_of(data_dir, s))
+    train.save_onnx(tmp_path / "trained.onnx")
+    train.save_checkpoint(tmp_path / "ckpt")
+    report = ampc.save_onnx_from_checkpoint(MLP, tmp_path / "ckpt",
+                                            tmp_path / "from-ckpt.onnx")
+    assert report["step"] == 3
+    assert sorted(report["written"]) == [f"fc{i}.{p}" for i in (1, 2, 3)
+                                         for p in ("bias", "weight")]
+    assert report["kept"] == []
+    assert ((tmp_path / "from-ckpt.onnx").read_bytes() ==
+            (tmp_path / "trained.onnx").read_bytes())
+    with pytest.raises(ampc.Error, match="is the checkpoint file"):
+        ampc.save_onnx_from_checkpoint(MLP, tmp_path / "ckpt",
+                                       tmp_path / "ckpt" / "checkpoint.ampc")
+    with pytest.raises(ampc.Error, match="cannot open"):
+        ampc.save_onnx_from_checkpoint(MLP, tmp_path / "none",
+                                       tmp_path / "x.onnx")
+    assert not (tmp_path / "x.onnx").exists()
+
+
 def test_report_and_memory(data_dir):
     step = ampc.compile_training(MLP, steps=6, amp="O2")
     report = step.amp_report()

@@ -17,6 +17,16 @@ rt::Status saveOnnxFromCheckpoint(const std::string &modelPath,
                                   const std::string &outPath,
                                   CheckpointOnnxReport &report) {
   report = CheckpointOnnxReport();
+  if (checkpointDir.empty())
+    return rt::Status::error("--from-checkpoint names no directory");
+  std::string ckptFile = checkpointPath(checkpointDir);
+  if (!rt::checkDistinctOutputs(
+          {{"--save-onnx", outPath}, {"--from-checkpoint", ckptFile}}))
+    return rt::Status::error("--save-onnx " + outPath +
+                             " is the checkpoint file " + ckptFile +
+                             " that --from-checkpoint reads");
+  if (rt::Status s = rt::checkWritable(outPath); !s)
+    return s.withContext("--save-onnx");
   const std::string flag = "--from-checkpoint " + checkpointDir + ": ";
   Checkpoint ckpt;
   if (rt::Status s = readCheckpoint(checkpointDir, ckpt); !s)
@@ -49,13 +59,17 @@ rt::Status saveOnnxFromCheckpoint(const std::string &modelPath,
       weights.push_back(std::move(t));
   }
   if (weights.empty()) {
-    std::string held;
-    size_t shown = 0;
+    // The tensors a user would know: ampc's own counters ("ampc.step")
+    // are left out.
+    std::vector<std::string> known;
     for (const std::string &n : inCheckpoint)
-      if (shown++ < 4)
-        held += (held.empty() ? "'" : ", '") + n + "'";
-    if (inCheckpoint.size() > 4)
-      held += " and " + std::to_string(inCheckpoint.size() - 4) + " more";
+      if (n.rfind("ampc.", 0) != 0)
+        known.push_back(n);
+    std::string held;
+    for (size_t i = 0; i < known.size() && i < 4; ++i)
+      held += (held.empty() ? "'" : ", '") + known[i] + "'";
+    if (known.size() > 4)
+      held += " and " + std::to_string(known.size() - 4) + " more";
     return rt::Status::error(
         flag + "the checkpoint holds none of the initializers of " + modelPath +
         " (it holds " + (held.empty() ? "nothing" : held) +

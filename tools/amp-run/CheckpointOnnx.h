@@ -33,7 +33,9 @@ struct CheckpointOnnxReport {
 /// its type and dims. The checkpoint's other tensors (optimizer state, AMP
 /// working copies, the loss scale) are left out. Fails, writing nothing,
 /// when the checkpoint cannot be read, holds none of the initializers, or
-/// a tensor does not fit its initializer.
+/// a tensor does not fit its initializer, and when `outPath` cannot be
+/// written or is the checkpoint's file. (amp-run's --from-checkpoint and
+/// the Python module's ampc.save_onnx_from_checkpoint.)
 rt::Status saveOnnxFromCheckpoint(const std::string &modelPath,
                                   const std::string &checkpointDir,
                                   const std::string &outPath,

@@ -270,15 +270,6 @@ int writeModelFromCheckpoint(bool launched) {
   std::string out = saveOnnx;
   if (out.empty())
     return fail(std::string(what) + ": give the file with --save-onnx FILE");
-  if (fromCheckpoint.empty())
-    return fail("--from-checkpoint names no directory");
-  std::string ckptFile = ampc::tools::checkpointPath(fromCheckpoint);
-  if (!rt::checkDistinctOutputs(
-          {{"--save-onnx", out}, {"--from-checkpoint", ckptFile}}))
-    return fail("--save-onnx " + out + " is the checkpoint file " + ckptFile +
-                " that --from-checkpoint reads");
-  if (rt::Status s = rt::checkWritable(out); !s)
-    return fail("--save-onnx: " + s.message());
   ampc::tools::CheckpointOnnxReport report;
   if (rt::Status s = ampc::tools::saveOnnxFromCheckpoint(
           modelPath, fromCheckpoint, out, report);

@@ -25,10 +25,12 @@ import sys
 import numpy as np
 
 from ._ampc import (Error, _abort_ranks, _compile_inference, _compile_training,
-                    _launched_as_ranks, _leave_ranks, _rank_prefix)
+                    _launched_as_ranks, _leave_ranks, _rank_prefix,
+                    _save_onnx_from_checkpoint)
 
 __all__ = ["Error", "StepResult", "TrainingStep", "InferenceStep",
-           "compile_training", "compile_inference"]
+           "compile_training", "compile_inference",
+           "save_onnx_from_checkpoint"]
 
 
 def _error(text):
@@ -305,6 +307,16 @@ def compile_training(model, **options):
     if _launched_as_ranks():
         _install_rank_hooks()
     return TrainingStep(_compile_training(*_request(model, options)))
+
+
+def save_onnx_from_checkpoint(model, checkpoint, path):
+    """Writes the ONNX model at `model` (a path) to `path` with the weights
+    of the checkpoint in the directory `checkpoint`, written by amp-exec,
+    amp-run or this module (amp-run --from-checkpoint). Returns {'step':
+    the checkpoint's steps done, 'written': the initializers replaced,
+    'kept': the floating-point initializers the checkpoint does not hold}."""
+    return _save_onnx_from_checkpoint(os.fspath(model), os.fspath(checkpoint),
+                                      os.fspath(path))
 
 
 def compile_inference(model, **options):
