@@ -123,21 +123,27 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
 
   // File data is opened before compiling: epochs fix the step count, and
   // with it the default length of the lr schedule compiled into the step.
+  // An --emit opens the training split too when --steps does not give the
+  // length: the Program's schedule is that of the run amp-exec trains.
   std::vector<InputSpec> specs;
   FileData data;
-  if (o.emit.empty()) {
+  bool emits = !o.emit.empty();
+  if (!emits || (o.run.steps == 0 && !synthetic && !o.run.data.empty())) {
     if (rt::Status s = inputSpecsOf(*module, specs); !s)
       return fail(o.modelPath + ": " + s.message());
     if (!synthetic)
       if (rt::Status s = openFileData(o.run.data, o.run.testData, o.run.shuffle,
                                       o.run.seed, specs, data,
-                                      /*openTest=*/lead);
+                                      /*openTest=*/lead && !emits);
           !s)
         return fail(s.message());
   }
   int64_t batchesPerEpoch = data.train ? data.train->stepsPerEpoch() : 0;
+  // (A step of the Program an --emit writes takes the batches of the ranks
+  // it is compiled for.)
   if (o.run.steps == 0)
-    o.run.steps = runSteps(o.run, batchesPerEpoch, ranks);
+    o.run.steps = runSteps(o.run, batchesPerEpoch,
+                           o.dataParallel ? o.dataParallel->worldSize : ranks);
   const EpochClock epochs{batchesPerEpoch, ranks};
   int64_t acc = o.training.accumulate;
   // Only a run applies gradients; --emit shows the step whatever --steps.
