@@ -12,7 +12,6 @@
 #include "runtime/ops/Check.h"
 #include "runtime/program.pb.h"
 
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -511,20 +510,23 @@ const FunctionInfo *ProgramInfo::find(const std::string &name) const {
 
 namespace {
 
+/// The binding of `bindings` named `name`; null if none.
+const BindingInfo *bindingNamed(const std::vector<BindingInfo> &bindings,
+                                const std::string &name) {
+  for (const BindingInfo &b : bindings)
+    if (b.name == name)
+      return &b;
+  return nullptr;
+}
+
 /// Checks that every name of `s` is a binding of the function it describes.
 Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
   const FunctionInfo *f = out.find(s.function());
   if (!f)
     return Status::error("it describes function '" + s.function() +
                          "', which the Program does not have");
-  auto has = [](const std::vector<BindingInfo> &bs, const std::string &n) {
-    for (const BindingInfo &b : bs)
-      if (b.name == n)
-        return true;
-    return false;
-  };
   std::string fn = "function '" + f->name + "'";
-  if (!has(f->outputs, s.loss()))
+  if (!bindingNamed(f->outputs, s.loss()))
     return Status::error("the loss '" + s.loss() + "' is no output of " + fn);
   StepInfo info;
   info.function = s.function();
@@ -536,7 +538,7 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
                          std::to_string(info.staticScale) +
                          " is not a positive finite number");
   for (const auto &[name, classes] : s.classes()) {
-    if (!has(f->inputs, name))
+    if (!bindingNamed(f->inputs, name))
       return Status::error("label input '" + name + "' is no input of " + fn);
     if (classes < 1)
       return Status::error("label input '" + name + "' has " +
@@ -550,7 +552,7 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
     info.ignoreIndex[name] = index;
   }
   for (const std::string &w : s.weights()) {
-    if (!has(f->params, w))
+    if (!bindingNamed(f->params, w))
       return Status::error("weight '" + w + "' is no parameter of " + fn);
     info.weights.insert(w);
   }
@@ -558,7 +560,7 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
     if (!info.weights.count(w))
       return Status::error("the working copy '" + copy + "' is of '" + w +
                            "', which is no weight");
-    if (!has(f->params, copy))
+    if (!bindingNamed(f->params, copy))
       return Status::error("the working copy '" + copy +
                            "' is no parameter of " + fn);
     info.workingCopies[w] = copy;
@@ -598,10 +600,8 @@ Status checkParamsFromStep(const FunctionInfo &fn, unsigned version,
                          "from itself");
   for (const BindingInfo &b : fn.params) {
     const ValueInfo &mine = fn.values[b.value];
-    auto from =
-        std::find_if(step->params.begin(), step->params.end(),
-                     [&](const BindingInfo &s) { return s.name == b.name; });
-    if (from == step->params.end())
+    const BindingInfo *from = bindingNamed(step->params, b.name);
+    if (!from)
       return Status::error("parameter '" + b.name +
                            "' comes from the training step, which has no "
                            "parameter of that name");
@@ -617,14 +617,9 @@ Status checkParamsFromStep(const FunctionInfo &fn, unsigned version,
           ", which the training step's " + std::string(name(theirs.dtype)) +
           " does not convert to");
   }
-  auto sameInput = [](const std::vector<BindingInfo> &in,
-                      const std::string &n) {
-    return std::find_if(in.begin(), in.end(),
-                        [&](const BindingInfo &i) { return i.name == n; });
-  };
   for (const BindingInfo &b : fn.inputs) {
-    auto theirs = sameInput(step->inputs, b.name);
-    if (theirs == step->inputs.end())
+    const BindingInfo *theirs = bindingNamed(step->inputs, b.name);
+    if (!theirs)
       return Status::error("input '" + b.name +
                            "' is no input of the training step, whose batch "
                            "it evaluates");
@@ -636,7 +631,7 @@ Status checkParamsFromStep(const FunctionInfo &fn, unsigned version,
                            std::string(name(y.dtype)) + " " + str(y.shape));
   }
   for (const BindingInfo &b : step->inputs)
-    if (sameInput(fn.inputs, b.name) == fn.inputs.end())
+    if (!bindingNamed(fn.inputs, b.name))
       return Status::error("has no input '" + b.name +
                            "', which the training step's batch holds");
   return Status::ok();

@@ -41,6 +41,9 @@ struct HostTensor {
   TensorView view() {
     return TensorView{dtype, shape, bytes.empty() ? nullptr : bytes.data()};
   }
+  // The same of a const tensor, for calls that only read the bytes
+  // (Session::setParam and setInput copy them).
+  TensorView view() const { return const_cast<HostTensor *>(this)->view(); }
 };
 
 // Builds a tensor of the given type and shape filled with zero bytes. The

@@ -2,6 +2,8 @@
 
 #include "runtime/tooling/Ranks.h"
 
+#include "runtime/tooling/Signals.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -143,6 +145,13 @@ rt::Status startRanks(int argc, char **argv, int64_t nproc) {
                            std::strerror(errno) +
                            " (Debian's openmpi-bin provides it; "
                            "scripts/setup.sh installs it)");
+}
+
+int endRanks(std::shared_ptr<rt::mpi::MpiCollective> &world, int rc) {
+  if (rc != 0 && !isSignalExit(rc) && world && world->size() > 1)
+    world->abortAll(rc);
+  world.reset(); // MPI_Finalize, on every rank at the end of its run
+  return rc;
 }
 
 rt::Status joinRanks(const RunOptions &run, const std::string &tool,

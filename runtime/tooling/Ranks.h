@@ -52,6 +52,14 @@ rt::Status joinRanks(const RunOptions &run, const std::string &tool,
                      std::shared_ptr<rt::mpi::MpiCollective> &out,
                      const std::string &pluginDir = "");
 
+/// A tool's end under a launch: a rank that stops with an error (`rc`)
+/// ends the others now, since they would wait in their next all-reduce
+/// until --collective-timeout (mpirun ends the job when a rank dies of a
+/// signal, not when it returns non-zero). A run that SIGINT or SIGTERM
+/// stopped stops every rank after the same step, each on its own. Then
+/// MPI is finalised (`world` released); returns `rc`.
+int endRanks(std::shared_ptr<rt::mpi::MpiCollective> &world, int rc);
+
 /// This rank's device, from the launcher's environment (decided before
 /// any device is opened): under mpirun with several ranks, `cuda` (no GPU
 /// named) is GPU <local rank>, as the launcher numbers the ranks of each

@@ -415,6 +415,13 @@ uint64_t memoryBudgetBytes(const std::string &text) {
   return bytes;
 }
 
+std::vector<std::pair<std::string, std::string>>
+runOutputFiles(const RunOptions &o) {
+  return {{"--metrics", o.metrics},
+          {"--eval-metrics", o.evalMetrics},
+          {"--plot", o.plot}};
+}
+
 int64_t runSteps(const RunOptions &o, int64_t perEpoch, int ranks) {
   return EpochClock{perEpoch, ranks}.stepsFor(std::max<int64_t>(1, o.epochs));
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -121,6 +122,13 @@ bool parseSwitchWord(const std::string &text, bool &out);
 /// without --checkpoint, synthetic data with --synthetic-batches' opposite,
 /// --epochs or --test-data. `train`: a training run.
 rt::Status checkRunOptions(const RunOptions &o, bool train);
+
+/// The files the run's flags have it write as it goes or at its end, each
+/// with its flag ({"--metrics", PATH}; PATH empty: not given), in help
+/// order: what the tools check, beside their own outputs, before a run
+/// (rt::checkDistinctOutputs, rt::checkWritable).
+std::vector<std::pair<std::string, std::string>>
+runOutputFiles(const RunOptions &o);
 
 /// --memory-budget's bytes (0 for none); `text` passed its check.
 uint64_t memoryBudgetBytes(const std::string &text);

@@ -231,7 +231,7 @@ rt::Status TrainLoop::runFacts(const BatchSource *data, RunFacts &facts) const {
 
 rt::Status TrainLoop::compareRanks(uint32_t &checksum) const {
   AMPC_RETURN_IF_ERROR(paramsChecksum(/*weightsOnly=*/true, checksum));
-  if (!o_.collective || o_.worldSize <= 1)
+  if (!dataParallel())
     return rt::Status::ok();
   // Each rank's checksum in its own slot: exact in the double sums.
   std::vector<double> all(static_cast<size_t>(o_.worldSize), 0.0);
@@ -256,7 +256,7 @@ rt::Status TrainLoop::compareRanks(uint32_t &checksum) const {
 }
 
 rt::Status TrainLoop::agreeWithRankZero(const BatchSource *data) const {
-  if (!o_.collective || o_.worldSize <= 1)
+  if (!dataParallel())
     return rt::Status::ok();
   RunFacts facts;
   AMPC_RETURN_IF_ERROR(runFacts(data, facts));
@@ -264,8 +264,8 @@ rt::Status TrainLoop::agreeWithRankZero(const BatchSource *data) const {
 }
 
 rt::Status TrainLoop::saveCheckpointOfRanks(const std::string &dir) {
-  bool ranks = o_.collective && o_.worldSize > 1;
-  if (ranks && stepsDone() % step_.accumulate != 0)
+  bool ranks = dataParallel();
+  if (ranks && !atUpdate(stepsDone()))
     return rt::Status::error(
         "a checkpoint " + betweenUpdates(stepsDone(), step_.accumulate) +
         ": the ranks write one at an update, where their gradients are "
@@ -295,12 +295,9 @@ rt::Status TrainLoop::checkpointFits(const Checkpoint &ckpt,
 rt::Status TrainLoop::resume(const Checkpoint &ckpt, const std::string &dir) {
   std::vector<std::vector<double>> stepRows;
   AMPC_RETURN_IF_ERROR(fit(ckpt, dir, stepRows));
-  for (const rt::HostTensor &t : ckpt.params) {
-    // setParam copies the bytes: the view need not be writable.
-    rt::TensorView v{t.dtype, t.shape, const_cast<uint8_t *>(t.bytes.data())};
-    if (rt::Status s = train_.setParam(t.name, v); !s)
+  for (const rt::HostTensor &t : ckpt.params)
+    if (rt::Status s = train_.setParam(t.name, t.view()); !s)
       return s;
-  }
   history_.stepRows = std::move(stepRows);
   history_.evalRows = ckpt.evalRows;
   firstStep_ = ckpt.step;
@@ -311,7 +308,7 @@ rt::Status TrainLoop::fit(const Checkpoint &ckpt, const std::string &dir,
                           std::vector<std::vector<double>> &stepRows) const {
   const std::string where = checkpointPath(dir);
   // It holds rank 0's partial gradients alone (run() writes none there).
-  if (o_.worldSize > 1 && ckpt.step % step_.accumulate != 0)
+  if (dataParallel() && !atUpdate(ckpt.step))
     return rt::Status::error(
         where + ": written " + betweenUpdates(ckpt.step, step_.accumulate) +
         ": a data-parallel run resumes only from an update, where the "
@@ -391,7 +388,7 @@ int TrainLoop::stopOnSignal(int sig, int fromRank, int64_t stepsDone,
                             MetricsWriter *evalMetrics) {
   if (progress_)
     progress_->clear();
-  bool ranks = o_.collective && o_.worldSize > 1;
+  bool ranks = dataParallel();
   // The other ranks wait while rank 0 writes the checkpoint, then all end
   // together (the tools then end no rank: isSignalExit).
   auto waitForRankZero = [&]() -> rt::Status {
@@ -590,7 +587,7 @@ rt::Status TrainLoop::runStep(const std::vector<Feed> &batch, bool probe,
                               StepOutcome &out) {
   int64_t s = stepsDone();
   out.scale = currentScale();
-  out.updates = (s + 1) % step_.accumulate == 0;
+  out.updates = atUpdate(s + 1);
   auto inputStart = Clock::now();
   for (const Feed &feed : batch)
     AMPC_RETURN_IF_ERROR(train_.setInput(feed.first, feed.second));
@@ -619,7 +616,7 @@ rt::Status TrainLoop::runStep(const std::vector<Feed> &batch, bool probe,
   // process accumulating the same batches averages), so every rank reports,
   // and stops on, the same value. The exchange is part of the step's time.
   // Each rank's signal travels with it, in the rank's own slot.
-  if (o_.collective && o_.worldSize > 1) {
+  if (dataParallel()) {
     std::vector<double> shared(1 + static_cast<size_t>(o_.worldSize), 0.0);
     shared[0] = out.loss;
     shared[1 + static_cast<size_t>(o_.rank)] =
@@ -689,7 +686,7 @@ int TrainLoop::run() {
   // Overflowing updates in a row, as far as the history goes back.
   int64_t overflowRun = 0;
   for (int64_t s = 0; s < static_cast<int64_t>(history_.stepRows.size()); ++s)
-    if ((s + 1) % step_.accumulate == 0)
+    if (atUpdate(s + 1))
       overflowRun = history_.stepRows[s][kSkipped] != 0 ? overflowRun + 1 : 0;
 
   // --check-numerics: what comes in is checked once, what each step makes
@@ -718,7 +715,7 @@ int TrainLoop::run() {
             data_->batch(s * o_.worldSize + o_.rank, scratch, batch);
         !st)
       return fail("--data: step " + std::to_string(s) + ": " + st.message());
-    bool updates = (s + 1) % step_.accumulate == 0;
+    bool updates = atUpdate(s + 1);
     // The step that would reach --max-overflow-steps runs with the probe
     // that finds the first kernel to write an inf or NaN. Only every
     // accumulate-th step updates, and only an update checks.
@@ -726,10 +723,7 @@ int TrainLoop::run() {
                  overflowRun + 1 >= o_.maxOverflowSteps;
     feeds.clear();
     for (const rt::HostTensor &t : *batch)
-      // setInput copies the bytes: the view need not be writable.
-      feeds.emplace_back(t.name,
-                         rt::TensorView{t.dtype, t.shape,
-                                        const_cast<uint8_t *>(t.bytes.data())});
+      feeds.emplace_back(t.name, t.view());
     StepOutcome outcome;
     if (rt::Status st =
             runStep(feeds, probe || numerics.has_value(), &interrupts, outcome);
@@ -796,8 +790,8 @@ int TrainLoop::run() {
     // every rank with rank 0's: the checkpoint, or a stop, waits for the
     // update that ends it. (One process's checkpoint holds its partial
     // sums, and resumes anywhere.)
-    bool betweenUpdates = o_.worldSize > 1 && !updates;
-    if (betweenUpdates) {
+    bool midAccumulation = dataParallel() && !updates;
+    if (midAccumulation) {
       checkpointOwed |= checkpointDue;
       checkpointDue = false;
     } else {
@@ -810,7 +804,7 @@ int TrainLoop::run() {
     // Rank 0 alone evaluates and writes checkpoints: the other ranks wait
     // for it after each step where it may, not in their next all-reduce,
     // whose timeout is for a rank that died or hangs.
-    if (o_.collective && o_.worldSize > 1 && (epochEnd || checkpointDue))
+    if (dataParallel() && (epochEnd || checkpointDue))
       if (rt::Status st = o_.collective->waitForAll(kLeadWorkSeconds); !st)
         return fail(o_.modelPath + ": step " + std::to_string(s) + ": " +
                     st.message());
@@ -820,9 +814,9 @@ int TrainLoop::run() {
     // process reads its signal now (one that came during the evaluation or
     // the checkpoint counts); ranks take the one their step's exchange
     // shared, the same on every rank, so that all stop after this step.
-    int sig = o_.worldSize > 1 ? outcome.stopSignal : interrupts.received();
-    if (sig && done < o_.steps && !betweenUpdates)
-      return stopOnSignal(sig, o_.worldSize > 1 ? outcome.stopRank : -1, done,
+    int sig = dataParallel() ? outcome.stopSignal : interrupts.received();
+    if (sig && done < o_.steps && !midAccumulation)
+      return stopOnSignal(sig, dataParallel() ? outcome.stopRank : -1, done,
                           metrics.get(), evalMetrics.get());
   }
   progress_->clear();

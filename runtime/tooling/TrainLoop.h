@@ -223,6 +223,11 @@ private:
   rt::Status fit(const Checkpoint &ckpt, const std::string &dir,
                  std::vector<std::vector<double>> &stepRows) const;
   int fail(const std::string &msg);
+  /// Whether this loop is one of several ranks (LoopOptions::asRank).
+  bool dataParallel() const { return o_.collective && o_.worldSize > 1; }
+  /// Whether `steps` steps end on an update (whole accumulations), where a
+  /// data-parallel run's checkpoint and stop may land.
+  bool atUpdate(int64_t steps) const { return steps % step_.accumulate == 0; }
 
   rt::Session &train_;
   rt::Session *eval_;

@@ -18,7 +18,6 @@
 #include "runtime/tooling/Fnv.h"
 #include "runtime/tooling/Ranks.h"
 #include "runtime/tooling/RunFlags.h"
-#include "runtime/tooling/Signals.h"
 #include "runtime/tooling/TrainData.h"
 #include "runtime/tooling/TrainLoop.h"
 
@@ -492,24 +491,21 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   if (rt::Status s = checkRunOptions(o, /*train=*/true); !s)
     return fail(s.message());
   // No two outputs one file: the later would replace the earlier.
-  if (rt::Status s = rt::checkDistinctOutputs(
-          {{"--json", o.json},
-           {"--metrics", o.metrics},
-           {"--eval-metrics", o.evalMetrics},
-           {"--plot", o.plot},
-           {"--checkpoint",
-            o.checkpointDir.empty() ? "" : checkpointPath(o.checkpointDir)}});
-      !s)
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {"--json", o.json}};
+  for (const auto &file : runOutputFiles(o))
+    outputs.push_back(file);
+  outputs.emplace_back("--checkpoint", o.checkpointDir.empty()
+                                           ? ""
+                                           : checkpointPath(o.checkpointDir));
+  if (rt::Status s = rt::checkDistinctOutputs(outputs); !s)
     return fail(s.message());
   // (Rank 0 alone writes them.)
   bool writes = !world || world->rank() == 0;
-  for (auto [flag, path] :
-       {std::pair<const char *, std::string>{"metrics", o.metrics},
-        {"eval-metrics", o.evalMetrics},
-        {"plot", o.plot}})
+  for (const auto &[flag, path] : runOutputFiles(o))
     if (!path.empty() && writes)
       if (rt::Status s = rt::checkWritable(path); !s)
-        return fail(std::string("--") + flag + ": " + s.message());
+        return fail(flag + ": " + s.message());
   if (!o.checkpointDir.empty() && writes)
     if (rt::Status s = checkCheckpointDirectory(o.checkpointDir); !s)
       return fail("--checkpoint: " + s.message());
@@ -775,13 +771,4 @@ int runTool(int argc, char **argv) {
 
 } // namespace
 
-int main(int argc, char **argv) {
-  int rc = runTool(argc, argv);
-  // A rank that stops with an error ends the others now: they would wait
-  // in their next all-reduce until --collective-timeout. A run a signal
-  // stopped stops every rank after the same step, each on its own.
-  if (rc != 0 && !isSignalExit(rc) && world && world->size() > 1)
-    world->abortAll(rc);
-  world.reset(); // MPI_Finalize, on every rank at the end of its run
-  return rc;
-}
+int main(int argc, char **argv) { return endRanks(world, runTool(argc, argv)); }

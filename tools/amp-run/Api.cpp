@@ -742,11 +742,7 @@ Training::keepIfEveryRankAgrees(const rt::Status &applied,
   if (all)
     return all;
   for (const rt::HostTensor &t : before)
-    // setParam copies the bytes: the view need not be writable.
-    if (rt::Status s = s_->session->setParam(
-            t.name, rt::TensorView{t.dtype, t.shape,
-                                   const_cast<uint8_t *>(t.bytes.data())});
-        !s)
+    if (rt::Status s = s_->session->setParam(t.name, t.view()); !s)
       return s.withContext("putting the state back after: " + all.message());
   return all;
 }

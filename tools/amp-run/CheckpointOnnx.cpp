@@ -6,8 +6,6 @@
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/Checkpoint.h"
 
-#include <climits>
-#include <filesystem>
 #include <set>
 
 namespace ampc::tools {
@@ -31,20 +29,13 @@ rt::Status saveOnnxFromCheckpoint(const std::string &modelPath,
   Checkpoint ckpt;
   if (rt::Status s = readCheckpoint(checkpointDir, ckpt); !s)
     return s.withContext("--from-checkpoint");
-  // (Over 2 GB, protobuf cannot parse it: said before reading it all.)
-  std::error_code ec;
-  uintmax_t size = std::filesystem::file_size(modelPath, ec);
-  if (!ec && size > uintmax_t(INT_MAX))
-    return rt::Status::error(modelPath + ": the model is " +
-                             std::to_string(size) +
-                             " bytes, over protobuf's 2 GB limit");
   std::vector<uint8_t> bytes;
-  if (rt::Status s = rt::readFileBytes(modelPath, bytes); !s)
-    return s;
+  std::string error;
+  if (!readOnnxModel(modelPath, bytes, error))
+    return rt::Status::error(error);
   llvm::StringRef model(reinterpret_cast<const char *>(bytes.data()),
                         bytes.size());
   std::vector<OnnxInitializer> initializers;
-  std::string error;
   if (!listInitializers(model, modelPath, initializers, error))
     return rt::Status::error(error);
 

@@ -27,7 +27,6 @@
 #include "runtime/io/TensorFile.h"
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/Ranks.h"
-#include "runtime/tooling/Signals.h"
 #include "tools/amp-run/CheckpointOnnx.h"
 #include "tools/amp-run/Fail.h"
 #include "tools/amp-run/Infer.h"
@@ -242,15 +241,7 @@ int runTool(int argc, char **argv);
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  int rc = runTool(argc, argv);
-  // A rank that stops with an error ends the others now: they would wait
-  // in their next all-reduce until --collective-timeout (mpirun ends the
-  // job when a rank dies of a signal, not when it returns non-zero). A run
-  // a signal stopped stops every rank after the same step, each on its own.
-  if (rc != 0 && !ampc::tools::isSignalExit(rc) && world && world->size() > 1)
-    world->abortAll(rc);
-  world.reset(); // MPI_Finalize, on every rank at the end of its run
-  return rc;
+  return ampc::tools::endRanks(world, runTool(argc, argv));
 }
 
 namespace {
@@ -449,33 +440,31 @@ int runTool(int argc, char **argv) {
   // What a run writes at its end or as it goes must be writable before it
   // starts: a bad path found after the training loses the training. And no
   // two of them one file: the later would replace the earlier.
-  if (rt::Status s = rt::checkDistinctOutputs(
-          {{"-o", emit.empty() || outputFile == "-" ? std::string()
-                                                    : std::string(outputFile)},
-           {"--metrics", run.metrics},
-           {"--eval-metrics", run.evalMetrics},
-           {"--plot", run.plot},
-           {"--save-onnx", saveOnnx},
-           {"--amp-report", ampReport},
-           {"--checkpoint",
-            run.checkpointDir.empty()
-                ? ""
-                : ampc::tools::checkpointPath(run.checkpointDir)}});
-      !s)
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {"-o", emit.empty() || outputFile == "-" ? std::string()
+                                               : std::string(outputFile)}};
+  llvm::append_range(outputs, ampc::tools::runOutputFiles(run));
+  outputs.insert(
+      outputs.end(),
+      {{"--save-onnx", saveOnnx},
+       {"--amp-report", ampReport},
+       {"--checkpoint", run.checkpointDir.empty()
+                            ? ""
+                            : ampc::tools::checkpointPath(run.checkpointDir)}});
+  if (rt::Status s = rt::checkDistinctOutputs(outputs); !s)
     return fail(s.message());
   if (emit == "program")
     if (rt::Status s = rt::checkWritable(outputFile); !s)
       return fail("-o: " + s.message());
   // (Rank 0 alone writes them.)
   if (emit.empty() && (!world || world->rank() == 0)) {
-    for (auto [flag, path] :
-         {std::pair<StringRef, StringRef>{"metrics", run.metrics},
-          {"eval-metrics", run.evalMetrics},
-          {"plot", run.plot},
-          {"save-onnx", saveOnnx}})
+    std::vector<std::pair<std::string, std::string>> files =
+        ampc::tools::runOutputFiles(run);
+    files.emplace_back("--save-onnx", saveOnnx);
+    for (const auto &[flag, path] : files)
       if (!path.empty())
-        if (rt::Status s = rt::checkWritable(path.str()); !s)
-          return fail("--" + flag + ": " + s.message());
+        if (rt::Status s = rt::checkWritable(path); !s)
+          return fail(flag + ": " + s.message());
     if (!run.checkpointDir.empty())
       if (rt::Status s =
               ampc::tools::checkCheckpointDirectory(run.checkpointDir);

@@ -100,10 +100,8 @@ bool parseModel(llvm::StringRef modelBytes, const std::string &modelPath,
 
 } // namespace
 
-bool writeOnnxWithWeights(const std::string &modelPath,
-                          const std::string &outPath,
-                          const std::vector<rt::HostTensor> &weights,
-                          std::string &error) {
+bool readOnnxModel(const std::string &modelPath, std::vector<uint8_t> &bytes,
+                   std::string &error) {
   error.clear();
   std::error_code ec;
   uintmax_t size = std::filesystem::file_size(modelPath, ec);
@@ -112,9 +110,18 @@ bool writeOnnxWithWeights(const std::string &modelPath,
   if (size > uintmax_t(INT_MAX))
     return fail(error, modelPath + ": the model is " + std::to_string(size) +
                            kTooLarge);
-  std::vector<uint8_t> bytes;
   if (rt::Status s = rt::readFileBytes(modelPath, bytes); !s)
     return fail(error, s.message());
+  return true;
+}
+
+bool writeOnnxWithWeights(const std::string &modelPath,
+                          const std::string &outPath,
+                          const std::vector<rt::HostTensor> &weights,
+                          std::string &error) {
+  std::vector<uint8_t> bytes;
+  if (!readOnnxModel(modelPath, bytes, error))
+    return false;
   return writeOnnxWithWeights(
       llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
                       bytes.size()),

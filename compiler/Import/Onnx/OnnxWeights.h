@@ -47,6 +47,11 @@ bool writeOnnxWithWeights(llvm::StringRef modelBytes,
                           const std::vector<rt::HostTensor> &weights,
                           std::string &error);
 
+/// Reads the model file at `modelPath` whole, refusing one over protobuf's
+/// 2 GB limit before reading it. (writeOnnxWithWeights's own read.)
+bool readOnnxModel(const std::string &modelPath, std::vector<uint8_t> &bytes,
+                   std::string &error);
+
 /// An initializer of a model's main graph.
 struct OnnxInitializer {
   std::string name;
