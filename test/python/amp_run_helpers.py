@@ -1,6 +1,9 @@
 """What the module's tests share: where amp-run and the example model are,
-a compile's options as amp-run's flags, and data for the model."""
+running it and reading its metrics, a compile's options as amp-run's flags,
+and data for the model."""
+import csv
 import os
+import subprocess
 
 import numpy as np
 
@@ -9,6 +12,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 AMP_RUN = os.environ.get("AMP_RUN", os.path.join(ROOT, "build", "bin",
                                                  "amp-run"))
 MLP = os.path.join(ROOT, "examples", "mlp.onnx")
+
+
+def amp_run(*args, check=True, env=None, timeout=300):
+    """Runs amp-run with `args`; fails the test on a non-zero exit when
+    `check`."""
+    p = subprocess.run([AMP_RUN, *map(str, args)], capture_output=True,
+                       text=True, env=env, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"amp-run {args} failed:\n{p.stdout}{p.stderr}")
+    return p
+
+
+def read_metrics(path):
+    """amp-run's --metrics CSV: (losses, loss scales, skipped as 0 or 1)."""
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return ([float(r["loss"]) for r in rows],
+            [float(r["loss_scale"]) for r in rows],
+            [int(float(r["skipped"])) for r in rows])
 
 
 def flags_of(options):

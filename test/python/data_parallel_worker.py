@@ -52,7 +52,7 @@ def save():
 
 def state_crc(step):
     crc = 0
-    for name, value in sorted(step.state_dict().items()):
+    for _, value in sorted(step.state_dict().items()):
         crc = zlib.crc32(value.tobytes(), crc)
     return crc
 

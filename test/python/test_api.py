@@ -5,7 +5,6 @@ the message amp-run prints.
 
 ctest runs it with PYTHONPATH=build/python and AMP_RUN set.
 """
-import csv
 import os
 import subprocess
 
@@ -13,7 +12,8 @@ import numpy as np
 import pytest
 
 import ampc
-from amp_run_helpers import AMP_RUN, MLP, ROOT, flags_of, write_mlp_data
+from amp_run_helpers import (MLP, ROOT, amp_run, flags_of, read_metrics,
+                             write_mlp_data)
 BATCH, SAMPLES = 64, 64 * 5  # five steps per epoch
 
 
@@ -28,25 +28,6 @@ def feeds_of(data_dir, step):
     label = np.load(data_dir / "label.npy")
     i = (step % (SAMPLES // BATCH)) * BATCH
     return {"image": image[i:i + BATCH], "label": label[i:i + BATCH]}
-
-
-def amp_run(*args, check=True):
-    p = subprocess.run([AMP_RUN, *map(str, args)], capture_output=True,
-                       text=True)
-    if check and p.returncode != 0:
-        raise AssertionError(f"amp-run {args} failed:\n{p.stdout}{p.stderr}")
-    return p
-
-
-def metric_losses(path):
-    with open(path) as f:
-        return [float(row["loss"]) for row in csv.DictReader(f)]
-
-
-def metric_scales(path):
-    with open(path) as f:
-        return [(float(r["loss_scale"]), int(float(r["skipped"])))
-                for r in csv.DictReader(f)]
 
 
 # O2 f16 runs with dynamic loss scaling; a small growth interval makes the
@@ -67,9 +48,9 @@ def test_losses_equal_amp_run_bit_for_bit(tmp_path, data_dir, config):
     step = ampc.compile_training(MLP, data=str(data_dir), steps=7, **options)
     results = [step.step(feeds_of(data_dir, s)) for s in range(7)]
     # amp-run writes each loss with the digits that read back exactly.
-    assert [r.loss for r in results] == metric_losses(metrics)
+    assert [r.loss for r in results] == read_metrics(metrics)[0]
     assert [(r.loss_scale, int(r.skipped)) for r in results] == \
-        metric_scales(metrics)
+        list(zip(*read_metrics(metrics)[1:]))
     assert [r.step for r in results] == list(range(7))
     # batch() gives amp-run's batches, the same as the test cut them.
     for s in (0, 6):
@@ -94,7 +75,7 @@ def test_o2_f16_overflow_skips_like_amp_run(tmp_path, data_dir):
             np.testing.assert_array_equal(after[name], value, err_msg=name)
     rest = [step.step(feeds_of(data_dir, s)) for s in range(1, 4)]
     scales = [(r.loss_scale, int(r.skipped)) for r in [first] + rest]
-    assert scales == metric_scales(metrics)
+    assert scales == list(zip(*read_metrics(metrics)[1:]))
 
 
 def test_checkpoint_from_python_resumes_under_amp_run(tmp_path, data_dir):
@@ -112,7 +93,7 @@ def test_checkpoint_from_python_resumes_under_amp_run(tmp_path, data_dir):
             *flags_of(options))
     # The resumed run's metrics cover the whole run, its first three steps
     # from the Python history.
-    assert metric_losses(resumed) == metric_losses(whole)
+    assert read_metrics(resumed)[0] == read_metrics(whole)[0]
 
 
 def test_checkpoint_from_amp_run_resumes_in_python(tmp_path, data_dir):
@@ -127,7 +108,7 @@ def test_checkpoint_from_amp_run_resumes_in_python(tmp_path, data_dir):
     step.load_checkpoint(part)
     assert step.steps_done == 3
     losses = [step.step(step.batch(s)).loss for s in range(3, 6)]
-    assert losses == metric_losses(whole)[3:]
+    assert losses == read_metrics(whole)[0][3:]
 
 
 def test_checkpoint_under_other_options_is_refused(tmp_path, data_dir):

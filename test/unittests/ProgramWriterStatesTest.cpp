@@ -151,8 +151,7 @@ TEST(ProgramWriterStates, AProgramWithoutItIsOfVersion3) {
             "");
   rt::proto::Program program;
   ASSERT_TRUE(program.ParseFromString(bytes));
-  EXPECT_EQ(program.version(), rt::kOldestProgramVersion);
-  EXPECT_EQ(rt::kOldestProgramVersion, 3u);
+  EXPECT_EQ(program.version(), 3u);
 }
 
 TEST(ProgramWriterStates, RefusesAnEvaluationTheStepCannotFill) {

@@ -15,13 +15,15 @@ import csv
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
-import zlib
 
 import numpy as np
 import onnx
+
+from checkpoint_format import HEADER, checkpoint_step, frame
 
 amp_run, work, model = sys.argv[1], sys.argv[2], sys.argv[3]
 faults = "--faults" in sys.argv[4:]
@@ -280,8 +282,7 @@ if faults:
     resumed = os.path.join(work, "resumed-long.csv")
     run("--nproc", 2, "--steps", long_steps, "--resume", ckpt, "--metrics",
         resumed)
-    with open(os.path.join(ckpt, "checkpoint.ampc"), "rb") as f:
-        at = int.from_bytes(f.read()[24:32], "little", signed=True)
+    at = checkpoint_step(os.path.join(ckpt, "checkpoint.ampc"))
     check(0 < at < long_steps and
           [r["loss"] for r in rows(resumed)] == [r["loss"] for r in rows(whole)],
           f"the last checkpoint before the kill (step {at}) resumes bit-exact")
@@ -300,8 +301,7 @@ if faults:
         termed, signal.SIGTERM, "--accumulate", 2, "--checkpoint-every", 3)
     said = next((line.strip() for line in output.splitlines()
                  if "interrupted by" in line), output[-300:])
-    with open(os.path.join(termed, "checkpoint.ampc"), "rb") as f:
-        at = int.from_bytes(f.read()[24:32], "little", signed=True)
+    at = checkpoint_step(os.path.join(termed, "checkpoint.ampc"))
     check(victims and job.returncode == 128 + signal.SIGTERM and
           "interrupted by SIGTERM (sent to rank 1) after step" in said and
           f"after step {at} of" in said and at % 2 == 0,
@@ -318,10 +318,9 @@ if faults:
     between = os.path.join(work, "between")
     os.makedirs(between, exist_ok=True)
     with open(os.path.join(termed, "checkpoint.ampc"), "rb") as f:
-        body = bytearray(f.read()[:-4])
-    body[24:32] = (at - 1).to_bytes(8, "little", signed=True)
+        written = f.read()
     with open(os.path.join(between, "checkpoint.ampc"), "wb") as f:
-        f.write(bytes(body) + zlib.crc32(bytes(body)).to_bytes(4, "little"))
+        f.write(frame(struct.pack("<q", at - 1) + written[HEADER + 8:-4]))
     p = run("--nproc", 2, "--steps", long_steps, "--accumulate", 2,
             "--resume", between, expect=1)
     said = next((line.strip() for line in p.stderr.splitlines()

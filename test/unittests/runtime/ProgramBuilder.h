@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,19 @@ inline proto::Kernel *addKernel(proto::Function &f, const std::string &kind,
   return k;
 }
 
+// Appends a step `op` to the fused kernel `k`, over `operands` (k >= 0:
+// kernel input k; -n: the result of step n - 1), computed in `dtype`.
+inline proto::Step *addStep(proto::Kernel *k, const std::string &op,
+                            std::initializer_list<int> operands,
+                            proto::DType dtype = proto::F32) {
+  proto::Step *s = k->add_steps();
+  s->set_op(op);
+  for (int o : operands)
+    s->add_operands(o);
+  s->set_dtype(dtype);
+  return s;
+}
+
 // A gemm kernel's attributes as the compiler writes them: alpha = beta = 1,
 // no transposes.
 inline proto::Kernel *setGemmAttrs(proto::Kernel *k) {
@@ -121,15 +135,8 @@ inline proto::Program reluGemmProgram() {
   bind(f.mutable_inputs(), "x", 0);
   bind(f.mutable_params(), "w", 1)->set_init(floats({1, 2, 3, 4}));
   proto::Kernel *k = addKernel(f, "fused", "", {0, 2}, {3});
-  proto::Step *s0 = k->add_steps();
-  s0->set_op("add");
-  s0->add_operands(0);
-  s0->add_operands(1);
-  s0->set_dtype(proto::F32);
-  proto::Step *s1 = k->add_steps();
-  s1->set_op("relu");
-  s1->add_operands(-1);
-  s1->set_dtype(proto::F32);
+  addStep(k, "add", {0, 1});
+  addStep(k, "relu", {-1});
   setGemmAttrs(addKernel(f, "gemm", "fc", {3, 1, -1}, {4}));
   bind(f.mutable_outputs(), "z", 4);
   return p;
@@ -144,11 +151,7 @@ inline proto::Program reluProgram(int64_t n, int64_t arenaSize) {
   addValue(f, proto::F32, {n}, 0);       // 0: x
   addValue(f, proto::F32, {n}, yOffset); // 1: y
   bind(f.mutable_inputs(), "x", 0);
-  proto::Kernel *k = addKernel(f, "fused", "r", {0}, {1});
-  proto::Step *s = k->add_steps();
-  s->set_op("relu");
-  s->add_operands(0);
-  s->set_dtype(proto::F32);
+  addStep(addKernel(f, "fused", "r", {0}, {1}), "relu", {0});
   bind(f.mutable_outputs(), "y", 1);
   return p;
 }

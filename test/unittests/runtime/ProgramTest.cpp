@@ -789,11 +789,7 @@ pb::Program withEvaluation(pb::DType dtype = pb::F32,
   addValue(f, pb::F32, {2, 2}, 128); // 2: y
   bind(f.mutable_inputs(), "x", 0);
   bind(f.mutable_params(), "w", 1);
-  pb::Kernel *k = addKernel(f, "fused", "r", {0}, {2});
-  pb::Step *st = k->add_steps();
-  st->set_op("relu");
-  st->add_operands(0);
-  st->set_dtype(pb::F32);
+  addStep(addKernel(f, "fused", "r", {0}, {2}), "relu", {0});
   bind(f.mutable_outputs(), "y", 2);
   return p;
 }
