@@ -267,6 +267,16 @@ std::vector<std::string> omittedParams(const rt::FunctionInfo &f) {
   return out;
 }
 
+/// The updates the step's cosine learning-rate schedule lasts: fixed when
+/// the Program was compiled (amp-run --lr-total-steps, or that run's
+/// length); 0 when it has none.
+int64_t cosineScheduleUpdates(const rt::FunctionInfo &step) {
+  for (const rt::KernelInfo &k : step.kernels)
+    if (k.kind == "lr_schedule" && k.attrs.getString("kind") == "cosine")
+      return k.attrs.getInt("total_steps");
+  return 0;
+}
+
 /// FNV-1a (64 bits) of a file: what a checkpoint records of its Program.
 bool hashFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
@@ -556,6 +566,8 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
       !s)
     return fail(s.message());
 
+  int64_t scheduled = cosineScheduleUpdates(*f);
+
   std::unique_ptr<rt::Session> session, evalSession;
   if (rt::Status s = createSession(std::move(*f), o, session); !s)
     return fail(s.message());
@@ -614,6 +626,17 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
         loop.firstStep() > 0
             ? (", resumed at step " + std::to_string(loop.firstStep())).c_str()
             : "");
+    // Past its end the schedule holds its minimum rate. Said, not refused:
+    // amp-run's own runs allow a --lr-total-steps shorter than the run.
+    if (int64_t updates = steps / step.accumulate;
+        scheduled > 0 && updates > scheduled)
+      std::printf("amp-exec: note: %s's cosine learning-rate schedule lasts "
+                  "%lld updates and this run makes %lld: the last %lld train "
+                  "at its minimum rate (compile it for this run's --steps or "
+                  "--epochs to spread the schedule over them)\n",
+                  o.program.c_str(), static_cast<long long>(scheduled),
+                  static_cast<long long>(updates),
+                  static_cast<long long>(updates - scheduled));
     std::fflush(stdout);
   }
   if (int rc = loop.run())

@@ -488,14 +488,8 @@ static rt::Status buildStep(const CompileRequest &given,
   GraphBuildTrainingPassOptions training = flags.trainingOptions();
   bool lengthKnown =
       run.isGiven("steps") || (run.isGiven("epochs") && st.data.train);
-  if (graph::symbolizeLrScheduleKind(training.lrSchedule) ==
-          graph::LrScheduleKind::Cosine &&
-      training.lrTotalSteps <= 0 && !lengthKnown)
-    return rt::Status::error(
-        std::string("--lr-schedule cosine") +
-        (scheduleGiven ? "" : " (from the model's recipe)") +
-        " needs its length: give --lr-total-steps, or --steps (or --epochs "
-        "with --data) for the run's updates");
+  AMPC_RETURN_IF_ERROR(
+      tools::checkScheduleLength(training, lengthKnown, !scheduleGiven));
   int64_t perEpoch = st.data.train ? st.data.train->stepsPerEpoch() : 0;
   if (run.steps == 0)
     run.steps = tools::runSteps(run, perEpoch, ranks);

@@ -171,6 +171,19 @@ void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                               : GraphBuildTrainingPassOptions().lrTotalSteps;
 }
 
+rt::Status checkScheduleLength(const GraphBuildTrainingPassOptions &training,
+                               bool lengthKnown, bool fromRecipe) {
+  if (lengthKnown || training.lrTotalSteps > 0 ||
+      graph::symbolizeLrScheduleKind(training.lrSchedule) !=
+          graph::LrScheduleKind::Cosine)
+    return rt::Status::ok();
+  return rt::Status::error(
+      std::string("--lr-schedule cosine") +
+      (fromRecipe ? " (from the model's recipe)" : "") +
+      " needs its length: give --lr-total-steps, or --steps (or --epochs "
+      "with --data) for the run's updates");
+}
+
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,
                              std::vector<InputSpec> specs, FileData &data) {
   for (InputSpec &spec : specs)

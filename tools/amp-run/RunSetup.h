@@ -85,6 +85,14 @@ rt::Status openRunDevice(const RunOptions &run, uint64_t &budget);
 void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                            int64_t steps);
 
+/// Refuses a cosine schedule that nothing gives a length: no
+/// --lr-total-steps, and `lengthKnown` false (neither --steps nor --epochs
+/// of file data says how many updates the step will make). Compiled so, it
+/// would decay over one update and train at its minimum rate ever after.
+/// `fromRecipe`: the model's recipe chose the schedule.
+rt::Status checkScheduleLength(const GraphBuildTrainingPassOptions &training,
+                               bool lengthKnown, bool fromRecipe);
+
 /// Makes --data synthetic's batches for `specs`, the label inputs drawn in
 /// the class range of the loss they feed.
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,

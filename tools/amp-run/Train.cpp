@@ -152,6 +152,15 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
                                          "--accumulate " + std::to_string(acc));
         !s)
       return fail(s.message());
+  // A Program's schedule is fixed when it is written: one whose length only
+  // the default run of one step gives would decay over one update of
+  // amp-exec's run. (A run's is its own length; other stages only show it.)
+  if (o.emit == "program")
+    if (rt::Status s = checkScheduleLength(
+            o.training, o.run.isGiven("steps") || data.train != nullptr,
+            o.recipe.count("lr-schedule") > 0);
+        !s)
+      return fail(s.message());
   resolveScheduleLength(o.training, o.run.steps);
 
   if (!o.emit.empty())

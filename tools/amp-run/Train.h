@@ -11,6 +11,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <optional>
+#include <set>
 #include <string>
 
 namespace ampc::tools {
@@ -20,6 +21,8 @@ struct TrainOptions : CompiledRunOptions {
   std::optional<AmpLossScalePassOptions> lossScale; // none: no scaling
   // The flags the options come from: a checkpoint records their values.
   const TrainPipelineOptions *compileFlags = nullptr;
+  // The options the model's recipe set (not the user).
+  std::set<std::string> recipe;
   std::string saveOnnx;
   bool compareFp32 = false;
   // Data parallelism: the step averages its gradients over

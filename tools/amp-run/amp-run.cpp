@@ -200,9 +200,10 @@ std::unique_ptr<MemoryBuffer> readModel() {
 }
 
 /// Applies the recipe of the model `file` holds to the options the user
-/// left unset and says so on `os`; returns false after printing an error.
+/// left unset, says so on `os` and adds their names to `applied`; returns
+/// false after printing an error.
 bool applyRecipe(const MemoryBuffer &file, const ampc::tools::RunOptions &run,
-                 raw_ostream &os) {
+                 raw_ostream &os, std::set<std::string> &applied) {
   std::vector<std::pair<std::string, std::string>> recipe;
   if (rt::Status s =
           ampc::tools::readRecipe(file.getBuffer(), modelPath, recipe);
@@ -211,7 +212,7 @@ bool applyRecipe(const MemoryBuffer &file, const ampc::tools::RunOptions &run,
     return false;
   }
   auto &registered = cl::getRegisteredOptions();
-  std::string applied;
+  std::string said;
   for (const auto &[name, value] : recipe) {
     cl::Option *opt = registered.lookup(name);
     if (!ampc::tools::recipeApplies(name, run, opt->getNumOccurrences() > 0))
@@ -220,10 +221,11 @@ bool applyRecipe(const MemoryBuffer &file, const ampc::tools::RunOptions &run,
       fail(ampc::tools::badRecipeValue(modelPath, name, value));
       return false;
     }
-    applied += " --" + name + " " + value;
+    said += " --" + name + " " + value;
+    applied.insert(name);
   }
-  if (!applied.empty())
-    os << "amp-run: recipe from " << modelPath << ":" << applied
+  if (!said.empty())
+    os << "amp-run: recipe from " << modelPath << ":" << said
        << " (flags given override it)\n";
   return true;
 }
@@ -480,12 +482,14 @@ int runTool(int argc, char **argv) {
   // (In a data-parallel run, rank 0 says so for all.)
   // Read once: for the recipe, then to import.
   std::unique_ptr<MemoryBuffer> file;
+  std::set<std::string> recipe;
   if (train) {
     file = readModel();
     if (!file || !applyRecipe(*file, run,
                               world && world->rank() > 0 ? nulls()
                               : emit.empty()             ? outs()
-                                                         : errs()))
+                                                         : errs(),
+                              recipe))
       return 1;
   }
   // Read again, with the recipe's values: the user's were checked above.
@@ -631,6 +635,7 @@ int runTool(int argc, char **argv) {
     // lr-total-steps 0: the run's updates, known once the data fixes the
     // run's length.
     t.training = compileFlags.trainingOptions();
+    t.recipe = std::move(recipe);
     t.lossScale = compileFlags.lossScaleOptions();
     t.compileFlags = &compileFlags;
     t.compareFp32 = compareFp32;
