@@ -12,6 +12,9 @@
 #include "runtime/ops/Check.h"
 #include "runtime/program.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -579,6 +582,61 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
   return Status::ok();
 }
 
+/// ProgramInfo::stepHash of `p`, whose step info names its function.
+/// Each message is serialized deterministically (map entries in key order)
+/// and chained into the CRC after its length. A message that loses a field
+/// is copied and cleared, so that a field added to it later is hashed too;
+/// a parameter's copy holds its initial value only until it is cleared.
+uint32_t stepHashOf(const pb::Program &p) {
+  uint32_t crc = 0;
+  std::string bytes;
+  auto add = [&](const google::protobuf::MessageLite &m) {
+    bytes.clear();
+    {
+      google::protobuf::io::StringOutputStream stream(&bytes);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      m.SerializeToCodedStream(&coded);
+    }
+    uint64_t size = bytes.size();
+    crc = crc32Of(&size, sizeof size, crc);
+    crc = crc32Of(bytes.data(), bytes.size(), crc);
+  };
+  add(p.step());
+  for (const pb::Function &f : p.functions()) {
+    if (f.name() != p.step().function())
+      continue;
+    // The function's scalars, and how many of each list follow (so that
+    // no element can pass for one of the next list).
+    pb::Function shell;
+    shell.set_name(f.name());
+    shell.set_arena_size(f.arena_size());
+    add(shell);
+    for (int64_t count : {f.values_size(), f.constants_size(), f.inputs_size(),
+                          f.params_size(), f.outputs_size(), f.kernels_size()})
+      crc = crc32Of(&count, sizeof count, crc);
+    for (const pb::Value &v : f.values())
+      add(v);
+    for (const pb::Constant &c : f.constants())
+      add(c);
+    for (const pb::Binding &b : f.inputs())
+      add(b);
+    for (const pb::Binding &b : f.params()) {
+      pb::Binding named = b;
+      named.clear_init();
+      add(named);
+    }
+    for (const pb::Binding &b : f.outputs())
+      add(b);
+    for (const pb::Kernel &k : f.kernels()) {
+      pb::Kernel placed = k;
+      placed.clear_location();
+      add(placed);
+    }
+  }
+  return crc;
+}
+
 /// Whether `fn`, which takes its parameters from the step, can: the
 /// Program (of version 4 on) has a step; each of `fn`'s parameters is one of
 /// the step's, of the same shape and a dtype it converts to (float to
@@ -729,9 +787,11 @@ Status parseProgram(const std::string &bytes, const std::string &origin,
     out.functions.push_back(std::move(fn));
   }
   out.weightsOmitted = p.weights_omitted();
-  if (p.has_step())
+  if (p.has_step()) {
     AMPC_RETURN_IF_ERROR(
         loadStepInfo(p.step(), out).withContext(origin + ": the step info"));
+    out.stepHash = stepHashOf(p);
+  }
   for (const FunctionInfo &fn : out.functions)
     if (fn.paramsFromStep)
       AMPC_RETURN_IF_ERROR(

@@ -102,6 +102,14 @@ struct ProgramInfo {
   std::string producer;
   std::vector<FunctionInfo> functions;
   std::optional<StepInfo> step; // training Programs
+  // Training Programs: the CRC-32 of what the step computes (its function
+  // and StepInfo), without what leaves that unchanged: the kernels'
+  // locations, the parameters' initial values (a checkpoint replaces every
+  // one), the other functions, the file's version and producer. A
+  // checkpoint of amp-exec records it, so that the step compiled again
+  // (from another directory, with its weights omitted, by a later ampc)
+  // resumes it.
+  uint32_t stepHash = 0;
   // Parameters with an empty `init` were written without their initial
   // value (a Session starts them at zero).
   bool weightsOmitted = false;

@@ -277,7 +277,8 @@ int64_t cosineScheduleUpdates(const rt::FunctionInfo &step) {
   return 0;
 }
 
-/// FNV-1a (64 bits) of a file: what a checkpoint records of its Program.
+/// FNV-1a (64 bits) of a file: what amp-exec's checkpoints recorded of
+/// their Program before they recorded its step's hash.
 bool hashFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -578,10 +579,13 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
     if (rt::Status s = initUniform(*session, &step, o.initSeed); !s)
       return fail("--init-params: " + s.message());
 
+  // What a checkpoint records of the Program: the hash of what its step
+  // computes, so that the step compiled again resumes it.
   std::map<std::string, std::string> config = dataOrderConfig(o, data.shuffled);
-  const std::string programKey = "program";
-  if (!hashFile(o.program, config[programKey]))
-    return fail(o.program + ": cannot read the Program file again");
+  const std::string stepKey = "step";
+  char stepHash[9];
+  std::snprintf(stepHash, sizeof stepHash, "%08x", program.stepHash);
+  config[stepKey] = stepHash;
 
   LoopOptions lo = loopOptionsOf(o);
   lo.tool = "amp-exec";
@@ -596,11 +600,29 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
     Checkpoint ckpt;
     if (rt::Status s = readCheckpoint(o.resumeDir, ckpt); !s)
       return fail("--resume: " + s.message());
-    auto hash = ckpt.config.find(programKey);
-    if (hash == ckpt.config.end() || hash->second != config[programKey])
+    // Before they recorded the step's hash, amp-exec's checkpoints recorded
+    // the FNV-1a of the Program file's bytes: those resume with that file.
+    const std::string fileKey = "program";
+    if (auto file = ckpt.config.find(fileKey); file != ckpt.config.end()) {
+      std::string fileHash;
+      if (!hashFile(o.program, fileHash))
+        return fail(o.program + ": cannot read the Program file again");
+      if (file->second != fileHash)
+        return fail("--resume: " + o.resumeDir +
+                    ": the checkpoint was written with another Program file "
+                    "(by an amp-exec that recorded the file's bytes, not its "
+                    "step's: resume it with the file it was written with)");
+      config.erase(stepKey);
+      config[fileKey] = fileHash;
+    } else if (auto hash = ckpt.config.find(stepKey); hash == ckpt.config.end())
       return fail("--resume: " + o.resumeDir +
-                  ": the checkpoint was written by a different Program "
-                  "(or by amp-run)");
+                  ": the checkpoint was written by amp-run or the Python "
+                  "module, not by amp-exec (amp-run --resume resumes it)");
+    else if (hash->second != config[stepKey])
+      return fail("--resume: " + o.resumeDir +
+                  ": the checkpoint was written by a Program whose step "
+                  "computes something else (another model, or other "
+                  "options)");
     if (rt::Status s = checkConfig(ckpt, config, o.resumeDir); !s)
       return fail("--resume: " + s.message());
     if (ckpt.step >= steps)

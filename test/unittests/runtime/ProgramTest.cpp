@@ -821,6 +821,39 @@ TEST(Program, AnEvaluationFunctionTakesItsParamsFromTheStep) {
   EXPECT_TRUE(s.isOk()) << s.message();
 }
 
+// What amp-exec's checkpoints record of a Program: its step's computation.
+TEST(Program, TheStepHashIsOfWhatTheStepComputes) {
+  auto hashOf = [](const pb::Program &p) {
+    ProgramInfo info;
+    Status s = loadProgram(p, info);
+    EXPECT_TRUE(s.isOk()) << s.message();
+    return info.stepHash;
+  };
+  const uint32_t step = hashOf(withStepInfo());
+  EXPECT_NE(step, 0u);
+  EXPECT_EQ(hashOf(validProgram()), 0u); // no step, no hash
+  // What leaves the computation as it is: the kernels' locations, the
+  // parameters' initial values, an evaluation function beside the step,
+  // the version and the producer.
+  pb::Program same = withEvaluation();
+  same.mutable_functions(0)->mutable_kernels(0)->set_location("moved.onnx");
+  same.mutable_functions(0)->mutable_params(0)->clear_init();
+  same.set_weights_omitted(true);
+  same.set_producer("a later ampc");
+  EXPECT_EQ(hashOf(same), step);
+  // What changes it: an attribute, the step's facts, a constant.
+  pb::Program attr = withStepInfo();
+  (*attr.mutable_functions(0)->mutable_kernels(1)->mutable_attrs())["alpha"]
+      .set_f(0.5);
+  EXPECT_NE(hashOf(attr), step);
+  pb::Program facts = withStepInfo();
+  facts.mutable_step()->set_accumulate(2);
+  EXPECT_NE(hashOf(facts), step);
+  pb::Program constant = withStepInfo();
+  constant.mutable_functions(0)->mutable_constants(0)->set_data(floats({0, 1}));
+  EXPECT_NE(hashOf(constant), step);
+}
+
 TEST(Program, RejectsAnEvaluationFunctionTheStepCannotFill) {
   const std::string where = "test.program: function 'eval': ";
   pb::Program p = withEvaluation();
