@@ -53,6 +53,7 @@ std::vector<RunFlag> makeTable() {
        "amp-exec: train when the Program has a training step)",
        G::General,
        kBothTools,
+       kToolRun,
        0,
        {"infer", "train"},
        nullptr,
@@ -75,6 +76,7 @@ std::vector<RunFlag> makeTable() {
        "the sessions may hold together ('none': the device's memory)",
        G::General,
        kBothTools,
+       kNoScope,
        0,
        {},
        checkMemoryBudget,
@@ -99,6 +101,7 @@ std::vector<RunFlag> makeTable() {
        "train",
        G::Training,
        kBothTools,
+       kExecInference,
        0,
        {},
        nullptr,
@@ -114,6 +117,7 @@ std::vector<RunFlag> makeTable() {
        "steps)",
        G::Training,
        kBothTools,
+       kNoScope,
        1,
        {},
        nullptr,
@@ -125,6 +129,7 @@ std::vector<RunFlag> makeTable() {
        "infer: runs)",
        G::Training,
        kBothTools,
+       kExecInference,
        1,
        {},
        nullptr,
@@ -135,6 +140,7 @@ std::vector<RunFlag> makeTable() {
        "Shuffle the samples every epoch, in an order fixed by --seed",
        G::Training,
        kBothTools,
+       kExecInference,
        0,
        {},
        nullptr,
@@ -143,17 +149,18 @@ std::vector<RunFlag> makeTable() {
       {"synthetic-batches", &RunOptions::syntheticBatches, "K",
        "--data synthetic: K batches drawn once and cycled, so the host "
        "keeps no device waiting (0: a fresh batch every step)",
-       G::Training, kBothTools, 0},
+       G::Training, kBothTools, kExecInference, 0},
       {"seed", &RunOptions::seed, "S",
-       "Seed of the shuffle and of --data synthetic", G::Training, kBothTools},
+       "Seed of the shuffle and of --data synthetic", G::Training, kBothTools,
+       kExecInference},
       {"metrics", &RunOptions::metrics, "FILE",
        "Per-step metrics (step, loss, step_time_ms, input_ms, loss_scale, "
        "skipped): .csv or .json",
-       G::Training, kBothTools},
+       G::Training, kBothTools, kToolRun},
       {"eval-metrics", &RunOptions::evalMetrics, "FILE",
        "Per-evaluation metrics (step, epoch, train_loss, test_loss, "
        "test_accuracy, samples_per_s): .csv or .json",
-       G::Training, kBothTools},
+       G::Training, kBothTools, kToolRun},
       {"plot",
        &RunOptions::plot,
        "FILE.svg",
@@ -161,6 +168,7 @@ std::vector<RunFlag> makeTable() {
        "the steps as a self-contained SVG",
        G::Training,
        kBothTools,
+       kToolRun,
        0,
        {},
        checkPlotName},
@@ -171,24 +179,25 @@ std::vector<RunFlag> makeTable() {
        "none",
        G::Training,
        kBothTools,
+       kToolRun,
        0,
        {"auto", "bar", "lines", "none"}},
       {"checkpoint", &RunOptions::checkpointDir, "DIR",
        "Write the whole training state into DIR (weights, optimizer, loss "
        "scale and counters, data position, the run's history), atomically, "
        "at the end of the run and every --checkpoint-every steps",
-       G::Checkpoints, kBothTools},
+       G::Checkpoints, kBothTools, kToolRun},
       {"checkpoint-every", &RunOptions::checkpointEvery, "N",
        "Steps between checkpoints (0: at the end of every epoch)",
-       G::Checkpoints, kBothTools, 0},
+       G::Checkpoints, kBothTools, kToolRun, 0},
       {"resume", &RunOptions::resumeDir, "DIR",
        "Continue the run whose checkpoint is in DIR; --steps and --epochs "
        "count the whole run",
-       G::Checkpoints, kBothTools},
+       G::Checkpoints, kBothTools, kToolRun},
       {"max-overflow-steps", &RunOptions::maxOverflowSteps, "N",
        "Stop after this many overflowing (skipped) steps in a row, naming "
        "the first op whose output overflowed (0: never)",
-       G::LossScaling, kBothTools, 0},
+       G::LossScaling, kBothTools, kNoScope, 0},
       {"checksum-state", &RunOptions::checksumState, nullptr,
        "Add the column state_checksum to --metrics: FNV-1a (32 bits) of "
        "every parameter and optimizer state byte after the step, loss-scale "
@@ -201,11 +210,11 @@ std::vector<RunFlag> makeTable() {
        "gradients, so N ranks compute what one process does with "
        "--accumulate N (amp-exec: a Program compiled with --data-parallel "
        "N); at most 4 per hardware thread (more ranks: mpirun)",
-       G::Training, kBothTools, 1},
+       G::Training, kBothTools, kToolRun, 1},
       {"collective-timeout", &RunOptions::collectiveTimeout, "S",
        "Data parallelism: seconds a rank waits in a gradient all-reduce for "
        "the others before it stops every rank with an error",
-       G::Training, kBothTools, 1},
+       G::Training, kBothTools, kNoScope, 1},
       {"init-params",
        &RunOptions::initParams,
        "keep|uniform[:SEED]",
@@ -215,6 +224,7 @@ std::vector<RunFlag> makeTable() {
        "(biases), as PyTorch's defaults",
        G::General,
        kAmpExec,
+       kNoScope,
        0,
        {},
        checkInitParams},
@@ -373,6 +383,11 @@ rt::Status checkRunOptions(const RunOptions &o, bool train) {
 const std::vector<RunFlag> &runFlags() {
   static const std::vector<RunFlag> table = makeTable();
   return table;
+}
+
+bool inferenceTakes(const RunFlag &flag, unsigned tool) {
+  return flag.group == RunFlagGroup::General ||
+         (tool == kAmpExec && (flag.scope & kExecInference));
 }
 
 const RunFlag *findRunFlag(const std::string &name, unsigned tool) {

@@ -67,6 +67,19 @@ enum class RunFlagGroup { General, Training, Checkpoints, LossScaling };
 /// The tools that take a flag.
 enum RunFlagTools : unsigned { kAmpRun = 1, kAmpExec = 2, kBothTools = 3 };
 
+/// What a flag steers, beyond the tools that take it (RunFlag::scope).
+enum RunFlagScope : unsigned {
+  kNoScope = 0,
+  /// amp-exec's inference reads it as well as training: its inputs come
+  /// from --data, as a training run's do (amp-run's inference reads
+  /// --input, and takes only the General flags).
+  kExecInference = 1,
+  /// The tool's own run: the mode, the files it writes as it goes,
+  /// progress, checkpoints on a schedule, resuming, the ranks it starts. A
+  /// program stepping a model through the Python module does these itself.
+  kToolRun = 2,
+};
+
 using RunField =
     std::variant<bool RunOptions::*, std::optional<bool> RunOptions::*,
                  unsigned RunOptions::*, int64_t RunOptions::*,
@@ -81,6 +94,7 @@ struct RunFlag {
   const char *help; // what it does, without the default
   RunFlagGroup group;
   unsigned tools;
+  unsigned scope = kNoScope; // RunFlagScope bits
   // Integers: the least value accepted.
   int64_t min = 0;
   // Strings: the values accepted (empty: any).
@@ -97,6 +111,11 @@ const std::vector<RunFlag> &runFlags();
 
 /// The flag named `name` that `tool` takes; null if none.
 const RunFlag *findRunFlag(const std::string &name, unsigned tool);
+
+/// Whether `tool`'s inference (--mode infer) takes `flag`: the General
+/// flags, and amp-exec the data's (kExecInference). Given to an inference,
+/// any other is refused as being for --mode train.
+bool inferenceTakes(const RunFlag &flag, unsigned tool);
 
 /// Sets `flag`'s field of `o` from `text` ("" for a switch given bare) and
 /// records it as given; the error names the flag and the value.

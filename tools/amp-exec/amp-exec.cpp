@@ -413,12 +413,10 @@ int runInference(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                 "its step trains (it holds none of its own): run it with "
                 "--mode train, or infer with the Program of amp-run MODEL "
                 "--emit=program");
-  if (o.epochs || !o.checkpointDir.empty() || !o.resumeDir.empty() ||
-      !o.testData.empty() || !o.metrics.empty() || !o.evalMetrics.empty() ||
-      !o.plot.empty() || o.checksumState)
-    return fail("--epochs, --test-data, --metrics, --eval-metrics, --plot, "
-                "--checkpoint, --resume and --checksum-state are for --mode "
-                "train");
+  for (const RunFlag &flag : runFlags())
+    if ((flag.tools & kAmpExec) && o.isGiven(flag.name) &&
+        !inferenceTakes(flag, kAmpExec))
+      return fail("--" + std::string(flag.name) + " is for --mode train");
   if (rt::Status s = checkRunOptions(o, /*train=*/false); !s)
     return fail(s.message());
   std::vector<InputSpec> specs = inputSpecsOf(*f, nullptr);

@@ -34,14 +34,6 @@ namespace {
 using tools::CapturedErrors;
 using tools::RunOptions;
 
-/// amp-run's flags that steer its own loop (files it writes as it goes,
-/// progress, checkpoints on a schedule, resuming) or are another tool's: a
-/// host program does these itself, through the calls of Api.h.
-constexpr const char *kLoopFlags[] = {
-    "mode",       "metrics",          "eval-metrics", "plot",        "progress",
-    "checkpoint", "checkpoint-every", "resume",       "init-params", "json",
-    "nproc"};
-
 /// The ranks this process joined at its first training compile under an
 /// MPI launch, for the rest of its life: MPI is initialised once per
 /// process. Never destroyed: leaveRanks() finalises MPI, at the program's
@@ -180,13 +172,14 @@ rt::Status setOptions(const CompileRequest &r, Flags &flags, RunOptions &run,
         return rt::Status::error(err);
       continue;
     }
-    if (llvm::is_contained(kLoopFlags, llvm::StringRef(name)))
+    const tools::RunFlag *flag = tools::findRunFlag(name, tools::kAmpRun);
+    // A host program does these itself, through the calls of Api.h.
+    if (flag && (flag->scope & tools::kToolRun))
       return rt::Status::error(
           "--" + name +
           " steers amp-run's own loop; a program that steps the model "
           "itself does that itself (docs/python.md)");
-    const tools::RunFlag *flag = tools::findRunFlag(name, tools::kAmpRun);
-    if (!train && ((flag && flag->group != tools::RunFlagGroup::General) ||
+    if (!train && ((flag && !tools::inferenceTakes(*flag, tools::kAmpRun)) ||
                    TrainPipelineOptions().has(name)))
       return rt::Status::error("--" + name + " is for --mode train");
     if (flag) {
