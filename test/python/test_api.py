@@ -246,6 +246,7 @@ def test_report_and_memory(data_dir):
 # Bad inputs: the message is amp-run's, without its "amp-run: error: ".
 AMP_RUN_ERRORS = [
     ({"accumulate": 0}, ["--accumulate", "0"]),
+    ({"accumulate": 4}, ["--accumulate", "4"]),  # 6 steps: 1.5 updates
     ({"amp_dtype": "bf16"}, ["--amp-dtype", "bf16"]),
     ({"amp": "O5"}, ["--amp", "O5"]),
     ({"lr": "fast"}, ["--lr", "fast"]),

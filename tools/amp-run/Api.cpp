@@ -486,6 +486,12 @@ static rt::Status buildStep(const CompileRequest &given,
   int64_t perEpoch = st.data.train ? st.data.train->stepsPerEpoch() : 0;
   if (run.steps == 0)
     run.steps = tools::runSteps(run, perEpoch, ranks);
+  // A length given is whole updates, as in amp-run: a loop over `steps`
+  // would otherwise end between two and never apply the last gradients.
+  if (lengthKnown)
+    AMPC_RETURN_IF_ERROR(tools::checkWholeUpdates(
+        run, run.steps, training.accumulate,
+        "--accumulate " + std::to_string(training.accumulate)));
   tools::resolveScheduleLength(training, run.steps);
 
   std::string report;
