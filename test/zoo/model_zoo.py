@@ -29,10 +29,15 @@ those opsets are skipped with a SKIP line. The checks:
    exact and the difference rounds once, so (p0 - p1) / 2^16 is g to about
    1e-7 of the larger of g and p0 / 2^16.
 3. Eight f32 SGD steps (lr 0.01) on eight batches: each loss against
-   PyTorch's float64 loss, within 10x PyTorch's own f32-vs-f64 difference
-   (floor 1e-5 relative), on the steps where PyTorch's f32 and f64 runs
-   agree to 1e-4, up to the first where they part (training can amplify
-   rounding chaotically, and small batch norms at these sizes do).
+   PyTorch's float64 loss, within 10x the f32 noise (floor 1e-5 relative),
+   on the steps where that noise is below 1e-4, up to the first where it
+   is not (training can amplify rounding chaotically, and small batch
+   norms at these sizes do). The noise of a step is the larger of PyTorch's
+   f32-vs-f64 difference and how far the float64 run moves when every
+   weight moves by up to one f32 ulp: PyTorch's f32 run alone can stay
+   close by luck (mobilenet_v2's second loss moves 1.2e-3 for such a
+   change, while PyTorch's f32 run is 7e-5 from float64; a BLAS kernel
+   that rounds otherwise landed ampc 1e-3 away).
 4. AMP: the step-0 loss of amp-run at O1 bf16 and at O2 f16 is finite and
    within the bf16-autocast band of amp-run's f32 loss: 4x the difference
    between PyTorch's bf16-autocast and f32 losses on the same batch, and at
@@ -46,6 +51,7 @@ import argparse
 import concurrent.futures
 import copy
 import csv
+import math
 import multiprocessing
 import os
 import subprocess
@@ -375,6 +381,24 @@ def torch_losses(module, loss_fn, xs, ys, dtype):
     return losses
 
 
+def weights_moved(module):
+    """A copy of `module` whose f32 parameters each moved to the next f32
+    down, stayed, or moved to the next up (one ulp), drawn from a fixed
+    seed."""
+    m = copy.deepcopy(module)
+    gen = torch.Generator().manual_seed(2)
+    inf = torch.tensor(float("inf"))
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.dtype != torch.float32:
+                continue
+            way = torch.randint(-1, 2, p.shape, generator=gen)
+            p.copy_(torch.where(way > 0, torch.nextafter(p, inf),
+                                torch.where(way < 0,
+                                            torch.nextafter(p, -inf), p)))
+    return m
+
+
 def autocast_loss(module, loss_fn, x, y):
     m = copy.deepcopy(module).train()
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -493,18 +517,22 @@ def check(amp, name, opset, work_root, convert_python=None):
                     "--lr", repr(STEP_LR)])
     l64 = torch_losses(module, loss_fn, xs, ys, torch.float64)
     l32 = torch_losses(module, loss_fn, xs, ys, torch.float32)
+    lulp = torch_losses(weights_moved(module), loss_fn, xs, ys, torch.float64)
+    # (A reference run that is not finite leaves nothing to compare with.)
+    noise = [max(rel(a, c), rel(b, c)) if np.isfinite([a, b, c]).all()
+             else math.inf for a, b, c in zip(l32, lulp, l64)]
     compared, bad = 0, []
     for s in range(STEPS):
-        if rel(l32[s], l64[s]) > 1e-4:
-            break  # the two reference runs part here, and stay parted
+        if noise[s] > 1e-4:
+            break  # rounding parts the runs here, and they stay parted
         compared += 1
-        allowed = max(10 * rel(l32[s], l64[s]), 1e-5)
+        allowed = max(10 * noise[s], 1e-5)
         if not (np.isfinite(ours[s]) and rel(ours[s], l64[s]) <= allowed):
             bad.append("step %d: %.7g vs %.7g" % (s, ours[s], l64[s]))
     report(len(ours) == STEPS and not bad and compared > 0, "f32 steps",
            "%d compared%s%s" %
            (compared, "" if compared == STEPS else
-            " (torch f32 and f64 part at step %d)" % compared,
+            " (f32 rounding parts the runs at step %d)" % compared,
             ("; " + ", ".join(bad)) if bad else ""))
 
     # 4: AMP at step 0.
