@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
 
 int main(int argc, char **argv) {
   // Not an mlir-opt flag: it prints and exits, with no input to read.
@@ -38,8 +39,21 @@ int main(int argc, char **argv) {
   ampc::registerTransformsPasses();
   ampc::registerConversionPasses();
   ampc::registerPipelines();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+  auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv,
       "ampc optimizer driver (--amp-print-lists prints the AMP op lists)\n",
-      registry));
+      registry);
+  // A device (/dev/zero, a terminal) would be read until memory runs out:
+  // refused by name. A pipe ends when its writer does, so `<(...)` works.
+  llvm::sys::fs::file_status status;
+  if (input != "-" && !llvm::sys::fs::status(input, status) &&
+      (status.type() == llvm::sys::fs::file_type::character_file ||
+       status.type() == llvm::sys::fs::file_type::block_file)) {
+    llvm::errs() << "amp-opt: error: '" << input
+                 << "' is a device, not an MLIR file (give a file, or - for "
+                    "standard input)\n";
+    return 1;
+  }
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, input, output, registry));
 }
