@@ -256,7 +256,7 @@ AMP_RUN_ERRORS = [
 
 
 @pytest.mark.parametrize("options,flags", AMP_RUN_ERRORS,
-                         ids=[f[0] for _, f in AMP_RUN_ERRORS])
+                         ids=["=".join(map(str, f)) for _, f in AMP_RUN_ERRORS])
 def test_bad_options_raise_amp_runs_message(options, flags):
     p = amp_run(MLP, "--data", "synthetic", "--steps", 6, *flags,
                 check=False)

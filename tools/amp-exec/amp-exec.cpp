@@ -648,12 +648,13 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
             : "");
     // Past its end the schedule holds its minimum rate. Said, not refused:
     // amp-run's own runs allow a --lr-total-steps shorter than the run.
+    // ("Up to": an update skipped on an overflow does not advance it.)
     if (int64_t updates = steps / step.accumulate;
         scheduled > 0 && updates > scheduled)
       std::printf("amp-exec: note: %s's cosine learning-rate schedule lasts "
-                  "%lld updates and this run makes %lld: the last %lld train "
-                  "at its minimum rate (compile it for this run's --steps or "
-                  "--epochs to spread the schedule over them)\n",
+                  "%lld updates and this run makes %lld: up to the last %lld "
+                  "train at its minimum rate (compile it for this run's "
+                  "--steps or --epochs to spread the schedule over them)\n",
                   o.program.c_str(), static_cast<long long>(scheduled),
                   static_cast<long long>(updates),
                   static_cast<long long>(updates - scheduled));

@@ -479,8 +479,7 @@ static rt::Status buildStep(const CompileRequest &given,
     AMPC_RETURN_IF_ERROR(tools::openFileData(
         run.data, run.testData, run.shuffle, run.seed, st.specs, st.data));
   GraphBuildTrainingPassOptions training = flags.trainingOptions();
-  bool lengthKnown =
-      run.isGiven("steps") || (run.isGiven("epochs") && st.data.train);
+  bool lengthKnown = tools::runLengthKnown(run, st.data.train != nullptr);
   AMPC_RETURN_IF_ERROR(
       tools::checkScheduleLength(training, lengthKnown, !scheduleGiven));
   int64_t perEpoch = st.data.train ? st.data.train->stepsPerEpoch() : 0;

@@ -171,6 +171,10 @@ void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                               : GraphBuildTrainingPassOptions().lrTotalSteps;
 }
 
+bool runLengthKnown(const RunOptions &run, bool fileData) {
+  return run.isGiven("steps") || fileData;
+}
+
 rt::Status checkScheduleLength(const GraphBuildTrainingPassOptions &training,
                                bool lengthKnown, bool fromRecipe) {
   if (lengthKnown || training.lrTotalSteps > 0 ||
@@ -180,8 +184,8 @@ rt::Status checkScheduleLength(const GraphBuildTrainingPassOptions &training,
   return rt::Status::error(
       std::string("--lr-schedule cosine") +
       (fromRecipe ? " (from the model's recipe)" : "") +
-      " needs its length: give --lr-total-steps, or --steps (or --epochs "
-      "with --data) for the run's updates");
+      " needs its length: give --lr-total-steps, or --steps, or file data "
+      "(--data DIR or fashion-mnist) whose --epochs give the run's updates");
 }
 
 rt::Status openSyntheticData(const RunOptions &run, const rt::StepInfo &step,

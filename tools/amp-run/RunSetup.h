@@ -85,11 +85,16 @@ rt::Status openRunDevice(const RunOptions &run, uint64_t &budget);
 void resolveScheduleLength(GraphBuildTrainingPassOptions &training,
                            int64_t steps);
 
+/// Whether the run's length is stated: by --steps, or by file data
+/// (`fileData`: --data DIR or fashion-mnist), whose --epochs (one unless
+/// given) count its steps. Synthetic data alone has no length; the run
+/// then takes one step.
+bool runLengthKnown(const RunOptions &run, bool fileData);
+
 /// Refuses a cosine schedule that nothing gives a length: no
-/// --lr-total-steps, and `lengthKnown` false (neither --steps nor --epochs
-/// of file data says how many updates the step will make). Compiled so, it
-/// would decay over one update and train at its minimum rate ever after.
-/// `fromRecipe`: the model's recipe chose the schedule.
+/// --lr-total-steps, and no run length known (runLengthKnown). Compiled
+/// so, it would decay over one update and train at its minimum rate ever
+/// after. `fromRecipe`: the model's recipe chose the schedule.
 rt::Status checkScheduleLength(const GraphBuildTrainingPassOptions &training,
                                bool lengthKnown, bool fromRecipe);
 

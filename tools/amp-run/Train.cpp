@@ -157,7 +157,7 @@ int runTraining(mlir::OwningOpRef<mlir::ModuleOp> module,
   // amp-exec's run. (A run's is its own length; other stages only show it.)
   if (o.emit == "program")
     if (rt::Status s = checkScheduleLength(
-            o.training, o.run.isGiven("steps") || data.train != nullptr,
+            o.training, runLengthKnown(o.run, data.train != nullptr),
             o.recipe.count("lr-schedule") > 0);
         !s)
       return fail(s.message());
