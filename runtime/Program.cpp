@@ -12,8 +12,11 @@
 #include "runtime/ops/Check.h"
 #include "runtime/program.pb.h"
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
 
 #include <cmath>
 #include <filesystem>
@@ -583,55 +586,76 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
 }
 
 /// ProgramInfo::stepHash of `p`, whose step info names its function.
-/// Each message is serialized deterministically (map entries in key order)
-/// and chained into the CRC after its length. A message that loses a field
-/// is copied and cleared, so that a field added to it later is hashed too;
-/// a parameter's copy holds its initial value only until it is cleared.
+/// Messages are serialized deterministically (map entries in key order) and
+/// chained into the CRC after their lengths. The function is walked field
+/// by field through its descriptor, so that a field added to it later is
+/// hashed too, and no weight is copied: each list's length and elements (a
+/// parameter without its initial value, a kernel without its location),
+/// and each scalar's text.
 uint32_t stepHashOf(const pb::Program &p) {
+  namespace gp = google::protobuf;
   uint32_t crc = 0;
-  std::string bytes;
-  auto add = [&](const google::protobuf::MessageLite &m) {
-    bytes.clear();
-    {
-      google::protobuf::io::StringOutputStream stream(&bytes);
-      google::protobuf::io::CodedOutputStream coded(&stream);
-      coded.SetSerializationDeterministic(true);
-      m.SerializeToCodedStream(&coded);
-    }
+  auto addBytes = [&](const std::string &bytes) {
     uint64_t size = bytes.size();
     crc = crc32Of(&size, sizeof size, crc);
     crc = crc32Of(bytes.data(), bytes.size(), crc);
   };
-  add(p.step());
-  for (const pb::Function &f : p.functions()) {
-    if (f.name() != p.step().function())
-      continue;
-    // The function's scalars, and how many of each list follow (so that
-    // no element can pass for one of the next list).
-    pb::Function shell;
-    shell.set_name(f.name());
-    shell.set_arena_size(f.arena_size());
-    add(shell);
-    for (int64_t count : {f.values_size(), f.constants_size(), f.inputs_size(),
-                          f.params_size(), f.outputs_size(), f.kernels_size()})
-      crc = crc32Of(&count, sizeof count, crc);
-    for (const pb::Value &v : f.values())
-      add(v);
-    for (const pb::Constant &c : f.constants())
-      add(c);
-    for (const pb::Binding &b : f.inputs())
-      add(b);
-    for (const pb::Binding &b : f.params()) {
-      pb::Binding named = b;
-      named.clear_init();
-      add(named);
+  auto addWord = [&](int64_t word) { crc = crc32Of(&word, sizeof word, crc); };
+  std::string bytes;
+  auto add = [&](const gp::MessageLite &m) {
+    bytes.clear();
+    {
+      gp::io::StringOutputStream stream(&bytes);
+      gp::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      m.SerializeToCodedStream(&coded);
     }
-    for (const pb::Binding &b : f.outputs())
-      add(b);
-    for (const pb::Kernel &k : f.kernels()) {
-      pb::Kernel placed = k;
-      placed.clear_location();
-      add(placed);
+    addBytes(bytes);
+  };
+  // As the loader reads them: older Programs leave out a count of 1.
+  pb::StepInfo info = p.step();
+  if (info.accumulate() == 0)
+    info.set_accumulate(1);
+  if (info.world_size() == 0)
+    info.set_world_size(1);
+  add(info);
+  for (const pb::Function &f : p.functions()) {
+    if (f.name() != info.function())
+      continue;
+    const gp::Reflection &r = *f.GetReflection();
+    const gp::Descriptor &d = *f.GetDescriptor();
+    gp::TextFormat::Printer text;
+    for (int i = 0; i < d.field_count(); ++i) {
+      const gp::FieldDescriptor &field = *d.field(i);
+      int count = field.is_repeated() ? r.FieldSize(f, &field)
+                                      : static_cast<int>(r.HasField(f, &field));
+      addWord(field.number());
+      addWord(count);
+      for (int k = 0; k < count; ++k) {
+        int index = field.is_repeated() ? k : -1;
+        if (field.cpp_type() != gp::FieldDescriptor::CPPTYPE_MESSAGE) {
+          std::string value;
+          text.PrintFieldValueToString(f, &field, index, &value);
+          addBytes(value);
+          continue;
+        }
+        const gp::Message &m = field.is_repeated()
+                                   ? r.GetRepeatedMessage(f, &field, k)
+                                   : r.GetMessage(f, &field);
+        if (field.number() == pb::Function::kParamsFieldNumber) {
+          pb::Binding named;
+          named.CopyFrom(m);
+          named.clear_init(); // (held only until here)
+          add(named);
+        } else if (field.number() == pb::Function::kKernelsFieldNumber) {
+          pb::Kernel placed;
+          placed.CopyFrom(m);
+          placed.clear_location();
+          add(placed);
+        } else {
+          add(m);
+        }
+      }
     }
   }
   return crc;

@@ -57,8 +57,8 @@ namespace ampc::tools {
 struct Checkpoint {
   int64_t step = 0; // steps done: the next step to run
   // What wrote it, compared on resume: the flags that shape the step or the
-  // data order ("--amp", "--lr", "--seed", ...) and the compiled step's hash
-  // ("compiled-step" from amp-run, "program" from amp-exec).
+  // data order ("--amp", "--lr", "--seed", ...; a flag's key starts with
+  // "--") and the compiled step's hash, under one of the keys below.
   std::map<std::string, std::string> config;
   // Every parameter and state tensor of the train step, by unique name.
   std::vector<rt::HostTensor> params;
@@ -69,6 +69,15 @@ struct Checkpoint {
   std::vector<std::string> evalColumns;
   std::vector<std::vector<double>> evalRows;
 };
+
+// The keys of the step's hash in Checkpoint::config, one per writer:
+// amp-run's and the Python module's compiled step (the FNV-1a of its
+// Program bytes without the kernels' locations); amp-exec's Program step
+// (ProgramInfo::stepHash); and, in amp-exec's checkpoints written before
+// that, the FNV-1a of the Program file's bytes.
+constexpr const char *kCompiledStepKey = "compiled-step";
+constexpr const char *kProgramStepKey = "step";
+constexpr const char *kProgramFileKey = "program";
 
 constexpr const char *kCheckpointFile = "checkpoint.ampc";
 constexpr uint32_t kCheckpointVersion = 1;

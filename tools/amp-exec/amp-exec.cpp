@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/ByteSize.h"
+#include "runtime/Checksum.h"
 #include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/io/TensorFile.h"
@@ -580,10 +581,7 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
   // What a checkpoint records of the Program: the hash of what its step
   // computes, so that the step compiled again resumes it.
   std::map<std::string, std::string> config = dataOrderConfig(o, data.shuffled);
-  const std::string stepKey = "step";
-  char stepHash[9];
-  std::snprintf(stepHash, sizeof stepHash, "%08x", program.stepHash);
-  config[stepKey] = stepHash;
+  config[kProgramStepKey] = rt::hex32(program.stepHash);
 
   LoopOptions lo = loopOptionsOf(o);
   lo.tool = "amp-exec";
@@ -600,8 +598,8 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
       return fail("--resume: " + s.message());
     // Before they recorded the step's hash, amp-exec's checkpoints recorded
     // the FNV-1a of the Program file's bytes: those resume with that file.
-    const std::string fileKey = "program";
-    if (auto file = ckpt.config.find(fileKey); file != ckpt.config.end()) {
+    if (auto file = ckpt.config.find(kProgramFileKey);
+        file != ckpt.config.end()) {
       std::string fileHash;
       if (!hashFile(o.program, fileHash))
         return fail(o.program + ": cannot read the Program file again");
@@ -610,17 +608,18 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
                     ": the checkpoint was written with another Program file "
                     "(by an amp-exec that recorded the file's bytes, not its "
                     "step's: resume it with the file it was written with)");
-      config.erase(stepKey);
-      config[fileKey] = fileHash;
-    } else if (auto hash = ckpt.config.find(stepKey); hash == ckpt.config.end())
+      config.erase(kProgramStepKey);
+      config[kProgramFileKey] = fileHash;
+    } else if (auto hash = ckpt.config.find(kProgramStepKey);
+               hash == ckpt.config.end())
       return fail("--resume: " + o.resumeDir +
                   ": the checkpoint was written by amp-run or the Python "
                   "module, not by amp-exec (amp-run --resume resumes it)");
-    else if (hash->second != config[stepKey])
+    else if (hash->second != config[kProgramStepKey])
       return fail("--resume: " + o.resumeDir +
                   ": the checkpoint was written by a Program whose step "
-                  "computes something else (another model, or other "
-                  "options)");
+                  "computes something else (another model, other options, "
+                  "or an ampc that compiles it otherwise)");
     if (rt::Status s = checkConfig(ckpt, config, o.resumeDir); !s)
       return fail("--resume: " + s.message());
     if (ckpt.step >= steps)

@@ -31,8 +31,6 @@ constexpr llvm::StringLiteral kRecipeOptions[] = {
     "lr-total-steps", "lr-min",      "epochs",       "steps",
     "accumulate",     "loss"};
 
-constexpr const char *kProgramKey = "compiled-step";
-
 /// Whether two spellings of --data (or --test-data) name one directory:
 /// data, ./data/ and its absolute path do. Keywords (synthetic,
 /// fashion-mnist) and an empty value only match themselves.
@@ -292,21 +290,29 @@ checkpointConfig(const TrainPipelineOptions &flags,
     config.erase("--sync-batch-norm");
   config["--no-fuse"] = lowering.fuse ? "false" : "true";
   config["--no-memory-reuse"] = lowering.reuseMemory ? "false" : "true";
-  config[kProgramKey] = llvm::formatv("{0:x16}", programHash).str();
+  config[kCompiledStepKey] = llvm::formatv("{0:x16}", programHash).str();
   return config;
 }
 
 rt::Status checkResumable(const Checkpoint &ckpt,
                           const std::map<std::string, std::string> &config,
                           const std::string &dir) {
+  // amp-exec's checkpoints hold a Program's step, whose options they do not
+  // record: said as such, not as the first option they lack.
+  if (ckpt.config.count(kProgramStepKey) || ckpt.config.count(kProgramFileKey))
+    return rt::Status::error(
+        dir +
+        ": the checkpoint was written by amp-exec, which trains a "
+        "compiled Program: resume it with amp-exec PROGRAM --resume " +
+        dir);
   Checkpoint written = ckpt;
   std::map<std::string, std::string> current = config;
-  auto hash = written.config.find(kProgramKey);
+  auto hash = written.config.find(kCompiledStepKey);
   std::string writtenHash = hash == written.config.end() ? "" : hash->second;
   if (hash != written.config.end())
     written.config.erase(hash);
-  std::string currentHash = current[kProgramKey];
-  current.erase(kProgramKey);
+  std::string currentHash = current[kCompiledStepKey];
+  current.erase(kCompiledStepKey);
   // The checkpoint keeps the data directories as its run wrote them; one
   // written otherwise here (./data/, an absolute path) is the same data.
   // A relative path is resolved against this run's directory.

@@ -841,6 +841,15 @@ TEST(Program, TheStepHashIsOfWhatTheStepComputes) {
   same.set_weights_omitted(true);
   same.set_producer("a later ampc");
   EXPECT_EQ(hashOf(same), step);
+  pb::Program v3 = withStepInfo();
+  v3.set_version(3);
+  EXPECT_EQ(hashOf(v3), step);
+  // A count the loader reads as 1 hashes as 1, whether the writer left it
+  // out (as before the field) or wrote it.
+  pb::Program counted = withStepInfo();
+  counted.mutable_step()->set_accumulate(1);
+  counted.mutable_step()->set_world_size(1);
+  EXPECT_EQ(hashOf(counted), step);
   // What changes it: an attribute, the step's facts, a constant.
   pb::Program attr = withStepInfo();
   (*attr.mutable_functions(0)->mutable_kernels(1)->mutable_attrs())["alpha"]
