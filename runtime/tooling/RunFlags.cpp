@@ -197,7 +197,7 @@ std::vector<RunFlag> makeTable() {
       {"max-overflow-steps", &RunOptions::maxOverflowSteps, "N",
        "Stop after this many overflowing (skipped) steps in a row, naming "
        "the first op whose output overflowed (0: never)",
-       G::LossScaling, kBothTools, kNoScope, 0},
+       G::LossScaling, kBothTools, kToolRun, 0},
       {"checksum-state", &RunOptions::checksumState, nullptr,
        "Add the column state_checksum to --metrics: FNV-1a (32 bits) of "
        "every parameter and optimizer state byte after the step, loss-scale "
@@ -387,7 +387,7 @@ const std::vector<RunFlag> &runFlags() {
 
 bool inferenceTakes(const RunFlag &flag, unsigned tool) {
   return flag.group == RunFlagGroup::General ||
-         (tool == kAmpExec && (flag.scope & kExecInference));
+         (tool == kAmpExec && flag.scope == kExecInference);
 }
 
 const RunFlag *findRunFlag(const std::string &name, unsigned tool) {

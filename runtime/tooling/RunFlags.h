@@ -75,8 +75,9 @@ enum RunFlagScope : unsigned {
   /// --input, and takes only the General flags).
   kExecInference = 1,
   /// The tool's own run: the mode, the files it writes as it goes,
-  /// progress, checkpoints on a schedule, resuming, the ranks it starts. A
-  /// program stepping a model through the Python module does these itself.
+  /// progress, checkpoints on a schedule, resuming, when it stops, the ranks
+  /// it starts. A program stepping a model through the Python module does
+  /// these itself.
   kToolRun = 2,
 };
 
@@ -94,7 +95,9 @@ struct RunFlag {
   const char *help; // what it does, without the default
   RunFlagGroup group;
   unsigned tools;
-  unsigned scope = kNoScope; // RunFlagScope bits
+  // (An enum, not bits in an integer: a count written where the table
+  // wants `min` cannot pass for a scope.)
+  RunFlagScope scope = kNoScope;
   // Integers: the least value accepted.
   int64_t min = 0;
   // Strings: the values accepted (empty: any).

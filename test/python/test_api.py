@@ -297,6 +297,11 @@ def test_bad_models_and_feeds(tmp_path, data_dir):
     # tools' loop alone.)
     with pytest.raises(ampc.Error, match="--plot steers amp-run's own"):
         ampc.compile_training(MLP, steps=6, plot="p.svg")
+    # (amp-run's loop stops a run that overflows too long; a Python loop
+    # sees each skip in StepResult.)
+    with pytest.raises(ampc.Error,
+                       match="--max-overflow-steps steers amp-run's own"):
+        ampc.compile_training(MLP, steps=6, max_overflow_steps=3)
     with pytest.raises(ampc.Error, match="cosine .from the model's recipe. "
                        "needs its length"):
         ampc.compile_training(MLP)

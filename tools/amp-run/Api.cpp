@@ -174,7 +174,7 @@ rt::Status setOptions(const CompileRequest &r, Flags &flags, RunOptions &run,
     }
     const tools::RunFlag *flag = tools::findRunFlag(name, tools::kAmpRun);
     // A host program does these itself, through the calls of Api.h.
-    if (flag && (flag->scope & tools::kToolRun))
+    if (flag && flag->scope == tools::kToolRun)
       return rt::Status::error(
           "--" + name +
           " steers amp-run's own loop; a program that steps the model "
