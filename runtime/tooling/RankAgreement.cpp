@@ -54,7 +54,8 @@ bool decodeRunFacts(const std::string &bytes, RunFacts &out) {
   return true;
 }
 
-rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine) {
+rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine,
+                                  const std::string &howToStart) {
   // Rank 0's facts: their size, then their bytes.
   std::string bytes = ranks.rank() == 0 ? encodeRunFacts(mine) : "";
   uint64_t size = bytes.size();
@@ -98,10 +99,8 @@ rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine) {
   std::string list;
   for (const std::string &d : differ)
     list += (list.empty() ? "" : "; ") + d;
-  return rt::Status::error(
-      "this rank would not train the run rank 0 trains (" + list +
-      "). Start every rank with the same command line, and give each "
-      "machine the same model (or Program), data and checkpoint");
+  return rt::Status::error("this rank would not train the run rank 0 trains (" +
+                           list + "). " + howToStart);
 }
 
 rt::Status checkEveryRank(rt::Collective &ranks, const rt::Status &mine,

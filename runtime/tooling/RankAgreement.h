@@ -34,8 +34,10 @@ inline constexpr const char *kStepHashFact = "the compiled step's hash";
 /// Compares `mine` with rank 0's, which `ranks` broadcasts: every rank
 /// calls it, at the same point of the run. Rank 0 passes. On another rank
 /// the error lists each fact that differs, in name order, with its value
-/// here and on rank 0 ("none" where a rank lacks it).
-rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine);
+/// here and on rank 0 ("none" where a rank lacks it), then `howToStart`:
+/// how the tool's ranks are started alike (LoopOptions::howToStart).
+rt::Status checkSameRunAsRankZero(rt::Collective &ranks, const RunFacts &mine,
+                                  const std::string &howToStart);
 
 /// `mine`, this rank's outcome of a call that every rank makes at once and
 /// that must succeed on all or change nothing (loading a checkpoint in

@@ -260,7 +260,7 @@ rt::Status TrainLoop::agreeWithRankZero(const BatchSource *data) const {
     return rt::Status::ok();
   RunFacts facts;
   AMPC_RETURN_IF_ERROR(runFacts(data, facts));
-  return checkSameRunAsRankZero(*o_.collective, facts);
+  return checkSameRunAsRankZero(*o_.collective, facts, o_.howToStart);
 }
 
 rt::Status TrainLoop::saveCheckpointOfRanks(const std::string &dir) {

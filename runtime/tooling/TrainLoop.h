@@ -35,6 +35,11 @@ class MetricsWriter;
 
 struct LoopOptions {
   std::string tool = "amp-run"; // prefixes its messages
+  // What a rank that differs from rank 0 is told to do (RankAgreement.h):
+  // how this tool's ranks are started alike.
+  std::string howToStart =
+      "Start every rank with the same command line, and give each machine "
+      "the same model, data and checkpoint";
   std::string run;              // "AMP O2 f16", "f32": names the run in output
   std::string modelPath;        // for messages
   int64_t steps = 1;            // of the whole run, a resumed one included

@@ -182,6 +182,10 @@ def test_a_rank_that_differs_is_refused_on_every_rank(tmp_path, data_dir):
     (error,) = records[1]["errors"]
     assert error.startswith("rank 1: this rank would not train the run rank "
                             "0 trains (--lr 0.5 here, 0.02 on rank 0; ")
+    # (A Python program's ranks run one program, not one command line.)
+    assert error.endswith("Start every rank with the same program and "
+                          "options, and give each machine the same model, "
+                          "data and checkpoint")
     assert records[0]["errors"] == [
         "rank 0: rank 1 could not train the run rank 0 trains (its own error "
         "says why)"]

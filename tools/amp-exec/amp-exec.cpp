@@ -585,6 +585,8 @@ int runTraining(rt::ProgramInfo &program, const Options &o, Summary &sum) {
 
   LoopOptions lo = loopOptionsOf(o);
   lo.tool = "amp-exec";
+  lo.howToStart = "Start every rank with the same command line, and give "
+                  "each machine the same Program, data and checkpoint";
   lo.run = o.program;
   lo.modelPath = o.program;
   lo.steps = steps;

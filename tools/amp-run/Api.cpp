@@ -373,6 +373,8 @@ struct Training::State {
 static std::unique_ptr<tools::TrainLoop> newLoop(Training::State &st) {
   tools::LoopOptions lo = tools::loopOptionsOf(st.run);
   lo.tool = "ampc";
+  lo.howToStart = "Start every rank with the same program and options, and "
+                  "give each machine the same model, data and checkpoint";
   lo.run = st.label;
   lo.modelPath = st.modelName;
   lo.steps = st.run.steps;
