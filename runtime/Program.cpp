@@ -18,9 +18,11 @@
 #include <google/protobuf/message.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -585,80 +587,112 @@ Status loadStepInfo(const pb::StepInfo &s, ProgramInfo &out) {
   return Status::ok();
 }
 
-/// ProgramInfo::stepHash of `p`, whose step info names its function.
-/// Messages are serialized deterministically (map entries in key order) and
-/// chained into the CRC after their lengths. The function is walked field
-/// by field through its descriptor, so that a field added to it later is
-/// hashed too, and no weight is copied: each list's length and elements (a
-/// parameter without its initial value, a kernel without its location),
-/// and each scalar's text.
-uint32_t stepHashOf(const pb::Program &p) {
-  namespace gp = google::protobuf;
-  uint32_t crc = 0;
-  auto addBytes = [&](const std::string &bytes) {
-    uint64_t size = bytes.size();
-    crc = crc32Of(&size, sizeof size, crc);
-    crc = crc32Of(bytes.data(), bytes.size(), crc);
-  };
-  auto addWord = [&](int64_t word) { crc = crc32Of(&word, sizeof word, crc); };
-  std::string bytes;
-  auto add = [&](const gp::MessageLite &m) {
-    bytes.clear();
-    {
-      gp::io::StringOutputStream stream(&bytes);
-      gp::io::CodedOutputStream coded(&stream);
-      coded.SetSerializationDeterministic(true);
-      m.SerializeToCodedStream(&coded);
+/// The CRC-32 of messages, each serialized deterministically (map entries
+/// in key order) and chained in after its length.
+class MessageCrc {
+public:
+  uint32_t value = 0;
+
+  void addBytes(const std::string &bytes) {
+    addWord(static_cast<int64_t>(bytes.size()));
+    value = crc32Of(bytes.data(), bytes.size(), value);
+  }
+  void addWord(int64_t word) { value = crc32Of(&word, sizeof word, value); }
+  void add(const google::protobuf::MessageLite &m) { addBytes(bytes(m)); }
+
+  /// Every field of `m` but the one numbered `skip`, walked through its
+  /// descriptor (so that a field added later counts too): its number and
+  /// count, then each scalar as text, each message through `child` (add by
+  /// default), and a map's entries in the order of their bytes.
+  void addFields(
+      const google::protobuf::Message &m, int skip,
+      const std::function<void(const google::protobuf::FieldDescriptor &,
+                               const google::protobuf::Message &)> &child =
+          nullptr) {
+    namespace gp = google::protobuf;
+    const gp::Reflection &r = *m.GetReflection();
+    const gp::Descriptor &d = *m.GetDescriptor();
+    for (int i = 0; i < d.field_count(); ++i) {
+      const gp::FieldDescriptor &field = *d.field(i);
+      if (field.number() == skip)
+        continue;
+      int count = field.is_repeated() ? r.FieldSize(m, &field)
+                                      : static_cast<int>(r.HasField(m, &field));
+      addWord(field.number());
+      addWord(count);
+      if (field.is_map()) {
+        std::vector<std::string> entries;
+        for (int k = 0; k < count; ++k)
+          entries.push_back(bytes(r.GetRepeatedMessage(m, &field, k)));
+        std::sort(entries.begin(), entries.end());
+        for (const std::string &e : entries)
+          addBytes(e);
+        continue;
+      }
+      for (int k = 0; k < count; ++k) {
+        if (field.cpp_type() != gp::FieldDescriptor::CPPTYPE_MESSAGE) {
+          std::string value;
+          gp::TextFormat::Printer().PrintFieldValueToString(
+              m, &field, field.is_repeated() ? k : -1, &value);
+          addBytes(value);
+          continue;
+        }
+        const gp::Message &sub = field.is_repeated()
+                                     ? r.GetRepeatedMessage(m, &field, k)
+                                     : r.GetMessage(m, &field);
+        if (child)
+          child(field, sub);
+        else
+          add(sub);
+      }
     }
-    addBytes(bytes);
-  };
+  }
+
+private:
+  static std::string bytes(const google::protobuf::MessageLite &m) {
+    std::string out;
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+    coded.Trim();
+    return out;
+  }
+};
+
+/// ProgramInfo::stepHash of `p`, whose step info names its function: the
+/// step info, then every field of the function, a parameter without its
+/// initial value (no weight is read or copied) and a kernel without its
+/// location.
+uint32_t stepHashOf(const pb::Program &p) {
+  MessageCrc crc;
   // As the loader reads them: older Programs leave out a count of 1.
   pb::StepInfo info = p.step();
   if (info.accumulate() == 0)
     info.set_accumulate(1);
   if (info.world_size() == 0)
     info.set_world_size(1);
-  add(info);
+  crc.add(info);
   for (const pb::Function &f : p.functions()) {
     if (f.name() != info.function())
       continue;
-    const gp::Reflection &r = *f.GetReflection();
-    const gp::Descriptor &d = *f.GetDescriptor();
-    gp::TextFormat::Printer text;
-    for (int i = 0; i < d.field_count(); ++i) {
-      const gp::FieldDescriptor &field = *d.field(i);
-      int count = field.is_repeated() ? r.FieldSize(f, &field)
-                                      : static_cast<int>(r.HasField(f, &field));
-      addWord(field.number());
-      addWord(count);
-      for (int k = 0; k < count; ++k) {
-        int index = field.is_repeated() ? k : -1;
-        if (field.cpp_type() != gp::FieldDescriptor::CPPTYPE_MESSAGE) {
-          std::string value;
-          text.PrintFieldValueToString(f, &field, index, &value);
-          addBytes(value);
-          continue;
-        }
-        const gp::Message &m = field.is_repeated()
-                                   ? r.GetRepeatedMessage(f, &field, k)
-                                   : r.GetMessage(f, &field);
-        if (field.number() == pb::Function::kParamsFieldNumber) {
-          pb::Binding named;
-          named.CopyFrom(m);
-          named.clear_init(); // (held only until here)
-          add(named);
-        } else if (field.number() == pb::Function::kKernelsFieldNumber) {
-          pb::Kernel placed;
-          placed.CopyFrom(m);
-          placed.clear_location();
-          add(placed);
-        } else {
-          add(m);
-        }
-      }
-    }
+    crc.addFields(f, /*skip=*/0,
+                  [&](const google::protobuf::FieldDescriptor &field,
+                      const google::protobuf::Message &m) {
+                    if (field.number() == pb::Function::kParamsFieldNumber) {
+                      crc.addFields(m, pb::Binding::kInitFieldNumber);
+                    } else if (field.number() ==
+                               pb::Function::kKernelsFieldNumber) {
+                      pb::Kernel placed; // small: attributes, no weights
+                      placed.CopyFrom(m);
+                      placed.clear_location();
+                      crc.add(placed);
+                    } else {
+                      crc.add(m);
+                    }
+                  });
   }
-  return crc;
+  return crc.value;
 }
 
 /// Whether `fn`, which takes its parameters from the step, can: the

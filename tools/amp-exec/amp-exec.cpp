@@ -13,6 +13,7 @@
 #include "runtime/Program.h"
 #include "runtime/Session.h"
 #include "runtime/io/TensorFile.h"
+#include "runtime/ops/OptimizerRules.h"
 #include "runtime/tooling/CheckNumerics.h"
 #include "runtime/tooling/Checkpoint.h"
 #include "runtime/tooling/FashionMnist.h"
@@ -272,9 +273,13 @@ std::vector<std::string> omittedParams(const rt::FunctionInfo &f) {
 /// the Program was compiled (amp-run --lr-total-steps, or that run's
 /// length); 0 when it has none.
 int64_t cosineScheduleUpdates(const rt::FunctionInfo &step) {
-  for (const rt::KernelInfo &k : step.kernels)
-    if (k.kind == "lr_schedule" && k.attrs.getString("kind") == "cosine")
-      return k.attrs.getInt("total_steps");
+  for (const rt::KernelInfo &k : step.kernels) {
+    rt::ops::ScheduleAttrs schedule; // (the loader checked them)
+    if (k.kind == "lr_schedule" &&
+        rt::ops::readScheduleAttrs(k.attrs, schedule) &&
+        schedule.kind == "cosine")
+      return schedule.totalSteps;
+  }
   return 0;
 }
 

@@ -1,5 +1,4 @@
-//===- CheckpointOnnx.h - a checkpoint's weights as an ONNX model -*- C++
-//-*-===//
+//===- CheckpointOnnx.h - a checkpoint's weights as ONNX --------*- C++ -*-===//
 //
 // amp-exec (the GPU server path) trains from a Program and writes
 // checkpoints, but has no ONNX model to write its weights into: `amp-run
