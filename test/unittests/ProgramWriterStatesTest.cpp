@@ -39,20 +39,29 @@ std::string roundTrip(const std::string &source, rt::ProgramInfo &out) {
   return s.isOk() ? "" : s.message();
 }
 
-TEST(ProgramWriterStates, CopiesTheStepsFacts) {
-  rt::ProgramInfo p;
-  // The runtime checks every name against the function's bindings.
-  std::string src = std::string("func.func @train_step() attributes "
-                                "{rt.arena_size = 320 : i64, ") +
-                    kInfo + R"(} {
+/// A training module in rt form: @train_step (its parameter w, f32
+/// [[1, 2]]) and, when `evaluation` is given, an evaluation function whose
+/// body `evaluation` is (amp-run puts @forward beside the step so).
+std::string stepWithEvaluation(const std::string &evaluation) {
+  std::string step = std::string("func.func @train_step() attributes "
+                                 "{rt.arena_size = 320 : i64, ") +
+                     kInfo + R"(} {
       %y = rt.input "y" at 0 : tensor<4xi64>
-      %w = rt.param "w" at 64 {init = dense<1.0> : tensor<2xf32>} : tensor<2xf32>
+      %w = rt.param "w" at 64 {init = dense<[[1.0, 2.0]]> : tensor<1x2xf32>} : tensor<1x2xf32>
       %b = rt.param "b" at 128 {init = dense<0.0> : tensor<2xf32>} : tensor<2xf32>
       %ww = rt.param "w.working" at 192 {init = dense<1.0> : tensor<2xf16>} : tensor<2xf16>
       %l = rt.input "l" at 256 : tensor<f32>
       rt.output "loss" %l : tensor<f32>
       return
-    })";
+    }
+)";
+  return step + evaluation;
+}
+
+TEST(ProgramWriterStates, CopiesTheStepsFacts) {
+  rt::ProgramInfo p;
+  // The runtime checks every name against the function's bindings.
+  std::string src = stepWithEvaluation("");
   ASSERT_EQ(roundTrip(src, p), "");
   ASSERT_TRUE(p.step);
   const rt::StepInfo &s = *p.step;
@@ -84,25 +93,6 @@ TEST(ProgramWriterStates, RefusesTwoSteps) {
   EXPECT_EQ(roundTrip("func.func @a() " + f + "func.func @b() " + f, p),
             "carries graph.step_info as @a does; a Program describes one "
             "training step");
-}
-
-/// A training module in rt form: @train_step (its parameter w, f32
-/// [[1, 2]]) and, when `evaluation` is given, an evaluation function whose
-/// body `evaluation` is (amp-run puts @forward beside the step so).
-std::string stepWithEvaluation(const std::string &evaluation) {
-  std::string step = std::string("func.func @train_step() attributes "
-                                 "{rt.arena_size = 320 : i64, ") +
-                     kInfo + R"(} {
-      %y = rt.input "y" at 0 : tensor<4xi64>
-      %w = rt.param "w" at 64 {init = dense<[[1.0, 2.0]]> : tensor<1x2xf32>} : tensor<1x2xf32>
-      %b = rt.param "b" at 128 {init = dense<0.0> : tensor<2xf32>} : tensor<2xf32>
-      %ww = rt.param "w.working" at 192 {init = dense<1.0> : tensor<2xf16>} : tensor<2xf16>
-      %l = rt.input "l" at 256 : tensor<f32>
-      rt.output "loss" %l : tensor<f32>
-      return
-    }
-)";
-  return step + evaluation;
 }
 
 /// An evaluation function of the step's batch (y, l) and a parameter

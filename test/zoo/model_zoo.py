@@ -35,9 +35,10 @@ those opsets are skipped with a SKIP line. The checks:
    norms at these sizes do). The noise of a step is the larger of PyTorch's
    f32-vs-f64 difference and how far the float64 run moves when every
    weight moves by up to one f32 ulp: PyTorch's f32 run alone can stay
-   close by luck (mobilenet_v2's second loss moves 1.2e-3 for such a
-   change, while PyTorch's f32 run is 7e-5 from float64; a BLAS kernel
-   that rounds otherwise landed ampc 1e-3 away).
+   close by luck, and a BLAS kernel that rounds otherwise then fails a
+   chaotic step (mobilenet_v2's second on a Xeon's OpenBLAS kernels). The
+   report prints, where comparing stops, that step's noise and PyTorch's
+   share of it (`--models mobilenet_v2`).
 4. AMP: the step-0 loss of amp-run at O1 bf16 and at O2 f16 is finite and
    within the bf16-autocast band of amp-run's f32 loss: 4x the difference
    between PyTorch's bf16-autocast and f32 losses on the same batch, and at
@@ -532,7 +533,9 @@ def check(amp, name, opset, work_root, convert_python=None):
     report(len(ours) == STEPS and not bad and compared > 0, "f32 steps",
            "%d compared%s%s" %
            (compared, "" if compared == STEPS else
-            " (f32 rounding parts the runs at step %d)" % compared,
+            " (f32 rounding parts the runs at step %d: noise %.2g, of which "
+            "PyTorch f32 %.2g)" % (compared, noise[compared],
+                                   rel(l32[compared], l64[compared])),
             ("; " + ", ".join(bad)) if bad else ""))
 
     # 4: AMP at step 0.

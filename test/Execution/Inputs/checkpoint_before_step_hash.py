@@ -8,7 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checkpoint_format import decode, encode  # noqa: E402
+from checkpoint_format import rewrite_checkpoint  # noqa: E402
 
 
 def fnv1a64(data):
@@ -20,18 +20,18 @@ def fnv1a64(data):
 
 def main():
     src, dst, program = sys.argv[1:4]
-    data = open(os.path.join(src, "checkpoint.ampc"), "rb").read()
-    step, config, tensors, steps, evals = decode(data)
-    keys = [k for k, _ in config]
-    if "step" not in keys:
-        sys.exit("%s: the checkpoint records no step hash (it has %s)" %
-                 (src, ", ".join(keys)))
-    config = [(k, v) for k, v in config if k != "step"]
-    config.append(("program", fnv1a64(open(program, "rb").read())))
-    config.sort()
-    os.makedirs(dst, exist_ok=True)
-    with open(os.path.join(dst, "checkpoint.ampc"), "wb") as f:
-        f.write(encode(step, config, tensors, steps, evals))
+
+    def as_before(parts):
+        step, config, *rest = parts
+        keys = [k for k, _ in config]
+        if "step" not in keys:
+            sys.exit("%s: the checkpoint records no step hash (it has %s)" %
+                     (src, ", ".join(keys)))
+        config = [(k, v) for k, v in config if k != "step"]
+        config.append(("program", fnv1a64(open(program, "rb").read())))
+        return (step, sorted(config), *rest)
+
+    rewrite_checkpoint(src, dst, as_before)
 
 
 if __name__ == "__main__":

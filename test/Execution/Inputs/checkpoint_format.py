@@ -3,6 +3,7 @@ documents it, read and written independently of amp-run: resume_check.py
 and kill_loop.py compare checkpoints with it, and
 ../../BadInputs/Inputs/bad_checkpoint.py damages them with it.
 """
+import os
 import struct
 import zlib
 
@@ -69,6 +70,17 @@ def encode(step, config, tensors, steps, evals, version=1):
         b += struct.pack("<Q", len(rows))
         b += b"".join(struct.pack("<d", v) for row in rows for v in row)
     return frame(b, version)
+
+
+def rewrite_checkpoint(src_dir, dst_dir, change):
+    """Writes DST_DIR/checkpoint.ampc: SRC_DIR's, decoded, passed through
+    `change` (a function of decode()'s tuple returning one), encoded again
+    (its checksums made anew)."""
+    with open(os.path.join(src_dir, "checkpoint.ampc"), "rb") as f:
+        parts = change(decode(f.read()))
+    os.makedirs(dst_dir, exist_ok=True)
+    with open(os.path.join(dst_dir, "checkpoint.ampc"), "wb") as f:
+        f.write(encode(*parts))
 
 
 def frame(payload, version=1):

@@ -15,7 +15,6 @@ import csv
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ import time
 import numpy as np
 import onnx
 
-from checkpoint_format import HEADER, checkpoint_step, frame
+from checkpoint_format import checkpoint_step, rewrite_checkpoint
 
 amp_run, work, model = sys.argv[1], sys.argv[2], sys.argv[3]
 faults = "--faults" in sys.argv[4:]
@@ -316,11 +315,8 @@ if faults:
     # One written between updates (by an earlier build: the step field set
     # odd here, the CRC-32 at the end made again) is refused.
     between = os.path.join(work, "between")
-    os.makedirs(between, exist_ok=True)
-    with open(os.path.join(termed, "checkpoint.ampc"), "rb") as f:
-        written = f.read()
-    with open(os.path.join(between, "checkpoint.ampc"), "wb") as f:
-        f.write(frame(struct.pack("<q", at - 1) + written[HEADER + 8:-4]))
+    rewrite_checkpoint(termed, between,
+                       lambda parts: (at - 1,) + tuple(parts[1:]))
     p = run("--nproc", 2, "--steps", long_steps, "--accumulate", 2,
             "--resume", between, expect=1)
     said = next((line.strip() for line in p.stderr.splitlines()

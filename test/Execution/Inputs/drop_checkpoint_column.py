@@ -8,22 +8,23 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checkpoint_format import decode, encode  # noqa: E402
+from checkpoint_format import rewrite_checkpoint  # noqa: E402
 
 
 def main():
     src, dst, column = sys.argv[1:4]
-    data = open(os.path.join(src, "checkpoint.ampc"), "rb").read()
-    step, config, tensors, (cols, rows), evals = decode(data)
-    if column not in cols:
-        sys.exit("%s: the step history has no column %r (it has %s)" %
-                 (src, column, ", ".join(cols)))
-    i = cols.index(column)
-    cols = cols[:i] + cols[i + 1:]
-    rows = [r[:i] + r[i + 1:] for r in rows]
-    os.makedirs(dst, exist_ok=True)
-    with open(os.path.join(dst, "checkpoint.ampc"), "wb") as f:
-        f.write(encode(step, config, tensors, (cols, rows), evals))
+
+    def drop(parts):
+        step, config, tensors, (cols, rows), evals = parts
+        if column not in cols:
+            sys.exit("%s: the step history has no column %r (it has %s)" %
+                     (src, column, ", ".join(cols)))
+        i = cols.index(column)
+        return (step, config, tensors,
+                (cols[:i] + cols[i + 1:], [r[:i] + r[i + 1:] for r in rows]),
+                evals)
+
+    rewrite_checkpoint(src, dst, drop)
 
 
 if __name__ == "__main__":
